@@ -1,0 +1,81 @@
+"""The chitta error hierarchy.
+
+Every error chitta raises on purpose is a :class:`ChittaError`. Where a
+built-in exception already means the same thing, the class also derives from
+it, so ``except ValueError`` / ``except KeyError`` / ``except OSError`` keep
+working. The native core's status codes map to these classes from one table
+(``_ext/errors.cc``).
+"""
+
+from __future__ import annotations
+
+
+class ChittaError(Exception):
+    """Base class of every error chitta raises on purpose."""
+
+
+class InvalidArgument(ChittaError, ValueError):
+    """The caller passed something chitta cannot use; nothing was changed."""
+
+
+class NotFound(ChittaError, KeyError):
+    """No live memory (or other object) has this id."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class ChittaIOError(ChittaError, OSError):
+    """The operating system refused a read or write."""
+
+
+class LockedError(ChittaError):
+    """A named instance is already held by a live process."""
+
+
+class ClosedError(ChittaError, ValueError):
+    """The field (or index) was used after ``close()``."""
+
+
+class NotAFieldError(ChittaError, FileNotFoundError):
+    """The path is not a chitta field and ``create=False`` was given."""
+
+
+class CorruptionError(ChittaError):
+    """Bytes on disk are damaged. ``segment`` and ``offset`` say where, when known."""
+
+    segment: str | None = None
+    offset: int | None = None
+
+
+class CrcMismatch(CorruptionError):
+    """A complete record whose CRC-32C does not match its bytes."""
+
+
+class UnknownOpType(CorruptionError):
+    """A record carries an op type byte this version of chitta does not know."""
+
+
+class UnsupportedFormat(CorruptionError):
+    """A file was written by a newer major format version than this reader knows."""
+
+
+# Aliases in the naming style of CONVENTIONS.md.
+InvalidArgumentError = InvalidArgument
+NotFoundError = NotFound
+
+__all__ = [
+    "ChittaError",
+    "ChittaIOError",
+    "ClosedError",
+    "CorruptionError",
+    "CrcMismatch",
+    "InvalidArgument",
+    "InvalidArgumentError",
+    "LockedError",
+    "NotAFieldError",
+    "NotFound",
+    "NotFoundError",
+    "UnknownOpType",
+    "UnsupportedFormat",
+]

@@ -1,0 +1,33 @@
+"""Native recall indexes: posting, Hamming, HNSW (+ tiers), BM25, rank fusion.
+
+Each class wraps a C++ index from ``chitta._core``; bulk calls take and return
+numpy arrays and release the GIL. Submodules load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "PostingIndex": "chitta.index.posting",
+    "HammingIndex": "chitta.index.hamming",
+    "HNSW": "chitta.index.hnsw",
+    "TieredHNSW": "chitta.index.hnsw",
+    "BruteForceIndex": "chitta.index.hnsw",
+    "BM25": "chitta.index.bm25",
+    "tokenize": "chitta.index.bm25",
+    "rrf_fuse": "chitta.index.fusion",
+    "simd_level": "chitta.index.hamming",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'chitta.index' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,129 @@
+// csrc/wal/log.h
+// A field's log: every instance's segments under <root>/segments, read as one
+// stream merged by (seqno, instance_id), plus this process's own writer.
+//
+// Seqnos are Lamport clocks: the writer starts above every seqno it has seen
+// (MANIFEST cache, verified) and every ReadNew moves it past what it read, so
+// an op written after reading another instance's op always sorts after it.
+// Readers never block writers: they read what is complete and leave an
+// unfinished tail for the next look.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "chitta/status.h"
+#include "wal/instance_lock.h"
+#include "wal/manifest.h"
+#include "wal/segment_reader.h"
+#include "wal/segment_writer.h"
+
+namespace chitta::wal {
+
+struct LogOptions {
+  uint32_t instance_id = 0;  // 0: a fresh random id; otherwise continue this one
+  Durability durability = Durability::kFlush;
+  uint64_t segment_bytes = 256ull << 20;
+  bool create = true;      // create <root>/segments if missing
+  bool read_only = false;  // no writer, no lock, no MANIFEST rewrite
+  bool salvage = false;    // skip and report damage instead of failing
+};
+
+struct RecordRef {
+  uint64_t seqno;
+  uint32_t instance_id;
+  uint8_t op_type;
+  uint32_t segment;      // index into ReadBatch::segments
+  uint64_t offset;       // of the record in its segment
+  uint64_t payload_pos;  // into ReadBatch::arena
+  uint32_t len;
+};
+
+struct ReadBatch {
+  std::vector<RecordRef> records;  // merged by (seqno, instance_id)
+  std::vector<uint8_t> arena;      // payload bytes, in read order
+  std::vector<std::string> segments;
+  std::vector<Damage> damages;     // what salvage skipped (torn tails are not listed)
+  void Clear();
+};
+
+struct LogStats {
+  uint64_t segments = 0;
+  uint64_t bytes = 0;
+  std::vector<uint32_t> instances;  // every instance with at least one segment
+};
+
+class Log {
+ public:
+  static Status Open(const std::string& root, const LogOptions& options, std::unique_ptr<Log>* out);
+  ~Log();
+  Log(const Log&) = delete;
+  Log& operator=(const Log&) = delete;
+
+  // Everything complete and not yet read: all other instances' records, and
+  // this instance's records from before this open. Never the records this
+  // Log appended. Advances the Lamport clock past what it returns.
+  Status ReadNew(ReadBatch* out);
+
+  Status Append(uint8_t op_type, const uint8_t* data, size_t n, uint64_t* seqno);
+  Status Flush();
+  Status Sync();
+  Status Close();
+  Status Stats(LogStats* out) const;
+
+  uint32_t instance_id() const { return instance_id_; }  // 0 when read-only
+  uint64_t clock() const { return clock_.load(); }       // highest seqno seen or written
+  bool read_only() const { return options_.read_only; }
+  bool closed() const { return closed_.load(); }
+  const std::string& root() const { return root_; }
+
+ private:
+  struct Cursor {
+    std::string name;
+    uint32_t instance_id;
+    uint64_t first_seqno;
+    uint64_t limit;  // read no further (own continued segment)
+    ScanState state;
+  };
+
+  Log(std::string root, LogOptions options);
+  Status Init();
+  Status ChooseInstance(const std::map<uint32_t, std::vector<std::pair<uint64_t, std::string>>>& by_instance);
+  Status LoadClockFromManifest(const std::map<uint32_t, std::vector<std::pair<uint64_t, std::string>>>& by_instance);
+  Status WriteManifest();
+  void BumpClock(uint64_t seen);
+
+  const std::string root_;
+  const std::string seg_dir_;
+  const LogOptions options_;
+  uint32_t instance_id_ = 0;
+  std::atomic<uint64_t> clock_{0};
+  std::atomic<bool> closed_{false};
+  std::unique_ptr<InstanceLock> lock_;
+  std::unique_ptr<SegmentWriter> writer_;
+  std::string continued_;  // own segment taken over at open, if any
+  uint64_t continued_limit_ = 0;
+
+  mutable std::mutex read_mu_;
+  std::map<std::string, Cursor> cursors_;
+  std::map<uint32_t, ManifestEntry> manifest_;  // per instance, verified at open
+};
+
+Status ParseDurability(const std::string& name, Durability* out);
+
+// Checks every record of every segment without taking locks; damages and torn
+// tails are listed, never repaired.
+struct VerifyReport {
+  uint64_t segments = 0;
+  uint64_t records = 0;
+  uint64_t bytes = 0;
+  std::vector<Damage> damages;  // torn tails included (kind kTornTail)
+};
+Status Verify(const std::string& root, VerifyReport* out);
+
+}  // namespace chitta::wal

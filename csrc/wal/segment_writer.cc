@@ -1,0 +1,255 @@
+// csrc/wal/segment_writer.cc
+#include "wal/segment_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "util/coding.h"
+#include "util/crc32c.h"
+#include "util/file.h"
+#include "wal/segment_format.h"
+
+namespace chitta::wal {
+
+struct SegmentWriter::Fd {
+  int fd = -1;
+  std::string path;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+namespace {
+constexpr size_t kBufferLimit = 1u << 20;  // buffered mode writes in ~1 MiB pieces
+}
+
+SegmentWriter::SegmentWriter(std::string dir, uint32_t instance_id, Durability durability,
+                             uint64_t segment_bytes)
+    : dir_(std::move(dir)),
+      instance_id_(instance_id),
+      durability_(durability),
+      segment_bytes_(segment_bytes) {}
+
+SegmentWriter::~SegmentWriter() { (void)Close(); }
+
+Status SegmentWriter::Continue(const std::string& name, uint64_t first_seqno,
+                               uint64_t valid_size) {
+  std::lock_guard<std::mutex> l(mu_);
+  const std::string path = dir_ + "/" + name;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Status::IOError("open " + path + ": " + file::ErrnoText(errno));
+  auto handle = std::make_shared<Fd>();
+  handle->fd = fd;
+  handle->path = path;
+  if (valid_size < kHeaderSize) {  // torn while the header was written: start it again
+    uint8_t header[kHeaderSize];
+    EncodeHeader(instance_id_, first_seqno, header);
+    if (::ftruncate(fd, 0) != 0) return Status::IOError("truncate " + path);
+    CHITTA_RETURN_IF_ERROR(file::WriteAll(fd, header, kHeaderSize, path));
+    valid_size = kHeaderSize;
+  } else if (::ftruncate(fd, static_cast<off_t>(valid_size)) != 0) {
+    return Status::IOError("truncate " + path + ": " + file::ErrnoText(errno));
+  }
+  if (::lseek(fd, static_cast<off_t>(valid_size), SEEK_SET) < 0) {
+    return Status::IOError("seek " + path + ": " + file::ErrnoText(errno));
+  }
+  fd_ = handle;
+  current_name_ = name;
+  size_ = valid_size;
+  std::lock_guard<std::mutex> s(sync_mu_);
+  sync_fd_ = handle;
+  return Status::OK();
+}
+
+Status SegmentWriter::OpenNewSegmentLocked(uint64_t first_seqno) {
+  if (fd_) {
+    CHITTA_RETURN_IF_ERROR(FlushBufferLocked());
+    if (durability_ == Durability::kFsync) {
+      if (::fdatasync(fd_->fd) != 0) {
+        return Status::IOError("fdatasync " + fd_->path + ": " + file::ErrnoText(errno));
+      }
+      std::lock_guard<std::mutex> s(sync_mu_);
+      synced_seqno_ = std::max(synced_seqno_, last_seqno_);
+    }
+  }
+  const std::string name = SegmentName(instance_id_, first_seqno);
+  const std::string path = dir_ + "/" + name;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IOError("create " + path + ": " + file::ErrnoText(errno));
+  auto handle = std::make_shared<Fd>();
+  handle->fd = fd;
+  handle->path = path;
+  uint8_t header[kHeaderSize];
+  EncodeHeader(instance_id_, first_seqno, header);
+  Status st = file::WriteAll(fd, header, kHeaderSize, path);
+  if (st.ok() && durability_ == Durability::kFsync) {
+    if (::fdatasync(fd) != 0) st = Status::IOError("fdatasync " + path);
+    if (st.ok()) st = file::SyncDir(dir_);
+  }
+  if (!st.ok()) {
+    ::unlink(path.c_str());
+    return st;
+  }
+  fd_ = handle;
+  current_name_ = name;
+  size_ = kHeaderSize;
+  created_.push_back(name);
+  std::lock_guard<std::mutex> s(sync_mu_);
+  sync_fd_ = handle;
+  return Status::OK();
+}
+
+Status SegmentWriter::WriteLocked(const uint8_t* data, size_t n) {
+  const uint64_t before = size_;
+  Status st = file::WriteAll(fd_->fd, data, n, fd_->path);
+  if (!st.ok()) {
+    // Never leave half a record behind: later records would follow garbage.
+    (void)::ftruncate(fd_->fd, static_cast<off_t>(before - buffer_.size()));
+  }
+  return st;
+}
+
+Status SegmentWriter::FlushBufferLocked() {
+  if (buffer_.empty() || !fd_) return Status::OK();
+  Status st = file::WriteAll(fd_->fd, buffer_.data(), buffer_.size(), fd_->path);
+  if (!st.ok()) {
+    (void)::ftruncate(fd_->fd, static_cast<off_t>(size_ - buffer_.size()));
+    size_ -= buffer_.size();
+  }
+  buffer_.clear();
+  return st;
+}
+
+Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, const uint8_t* data,
+                             uint32_t n, uint64_t* seqno) {
+  if (n > kMaxPayload) {
+    return Status::InvalidArgument("payload of " + std::to_string(n) +
+                                   " bytes exceeds the maximum of " + std::to_string(kMaxPayload));
+  }
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (closed_) return Status::Closed("segment writer is closed");
+    seq = clock->fetch_add(1) + 1;
+    const uint64_t rec = kRecordHeaderSize + n;
+    if (!fd_ || (size_ > kHeaderSize && size_ + rec > segment_bytes_)) {
+      CHITTA_RETURN_IF_ERROR(OpenNewSegmentLocked(seq));
+    }
+    uint8_t* p;
+    if (durability_ == Durability::kBuffered) {
+      buffer_.resize(buffer_.size() + rec);
+      p = buffer_.data() + buffer_.size() - rec;
+    } else {
+      scratch_.resize(rec);
+      p = scratch_.data();
+    }
+    EncodeFixed32(p, n);
+    EncodeFixed64(p + 8, seq);
+    p[16] = op_type;
+    if (n > 0) std::memcpy(p + kRecordHeaderSize, data, n);
+    EncodeFixed32(p + 4, crc32c::Value(p + kRecordCrcStart, kRecordHeaderSize - kRecordCrcStart + n));
+    if (durability_ == Durability::kBuffered) {
+      size_ += rec;
+      if (buffer_.size() >= kBufferLimit) CHITTA_RETURN_IF_ERROR(FlushBufferLocked());
+    } else {
+      CHITTA_RETURN_IF_ERROR(WriteLocked(p, rec));
+      size_ += rec;
+    }
+    last_seqno_ = seq;
+    bytes_appended_ += rec;
+    if (durability_ == Durability::kFsync) {
+      std::lock_guard<std::mutex> s(sync_mu_);
+      written_seqno_ = seq;
+    }
+  }
+  *seqno = seq;
+  if (durability_ == Durability::kFsync) return SyncThrough(seq);
+  return Status::OK();
+}
+
+Status SegmentWriter::SyncThrough(uint64_t seqno) {
+  std::unique_lock<std::mutex> l(sync_mu_);
+  while (synced_seqno_ < seqno) {
+    if (syncing_) {
+      sync_cv_.wait(l);
+      continue;
+    }
+    syncing_ = true;  // this thread leads; the others wait for its fdatasync
+    const uint64_t target = written_seqno_;
+    std::shared_ptr<Fd> fd = sync_fd_;
+    l.unlock();
+    const int rc = fd ? ::fdatasync(fd->fd) : 0;
+    const int err = errno;
+    l.lock();
+    syncing_ = false;
+    if (rc != 0) {
+      sync_cv_.notify_all();
+      return Status::IOError("fdatasync " + fd->path + ": " + file::ErrnoText(err));
+    }
+    synced_seqno_ = std::max(synced_seqno_, target);
+    sync_cv_.notify_all();
+  }
+  return Status::OK();
+}
+
+Status SegmentWriter::Flush() {
+  std::lock_guard<std::mutex> l(mu_);
+  return FlushBufferLocked();
+}
+
+Status SegmentWriter::Sync() {
+  std::shared_ptr<Fd> fd;
+  uint64_t last;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    CHITTA_RETURN_IF_ERROR(FlushBufferLocked());
+    fd = fd_;
+    last = last_seqno_;
+  }
+  if (fd && ::fdatasync(fd->fd) != 0) {
+    return Status::IOError("fdatasync " + fd->path + ": " + file::ErrnoText(errno));
+  }
+  std::lock_guard<std::mutex> s(sync_mu_);
+  synced_seqno_ = std::max(synced_seqno_, last);
+  return Status::OK();
+}
+
+Status SegmentWriter::Close() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (closed_) return Status::OK();
+  closed_ = true;
+  Status st = FlushBufferLocked();
+  if (st.ok() && fd_ && durability_ != Durability::kFlush && ::fdatasync(fd_->fd) != 0) {
+    st = Status::IOError("fdatasync " + fd_->path + ": " + file::ErrnoText(errno));
+  }
+  fd_.reset();
+  std::lock_guard<std::mutex> s(sync_mu_);
+  sync_fd_.reset();
+  return st;
+}
+
+std::vector<std::string> SegmentWriter::created() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return created_;
+}
+
+std::string SegmentWriter::current_segment() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return current_name_;
+}
+
+uint64_t SegmentWriter::last_seqno() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return last_seqno_;
+}
+
+uint64_t SegmentWriter::current_size() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return size_;
+}
+
+}  // namespace chitta::wal

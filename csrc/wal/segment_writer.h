@@ -1,0 +1,83 @@
+// csrc/wal/segment_writer.h
+// The one writer of one instance: appends records to its current segment,
+// rotates at the configured size, and makes records durable as its mode says:
+//   kFlush    one write(2) per record: in the OS when Append returns
+//   kFsync    as kFlush, then group commit: concurrent appenders share one
+//             fdatasync, and Append returns once its record is on disk
+//   kBuffered records gather in memory; written on Flush(), rotation, Close()
+// Thread-safe: any number of threads may Append at once.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "chitta/status.h"
+
+namespace chitta::wal {
+
+enum class Durability { kFlush = 0, kFsync = 1, kBuffered = 2 };
+
+class SegmentWriter {
+ public:
+  SegmentWriter(std::string dir, uint32_t instance_id, Durability durability,
+                uint64_t segment_bytes);
+  ~SegmentWriter();
+  SegmentWriter(const SegmentWriter&) = delete;
+  SegmentWriter& operator=(const SegmentWriter&) = delete;
+
+  // Continue appending to an existing segment whose first valid_size bytes
+  // are intact; anything after them (a torn tail) is cut off.
+  Status Continue(const std::string& name, uint64_t first_seqno, uint64_t valid_size);
+
+  // Takes the next seqno from *clock (Lamport: clock only grows) and appends.
+  Status Append(std::atomic<uint64_t>* clock, uint8_t op_type, const uint8_t* data, uint32_t n,
+                uint64_t* seqno);
+  Status Flush();  // buffered bytes -> OS
+  Status Sync();   // everything written so far -> disk
+  Status Close();
+
+  // Segments this writer created (readers of the same Log skip them).
+  std::vector<std::string> created() const;
+  std::string current_segment() const;
+  uint64_t current_size() const;
+  uint64_t bytes_appended() const { return bytes_appended_.load(); }
+  uint64_t last_seqno() const;
+
+ private:
+  struct Fd;
+  Status OpenNewSegmentLocked(uint64_t first_seqno);
+  Status WriteLocked(const uint8_t* data, size_t n);
+  Status FlushBufferLocked();
+  Status SyncThrough(uint64_t seqno);
+
+  const std::string dir_;
+  const uint32_t instance_id_;
+  const Durability durability_;
+  const uint64_t segment_bytes_;
+
+  mutable std::mutex mu_;  // file state and append order
+  std::shared_ptr<Fd> fd_;
+  std::string current_name_;
+  uint64_t size_ = 0;  // logical size including buffered bytes
+  std::vector<uint8_t> buffer_;
+  std::vector<uint8_t> scratch_;
+  std::vector<std::string> created_;
+  uint64_t last_seqno_ = 0;
+  bool closed_ = false;
+  std::atomic<uint64_t> bytes_appended_{0};
+
+  // Group commit (kFsync). Lock order: mu_ before sync_mu_.
+  std::mutex sync_mu_;
+  std::condition_variable sync_cv_;
+  std::shared_ptr<Fd> sync_fd_;
+  uint64_t written_seqno_ = 0;
+  uint64_t synced_seqno_ = 0;
+  bool syncing_ = false;
+};
+
+}  // namespace chitta::wal

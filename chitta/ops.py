@@ -97,7 +97,7 @@ Op: TypeAlias = OpBase
 """Any op payload (every schema derives from :class:`OpBase`)."""
 
 
-class Batch(OpBase):
+class Batch(OpBase, frozen=True, kw_only=True, array_like=True):
     """A group of ops applied whole or not at all (one record on disk).
 
     ``ops`` holds ``(op_type, encoded payload)`` pairs, each payload a complete
@@ -201,6 +201,13 @@ def _type_name(op_type: int) -> str:
         return f"{OpType(op_type).name} ({op_type})"
     except ValueError:
         return f"op type {op_type}"
+
+
+def _op_name(op_type: int) -> str | None:
+    try:
+        return OpType(op_type).name
+    except ValueError:
+        return None
 
 
 def _unknown(op_type: int) -> UnknownOpType:
@@ -319,7 +326,7 @@ def op_to_dict(op: Op) -> dict[str, Any]:
     if isinstance(op, Batch):
         items: list[dict[str, Any]] = []
         for code, raw in op.ops:
-            item: dict[str, Any] = {"op_type": code, "op": _type_name(code).split(" ")[0]}
+            item: dict[str, Any] = {"op_type": code, "op": _op_name(code)}
             try:
                 if code == OpType.Batch:
                     raise CorruptionError("nested Batch")

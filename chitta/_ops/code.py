@@ -27,7 +27,7 @@ SYMBOL_KINDS: frozenset[str] = frozenset(
 """Values of ``UpsertSymbol.kind``."""
 
 
-class UpsertSymbol(OpBase):
+class UpsertSymbol(OpBase, frozen=True, kw_only=True, array_like=True):
     """Insert or update a code symbol (function, class, method, ...).
 
     Lines are 1-based and inclusive (0 = unknown). ``embedding`` is
@@ -53,7 +53,7 @@ class UpsertSymbol(OpBase):
     memory_id: U64 | None = None
 
 
-class RemoveSymbol(OpBase):
+class RemoveSymbol(OpBase, frozen=True, kw_only=True, array_like=True):
     """Remove a symbol and every call edge that touches it."""
 
     op_type: ClassVar[OpType] = OpType.RemoveSymbol
@@ -62,7 +62,7 @@ class RemoveSymbol(OpBase):
     at_ms: I64
 
 
-class AddSymCallEdge(OpBase):
+class AddSymCallEdge(OpBase, frozen=True, kw_only=True, array_like=True):
     """Add a ``caller -> callee`` edge to the call graph."""
 
     op_type: ClassVar[OpType] = OpType.AddSymCallEdge
@@ -72,7 +72,7 @@ class AddSymCallEdge(OpBase):
     at_ms: I64 = 0
 
 
-class RemoveSymCallEdge(OpBase):
+class RemoveSymCallEdge(OpBase, frozen=True, kw_only=True, array_like=True):
     """Remove the ``caller -> callee`` edge."""
 
     op_type: ClassVar[OpType] = OpType.RemoveSymCallEdge
@@ -82,7 +82,7 @@ class RemoveSymCallEdge(OpBase):
     at_ms: I64 = 0
 
 
-class UpsertCodeFile(OpBase):
+class UpsertCodeFile(OpBase, frozen=True, kw_only=True, array_like=True):
     """Register or update a code file of ``project``, keyed by ``path``."""
 
     op_type: ClassVar[OpType] = OpType.UpsertCodeFile
@@ -94,7 +94,7 @@ class UpsertCodeFile(OpBase):
     language: str | None = None
 
 
-class ClearProject(OpBase):
+class ClearProject(OpBase, frozen=True, kw_only=True, array_like=True):
     """Remove every code file of ``project`` and the symbols defined in them."""
 
     op_type: ClassVar[OpType] = OpType.ClearProject
@@ -103,7 +103,7 @@ class ClearProject(OpBase):
     at_ms: I64
 
 
-class UpdateSymbolDescription(OpBase):
+class UpdateSymbolDescription(OpBase, frozen=True, kw_only=True, array_like=True):
     """Replace the description of symbol ``name``."""
 
     op_type: ClassVar[OpType] = OpType.UpdateSymbolDescription

@@ -56,7 +56,7 @@ TRIGGER_EVENTS = frozenset({"add", "dismiss", "fire"})
 PREDICTOR_EVENTS = frozenset({"transition", "access"})
 
 
-class SessionEvent(OpBase):
+class SessionEvent(OpBase, frozen=True, kw_only=True, array_like=True):
     """An agent session's lifecycle, and messages between sessions.
 
     ``message_send`` uses ``message_id``, ``to_session`` and ``body``;
@@ -77,7 +77,7 @@ class SessionEvent(OpBase):
     body: str | None = None
 
 
-class TranscriptEvent(OpBase):
+class TranscriptEvent(OpBase, frozen=True, kw_only=True, array_like=True):
     """A transcript's lifecycle: registered, read up to ``offset``, a turn, an episode.
 
     ``create_episode`` links the episode memory ``memory_id`` to turns
@@ -101,7 +101,7 @@ class TranscriptEvent(OpBase):
     memory_id: U64 | None = None
 
 
-class TaskEvent(OpBase):
+class TaskEvent(OpBase, frozen=True, kw_only=True, array_like=True):
     """A background task's lifecycle (``kind`` in ``TASK_KINDS``)."""
 
     op_type: ClassVar[OpType] = OpType.TaskEvent
@@ -118,7 +118,7 @@ class TaskEvent(OpBase):
     meta: dict[str, Any] | None = None
 
 
-class UserModelEvent(OpBase):
+class UserModelEvent(OpBase, frozen=True, kw_only=True, array_like=True):
     """Upsert (full overwrite), observe (count one sighting) or remove a user-model entity.
 
     Entities are keyed by ``(kind, key)``; ``payload`` is opaque JSON-like data.
@@ -138,7 +138,7 @@ class UserModelEvent(OpBase):
     confidence: float | None = None
 
 
-class ThemeEvent(OpBase):
+class ThemeEvent(OpBase, frozen=True, kw_only=True, array_like=True):
     """Theme clustering: create, move the centroid, add or drop a member, delete.
 
     ``centroid`` is little-endian float32 bytes; ``member``/``realm`` name the
@@ -158,7 +158,7 @@ class ThemeEvent(OpBase):
     realm: str | None = None
 
 
-class AnalyticsEvent(OpBase):
+class AnalyticsEvent(OpBase, frozen=True, kw_only=True, array_like=True):
     """Usage analytics: an exposure, a recall query, a correction, an outcome,
     or a symbol event (``outcome`` in ``SYMBOL_EVENTS``, ``symbol`` and
     ``file_path`` set, ``ref`` a commit hash or change id)."""
@@ -179,7 +179,7 @@ class AnalyticsEvent(OpBase):
     ref: str | None = None
 
 
-class BranchEvent(OpBase):
+class BranchEvent(OpBase, frozen=True, kw_only=True, array_like=True):
     """A hypothetical branch: created from ``parent``, resolved with an outcome, or discarded."""
 
     op_type: ClassVar[OpType] = OpType.BranchEvent
@@ -194,7 +194,7 @@ class BranchEvent(OpBase):
     memory_ids: tuple[U64, ...] = ()
 
 
-class TriggerEvent(OpBase):
+class TriggerEvent(OpBase, frozen=True, kw_only=True, array_like=True):
     """A trigger: added (``pattern`` -> ``action``), dismissed, or fired."""
 
     op_type: ClassVar[OpType] = OpType.TriggerEvent
@@ -209,7 +209,7 @@ class TriggerEvent(OpBase):
     context: str | None = None
 
 
-class PredictorEvent(OpBase):
+class PredictorEvent(OpBase, frozen=True, kw_only=True, array_like=True):
     """Markov predictor: bump the edge ``from_id -> to_id`` by ``delta``
     (``transition``), or record an access of ``to_id`` (``access``)."""
 

@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-class UpsertArtifact(OpBase):
+class UpsertArtifact(OpBase, frozen=True, kw_only=True, array_like=True):
     """Register (or update) a file artifact, keyed by its normalised ``path``.
 
     ``repo_root`` is the repository the path lives in; ``content_hash`` lets a
@@ -30,7 +30,7 @@ class UpsertArtifact(OpBase):
     at_ms: I64 = 0
 
 
-class AddTriplet(OpBase):
+class AddTriplet(OpBase, frozen=True, kw_only=True, array_like=True):
     """Add a knowledge-graph triplet ``(subject, predicate, object)``.
 
     A triplet is keyed by the three strings: adding one that exists reinforces
@@ -48,7 +48,7 @@ class AddTriplet(OpBase):
     confidence: float = 1.0
 
 
-class InvalidateTriplet(OpBase):
+class InvalidateTriplet(OpBase, frozen=True, kw_only=True, array_like=True):
     """Mark the triplet ``(subject, predicate, object)`` superseded at ``at_ms``.
 
     ``reason`` says why (a superseding fact, ``"refuted_by:<rule>"``, ...).
@@ -63,7 +63,7 @@ class InvalidateTriplet(OpBase):
     reason: str | None = None
 
 
-class AssertFact(OpBase):
+class AssertFact(OpBase, frozen=True, kw_only=True, array_like=True):
     """Assert a logic fact ``predicate(args...)`` into the constraint store."""
 
     op_type: ClassVar[OpType] = OpType.AssertFact
@@ -76,7 +76,7 @@ class AssertFact(OpBase):
     confidence: float = 1.0
 
 
-class RetractFact(OpBase):
+class RetractFact(OpBase, frozen=True, kw_only=True, array_like=True):
     """Retract the constraint fact ``id`` at ``at_ms``."""
 
     op_type: ClassVar[OpType] = OpType.RetractFact

@@ -33,7 +33,7 @@ DEBT_STATUSES = frozenset({"open", "deferred", "resolved", "abandoned"})
 WISDOM_STAGES = frozenset({"candidate", "provisional", "trusted", "demoted"})
 
 
-class RecordSurprise(OpBase):
+class RecordSurprise(OpBase, frozen=True, kw_only=True, array_like=True):
     """A prediction error: ``expected`` vs ``actual`` outcome, magnitude ``surprise`` in [0, 1].
 
     ``source`` is what made the prediction (a tool name, a rule);
@@ -54,7 +54,7 @@ class RecordSurprise(OpBase):
     session: str | None = None
 
 
-class RegisterDebt(OpBase):
+class RegisterDebt(OpBase, frozen=True, kw_only=True, array_like=True):
     """Register an epistemic debt: an open ``question`` with competing
     ``hypotheses`` and the ``tests`` that would tell them apart."""
 
@@ -70,7 +70,7 @@ class RegisterDebt(OpBase):
     realm: str | None = None
 
 
-class UpdateDebt(OpBase):
+class UpdateDebt(OpBase, frozen=True, kw_only=True, array_like=True):
     """Set a debt's status (resolve, defer, abandon, reopen).
 
     ``resolution`` is the human-readable answer when resolved;
@@ -88,7 +88,7 @@ class UpdateDebt(OpBase):
     priority: float | None = None
 
 
-class AttachDebtEvidence(OpBase):
+class AttachDebtEvidence(OpBase, frozen=True, kw_only=True, array_like=True):
     """Attach evidence (memories + confidence) to debt ``debt_id``.
 
     ``hypothesis`` is the index in the debt's ``hypotheses`` the evidence
@@ -105,7 +105,7 @@ class AttachDebtEvidence(OpBase):
     hypothesis: U32 | None = None
 
 
-class UpdateSourceWeight(OpBase):
+class UpdateSourceWeight(OpBase, frozen=True, kw_only=True, array_like=True):
     """Set the learned recall weight of a ``(domain, source)`` pair.
 
     ``alpha``/``beta`` are the Beta posterior (useful + 1, not useful + 1) the
@@ -122,7 +122,7 @@ class UpdateSourceWeight(OpBase):
     beta: float = 1.0
 
 
-class RecordFeedback(OpBase):
+class RecordFeedback(OpBase, frozen=True, kw_only=True, array_like=True):
     """Record whether a recall source was useful for ``domain``."""
 
     op_type: ClassVar[OpType] = OpType.RecordFeedback
@@ -136,7 +136,7 @@ class RecordFeedback(OpBase):
     session: str | None = None
 
 
-class UpdateSurpriseCredit(OpBase):
+class UpdateSurpriseCredit(OpBase, frozen=True, kw_only=True, array_like=True):
     """Persist a memory's surprise-credit state after the hysteresis gate.
 
     ``streak`` is signed: +n for n same-direction positive signals, -n for
@@ -153,7 +153,7 @@ class UpdateSurpriseCredit(OpBase):
     surprise: float | None = None
 
 
-class UpsertWisdomCandidate(OpBase):
+class UpsertWisdomCandidate(OpBase, frozen=True, kw_only=True, array_like=True):
     """Create or update (idempotently, by ``cluster_key``) a wisdom candidate.
 
     Counts are absolute: ``support`` observations, distinct ``sessions``,
@@ -173,7 +173,7 @@ class UpsertWisdomCandidate(OpBase):
     realm: str | None = None
 
 
-class UpdateWisdomLifecycle(OpBase):
+class UpdateWisdomLifecycle(OpBase, frozen=True, kw_only=True, array_like=True):
     """Move a wisdom candidate to ``stage``; on promotion ``memory_id`` is the written memory."""
 
     op_type: ClassVar[OpType] = OpType.UpdateWisdomLifecycle
@@ -195,7 +195,7 @@ class FactorDelta(msgspec.Struct, frozen=True, kw_only=True, array_like=True, gc
     max_delta: float
 
 
-class UpdateScorerModel(OpBase):
+class UpdateScorerModel(OpBase, frozen=True, kw_only=True, array_like=True):
     """An atomic snapshot of the learned scoring model (replaces the previous one).
 
     ``model_version`` increases monotonically; ``baseline_version`` names the

@@ -50,7 +50,7 @@ EDGE_KINDS: frozenset[str] = frozenset(
 """Values of ``AddAssocEdge.edge``."""
 
 
-class PutPayload(OpBase):
+class PutPayload(OpBase, frozen=True, kw_only=True, array_like=True):
     """Store a new memory with its content, embedding, metadata and artifact refs.
 
     ``embedding`` is little-endian float32 bytes; ``artifacts`` are normalised
@@ -76,7 +76,7 @@ class PutPayload(OpBase):
     artifacts: tuple[str, ...] = ()
 
 
-class UpdateState(OpBase):
+class UpdateState(OpBase, frozen=True, kw_only=True, array_like=True):
     """Adjust strength, confidence or decay rate, or touch (record an access).
 
     ``None`` leaves a value as it is; ``touch`` sets last access to ``at_ms``
@@ -93,7 +93,7 @@ class UpdateState(OpBase):
     touch: bool = False
 
 
-class DeleteMemory(OpBase):
+class DeleteMemory(OpBase, frozen=True, kw_only=True, array_like=True):
     """Soft-delete a memory at ``at_ms``."""
 
     op_type: ClassVar[OpType] = OpType.DeleteMemory
@@ -102,7 +102,7 @@ class DeleteMemory(OpBase):
     at_ms: I64
 
 
-class AddAssocEdge(OpBase):
+class AddAssocEdge(OpBase, frozen=True, kw_only=True, array_like=True):
     """Add a typed association edge ``src -> dst`` (``edge`` in ``EDGE_KINDS``)."""
 
     op_type: ClassVar[OpType] = OpType.AddAssocEdge
@@ -115,7 +115,7 @@ class AddAssocEdge(OpBase):
     at_ms: I64 = 0
 
 
-class UpdateSparseCode(OpBase):
+class UpdateSparseCode(OpBase, frozen=True, kw_only=True, array_like=True):
     """Store the sparse code of a memory.
 
     ``features`` are the active feature ids (ascending); ``activations`` holds
@@ -131,7 +131,7 @@ class UpdateSparseCode(OpBase):
     encoder_version: U32 = 0
 
 
-class DemoteMemory(OpBase):
+class DemoteMemory(OpBase, frozen=True, kw_only=True, array_like=True):
     """Move a memory to decay tier ``tier`` (0 = hottest; larger = colder)."""
 
     op_type: ClassVar[OpType] = OpType.DemoteMemory
@@ -141,7 +141,7 @@ class DemoteMemory(OpBase):
     at_ms: I64
 
 
-class TrainPQ(OpBase):
+class TrainPQ(OpBase, frozen=True, kw_only=True, array_like=True):
     """Persist trained product-quantiser codebooks.
 
     ``codebooks`` is little-endian float32, laid out
@@ -159,7 +159,7 @@ class TrainPQ(OpBase):
     sample_count: U64 = 0
 
 
-class UpdateResidualPQ(OpBase):
+class UpdateResidualPQ(OpBase, frozen=True, kw_only=True, array_like=True):
     """Store the PQ residual codes of one memory (one byte per subquantizer)."""
 
     op_type: ClassVar[OpType] = OpType.UpdateResidualPQ
@@ -169,7 +169,7 @@ class UpdateResidualPQ(OpBase):
     pq_version: U32 = 0
 
 
-class UpdateMemoryContent(OpBase):
+class UpdateMemoryContent(OpBase, frozen=True, kw_only=True, array_like=True):
     """Replace content and/or embedding of an existing memory in place.
 
     ``None`` leaves a value as it is (so ``tags=()`` clears the tags).

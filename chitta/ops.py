@@ -131,7 +131,9 @@ class Batch(OpBase, frozen=True, kw_only=True, array_like=True):
         out: list[Op] = []
         for index, (code, raw) in enumerate(self.ops):
             if code == OpType.Batch:
-                raise CorruptionError(f"Batch item {index} is itself a Batch (nesting is forbidden)")
+                raise CorruptionError(
+                    f"Batch item {index} is itself a Batch (nesting is forbidden)"
+                )
             out.append(decode(code, raw))
         return out
 
@@ -190,8 +192,14 @@ _ENCODER = msgspec.msgpack.Encoder(order="deterministic")
 _DECODERS: dict[int, msgspec.msgpack.Decoder[Any]] = {
     code: msgspec.msgpack.Decoder(cls) for code, cls in OP_CLASSES.items()
 }
+
+
+def _run_decoder(cls: type[OpBase]) -> msgspec.msgpack.Decoder[Any]:
+    return msgspec.msgpack.Decoder(list[cls])  # type: ignore[valid-type]
+
+
 _RUN_DECODERS: dict[int, msgspec.msgpack.Decoder[Any]] = {
-    code: msgspec.msgpack.Decoder(list[cls]) for code, cls in OP_CLASSES.items()  # type: ignore[valid-type]
+    code: _run_decoder(cls) for code, cls in OP_CLASSES.items()
 }
 _RAW_LIST = msgspec.msgpack.Decoder(list[msgspec.Raw])
 

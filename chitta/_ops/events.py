@@ -43,9 +43,7 @@ USER_MODEL_EVENTS = frozenset({"upsert", "observe", "remove"})
 USER_MODEL_KINDS = frozenset(
     {"profile", "goal", "habit", "anticipation", "calibration", "user", "org", "person"}
 )
-THEME_EVENTS = frozenset(
-    {"create", "update_centroid", "assign_member", "remove_member", "delete"}
-)
+THEME_EVENTS = frozenset({"create", "update_centroid", "assign_member", "remove_member", "delete"})
 ANALYTICS_EVENTS = frozenset(
     {"exposure", "recall_query", "correction", "usage_outcome", "symbol_event"}
 )

@@ -96,13 +96,13 @@ def test_payload_classes_are_frozen_positional_structs(cls: type[ops.OpBase]) ->
     seen_optional = False
     for f in msgspec.structs.fields(cls):
         seen_optional |= not f.required
-        assert not (seen_optional and f.required), f"{cls.__name__}.{f.name} after an optional field"
+        assert not (seen_optional and f.required), (
+            f"{cls.__name__}.{f.name} after an optional field"
+        )
 
 
 def _schema(cls: type[Any]) -> list[tuple[str, Any]]:
-    return [
-        (f.name, "REQUIRED" if f.required else f.default) for f in msgspec.structs.fields(cls)
-    ]
+    return [(f.name, "REQUIRED" if f.required else f.default) for f in msgspec.structs.fields(cls)]
 
 
 def test_required_schemas_are_exact() -> None:
@@ -178,8 +178,9 @@ def _json_values() -> st.SearchStrategy[Any]:
     )
     return st.recursive(
         scalars,
-        lambda inner: st.lists(inner, max_size=3)
-        | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+        ),
         max_leaves=8,
     )
 
@@ -678,9 +679,7 @@ def test_decode_run_equals_per_record_decode(data: st.DataObject) -> None:
     strategy = st.builds(cls, **{f.name: _strategy(f.type) for f in info.fields})
     records = data.draw(st.lists(strategy, max_size=20))
     payloads = [encode(r) for r in records]
-    assert decode_run(cls.op_type, _frame(payloads)) == [
-        decode(cls.op_type, p) for p in payloads
-    ]
+    assert decode_run(cls.op_type, _frame(payloads)) == [decode(cls.op_type, p) for p in payloads]
 
 
 def test_decode_run_of_batches() -> None:
@@ -728,8 +727,10 @@ def test_op_to_dict_writes_bytes_as_base64() -> None:
 
 def test_op_to_dict_of_a_batch_shows_the_inner_ops() -> None:
     broken = Batch(
-        ops=((int(OpType.DeleteMemory), msgspec.Raw(encode(ops.DeleteMemory(id=4, at_ms=2)))),
-             (33, msgspec.Raw(b"\x90")))
+        ops=(
+            (int(OpType.DeleteMemory), msgspec.Raw(encode(ops.DeleteMemory(id=4, at_ms=2)))),
+            (33, msgspec.Raw(b"\x90")),
+        )
     )
     d = ops.op_to_dict(broken)
     assert d["ops"][0] == {"op_type": 2, "op": "DeleteMemory", "fields": {"id": 4, "at_ms": 2}}

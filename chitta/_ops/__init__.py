@@ -1,0 +1,1 @@
+"""Op payload schemas, split by area. The public face is :mod:`chitta.ops`."""

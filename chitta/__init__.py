@@ -1,8 +1,45 @@
-"""chitta: a local-first memory substrate for AI agents."""
+"""chitta: a local-first memory substrate for AI agents.
+
+>>> import chitta
+>>> with chitta.open("/tmp/field") as field:
+...     mid = field.remember("the build uses ninja", tags=["build"])
+...     field.get(mid).text
+'the build uses ninja'
+"""
 
 from __future__ import annotations
 
 from chitta import errors
 from chitta._version import __version__
+from chitta.errors import (
+    ChittaError,
+    ClosedError,
+    CorruptionError,
+    CrcMismatch,
+    InvalidArgument,
+    LockedError,
+    NotAFieldError,
+    NotFound,
+    UnknownOpType,
+)
+from chitta.field import Field, default_path, open
+from chitta.model import FieldStats, Memory
 
-__all__ = ["__version__", "errors"]
+__all__ = [
+    "ChittaError",
+    "ClosedError",
+    "CorruptionError",
+    "CrcMismatch",
+    "Field",
+    "FieldStats",
+    "InvalidArgument",
+    "LockedError",
+    "Memory",
+    "NotAFieldError",
+    "NotFound",
+    "UnknownOpType",
+    "__version__",
+    "default_path",
+    "errors",
+    "open",
+]

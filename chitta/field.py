@@ -1,0 +1,533 @@
+"""The Field: one chitta memory store, as seen by one process.
+
+The coordinator owns the segment log (native, ``chitta._core.SegmentLog``) and
+the organs. Every change is validated, encoded as a typed op, appended to this
+instance's segment, and only then applied to the organs. Opening a field and
+``refresh()`` replay what the log holds (every instance's records, merged by
+``(seqno, instance_id)``) into the organs. Nothing is applied that is not in
+the log; nothing in the log is applied twice.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import msgspec
+
+from chitta import _core, ops
+from chitta import _validate as v
+from chitta.errors import (
+    ChittaError,
+    ClosedError,
+    InvalidArgument,
+    NotAFieldError,
+    NotFound,
+)
+from chitta.model import FieldStats, Memory
+from chitta.ops import Op, OpType
+from chitta.organs import Organ
+from chitta.organs.memories import MemoriesOrgan
+
+DURABILITIES = ("flush", "fsync", "buffered")
+DEFAULT_SEGMENT_BYTES = 256 << 20
+_MAX_INSTANCE = 2**32 - 1
+_MAX_LOCAL_ID = 2**32 - 1
+_BATCH = int(OpType.Batch)
+
+
+def default_path() -> Path:
+    """``$CHITTA_HOME``, else ``$XDG_DATA_HOME/chitta/default`` (``~/.local/share``)."""
+    home = os.environ.get("CHITTA_HOME")
+    if home:
+        return Path(home).expanduser()
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(data) / "chitta" / "default"
+
+
+def infer_harness(source_tool: str | None) -> str | None:
+    """The agent harness behind a tool name: "codex" for codex* tools, else "claude-code"."""
+    if source_tool is None:
+        return None
+    return "codex" if source_tool.lower().startswith("codex") else "claude-code"
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _check_field_path(path: Path, create: bool) -> None:
+    if path.exists() and not path.is_dir():
+        raise NotAFieldError(f"{path} is a file, not a chitta field")
+    if (path / "segments").is_dir():
+        return
+    if not create:
+        raise NotAFieldError(f"{path} is not a chitta field (no segments/ directory)")
+    if path.exists() and any(path.iterdir()):
+        raise NotAFieldError(
+            f"{path} exists, is not empty and is not a chitta field; refusing to create one inside it"
+        )
+
+
+class Field:
+    """A chitta field. Use :func:`chitta.open` to get one; close it (or use ``with``)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        instance_id: int | None = None,
+        durability: str = "flush",
+        create: bool = True,
+        read_only: bool = False,
+        salvage: bool = False,
+        segment_bytes: int | None = None,
+    ) -> None:
+        self._closed = True  # until the log is open
+        if path is None:
+            path = default_path()
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidArgument(f"path must be a str or os.PathLike, not {type(path).__name__}")
+        if isinstance(path, str) and not path.strip():
+            raise InvalidArgument("path is empty")
+        root = Path(path).expanduser().absolute()
+        if durability not in DURABILITIES:
+            raise InvalidArgument(f"durability must be one of {DURABILITIES}, not {durability!r}")
+        if instance_id is not None:
+            if isinstance(instance_id, bool) or not isinstance(instance_id, int):
+                raise InvalidArgument("instance_id must be an int or None")
+            if not 1 <= instance_id <= _MAX_INSTANCE:
+                raise InvalidArgument(f"instance_id must be between 1 and 2**32-1, got {instance_id}")
+        if segment_bytes is None:
+            segment_bytes = DEFAULT_SEGMENT_BYTES
+        elif isinstance(segment_bytes, bool) or not isinstance(segment_bytes, int) or segment_bytes < 1024:
+            raise InvalidArgument("segment_bytes must be an int >= 1024")
+        for flag, value in (("create", create), ("read_only", read_only), ("salvage", salvage)):
+            if not isinstance(value, bool):
+                raise InvalidArgument(f"{flag} must be a bool")
+        _check_field_path(root, create and not read_only)
+
+        self._path = root
+        self._durability = durability
+        self._salvage = salvage
+        self._log = _core.SegmentLog(
+            str(root),
+            instance_id=instance_id or 0,
+            durability=durability,
+            segment_bytes=segment_bytes,
+            create=create,
+            read_only=read_only,
+            salvage=salvage,
+        )
+        self._closed = False
+        self._read_only = read_only
+        self._instance = int(self._log.instance_id)
+        self._lock = threading.RLock()
+        self._memories = MemoriesOrgan()
+        self._organs: list[Organ] = [self._memories]
+        self._routes: dict[int, Organ] = {}
+        for organ in self._organs:
+            for op_type in organ.handles:
+                self._routes[int(op_type)] = organ
+        self._applied = 0
+        self._unrouted = 0  # valid ops no organ of this version keeps state for
+        self.salvaged: list[dict[str, Any]] = []  # what salvage skipped, with where
+        try:
+            self._replay()
+        except BaseException:
+            self._log.close()
+            self._closed = True
+            raise
+        self._ids = itertools.count(self._memories.next_local_id(self._log.instance_id))
+
+    # ---- lifecycle -------------------------------------------------------------
+    def close(self) -> None:
+        """Flush what is buffered and release this instance. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._log.close()
+
+    def __enter__(self) -> Field:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"{len(self._memories)} memories"
+        return f"<chitta.Field {str(self._path)!r} {state}>"
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self._log.read_only)
+
+    @property
+    def instance_id(self) -> int | None:
+        """This handle's writer instance (None when read-only)."""
+        return self._log.instance_id or None
+
+    @property
+    def durability(self) -> str:
+        return self._durability
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedError("the field is closed")
+
+    def _check_writable(self) -> None:
+        if self._closed:
+            raise ClosedError("the field is closed")
+        if self._read_only:
+            raise InvalidArgument("the field was opened read_only")
+
+    # ---- replay -------------------------------------------------------------------
+    def _replay(self) -> int:
+        result = self._log.read_new()
+        for damage in result.damages:
+            self.salvaged.append(dict(damage))
+        decoded: list[tuple[int, list[Op]]] = []
+        for op_type, start, end, framed in result.runs():
+            try:
+                run = ops.decode_run(op_type, framed)
+            except ChittaError:
+                run = self._decode_each(result, op_type, start, end)
+            if op_type == OpType.Batch:
+                run = self._unpack_batches(result, run, start)
+            decoded.append((op_type, run))
+        # Everything decoded: only now touch the organs (nothing half-applied).
+        for op_type, run in decoded:
+            if op_type == OpType.Batch:
+                for group in run:
+                    for op in group:  # type: ignore[attr-defined]
+                        self._route(op)
+            else:
+                organ = self._routes.get(op_type)
+                if organ is None:
+                    self._unrouted += len(run)
+                else:
+                    organ.apply_run(OpType(op_type), run)
+                self._applied += len(run)
+        return len(result)
+
+    def _located(self, exc: ChittaError, result: Any, index: int) -> ChittaError:
+        segment = result.segments[int(result.segment_index[index])]
+        offset = int(result.offsets[index])
+        located = type(exc)(f"{exc} (segment {segment}, offset {offset})")
+        located.segment = segment  # type: ignore[attr-defined]
+        located.offset = offset  # type: ignore[attr-defined]
+        return located
+
+    def _skip_or_raise(self, exc: ChittaError, result: Any, index: int) -> None:
+        located = self._located(exc, result, index)
+        if not self._salvage:
+            raise located from exc
+        self.salvaged.append(
+            {
+                "segment": located.segment,  # type: ignore[attr-defined]
+                "offset": located.offset,  # type: ignore[attr-defined]
+                "bytes": len(result.payload(index)) + 17,
+                "kind": type(exc).__name__,
+                "detail": str(exc),
+            }
+        )
+
+    def _decode_each(self, result: Any, op_type: int, start: int, end: int) -> list[Op]:
+        out: list[Op] = []
+        for i in range(start, end):
+            try:
+                out.append(ops.decode(op_type, result.payload(i)))
+            except ChittaError as exc:
+                self._skip_or_raise(exc, result, i)
+        return out
+
+    def _unpack_batches(self, result: Any, run: list[Op], start: int) -> list[Any]:
+        groups: list[Any] = []
+        for j, batch in enumerate(run):
+            try:
+                groups.append(batch.unpack())  # type: ignore[attr-defined]
+            except ChittaError as exc:
+                self._skip_or_raise(exc, result, start + j)
+        return groups
+
+    def _route(self, op: Op) -> None:
+        organ = self._routes.get(int(op.op_type))
+        if organ is None:
+            self._unrouted += 1
+        else:
+            organ.apply(op)
+        self._applied += 1
+
+    def refresh(self) -> int:
+        """Apply what other instances appended since the last look. Returns records read."""
+        self._check_open()
+        with self._lock:
+            return self._replay()
+
+    # ---- writing ------------------------------------------------------------------
+    def _commit(self, op: Op) -> int:
+        code = int(op.op_type)
+        seqno: int = self._log.append(code, ops.encode(op))
+        with self._lock:
+            if code == _BATCH:
+                for inner in op.unpack():  # type: ignore[attr-defined]
+                    self._route(inner)
+            else:
+                self._routes[code].apply(op)
+                self._applied += 1
+        return seqno
+
+    def _new_id(self) -> int:
+        local = next(self._ids)
+        if local > _MAX_LOCAL_ID:
+            raise ChittaError("this instance has used all 2**32 memory ids; open a new instance")
+        return (self._instance << 32) | local
+
+    def _put_op(
+        self,
+        mid: int,
+        text: object,
+        kind: object = "observation",
+        realm: object = None,
+        session: object = None,
+        source_tool: object = None,
+        tags: object = (),
+        confidence: object = 1.0,
+        embedding: object = None,
+        meta: object = None,
+    ) -> ops.PutPayload:
+        tool = v.name(source_tool, "source_tool")
+        return ops.PutPayload(
+            id=mid,
+            text=v.text(text),
+            kind=v.choice(kind, ops.MEMORY_KINDS, "kind"),
+            created_ms=_now_ms(),
+            realm=v.name(realm, "realm"),
+            session=v.name(session, "session"),
+            source_tool=tool,
+            harness=infer_harness(tool),
+            tags=v.tags(tags),
+            confidence=v.unit_float(confidence, "confidence"),
+            embedding=v.embedding(embedding, self._memories.embedding_dim),
+            meta=v.meta(meta),
+        )
+
+    def remember(
+        self,
+        text: str,
+        *,
+        kind: str = "observation",
+        realm: str | None = None,
+        session: str | None = None,
+        source_tool: str | None = None,
+        tags: Iterable[str] = (),
+        confidence: float = 1.0,
+        embedding: Any = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Store a memory; returns its id (stable, unique across instances).
+
+        The id is returned once the op is in the OS (``durability="flush"``) or
+        on disk (``"fsync"``); with ``"buffered"`` once it is in this process.
+        """
+        self._check_writable()
+        # An id taken by a call that then fails validation is simply never used.
+        op = self._put_op(self._new_id(), text, kind, realm, session, source_tool, tags, confidence, embedding, meta)
+        self._commit(op)
+        return op.id
+
+    def remember_many(self, items: Iterable[str | Mapping[str, Any]]) -> list[int]:
+        """Store several memories as one atomic group: after a crash either all
+        of them exist or none. Each item is a text or a dict of ``remember`` arguments."""
+        self._check_writable()
+        if isinstance(items, (str, bytes)):
+            raise InvalidArgument("remember_many takes a list of texts or dicts, not a single str")
+        puts: list[ops.PutPayload] = []
+        for item in items:
+            if isinstance(item, str):
+                op = self._put_op(0, item)
+            elif isinstance(item, Mapping):
+                unknown = set(item) - {
+                    "text", "kind", "realm", "session", "source_tool", "tags", "confidence", "embedding", "meta",
+                }
+                if unknown or "text" not in item:
+                    raise InvalidArgument(f"each dict needs 'text' and only remember() arguments; got {sorted(item)}")
+                op = self._put_op(0, **item)
+            else:
+                raise InvalidArgument(f"each item must be a str or a dict, not {type(item).__name__}")
+            if op.embedding is not None and self._memories.embedding_dim is None and puts:
+                first = next((p.embedding for p in puts if p.embedding is not None), None)
+                if first is not None and len(first) != len(op.embedding):
+                    raise InvalidArgument("embeddings in one group must share a dimension")
+            puts.append(op)
+        if not puts:
+            return []
+        puts = [msgspec.structs.replace(p, id=self._new_id()) for p in puts]
+        group: Op = puts[0] if len(puts) == 1 else ops.Batch.of(*puts)
+        payload_size = len(ops.encode(group))
+        if payload_size > _core.MAX_PAYLOAD:
+            raise InvalidArgument(f"the group encodes to {payload_size} bytes; split it (limit {_core.MAX_PAYLOAD})")
+        self._commit(group)
+        return [p.id for p in puts]
+
+    def _live_id(self, id: object) -> int:
+        mid = v.memory_id(id)
+        if not self._memories.is_live(mid):
+            raise NotFound(f"no memory with id {mid}")
+        return mid
+
+    def forget(self, id: int) -> None:
+        """Soft-delete a memory: it is no longer returned, its history stays in the log."""
+        self._check_writable()
+        mid = self._live_id(id)
+        self._commit(ops.DeleteMemory(id=mid, at_ms=_now_ms()))
+
+    def update(
+        self,
+        id: int,
+        *,
+        text: str | None = None,
+        embedding: Any = None,
+        tags: Iterable[str] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        confidence: float | None = None,
+        strength: float | None = None,
+    ) -> None:
+        """Change a memory's content (text, embedding, tags, meta) and/or state
+        (confidence, strength). Content and state changes land as one atomic group."""
+        self._check_writable()
+        mid = self._live_id(id)
+        now = _now_ms()
+        group: list[Op] = []
+        if any(x is not None for x in (text, embedding, tags, meta)):
+            group.append(
+                ops.UpdateMemoryContent(
+                    id=mid,
+                    at_ms=now,
+                    text=None if text is None else v.text(text),
+                    embedding=v.embedding(embedding, self._memories.embedding_dim),
+                    tags=None if tags is None else v.tags(tags),
+                    meta=v.meta(meta),
+                )
+            )
+        if confidence is not None or strength is not None:
+            group.append(
+                ops.UpdateState(
+                    id=mid,
+                    at_ms=now,
+                    confidence=None if confidence is None else v.unit_float(confidence, "confidence"),
+                    strength=None if strength is None else v.non_negative_float(strength, "strength"),
+                )
+            )
+        if not group:
+            raise InvalidArgument("update() needs at least one of text, embedding, tags, meta, confidence, strength")
+        self._commit(group[0] if len(group) == 1 else ops.Batch.of(*group))
+
+    def flush(self) -> None:
+        """Push buffered records to the OS (matters for ``durability="buffered"``)."""
+        self._check_open()
+        self._log.flush()
+
+    def sync(self) -> None:
+        """Make everything this instance wrote durable on disk now."""
+        self._check_open()
+        self._log.sync()
+
+    # ---- reading --------------------------------------------------------------------
+    def get(self, id: int) -> Memory:
+        """The live memory with this id; NotFound if it never existed or was forgotten."""
+        self._check_open()
+        mid = v.memory_id(id)
+        memory = self._memories.get(mid)
+        if memory is None:
+            raise NotFound(f"no memory with id {mid}")
+        return memory
+
+    def __len__(self) -> int:
+        self._check_open()
+        return len(self._memories)
+
+    def __contains__(self, id: object) -> bool:
+        self._check_open()
+        try:
+            mid = v.memory_id(id)
+        except InvalidArgument:
+            return False
+        return self._memories.is_live(mid)
+
+    def ids(self) -> list[int]:
+        """Ids of all live memories, in the order they were applied."""
+        self._check_open()
+        return list(self._memories.live_ids())
+
+    def memories(self) -> Iterator[Memory]:
+        """Every live memory (a snapshot of ids taken at the call)."""
+        for mid in self.ids():
+            memory = self._memories.get(mid)
+            if memory is not None:
+                yield memory
+
+    def stats(self) -> FieldStats:
+        self._check_open()
+        s = self._log.stats()
+        return FieldStats(
+            path=str(self._path),
+            instance_id=self.instance_id,
+            memories=len(self._memories),
+            forgotten=self._memories.forgotten,
+            records_applied=self._applied,
+            instances=len(s["instances"]),
+            segments=int(s["segments"]),
+            bytes=int(s["bytes"]),
+            max_seqno=int(self._log.clock),
+            embedding_dim=self._memories.embedding_dim,
+            durability=self._durability,
+            read_only=self.read_only,
+        )
+
+
+def open(  # noqa: A001 - the natural name, as in io.open / dbm.open
+    path: str | os.PathLike[str] | None = None,
+    *,
+    instance_id: int | None = None,
+    durability: str = "flush",
+    create: bool = True,
+    read_only: bool = False,
+    salvage: bool = False,
+    segment_bytes: int | None = None,
+) -> Field:
+    """Open (or create) the field at ``path`` (default: ``$CHITTA_HOME``, else
+    ``~/.local/share/chitta/default``).
+
+    ``instance_id`` continues a named writer instance (locked while open);
+    without it this handle writes as a fresh random instance. ``durability``:
+    ``"flush"`` (default: survives a process crash), ``"fsync"`` (survives power
+    loss; concurrent writers share fsyncs), ``"buffered"`` (bulk import; written
+    on flush/close). ``salvage=True`` skips damaged records and lists them in
+    ``Field.salvaged`` instead of failing.
+    """
+    return Field(
+        path,
+        instance_id=instance_id,
+        durability=durability,
+        create=create,
+        read_only=read_only,
+        salvage=salvage,
+        segment_bytes=segment_bytes,
+    )

@@ -1,0 +1,87 @@
+"""Public value types: what ``Field`` returns."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+
+def _utc(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000.0, tz=timezone.utc)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Memory:
+    """One memory as the field knows it now (content plus current state)."""
+
+    id: int
+    text: str
+    kind: str
+    realm: str | None
+    session: str | None
+    source_tool: str | None
+    harness: str | None
+    tags: tuple[str, ...]
+    confidence: float
+    strength: float
+    decay_rate: float
+    tier: int
+    created_ms: int
+    updated_ms: int
+    last_access_ms: int
+    access_count: int
+    meta: dict[str, Any] | None
+    embedding: npt.NDArray[np.float32] | None
+    artifacts: tuple[str, ...] = ()
+
+    @property
+    def instance_id(self) -> int:
+        """The writer instance that created this memory (the id's high 32 bits)."""
+        return self.id >> 32
+
+    @property
+    def created_at(self) -> datetime:
+        return _utc(self.created_ms)
+
+    @property
+    def updated_at(self) -> datetime:
+        return _utc(self.updated_ms)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Memory):
+            return NotImplemented
+        for f in dataclasses.fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+                if a is None or b is None or not np.array_equal(a, b):
+                    return False
+            elif a != b:
+                return False
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class FieldStats:
+    """Counts and sizes of a field as this handle sees it."""
+
+    path: str
+    instance_id: int | None
+    memories: int
+    forgotten: int
+    records_applied: int
+    instances: int
+    segments: int
+    bytes: int
+    max_seqno: int
+    embedding_dim: int | None
+    durability: str
+    read_only: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from chitta import errors
+from chitta import errors, inspect, ops
 from chitta._version import __version__
 from chitta.errors import (
     ChittaError,
@@ -41,5 +41,7 @@ __all__ = [
     "__version__",
     "default_path",
     "errors",
+    "inspect",
+    "ops",
     "open",
 ]

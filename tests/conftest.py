@@ -1,10 +1,15 @@
-"""Shared test setup: the synthetic data generator lives in benchmarks/datagen.py."""
+"""Shared test setup.
+
+Puts ``benchmarks/`` (the synthetic data generator) and ``tests/`` (the
+``fieldtools`` helpers) on sys.path.
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-_BENCH = str(Path(__file__).resolve().parent.parent / "benchmarks")
-if _BENCH not in sys.path:
-    sys.path.insert(0, _BENCH)
+_HERE = Path(__file__).resolve().parent
+for extra in (_HERE.parent / "benchmarks", _HERE):
+    if str(extra) not in sys.path:
+        sys.path.insert(0, str(extra))

@@ -76,16 +76,18 @@ class PyLog {
     return seq;
   }
 
-  std::shared_ptr<ReadBatch> ReadNew() {
+  std::shared_ptr<ReadBatch> ReadNew(bool commit) {
     auto batch = std::make_shared<ReadBatch>();
     chitta::Status st;
     {
       py::gil_scoped_release release;
-      st = log_->ReadNew(batch.get());
+      st = log_->ReadNew(batch.get(), commit);
     }
     ThrowIfError(std::move(st));
     return batch;
   }
+
+  void CommitRead() { log_->CommitRead(); }
 
   void Flush() {
     chitta::Status st;
@@ -205,7 +207,9 @@ CHITTA_BIND(wal) {
            py::arg("read_only") = false, py::arg("salvage") = false)
       .def("append", &PyLog::Append, py::arg("op_type"), py::arg("payload"),
            "Append one record; returns its seqno once it is as durable as the mode promises.")
-      .def("read_new", &PyLog::ReadNew)
+      .def("read_new", &PyLog::ReadNew, py::arg("commit") = true,
+           "Records not read before. commit=False: positions advance only on commit_read().")
+      .def("commit_read", &PyLog::CommitRead)
       .def("flush", &PyLog::Flush)
       .def("sync", &PyLog::Sync)
       .def("close", &PyLog::Close)

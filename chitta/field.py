@@ -199,7 +199,7 @@ class Field:
 
     # ---- replay -------------------------------------------------------------------
     def _replay(self) -> int:
-        result = self._log.read_new()
+        result = self._log.read_new(commit=False)  # positions move only once applied
         for damage in result.damages:
             self.salvaged.append(dict(damage))
         decoded: list[tuple[int, list[Op]]] = []
@@ -224,6 +224,7 @@ class Field:
                 else:
                     organ.apply_run(OpType(op_type), run)
                 self._applied += len(run)
+        self._log.commit_read()
         return len(result)
 
     def _located(self, exc: ChittaError, result: Any, index: int) -> ChittaError:

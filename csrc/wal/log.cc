@@ -176,10 +176,20 @@ void Log::BumpClock(uint64_t seen) {
   }
 }
 
-Status Log::ReadNew(ReadBatch* out) {
+void Log::CommitRead() {
+  std::lock_guard<std::mutex> l(read_mu_);
+  for (auto& [name, st] : pending_) {
+    auto it = cursors_.find(name);
+    if (it != cursors_.end()) it->second.state = st;
+  }
+  pending_.clear();
+}
+
+Status Log::ReadNew(ReadBatch* out, bool commit) {
   out->Clear();
   if (closed_) return Status::Closed("log is closed");
   std::lock_guard<std::mutex> l(read_mu_);
+  pending_.clear();
   std::vector<std::string> names;
   CHITTA_RETURN_IF_ERROR(file::ListDir(seg_dir_, &names));
   std::set<std::string> own;
@@ -267,7 +277,10 @@ Status Log::ReadNew(ReadBatch* out) {
       }
     }
   }
-  for (auto& [c, st] : updates) c->state = st;
+  for (auto& [c, st] : updates) {
+    if (commit) c->state = st;
+    else pending_.emplace_back(c->name, st);
+  }
   if (!out->records.empty()) {
     uint64_t max_seen = 0;
     for (const auto& r : out->records) max_seen = std::max(max_seen, r.seqno);

@@ -68,7 +68,10 @@ class Log {
   // Everything complete and not yet read: all other instances' records, and
   // this instance's records from before this open. Never the records this
   // Log appended. Advances the Lamport clock past what it returns.
-  Status ReadNew(ReadBatch* out);
+  // With commit=false the read positions move only on CommitRead(), so a
+  // caller that fails to apply the batch gets the same records next time.
+  Status ReadNew(ReadBatch* out, bool commit = true);
+  void CommitRead();
 
   Status Append(uint8_t op_type, const uint8_t* data, size_t n, uint64_t* seqno);
   Status Flush();
@@ -111,6 +114,7 @@ class Log {
 
   mutable std::mutex read_mu_;
   std::map<std::string, Cursor> cursors_;
+  std::vector<std::pair<std::string, ScanState>> pending_;  // uncommitted read positions
   std::map<uint32_t, ManifestEntry> manifest_;  // per instance, verified at open
 };
 

@@ -169,3 +169,17 @@ def test_batch_is_all_or_nothing_when_its_record_is_torn(field: Path) -> None:
     with chitta.open(field, read_only=True) as f:
         m = f.get((1 << 32) | 2)
         assert (m.text, m.strength) == ("staging listens on port 8080", 1.0)  # neither half applied
+
+
+def test_failed_refresh_applies_nothing_and_fails_again(field: Path) -> None:
+    with chitta.open(field, read_only=True) as f:
+        before = sorted(f.ids())
+        seg = only_segment(field)
+        with open(seg, "ab") as out:
+            good = ops.PutPayload(id=(1 << 32) | 50, text="fine", created_ms=1)
+            out.write(encode_record(100, 0, ops.encode(good)))
+            out.write(encode_record(101, 33, b"\x90"))
+        for _ in range(2):  # the same records come back, and fail the same way
+            with pytest.raises(errors.UnknownOpType):
+                f.refresh()
+            assert sorted(f.ids()) == before

@@ -28,6 +28,8 @@ Scoring, for each distinct query term ``t`` repeated ``qtf`` times in the query:
 
 ``N``, ``df``, ``|D|`` (tokens after stopword removal) and ``avgdl`` count live
 documents only and stay exact under ``remove``. Scores are float32.
+Unlike bm25s' "lucene" method (and Lucene >= 8) the constant factor ``k1 + 1``
+is kept, so scores are ``k1 + 1`` times theirs; rankings are the same.
 """
 
 from __future__ import annotations

@@ -188,9 +188,11 @@ void Index::CompactLocked() {
   size_t w = 0;
   for (size_t ord = 0; ord < ord_ids_.size(); ++ord) {
     if (remap[ord] == kDeadLen) continue;
-    ord_ids_[w] = ord_ids_[ord];
-    doc_len_[w] = doc_len_[ord];
-    doc_terms_[w] = std::move(doc_terms_[ord]);
+    if (w != ord) {  // self-move-assignment would empty the vector
+      ord_ids_[w] = ord_ids_[ord];
+      doc_len_[w] = doc_len_[ord];
+      doc_terms_[w] = std::move(doc_terms_[ord]);
+    }
     id_to_ord_[ord_ids_[w]] = static_cast<uint32_t>(w);
     ++w;
   }

@@ -8,6 +8,8 @@
 // Lucene and bm25s):
 //   idf(t)  = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
 //   s(t, D) = qtf * idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |D| / avgdl))
+// (bm25s "lucene" and Lucene >= 8 drop the constant factor (k1 + 1): same
+// ranking, scores smaller by that factor.)
 // N = live documents, df = live documents containing t, |D| = token count of D
 // after stopword removal, avgdl = total live tokens / N. All are exact under
 // add and remove: removed documents leave tombstones that are skipped and

@@ -111,6 +111,24 @@ TEST(Bm25Index, MatchesBruteForceUnderRandomAddRemove) {
   EXPECT_LT(index.OrdinalSlots(), 2 * index.size() + 64);  // compaction ran
 }
 
+TEST(Bm25Index, RemoveAfterCompactionKeepsStatisticsExact) {
+  // Regression: compaction emptied the term lists of documents whose ordinal
+  // did not move, so removing them later left their df behind.
+  Index index(1.2, 0.75, {});
+  std::vector<uint64_t> ids;
+  std::vector<std::string> texts;
+  for (uint64_t i = 0; i < 200; ++i) ids.push_back(i), texts.push_back("shared w" + std::to_string(i));
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  ASSERT_TRUE(index.Add(ids.data(), views.data(), ids.size()).ok());
+  ASSERT_TRUE(index.Remove(ids.data() + 50, 150).ok());  // compacts; ordinals 0..49 stay put
+  EXPECT_EQ(index.OrdinalSlots(), 50u);
+  ASSERT_TRUE(index.Remove(ids.data(), 10).ok());
+  EXPECT_EQ(index.DocFreq("shared"), 40u);
+  EXPECT_EQ(index.DocFreq("w3"), 0u);
+  EXPECT_EQ(index.VocabularySize(), 41u);
+  EXPECT_DOUBLE_EQ(index.AverageDocLength(), 2.0);
+}
+
 TEST(Bm25Index, AllowedRestrictsHits) {
   Index index(1.2, 0.75, {});
   const uint64_t ids[] = {1, 2, 3, 4};

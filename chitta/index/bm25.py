@@ -46,7 +46,10 @@ from chitta.errors import InvalidArgument
 PAD_ID: int = 2**64 - 1
 """Id used to pad ``search`` results when fewer than ``k`` documents match."""
 
-__all__ = ["BM25", "PAD_ID", "tokenize"]
+MAX_K: int = 1 << 24
+"""Largest ``k`` ``search`` accepts (results are padded to ``k``, so ``k`` sizes memory)."""
+
+__all__ = ["BM25", "MAX_K", "PAD_ID", "tokenize"]
 
 
 def tokenize(text: str | bytes, *, stem: bool = False, stopwords: bool = True) -> list[str]:
@@ -148,17 +151,18 @@ class BM25:
 
         Ordered by score (descending), ties by smaller id. Only documents with a
         positive score are hits; the rest of the ``k`` slots hold ``PAD_ID`` and
-        score 0. An empty query, or one of only stopwords or unknown terms,
-        returns all padding. ``allowed`` restricts hits to those ids (ids not
-        in the index are ignored). ``accumulator`` picks the score accumulator
-        (for benchmarks; results are identical).
+        score 0 (``k`` may exceed ``len(self)``; at most ``MAX_K``). An empty
+        query, or one of only stopwords or unknown terms, returns all padding.
+        ``allowed`` restricts hits to those ids (ids not in the index are
+        ignored; an empty ``allowed`` gives no hits). ``accumulator`` picks the
+        score accumulator (for benchmarks; results are identical).
         """
         if not isinstance(query, str):
             raise InvalidArgument(f"query must be str, got {type(query).__name__}")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
             raise InvalidArgument(f"k must be an int, got {type(k).__name__}")
-        if not 1 <= int(k) <= 2**31 - 1:
-            raise InvalidArgument(f"k must be in [1, 2**31 - 1], got {int(k)}")
+        if not 1 <= int(k) <= MAX_K:
+            raise InvalidArgument(f"k must be in [1, {MAX_K}], got {int(k)}")
         allowed_arr = None if allowed is None else _as_ids(allowed, "allowed")
         return self._index.search(query, int(k), allowed_arr, accumulator)
 

@@ -94,5 +94,6 @@ def rrf_fuse(
         lim = int(limit)
     ids, scores, ranks = _core._rrf_fuse(lists, w, float(k), lim, bool(return_ranks))
     if return_ranks:
+        assert ranks is not None
         return ids, scores, ranks
     return ids, scores

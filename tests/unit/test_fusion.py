@@ -99,15 +99,15 @@ def test_repeated_id_in_one_list_counts_once() -> None:
 
 
 def test_limit_keeps_best() -> None:
-    ids, scores, ranks = rrf_fuse([[1, 2, 3, 4], [4]], limit=2, return_ranks=True)
+    ids, _scores, ranks = rrf_fuse([[1, 2, 3, 4], [4]], limit=2, return_ranks=True)
     full = rrf_fuse([[1, 2, 3, 4], [4]])
     assert ids.tolist() == full[0][:2].tolist() and ranks.shape == (2, 2)
 
 
 def test_no_lists_and_empty_lists() -> None:
-    ids, scores, ranks = rrf_fuse([], return_ranks=True)
+    ids, _, ranks = rrf_fuse([], return_ranks=True)
     assert ids.size == 0 and ranks.shape == (0, 0)
-    ids, scores = rrf_fuse([[], [PAD]])
+    ids, _scores = rrf_fuse([[], [PAD]])
     assert ids.size == 0
 
 

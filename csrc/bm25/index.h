@@ -1,0 +1,133 @@
+// csrc/bm25/index.h
+// Incremental BM25 keyword index: term-at-a-time scoring over compact posting
+// lists (u32 document ordinals + u16 term frequencies, with an overflow map for
+// the rare tf >= 65535).
+//
+// Scoring (Lucene / bm25s "lucene" variant), per distinct query term t with
+// query multiplicity qtf (a term repeated in the query counts qtf times, as in
+// Lucene and bm25s):
+//   idf(t)  = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+//   s(t, D) = qtf * idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |D| / avgdl))
+// (bm25s "lucene" and Lucene >= 8 drop the constant factor (k1 + 1): same
+// ranking, scores smaller by that factor.)
+// N = live documents, df = live documents containing t, |D| = token count of D
+// after stopword removal, avgdl = total live tokens / N. All are exact under
+// add and remove: removed documents leave tombstones that are skipped and
+// compacted away once they outnumber the live ones.
+//
+// Thread safety: Search() may run concurrently from many threads (shared lock,
+// per-thread scratch); Add/Remove/SetParams take the lock exclusively. Every
+// mutator validates the whole batch first and changes nothing on error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "bm25/tokenizer.h"
+#include "chitta/status.h"
+
+namespace chitta::bm25 {
+
+inline constexpr uint64_t kPadId = ~uint64_t{0};  // reserved: never a document id
+
+struct Hit {
+  uint64_t id;
+  float score;
+};
+
+// How Search() sums term contributions. kDense: a per-thread float array over
+// all ordinals plus a touched list; kSparse: collect (ordinal, score) pairs and
+// sort them. kAuto picks dense (measured faster, benchmarks/RESULTS.md).
+enum class Accumulator { kAuto, kDense, kSparse };
+
+class Index {
+ public:
+  Index(double k1, double b, TokenizerOptions tokenizer);
+
+  // k1 must be finite and >= 0; b finite and in [0, 1].
+  [[nodiscard]] static Status ValidateParams(double k1, double b);
+  [[nodiscard]] Status SetParams(double k1, double b);
+  double k1() const;
+  double b() const;
+  const TokenizerOptions& tokenizer() const { return tokenizer_; }
+
+  // Adds n documents. Errors (nothing added): an id equal to kPadId, repeated in
+  // the batch or already present; invalid UTF-8 in a text; more than 2^32 - 2
+  // ordinals.
+  [[nodiscard]] Status Add(const uint64_t* ids, const std::string_view* texts, size_t n);
+
+  // Removes n documents. Errors (nothing removed): an id not present, or repeated.
+  [[nodiscard]] Status Remove(const uint64_t* ids, size_t n);
+
+  // Top-k documents for `query`, best first: higher score, then smaller id.
+  // Only documents with score > 0 are returned, so `out` may hold fewer than k.
+  // An empty query, or one of only stopwords or unknown terms, gives no hits.
+  // allowed != nullptr restricts hits to those ids (unknown ids are ignored).
+  // Errors: k == 0, invalid UTF-8 in the query.
+  [[nodiscard]] Status Search(std::string_view query, size_t k,
+                              const std::vector<uint64_t>* allowed, std::vector<Hit>* out,
+                              Accumulator accumulator = Accumulator::kAuto) const;
+
+  size_t size() const;
+  bool Contains(uint64_t id) const;
+  // Live documents containing `term` (a token as the tokenizer produces it).
+  uint32_t DocFreq(std::string_view term) const;
+  // Distinct terms with df > 0.
+  size_t VocabularySize() const;
+  double AverageDocLength() const;
+  // Ordinal slots including tombstones (for tests of compaction).
+  size_t OrdinalSlots() const;
+
+  // Every live document as (id, its (term, tf) pairs), for save and tests.
+  struct DocTerms {
+    uint64_t id;
+    std::vector<std::pair<std::string, uint32_t>> terms;
+  };
+  std::vector<DocTerms> ExportDocs() const;
+  // Adds pre-tokenized documents (from ExportDocs or a file); same checks as Add.
+  [[nodiscard]] Status ImportDocs(const std::vector<DocTerms>& docs);
+
+ private:
+  struct PostingList {
+    std::vector<uint32_t> ords;  // ascending
+    std::vector<uint16_t> tfs;   // kTfOverflow -> see big_tf_
+    uint32_t df = 0;             // live documents only
+  };
+  static constexpr uint16_t kTfOverflow = 0xFFFF;
+  static constexpr uint32_t kDeadLen = 0xFFFFFFFFu;
+  static constexpr size_t kMaxOrdinals = 0xFFFFFFFEu;
+
+  [[nodiscard]] Status CheckNewIdsLocked(const uint64_t* ids, size_t n) const;
+  void InsertLocked(uint64_t id, const std::vector<std::string>& tokens);
+  void InsertCountedLocked(uint64_t id, std::vector<std::pair<uint32_t, uint32_t>> term_tfs,
+                           uint32_t length);
+  uint32_t TermIdLocked(const std::string& term);
+  void CompactLocked();
+  uint32_t TfAt(uint32_t term, const PostingList& list, size_t i) const;
+
+  TokenizerOptions tokenizer_;
+  double k1_;
+  double b_;
+
+  std::unordered_map<std::string, uint32_t> term_ids_;
+  std::vector<std::string> terms_;  // term id -> text
+  std::vector<PostingList> postings_;
+  std::unordered_map<uint64_t, uint32_t> big_tf_;  // (term << 32 | ord) -> tf >= 65535
+
+  std::unordered_map<uint64_t, uint32_t> id_to_ord_;
+  std::vector<uint64_t> ord_ids_;   // kPadId for tombstones
+  std::vector<uint32_t> doc_len_;   // kDeadLen for tombstones
+  std::vector<std::vector<uint32_t>> doc_terms_;  // flattened (term, tf) pairs
+  size_t live_ = 0;
+  size_t dead_ = 0;
+  uint64_t total_len_ = 0;
+
+  mutable std::shared_mutex mu_;
+};
+
+}  // namespace chitta::bm25

@@ -1,0 +1,170 @@
+// csrc/bm25/search.cc
+// Index::Search: term-at-a-time BM25 scoring (formula in index.h) with a dense
+// per-thread accumulator or a sparse sort-based one, then a bounded top-k heap.
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "bm25/index.h"
+
+namespace chitta::bm25 {
+namespace {
+
+// Best first: higher score, then smaller id.
+bool Better(const Hit& a, const Hit& b) {
+  return a.score > b.score || (a.score == b.score && a.id < b.id);
+}
+
+class TopK {
+ public:
+  explicit TopK(size_t k) : k_(k) {}
+  void Offer(uint64_t id, float score) {
+    const Hit h{id, score};
+    if (heap_.size() < k_) {
+      heap_.push_back(h);
+      std::push_heap(heap_.begin(), heap_.end(), Better);  // top = worst kept
+    } else if (Better(h, heap_.front())) {
+      std::pop_heap(heap_.begin(), heap_.end(), Better);
+      heap_.back() = h;
+      std::push_heap(heap_.begin(), heap_.end(), Better);
+    }
+  }
+  void Finish(std::vector<Hit>* out) {
+    std::sort_heap(heap_.begin(), heap_.end(), Better);
+    out->assign(heap_.begin(), heap_.end());
+  }
+
+ private:
+  size_t k_;
+  std::vector<Hit> heap_;
+};
+
+struct DenseScratch {
+  std::vector<float> acc;
+  std::vector<uint32_t> touched;
+};
+
+struct QueryTerm {
+  uint32_t term;
+  float weight;  // qtf * idf
+};
+
+}  // namespace
+
+Status Index::Search(std::string_view query, size_t k, const std::vector<uint64_t>* allowed,
+                     std::vector<Hit>* out, Accumulator accumulator) const {
+  out->clear();
+  if (k == 0) return Status::InvalidArgument("k must be >= 1");
+  std::vector<std::string> tokens;
+  CHITTA_RETURN_IF_ERROR(Tokenize(query, tokenizer_, &tokens));
+  if (tokens.empty()) return Status::OK();
+  std::sort(tokens.begin(), tokens.end());
+
+  std::shared_lock lock(mu_);
+  if (live_ == 0) return Status::OK();
+  const double n_docs = static_cast<double>(live_);
+  std::vector<QueryTerm> terms;
+  for (size_t i = 0; i < tokens.size();) {
+    size_t j = i;
+    while (j < tokens.size() && tokens[j] == tokens[i]) ++j;
+    auto it = term_ids_.find(tokens[i]);
+    if (it != term_ids_.end() && postings_[it->second].df > 0) {
+      const double df = postings_[it->second].df;
+      const double idf = std::log(1.0 + (n_docs - df + 0.5) / (df + 0.5));
+      terms.push_back({it->second, static_cast<float>(idf * static_cast<double>(j - i))});
+    }
+    i = j;
+  }
+  if (terms.empty()) return Status::OK();
+
+  const double avgdl = static_cast<double>(total_len_) / n_docs;
+  // Length norm k1 * (1 - b + b * len / avgdl) = a + c * len. An index whose
+  // documents are all empty has avgdl 0 but then no postings either.
+  const float k1 = static_cast<float>(k1_);
+  const float a = static_cast<float>(k1_ * (1.0 - b_));
+  const float c = avgdl > 0 ? static_cast<float>(k1_ * b_ / avgdl) : 0.0f;
+  auto contribution = [&](float weight, uint32_t tf, uint32_t len) {
+    const float f = static_cast<float>(tf);
+    return weight * f * (k1 + 1.0f) / (f + a + c * static_cast<float>(len));
+  };
+
+  // Allowed ids -> ordinals (unknown ids and padding are ignored).
+  std::vector<uint32_t> allowed_ords;
+  if (allowed != nullptr) {
+    allowed_ords.reserve(allowed->size());
+    for (uint64_t id : *allowed) {
+      auto it = id_to_ord_.find(id);
+      if (it != id_to_ord_.end()) allowed_ords.push_back(it->second);
+    }
+    if (allowed_ords.empty()) return Status::OK();
+  }
+
+  TopK top(k);
+  if (accumulator == Accumulator::kSparse) {
+    std::vector<std::pair<uint32_t, float>> pairs;
+    for (const QueryTerm& qt : terms) {
+      const PostingList& list = postings_[qt.term];
+      for (size_t i = 0; i < list.ords.size(); ++i) {
+        const uint32_t ord = list.ords[i];
+        const uint32_t len = doc_len_[ord];
+        if (len == kDeadLen) continue;
+        pairs.emplace_back(ord, contribution(qt.weight, TfAt(qt.term, list, i), len));
+      }
+    }
+    // Stable: contributions of one ordinal are summed in query-term order, the
+    // same order the dense accumulator uses, so both give identical floats.
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    if (allowed != nullptr) {
+      std::sort(allowed_ords.begin(), allowed_ords.end());
+      allowed_ords.erase(std::unique(allowed_ords.begin(), allowed_ords.end()),
+                         allowed_ords.end());
+    }
+    size_t ai = 0;
+    for (size_t i = 0; i < pairs.size();) {
+      const uint32_t ord = pairs[i].first;
+      float sum = 0.0f;
+      for (; i < pairs.size() && pairs[i].first == ord; ++i) sum += pairs[i].second;
+      if (allowed != nullptr) {
+        while (ai < allowed_ords.size() && allowed_ords[ai] < ord) ++ai;
+        if (ai == allowed_ords.size() || allowed_ords[ai] != ord) continue;
+      }
+      top.Offer(ord_ids_[ord], sum);
+    }
+  } else {
+    thread_local DenseScratch scratch;
+    if (scratch.acc.size() < ord_ids_.size()) scratch.acc.resize(ord_ids_.size(), 0.0f);
+    float* acc = scratch.acc.data();
+    std::vector<uint32_t>& touched = scratch.touched;
+    touched.clear();
+    for (const QueryTerm& qt : terms) {
+      const PostingList& list = postings_[qt.term];
+      const uint32_t* ords = list.ords.data();
+      const uint16_t* tfs = list.tfs.data();
+      const size_t m = list.ords.size();
+      for (size_t i = 0; i < m; ++i) {
+        const uint32_t ord = ords[i];
+        const uint32_t len = doc_len_[ord];
+        if (len == kDeadLen) continue;
+        const uint32_t tf = tfs[i] == kTfOverflow ? TfAt(qt.term, list, i) : tfs[i];
+        if (acc[ord] == 0.0f) touched.push_back(ord);  // contributions are > 0
+        acc[ord] += contribution(qt.weight, tf, len);
+      }
+    }
+    if (allowed == nullptr) {
+      for (uint32_t ord : touched) top.Offer(ord_ids_[ord], acc[ord]);
+    } else {
+      // Reading zeroes the slot, so an id listed twice in `allowed` counts once.
+      for (uint32_t ord : allowed_ords) {
+        const float s = acc[ord];
+        if (s > 0.0f) top.Offer(ord_ids_[ord], s);
+        acc[ord] = 0.0f;
+      }
+    }
+    for (uint32_t ord : touched) acc[ord] = 0.0f;
+  }
+  top.Finish(out);
+  return Status::OK();
+}
+
+}  // namespace chitta::bm25

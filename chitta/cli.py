@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 import chitta
-from chitta import ops
+from chitta import _validate, ops
 from chitta import errors
 from chitta.inspect import iter_records, verify
 
@@ -159,6 +159,8 @@ def remember(ctx: click.Context, text: str, kind: str, realm: str | None, sessio
     Example:
       chitta remember "deploys need the VPN" --kind decision --tag ops
     """
+    with _errors_to_exit():
+        _validate.text(text)  # a bad text must not even create the field
     with _errors_to_exit(), chitta.open(_field_path(ctx)) as field:
         mid = field.remember(text, kind=kind, realm=realm, session=session,
                              source_tool=source_tool, tags=list(tags), confidence=confidence)

@@ -1,0 +1,126 @@
+"""The ``chitta`` command, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fieldtools import flip_byte, segment_files, truncate_by
+
+import chitta
+
+
+def _chitta_exe() -> str:
+    beside = Path(sys.executable).parent / "chitta"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("chitta")
+    assert found, "the chitta console script is not installed"
+    return found
+
+
+def run(*args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home or Path.home())}
+    if home is not None:
+        env["CHITTA_HOME"] = str(home / "field")
+    return subprocess.run([_chitta_exe(), *args], capture_output=True, text=True, timeout=60, env=env, check=False)
+
+
+def test_version() -> None:
+    r = run("--version")
+    assert r.returncode == 0 and chitta.__version__ in r.stdout
+
+
+def test_remember_get_forget_stats_round_trip(tmp_path: Path) -> None:
+    r = run("remember", "deploys need the VPN", "--kind", "decision", "--tag", "ops", "--json", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    mid = json.loads(r.stdout)["id"]
+    r = run("get", str(mid), "--json", home=tmp_path)
+    got = json.loads(r.stdout)
+    assert (got["text"], got["kind"], got["tags"]) == ("deploys need the VPN", "decision", ["ops"])
+    r = run("stats", "--json", home=tmp_path)
+    assert json.loads(r.stdout)["memories"] == 1
+    assert run("forget", str(mid), home=tmp_path).returncode == 0
+    r = run("get", str(mid), home=tmp_path)
+    assert r.returncode == 5 and "NotFound" in r.stderr
+    with chitta.open(tmp_path / "field", read_only=True) as f:
+        assert len(f) == 0 and f.stats().forgotten == 1
+
+
+def test_path_option_overrides_env(tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    r = run("--path", str(other), "remember", "elsewhere", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (other / "segments").is_dir() and not (tmp_path / "field").exists()
+
+
+def test_bad_input_exit_codes(tmp_path: Path) -> None:
+    assert run("remember", "", home=tmp_path).returncode == 1  # InvalidArgument
+    assert not (tmp_path / "field").exists()  # and nothing was created
+    assert run("remember", "x", "--kind", "gossip", home=tmp_path).returncode == 2  # usage
+    assert run("get", "not-a-number", home=tmp_path).returncode == 2
+    assert run("stats", home=tmp_path).returncode == 5  # no field yet
+    assert run("verify", str(tmp_path / "nowhere")).returncode == 5
+
+
+def test_verify_exit_codes_tell_torn_from_corrupt(tmp_path: Path) -> None:
+    root = tmp_path / "field"
+    with chitta.open(root) as f:
+        for i in range(5):
+            f.remember(f"memory {i}")
+    r = run("verify", str(root), "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["records"] == 5
+    seg = segment_files(root)[0]
+    truncate_by(seg, 3)
+    r = run("verify", str(root), "--json")
+    assert r.returncode == 3 and [d["kind"] for d in json.loads(r.stdout)["damages"]] == ["torn_tail"]
+    flip_byte(seg, 60)
+    r = run("verify", str(root))
+    assert r.returncode == 4 and "crc_mismatch" in r.stdout
+
+
+def test_dump_lists_records_in_replay_order(tmp_path: Path) -> None:
+    root = tmp_path / "field"
+    with chitta.open(root) as f:
+        a = f.remember("first")
+        f.forget(a)
+    r = run("dump", str(root), "--json")
+    recs = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [x["op"] for x in recs] == ["PutPayload", "DeleteMemory"]
+    assert recs[0]["fields"]["text"] == "first" and recs[1]["fields"]["id"] == a
+    assert recs[0]["seqno"] < recs[1]["seqno"]
+    r = run("dump", str(root))
+    assert r.returncode == 0 and "PutPayload" in r.stdout
+
+
+def test_no_arguments_prints_orientation(tmp_path: Path) -> None:
+    r = run(home=tmp_path)
+    assert r.returncode == 0 and "no field here yet" in r.stdout
+    run("remember", "x", home=tmp_path)
+    r = run(home=tmp_path)
+    assert "1 memories" in r.stdout and "next:" in r.stdout
+
+
+def test_help_lists_exit_codes() -> None:
+    r = run("--help")
+    assert r.returncode == 0 and "Exit codes" in r.stdout
+    for cmd in ("remember", "get", "forget", "stats", "verify", "dump", "demo"):
+        h = run(cmd, "--help")
+        assert h.returncode == 0 and "Example" in h.stdout, cmd
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_demo_runs_offline(tmp_path: Path, as_json: bool) -> None:
+    args = ["demo", "--path", str(tmp_path / "demo")] + (["--json"] if as_json else [])
+    r = run(*args)
+    assert r.returncode == 0, r.stderr
+    if as_json:
+        summary = json.loads(r.stdout)
+        assert summary["memories"] == 29 and summary["forgotten"] == 1
+        assert summary["instances"] == 2 and summary["verify_damages"] == 0
+    else:
+        assert "29 memories" in r.stdout

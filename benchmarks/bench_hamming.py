@@ -162,8 +162,10 @@ def _best(fn, rounds: int) -> float:
 
 def main() -> None:
     levels = [lv for lv in ("avx512", "avx2", "generic") if _core._hamming_simd_supported(lv)]
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
-          f"python {platform.python_version()}, numpy {np.__version__}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
+        f"python {platform.python_version()}, numpy {np.__version__}"
+    )
     header = "| n | bytes | bound (read) | " + " | ".join(f"chitta {lv}" for lv in levels)
     header += " | faiss 1 thr | numpy | chitta/bound | faiss/chitta | numpy/chitta |"
     print(header)

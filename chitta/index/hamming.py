@@ -74,9 +74,7 @@ def default_candidates(n: int) -> int:
     return int(_core._hamming_default_candidates(_count(n, "n")))
 
 
-def binarize(
-    vectors: npt.ArrayLike, mean: npt.ArrayLike | None = None
-) -> npt.NDArray[np.uint64]:
+def binarize(vectors: npt.ArrayLike, mean: npt.ArrayLike | None = None) -> npt.NDArray[np.uint64]:
     """Sign codes of ``vectors - mean`` as ``uint64[n, ceil(dim / 64)]``.
 
     Bit ``i % 64`` of word ``i // 64`` is 1 iff ``vectors[:, i] - mean[i] > 0``;
@@ -258,7 +256,9 @@ class HammingRescoreIndex:
         id_arr = _id_array(ids)
         v = _float_matrix(vectors, self.dim, "vectors")
         if v.shape[0] != id_arr.shape[0]:
-            raise InvalidArgument(f"{id_arr.shape[0]} ids but {v.shape[0]} vectors; they must match")
+            raise InvalidArgument(
+                f"{id_arr.shape[0]} ids but {v.shape[0]} vectors; they must match"
+            )
         self._core.add(id_arr, v)
 
     def remove(self, ids: npt.ArrayLike) -> None:
@@ -385,7 +385,9 @@ def _queries(values: npt.ArrayLike, dtype: type, width: int, what: str) -> tuple
     if single:
         arr = arr.reshape(1, -1)
     if arr.ndim != 2 or arr.shape[1] != width:
-        raise InvalidArgument(f"{what} must have shape ({width},) or (nq, {width}), got {arr.shape}")
+        raise InvalidArgument(
+            f"{what} must have shape ({width},) or (nq, {width}), got {arr.shape}"
+        )
     if arr.shape[0] == 0:
         return np.empty((0, width), dtype=dtype), False
     if arr.dtype != dtype:

@@ -15,7 +15,9 @@ def tied_codes(n: int, words: int, rng: np.random.Generator, patterns: int = 4) 
         flip = rng.random(n) < 0.5
         bit = rng.integers(0, 64 * words, size=n)
         rows = np.nonzero(flip)[0]
-        codes[rows, bit[rows] // 64] ^= np.left_shift(np.uint64(1), (bit[rows] % 64).astype(np.uint64))
+        codes[rows, bit[rows] // 64] ^= np.left_shift(
+            np.uint64(1), (bit[rows] % 64).astype(np.uint64)
+        )
     return codes
 
 

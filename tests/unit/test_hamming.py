@@ -181,3 +181,22 @@ def test_binarize_equals_datagen_sign_codes(dim):
     mean = x.mean(axis=0)
     np.testing.assert_array_equal(binarize(x, mean), datagen.sign_codes(x, mean))
     np.testing.assert_array_equal(binarize(x), datagen.sign_codes(x))
+
+
+def test_distances_equal_faiss_binary_flat():
+    """A second, independent implementation: faiss IndexBinaryFlat (when installed)."""
+    faiss = pytest.importorskip("faiss")
+    index, ids, codes, rng = build(256, 4000, seed=99, remove_frac=0.0)
+    ref = faiss.IndexBinaryFlat(256)
+    ref.add(codes.view(np.uint8))
+    queries = rng.integers(0, 2**64, (6, 4), dtype=np.uint64)
+    want_d, _ = ref.search(queries.view(np.uint8), 100)
+    got_ids, got_d = index.search(queries, 100)
+    np.testing.assert_array_equal(got_d, want_d)
+    # Each returned id really is at the distance reported.
+    pos = {int(i): p for p, i in enumerate(ids)}
+    for r in range(len(queries)):
+        rows = [pos[int(i)] for i in got_ids[r]]
+        np.testing.assert_array_equal(
+            np.bitwise_count(codes[rows] ^ queries[r]).sum(axis=1), got_d[r]
+        )

@@ -42,7 +42,7 @@ def refix(data: bytearray) -> bytes:
 
 
 def test_file_layout_matches_spec(saved):
-    index, path = saved
+    _index, path = saved
     data = path.read_bytes()
     magic, major, minor, words, count = struct.unpack_from("<8sHHIQ", data)
     assert (magic, major, minor, words, count) == (b"CHITHAM\0", 1, 0, 3, 36)

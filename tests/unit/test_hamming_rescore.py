@@ -82,7 +82,9 @@ def test_more_candidates_never_lower_recall_on_average():
 
     def recall(c: int) -> float:
         got, _ = idx.search(q, 10, candidates=c)
-        return float(np.mean([len(set(got[i].tolist()) & set(exact[i].tolist())) for i in range(nq)]))
+        return float(
+            np.mean([len(set(got[i].tolist()) & set(exact[i].tolist())) for i in range(nq)])
+        )
 
     r = [recall(c) for c in (10, 100, 1000, n)]
     assert r == sorted(r), r

@@ -4,7 +4,8 @@ and vs the single-thread memory-bandwidth bound measured in the same run.
 Smoke (CI, seconds):   pytest benchmarks/bench_hamming.py --benchmark-disable
 pytest-benchmark run:  CHITTA_BENCH_N=100000,1000000 pytest benchmarks/bench_hamming.py \
                            --benchmark-min-rounds=5 --benchmark-warmup=on
-Ratio table (what RESULTS.md quotes; interleaved rounds, best of each):
+Ratio table (what RESULTS.md quotes; interleaved rounds, best of each), plus the
+rescoring recall table with CHITTA_BENCH_RECALL=1:
                        CHITTA_BENCH_N=100000,1000000 python benchmarks/bench_hamming.py
 
 Everything is single-threaded (faiss is set to 1 thread). Codes are uniform
@@ -198,5 +199,32 @@ def main() -> None:
         print(row, flush=True)
 
 
+def recall_table() -> None:
+    """recall@10 of HammingRescoreIndex vs exact cosine, by candidate count."""
+    import datagen
+
+    from chitta.index.hamming import HammingRescoreIndex
+
+    nq = 100
+    print("| n | spread | candidates | recall@10 | ms/query |")
+    print("|---|---|---|---|---|")
+    for n in sizes():
+        for spread in (0.35, 1.0):
+            x = datagen.clustered_vectors(n, 256, spread=spread, seed=1)
+            q = datagen.queries_near(x, nq, noise=spread, seed=2)
+            exact = np.argsort(-(q @ x.T), axis=1)[:, :10]
+            idx = HammingRescoreIndex(256)
+            idx.add(np.arange(n, dtype=np.uint64), x)
+            for c in (100, 400, 1000, 4000):
+                t = time.perf_counter()
+                got, _ = idx.search(q, 10, candidates=c)
+                per_q = (time.perf_counter() - t) / nq * 1e3
+                hit = [len(set(got[i].tolist()) & set(exact[i].tolist())) for i in range(nq)]
+                print(f"| {n:,} | {spread} | {c} | {np.mean(hit) / 10:.3f} | {per_q:.2f} |")
+            del x
+
+
 if __name__ == "__main__":
     main()
+    if os.environ.get("CHITTA_BENCH_RECALL"):
+        recall_table()

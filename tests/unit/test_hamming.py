@@ -96,7 +96,7 @@ def test_env_override_lowers_level(env, want):
 
 
 def test_single_query_gives_1d_results():
-    index, ids, codes, _ = build(256, 500, seed=3)
+    index, _ids, codes, _ = build(256, 500, seed=3)
     one_ids, one_d = index.search(codes[3], 5)
     many_ids, many_d = index.search(codes[3:4], 5)
     assert one_ids.shape == (5,) and one_d.dtype == np.uint32
@@ -200,3 +200,33 @@ def test_distances_equal_faiss_binary_flat():
         np.testing.assert_array_equal(
             np.bitwise_count(codes[rows] ^ queries[r]).sum(axis=1), got_d[r]
         )
+
+
+def test_searches_in_threads_while_adding():
+    """Search releases the GIL; concurrent add/search stay consistent (lock in the core)."""
+    import threading
+
+    index, ids, codes, _ = build(256, 2000, seed=5, remove_frac=0.0)
+    q = codes[:4]
+    want = index.search(q, 20)
+    errors: list[BaseException] = []
+
+    def searcher() -> None:
+        try:
+            for _ in range(50):
+                got = index.search(q, 20)
+                # Adds only append far codes (all ones), so the top-20 never changes.
+                np.testing.assert_array_equal(got[0], want[0])
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=searcher) for _ in range(2)]
+    for t in threads:
+        t.start()
+    far = np.full((1, 4), 2**64 - 1, dtype=np.uint64)
+    for i in range(200):
+        index.add(np.array([10**9 + i], dtype=np.uint64), far)
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(index) == len(ids) + 200

@@ -212,7 +212,9 @@ def recall_table() -> None:
         for spread in (0.35, 1.0):
             x = datagen.clustered_vectors(n, 256, spread=spread, seed=1)
             q = datagen.queries_near(x, nq, noise=spread, seed=2)
-            exact = np.argsort(-(q @ x.T), axis=1)[:, :10]
+            sims = q @ x.T
+            exact = np.argpartition(-sims, 10, axis=1)[:, :10]  # the true top-10 sets
+            del sims
             idx = HammingRescoreIndex(256)
             idx.add(np.arange(n, dtype=np.uint64), x)
             for c in (100, 400, 1000, 4000):

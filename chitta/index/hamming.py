@@ -301,6 +301,8 @@ def _integer(value: object, what: str) -> int:
 
 
 def _positive_int(value: object, what: str) -> int:
+    if type(value) is int and value > 0:  # fast path for the common case
+        return value
     v = _integer(value, what)
     if v <= 0:
         raise InvalidArgument(f"{what} must be positive, got {v}")
@@ -380,6 +382,12 @@ def _float_vector(values: npt.ArrayLike, dim: int, what: str) -> npt.NDArray[np.
 
 
 def _queries(values: npt.ArrayLike, dtype: type, width: int, what: str) -> tuple[Any, bool]:
+    if type(values) is np.ndarray and values.dtype == dtype and values.flags.c_contiguous:
+        # Fast path: already the right array; only the shape needs checking.
+        if values.ndim == 1 and values.shape[0] == width:
+            return values.reshape(1, width), True
+        if values.ndim == 2 and values.shape[1] == width and values.shape[0] > 0:
+            return values, False
     arr: Any = np.asarray(values)
     single = arr.ndim == 1
     if single:

@@ -1,0 +1,125 @@
+// csrc/hamming/rescore_index_test.cc
+// RescoreIndex: rescoring equals exact cosine over the Hamming candidate set;
+// the mean rule; bad input changes nothing.
+#include "hamming/rescore_index.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace chitta::hamming {
+namespace {
+
+std::vector<float> Gaussian(size_t n, size_t dim, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> v(n * dim);
+  for (auto& x : v) x = normal(rng);
+  return v;
+}
+
+std::unique_ptr<RescoreIndex> Make(size_t dim, size_t candidates) {
+  auto r = RescoreIndex::Create(dim, candidates);
+  EXPECT_TRUE(r.ok());
+  return std::move(r.value());
+}
+
+TEST(RescoreIndex, DefaultCandidatesRule) {
+  EXPECT_EQ(RescoreIndex::DefaultCandidates(0), 400u);
+  EXPECT_EQ(RescoreIndex::DefaultCandidates(400000), 400u);
+  EXPECT_EQ(RescoreIndex::DefaultCandidates(400001), 401u);
+  EXPECT_EQ(RescoreIndex::DefaultCandidates(1000000), 1000u);
+}
+
+TEST(RescoreIndex, RescoresCandidatesByExactCosine) {
+  const size_t dim = 96;
+  const size_t n = 2000;
+  auto index = Make(dim, 50);
+  auto data = Gaussian(n, dim, 1);
+  std::vector<uint64_t> ids(n);
+  for (size_t i = 0; i < n; ++i) ids[i] = 3 * i + 1;
+  ASSERT_TRUE(index->Add(ids.data(), data.data(), n).ok());
+  auto queries = Gaussian(5, dim, 2);
+  const size_t k = 10;
+  std::vector<uint64_t> got(5 * k);
+  std::vector<float> score(5 * k);
+  ASSERT_TRUE(index->Search(queries.data(), 5, k, 0, got.data(), score.data()).ok());
+  for (size_t q = 0; q < 5; ++q) {
+    std::vector<uint64_t> cand;
+    ASSERT_TRUE(index->CandidateIds(queries.data() + q * dim, 0, &cand).ok());
+    ASSERT_EQ(cand.size(), 50u);
+    // Exact cosine in double over the candidate set.
+    std::vector<std::pair<double, uint64_t>> ref;
+    const float* qv = queries.data() + q * dim;
+    for (uint64_t id : cand) {
+      const float* v = data.data() + ((id - 1) / 3) * dim;
+      double dot = 0, nq = 0, nv = 0;
+      for (size_t i = 0; i < dim; ++i) {
+        dot += double(qv[i]) * v[i];
+        nq += double(qv[i]) * qv[i];
+        nv += double(v[i]) * v[i];
+      }
+      ref.emplace_back(-dot / std::sqrt(nq * nv), id);
+    }
+    std::sort(ref.begin(), ref.end());
+    for (size_t j = 0; j < k; ++j) {
+      EXPECT_EQ(got[q * k + j], ref[j].second);
+      EXPECT_NEAR(score[q * k + j], -ref[j].first, 1e-5);
+    }
+  }
+}
+
+TEST(RescoreIndex, MeanComesFromFirstBatchAndIsFixed) {
+  const size_t dim = 8;
+  auto index = Make(dim, 0);
+  std::vector<float> mean;
+  EXPECT_FALSE(index->GetMean(&mean));
+  const float v[16] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0};
+  const uint64_t ids[2] = {1, 2};
+  ASSERT_TRUE(index->Add(ids, v, 2).ok());
+  ASSERT_TRUE(index->GetMean(&mean));
+  EXPECT_FLOAT_EQ(mean[0], 0.5f);
+  EXPECT_FLOAT_EQ(mean[1], 0.5f);  // of the normalised vectors
+  EXPECT_EQ(index->SetMean(v).code(), Code::kInvalidArgument);
+}
+
+TEST(RescoreIndex, ZeroVectorLeavesIndexUnchanged) {
+  auto index = Make(4, 0);
+  const float v[8] = {1, 2, 3, 4, 0, 0, 0, 0};
+  const uint64_t ids[2] = {1, 2};
+  EXPECT_EQ(index->Add(ids, v, 2).code(), Code::kInvalidArgument);
+  EXPECT_EQ(index->size(), 0u);
+  std::vector<float> mean;
+  EXPECT_FALSE(index->GetMean(&mean));
+}
+
+TEST(RescoreIndex, NanQueryIsInvalid) {
+  auto index = Make(2, 0);
+  const float v[2] = {1, 2};
+  const uint64_t id = 1;
+  ASSERT_TRUE(index->Add(&id, v, 1).ok());
+  const float q[2] = {std::nanf(""), 1};
+  uint64_t out;
+  float s;
+  EXPECT_EQ(index->Search(q, 1, 1, 0, &out, &s).code(), Code::kInvalidArgument);
+}
+
+TEST(RescoreIndex, ShortResultIsPadded) {
+  auto index = Make(2, 0);
+  const float v[2] = {1, 2};
+  const uint64_t id = 1;
+  ASSERT_TRUE(index->Add(&id, v, 1).ok());
+  uint64_t out[3];
+  float s[3];
+  ASSERT_TRUE(index->Search(v, 1, 3, 0, out, s).ok());
+  EXPECT_EQ(out[0], 1u);
+  EXPECT_NEAR(s[0], 1.0f, 1e-6);
+  EXPECT_EQ(out[1], kPadId);
+  EXPECT_TRUE(std::isinf(s[2]) && s[2] < 0);
+}
+
+}  // namespace
+}  // namespace chitta::hamming

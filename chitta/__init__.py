@@ -42,6 +42,6 @@ __all__ = [
     "default_path",
     "errors",
     "inspect",
-    "ops",
     "open",
+    "ops",
 ]

@@ -21,8 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 import chitta
-from chitta import _validate, ops
-from chitta import errors
+from chitta import _validate, errors, ops
 from chitta.inspect import iter_records, verify
 
 EXIT_ERROR = 1

@@ -503,7 +503,7 @@ class Field:
         )
 
 
-def open(  # noqa: A001 - the natural name, as in io.open / dbm.open
+def open(
     path: str | os.PathLike[str] | None = None,
     *,
     instance_id: int | None = None,

@@ -14,8 +14,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE / "tests" / "format"))
 
-from chitta import _core  # noqa: E402
-from golden import write_golden  # noqa: E402
+from golden import write_golden
+
+from chitta import _core
 
 
 def main() -> None:

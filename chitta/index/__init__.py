@@ -12,6 +12,8 @@ from typing import Any
 _EXPORTS = {
     "PostingIndex": "chitta.index.posting",
     "HammingIndex": "chitta.index.hamming",
+    "HammingRescoreIndex": "chitta.index.hamming",
+    "binarize": "chitta.index.hamming",
     "HNSW": "chitta.index.hnsw",
     "TieredHNSW": "chitta.index.hnsw",
     "BruteForceIndex": "chitta.index.hnsw",
@@ -21,7 +23,19 @@ _EXPORTS = {
     "simd_level": "chitta.index.hamming",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "BM25",
+    "HNSW",
+    "BruteForceIndex",
+    "HammingIndex",
+    "HammingRescoreIndex",
+    "PostingIndex",
+    "TieredHNSW",
+    "binarize",
+    "rrf_fuse",
+    "simd_level",
+    "tokenize",
+]
 
 
 def __getattr__(name: str) -> Any:

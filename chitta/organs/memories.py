@@ -21,19 +21,19 @@ class MemoryRecord:
     """Mutable per-memory state; the organ's own, never handed out."""
 
     __slots__ = (
-        "put",
-        "text",
-        "tags",
-        "meta",
-        "embedding",
+        "access_count",
         "confidence",
-        "strength",
         "decay_rate",
+        "deleted_ms",
+        "embedding",
+        "last_access_ms",
+        "meta",
+        "put",
+        "strength",
+        "tags",
+        "text",
         "tier",
         "updated_ms",
-        "last_access_ms",
-        "access_count",
-        "deleted_ms",
     )
 
     def __init__(self, put: ops.PutPayload) -> None:

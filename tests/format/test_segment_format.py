@@ -27,7 +27,7 @@ def field(tmp_path: Path) -> Path:
 
 def test_crc32c_native_equals_definition() -> None:
     assert crc32c(b"123456789") == 0xE3069283 == _core.crc32c(b"123456789")
-    for n in range(0, 70):
+    for n in range(70):
         data = bytes((i * 37 + n) & 0xFF for i in range(n))
         assert _core.crc32c(data) == crc32c(data)
 

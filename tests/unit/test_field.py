@@ -130,9 +130,8 @@ def test_named_instance_continues_its_segment(root: Path) -> None:
 
 
 def test_second_open_of_live_named_instance_is_locked(root: Path) -> None:
-    with chitta.open(root, instance_id=9):
-        with pytest.raises(errors.LockedError):
-            chitta.open(root, instance_id=9)
+    with chitta.open(root, instance_id=9), pytest.raises(errors.LockedError):
+        chitta.open(root, instance_id=9)
     with chitta.open(root, instance_id=9) as f:  # released on close
         assert f.instance_id == 9
 

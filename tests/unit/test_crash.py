@@ -53,6 +53,7 @@ def _run_and_kill(root: Path, seed: int, named: bool, after: float) -> list[list
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        cwd=root.parent,  # not the repo root: `python -c` would import the source tree
     )
     time.sleep(after)
     os.kill(proc.pid, signal.SIGKILL)

@@ -73,7 +73,8 @@ def test_force_level_changes_simd_level(restore_simd):
 
 
 @pytest.mark.parametrize("env, want", [("generic", "generic"), ("avx2", "avx2"), ("bogus", None)])
-def test_env_override_lowers_level(env, want):
+def test_env_override_lowers_level(env, want, tmp_path):
+    # cwd: not the repo root, where `python -c` would import the source tree
     code = "from chitta.index import simd_level; print(simd_level())"
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -81,6 +82,7 @@ def test_env_override_lowers_level(env, want):
         capture_output=True,
         text=True,
         check=True,
+        cwd=tmp_path,
     ).stdout.strip()
     if want is None:  # unknown value: ignored
         want = subprocess.run(
@@ -89,6 +91,7 @@ def test_env_override_lowers_level(env, want):
             capture_output=True,
             text=True,
             check=True,
+            cwd=tmp_path,
         ).stdout.strip()
     if want == "avx2" and "avx2" not in LEVELS:
         want = "generic"

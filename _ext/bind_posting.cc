@@ -165,6 +165,10 @@ CHITTA_BIND(posting) {
         if (s < 0 || s > 2) ThrowInvalid("strategy must be 0, 1 or 2");
         self.set_allowed_strategy_for_test(static_cast<chitta::posting::AllowedStrategy>(s));
       })
+      .def("_set_count_mode", [](PostingIndex& self, int m) {
+        if (m < 0 || m > 2) ThrowInvalid("count mode must be 0, 1 or 2");
+        self.set_count_mode_for_test(static_cast<chitta::posting::CountMode>(m));
+      })
       .def("save", [](const PostingIndex& self, const std::string& path) {
         chitta::Status st;
         {

@@ -41,6 +41,7 @@ PAD_ID: Final[int] = 2**64 - 1
 """Id that pads result rows with fewer than ``k`` hits (its count is 0)."""
 
 _STRATEGIES: Final = {"auto": 0, "count": 1, "scan": 2}
+_COUNT_MODES: Final = {"auto": 0, "touched": 1, "dense": 2}
 
 
 def _as_array(value: Any, dtype: type[np.generic], name: str, ndims: tuple[int, ...]) -> Any:
@@ -248,3 +249,7 @@ class PostingIndex:
     def _set_allowed_strategy(self, strategy: str) -> None:
         """Tests only: force how ``allowed`` searches find candidates."""
         self._impl._set_allowed_strategy(_STRATEGIES[strategy])
+
+    def _set_count_mode(self, mode: str) -> None:
+        """Tests only: force how counted memories are collected (touched list or dense scan)."""
+        self._impl._set_count_mode(_COUNT_MODES[mode])

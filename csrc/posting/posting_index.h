@@ -65,6 +65,13 @@ struct AllowedIds {
 // cheaper; the others exist so tests can check that both give the same ranks.
 enum class AllowedStrategy { kAuto, kCountPostings, kScanAllowed };
 
+// How the counted ordinals are collected after the counting pass. kTouchedList
+// keeps a list of first-touched ordinals (best when few are touched);
+// kDenseScan scans the counter array by 64-byte blocks, skipping blocks whose
+// maximum is below the k-th largest block maximum (best when many are). kAuto
+// picks by the number of postings against the number of ordinals.
+enum class CountMode { kAuto, kTouchedList, kDenseScan };
+
 class PostingIndex {
  public:
   static Result<std::unique_ptr<PostingIndex>> Create(const Options& options);
@@ -109,6 +116,7 @@ class PostingIndex {
   bool unit_activations() const;
 
   void set_allowed_strategy_for_test(AllowedStrategy s) { allowed_strategy_ = s; }
+  void set_count_mode_for_test(CountMode m) { count_mode_ = m; }
 
   // Persistence (posting_io.cc, spec in FORMAT.md).
   [[nodiscard]] Status Save(const std::string& path) const;
@@ -122,6 +130,7 @@ class PostingIndex {
   void SearchOne(const uint32_t* query, size_t width, size_t k, const uint8_t* allowed_mask,
                  const std::vector<uint32_t>* allowed_ordinals, uint64_t* out_ids,
                  uint32_t* out_counts) const;
+  void CollectDense(SearchScratch& s, size_t k, const uint8_t* allowed_mask) const;
   void SelectTopK(SearchScratch& s, const uint32_t* sorted_query, size_t width, size_t k,
                   const uint8_t* allowed_mask, uint64_t* out_ids, uint32_t* out_counts) const;
   double SharedActivation(uint32_t ordinal, const uint32_t* sorted_query, size_t width) const;
@@ -137,6 +146,7 @@ class PostingIndex {
   IdMap id_to_ordinal_;                          // live ids only
   size_t num_dead_ = 0;
   AllowedStrategy allowed_strategy_ = AllowedStrategy::kAuto;
+  CountMode count_mode_ = CountMode::kAuto;
   mutable std::shared_mutex mu_;
 };
 

@@ -97,8 +97,11 @@ TEST(PostingIndex, ActivationTieBreakMatchesBruteForce) {
     AddBoth(*index, model, id, RandomCode(rng, 48, 8), id % 5 == 0 ? nullptr : &act);
   }
   EXPECT_FALSE(index->unit_activations());
-  for (int t = 0; t < 40; ++t) {
-    ExpectSameAsModel(*index, model, RandomCode(rng, 48, 8), 1 + rng() % 80, nullptr);
+  for (CountMode mode : {CountMode::kTouchedList, CountMode::kDenseScan}) {
+    index->set_count_mode_for_test(mode);
+    for (int t = 0; t < 40; ++t) {
+      ExpectSameAsModel(*index, model, RandomCode(rng, 48, 8), 1 + rng() % 80, nullptr);
+    }
   }
   ExpectSameAsModel(*index, model, RandomCode(rng, 48, 8), 1000, nullptr);  // k > hits
 }
@@ -135,6 +138,7 @@ TEST(PostingIndex, RemovalsCompactionAndAllowedMatchBruteForce) {
     if (!allowed.empty()) allowed.push_back(allowed.front());
     for (AllowedStrategy s : strategies) {
       index->set_allowed_strategy_for_test(s);
+      index->set_count_mode_for_test(round % 2 ? CountMode::kDenseScan : CountMode::kTouchedList);
       const auto q = RandomCode(rng, 50, 6);
       const size_t k = 1 + rng() % 30;
       ExpectSameAsModel(*index, model, q, k, &allowed);

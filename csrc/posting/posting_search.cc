@@ -28,9 +28,14 @@ struct SearchScratch {
   std::vector<uint32_t> sorted_query;
   std::vector<Candidate> winners;
   std::vector<Candidate> boundary;
+  std::vector<uint8_t> block_max;
 };
 
 namespace {
+
+constexpr size_t kBlock = 64;  // counters per block of the dense scan
+// Dense scan once the postings reach 1/kDenseRatio of the ordinals.
+constexpr size_t kDenseRatio = 32;
 
 SearchScratch& ThreadScratch() {
   thread_local SearchScratch scratch;
@@ -139,8 +144,10 @@ Status PostingIndex::Search(const uint32_t* queries, size_t n_queries, size_t wi
 
   unsigned threads = num_threads;
   if (threads == 0) {
-    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    threads = static_cast<unsigned>(std::min<size_t>(hw, std::max<size_t>(1, n_queries / 4)));
+    // hardware_concurrency() reads /sys on Linux: ask once, and only for batches.
+    static const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    threads = n_queries < 8 ? 1u
+                            : static_cast<unsigned>(std::min<size_t>(hw, n_queries / 4));
   }
   threads = static_cast<unsigned>(std::min<size_t>(threads, n_queries));
   if (threads <= 1) {
@@ -206,6 +213,25 @@ void PostingIndex::SearchOne(const uint32_t* query, size_t width, size_t k,
     return;
   }
 
+  bool dense = false;
+  switch (count_mode_) {
+    case CountMode::kTouchedList: dense = false; break;
+    case CountMode::kDenseScan: dense = true; break;
+    case CountMode::kAuto: dense = total_postings * kDenseRatio >= ids_.size(); break;
+  }
+  if (dense) {
+    for (size_t j = 0; j < width; ++j) {
+      const std::vector<uint32_t>& list = postings_[q[j]];
+      const uint32_t* p = list.data();
+      const size_t len = list.size();
+      for (size_t i = 0; i < len; ++i) ++counts[p[i]];
+    }
+    CollectDense(s, k, allowed_mask);
+    SelectTopK(s, q, width, k, nullptr, out_ids, out_counts);
+    std::fill(counts, counts + ids_.size(), uint8_t{0});
+    return;
+  }
+
   if (s.touched.size() < total_postings) s.touched.resize(total_postings);
   uint32_t* touched = s.touched.data();
   size_t nt = 0;
@@ -223,6 +249,57 @@ void PostingIndex::SearchOne(const uint32_t* query, size_t width, size_t k,
   }
   s.n_touched = nt;
   SelectTopK(s, q, width, k, allowed_mask, out_ids, out_counts);
+}
+
+// Leaves in s.touched the eligible ordinals whose count is at least tb, the
+// k-th largest block maximum. Every block holds an element equal to its
+// maximum, so the k-th largest count overall is >= tb: nothing of the top k
+// is missed, and whole blocks below tb are skipped after one max() pass.
+void PostingIndex::CollectDense(SearchScratch& s, size_t k, const uint8_t* allowed_mask) const {
+  const uint8_t* counts = s.counts.data();
+  const size_t n = ids_.size();
+  const size_t n_blocks = (n + kBlock - 1) / kBlock;
+  const uint8_t* live = num_dead_ > 0 ? live_.data() : nullptr;
+  if (s.block_max.size() < n_blocks) s.block_max.resize(n_blocks);
+  uint8_t* block_max = s.block_max.data();
+  // Eligible count of ordinal o: 0 when removed or not allowed (masks are 0/1).
+  auto eligible = [&](size_t o) -> uint8_t {
+    uint8_t c = counts[o];
+    if (live) c &= static_cast<uint8_t>(-live[o]);
+    if (allowed_mask) c &= static_cast<uint8_t>(-allowed_mask[o]);
+    return c;
+  };
+  size_t hist[kMaxActive + 1] = {0};
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const size_t lo = b * kBlock, hi = std::min(n, lo + kBlock);
+    uint8_t m = 0;
+    if (hi - lo == kBlock && live == nullptr && allowed_mask == nullptr) {
+      for (size_t i = 0; i < kBlock; ++i) m = std::max(m, counts[lo + i]);  // vectorised
+    } else {
+      for (size_t o = lo; o < hi; ++o) m = std::max(m, eligible(o));
+    }
+    block_max[b] = m;
+    ++hist[m];
+  }
+  uint32_t tb = 1;
+  size_t cumulative = 0;
+  for (uint32_t c = kMaxActive; c >= 1; --c) {
+    cumulative += hist[c];
+    if (cumulative >= k) {
+      tb = c;
+      break;
+    }
+  }
+  if (s.touched.size() < n) s.touched.resize(n);
+  size_t nt = 0;
+  for (size_t b = 0; b < n_blocks; ++b) {
+    if (block_max[b] < tb) continue;
+    const size_t lo = b * kBlock, hi = std::min(n, lo + kBlock);
+    for (size_t o = lo; o < hi; ++o) {
+      if (eligible(o) >= tb) s.touched[nt++] = static_cast<uint32_t>(o);
+    }
+  }
+  s.n_touched = nt;
 }
 
 void PostingIndex::SelectTopK(SearchScratch& s, const uint32_t* q, size_t width, size_t k,

@@ -72,9 +72,11 @@ def build(seed: int, n: int, n_features: int, active: int, with_acts: bool):
     return rng, index, stored
 
 
+@pytest.mark.parametrize("mode", ["auto", "touched", "dense"])
 @pytest.mark.parametrize("with_acts", [False, True], ids=["unit", "activations"])
-def test_search_matches_numpy_reference(with_acts: bool) -> None:
+def test_search_matches_numpy_reference(with_acts: bool, mode: str) -> None:
     rng, index, stored = build(1, 1500, 96, 8, with_acts)
+    index._set_count_mode(mode)
     for k in (1, 5, 37, 400):
         assert_matches(index, stored, random_codes(rng, 20, 96, 8), k)
 
@@ -87,8 +89,10 @@ def test_search_matches_reference_on_datagen_sparse_codes() -> None:
     index.add(ids, feats, acts)
     stored = Stored(2048, 32)
     stored.add(ids, feats, acts)
-    assert_matches(index, stored, feats[::150], 10)
-    assert_matches(index, stored, feats[::300], 250)
+    for mode in ("touched", "dense"):
+        index._set_count_mode(mode)
+        assert_matches(index, stored, feats[::150], 10)
+        assert_matches(index, stored, feats[::300], 250)
 
 
 def test_query_width_may_differ_from_active() -> None:
@@ -97,8 +101,10 @@ def test_query_width_may_differ_from_active() -> None:
     assert_matches(index, stored, random_codes(rng, 10, 64, 40), 20)
 
 
-def test_removed_memories_are_skipped() -> None:
+@pytest.mark.parametrize("mode", ["touched", "dense"])
+def test_removed_memories_are_skipped(mode: str) -> None:
     rng, index, stored = build(4, 1200, 80, 8, True)
+    index._set_count_mode(mode)
     gone = rng.choice(stored.ids, size=200, replace=False)  # 1/6: below auto-compaction
     index.remove(gone)
     stored.remove(gone)
@@ -110,9 +116,11 @@ def test_removed_memories_are_skipped() -> None:
     assert_matches(index, stored, random_codes(rng, 15, 80, 8), 30)
 
 
+@pytest.mark.parametrize("mode", ["touched", "dense"])
 @pytest.mark.parametrize("strategy", ["auto", "count", "scan"])
-def test_allowed_restricts_results(strategy: str) -> None:
+def test_allowed_restricts_results(strategy: str, mode: str) -> None:
     rng, index, stored = build(5, 1200, 80, 8, True)
+    index._set_count_mode(mode)
     index.remove(stored.ids[:100])
     stored.remove(stored.ids[:100])
     index._set_allowed_strategy(strategy)

@@ -29,10 +29,12 @@ def check_search(index: PostingIndex, model: PyModel, rng: np.random.Generator) 
     assert got_counts.tolist() == want_counts
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_random_sequence_matches_model(seed: int) -> None:
+@pytest.mark.parametrize("mode", ["auto", "touched", "dense"])
+@pytest.mark.parametrize("seed", range(4))
+def test_random_sequence_matches_model(seed: int, mode: str) -> None:
     rng = np.random.default_rng(seed)
     index = PostingIndex(n_features=NF, active=ACTIVE)
+    index._set_count_mode(mode)
     model = PyModel(NF, ACTIVE)
     ever = 0
     for _step in range(250):

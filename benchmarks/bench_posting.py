@@ -152,5 +152,7 @@ def test_p50_table(n: int) -> None:
     mem = s["chitta"].memory_bytes() / 2**20
     print(f"\nN={n} k={K} build={s['build_s']:.2f}s chitta_mem={mem:.0f}MiB")
     for impl in times:
-        print(f"  {impl:7s} p50={p50[impl]:.3f} ms  p90={p90[impl]:.3f} ms  "
-              f"ratio_vs_chitta={p50[impl] / p50['chitta']:.1f}x")
+        print(
+            f"  {impl:7s} p50={p50[impl]:.3f} ms  p90={p90[impl]:.3f} ms  "
+            f"ratio_vs_chitta={p50[impl] / p50['chitta']:.1f}x"
+        )

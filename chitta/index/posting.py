@@ -173,7 +173,7 @@ class PostingIndex:
     # ---- inspection -------------------------------------------------------------
 
     def __len__(self) -> int:
-        return int(len(self._impl))
+        return len(self._impl)
 
     def __contains__(self, id: object) -> bool:
         if isinstance(id, bool) or not isinstance(id, (int, np.integer)):
@@ -183,10 +183,7 @@ class PostingIndex:
         return bool(self._impl.contains(int(id)))
 
     def __repr__(self) -> str:
-        return (
-            f"PostingIndex(n_features={self.n_features}, active={self.active}, "
-            f"len={len(self)})"
-        )
+        return f"PostingIndex(n_features={self.n_features}, active={self.active}, len={len(self)})"
 
     @property
     def n_features(self) -> int:

@@ -82,8 +82,9 @@ def test_search_matches_numpy_reference(with_acts: bool, mode: str) -> None:
 
 
 def test_search_matches_reference_on_datagen_sparse_codes() -> None:
-    feats, acts = datagen.sparse_codes(3000, n_features=2048, active=32, n_clusters=20, pool=64,
-                                       from_pool=24, seed=3)
+    feats, acts = datagen.sparse_codes(
+        3000, n_features=2048, active=32, n_clusters=20, pool=64, from_pool=24, seed=3
+    )
     ids = np.arange(3000, dtype=np.uint64) + np.uint64(2**40)
     index = PostingIndex(n_features=2048, active=32)
     index.add(ids, feats, acts)
@@ -200,8 +201,11 @@ def test_len_contains_properties_and_memory() -> None:
 
 def test_get_returns_sorted_row_with_aligned_activations() -> None:
     index = PostingIndex(n_features=32, active=3)
-    index.add(np.array([5], np.uint64), np.array([[9, 2, 4]], np.uint32),
-              np.array([[0.9, 0.2, 0.4]], np.float32))
+    index.add(
+        np.array([5], np.uint64),
+        np.array([[9, 2, 4]], np.uint32),
+        np.array([[0.9, 0.2, 0.4]], np.float32),
+    )
     feats, acts = index.get(5)
     assert feats.tolist() == [2, 4, 9]
     np.testing.assert_array_equal(acts, np.array([0.2, 0.4, 0.9], np.float32))

@@ -50,58 +50,69 @@ GOOD_ACTS = np.ones((2, ACTIVE), np.float32)
 
 
 def test_add_ids_wrong_dtype(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.add(GOOD_IDS.astype(np.int64), GOOD_FEATS))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.add(GOOD_IDS.astype(np.int64), GOOD_FEATS)
+    )
 
 
 def test_add_features_wrong_dtype(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.add(GOOD_IDS, GOOD_FEATS.astype(np.int64)))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.add(GOOD_IDS, GOOD_FEATS.astype(np.int64))
+    )
 
 
 def test_add_activations_wrong_dtype(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.add(GOOD_IDS, GOOD_FEATS, GOOD_ACTS.astype(np.float64)))
+    assert_rejected_unchanged(
+        index,
+        InvalidArgument,
+        lambda: index.add(GOOD_IDS, GOOD_FEATS, GOOD_ACTS.astype(np.float64)),
+    )
 
 
 def test_add_ids_not_1d(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.add(GOOD_IDS.reshape(2, 1), GOOD_FEATS))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.add(GOOD_IDS.reshape(2, 1), GOOD_FEATS)
+    )
 
 
 def test_add_features_not_2d(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.add(GOOD_IDS[:1], GOOD_FEATS[0]))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.add(GOOD_IDS[:1], GOOD_FEATS[0])
+    )
 
 
 def test_add_features_wrong_width(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.add(GOOD_IDS, GOOD_FEATS[:, :3].copy()))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.add(GOOD_IDS, GOOD_FEATS[:, :3].copy())
+    )
 
 
 def test_add_features_row_count_differs_from_ids(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.add(GOOD_IDS, GOOD_FEATS[:1]))
+    assert_rejected_unchanged(index, InvalidArgument, lambda: index.add(GOOD_IDS, GOOD_FEATS[:1]))
 
 
 def test_add_activations_shape_differs(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.add(GOOD_IDS, GOOD_FEATS, GOOD_ACTS[:1]))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.add(GOOD_IDS, GOOD_FEATS, GOOD_ACTS[:1])
+    )
 
 
 def test_add_duplicate_id_in_batch(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.add(np.array([7, 7], np.uint64), GOOD_FEATS))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.add(np.array([7, 7], np.uint64), GOOD_FEATS)
+    )
 
 
 def test_add_id_already_present(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.add(np.array([1, 120], np.uint64), GOOD_FEATS))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.add(np.array([1, 120], np.uint64), GOOD_FEATS)
+    )
 
 
 def test_add_pad_id(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.add(np.array([1, PAD_ID], np.uint64), GOOD_FEATS))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.add(np.array([1, PAD_ID], np.uint64), GOOD_FEATS)
+    )
 
 
 def test_add_feature_not_below_n_features(index: PostingIndex) -> None:
@@ -132,16 +143,18 @@ def test_add_float_ids_in_list(index: PostingIndex) -> None:
 
 
 def test_invalid_argument_is_value_error(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, ValueError,
-                              lambda: index.add(np.array([7, 7], np.uint64), GOOD_FEATS))
+    assert_rejected_unchanged(
+        index, ValueError, lambda: index.add(np.array([7, 7], np.uint64), GOOD_FEATS)
+    )
 
 
 # ---- remove ---------------------------------------------------------------------
 
 
 def test_remove_unknown_id(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, NotFound,
-                              lambda: index.remove(np.array([120, 999], np.uint64)))
+    assert_rejected_unchanged(
+        index, NotFound, lambda: index.remove(np.array([120, 999], np.uint64))
+    )
 
 
 def test_remove_unknown_id_is_key_error(index: PostingIndex) -> None:
@@ -153,13 +166,15 @@ def test_remove_already_removed_id(index: PostingIndex) -> None:
 
 
 def test_remove_duplicate_id_in_batch(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.remove(np.array([120, 120], np.uint64)))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.remove(np.array([120, 120], np.uint64))
+    )
 
 
 def test_remove_wrong_dtype(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.remove(np.array([120], np.int64)))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.remove(np.array([120], np.int64))
+    )
 
 
 # ---- search ---------------------------------------------------------------------
@@ -186,8 +201,9 @@ def test_search_repeated_feature(index: PostingIndex) -> None:
 
 
 def test_search_wrong_dtype(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.search(QUERIES.astype(np.int32), 3))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.search(QUERIES.astype(np.int32), 3)
+    )
 
 
 def test_search_3d_query(index: PostingIndex) -> None:
@@ -195,18 +211,21 @@ def test_search_3d_query(index: PostingIndex) -> None:
 
 
 def test_search_empty_query(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.search(np.zeros(0, np.uint32), 3))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.search(np.zeros(0, np.uint32), 3)
+    )
 
 
 def test_search_allowed_wrong_dtype(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.search(QUERIES, 3, np.array([120], np.int64)))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.search(QUERIES, 3, np.array([120], np.int64))
+    )
 
 
 def test_search_allowed_not_1d(index: PostingIndex) -> None:
-    assert_rejected_unchanged(index, InvalidArgument,
-                              lambda: index.search(QUERIES, 3, np.array([[120]], np.uint64)))
+    assert_rejected_unchanged(
+        index, InvalidArgument, lambda: index.search(QUERIES, 3, np.array([[120]], np.uint64))
+    )
 
 
 # ---- constructor and get ----------------------------------------------------------
@@ -215,8 +234,14 @@ def test_search_allowed_not_1d(index: PostingIndex) -> None:
 @pytest.mark.parametrize(
     ("n_features", "active"),
     [(0, 1), (16, 0), (16, 17), (1024, 256), (2**24 + 1, 64), (-1, 4)],
-    ids=["no-features", "no-active", "active-over-features", "active-over-255",
-         "too-many-features", "negative"],
+    ids=[
+        "no-features",
+        "no-active",
+        "active-over-features",
+        "active-over-255",
+        "too-many-features",
+        "negative",
+    ],
 )
 def test_constructor_rejects_bad_sizes(n_features: int, active: int) -> None:
     with pytest.raises(InvalidArgument):

@@ -17,8 +17,9 @@ HEADER = 40
 
 @pytest.fixture
 def saved(tmp_path: Path) -> tuple[PostingIndex, Path]:
-    feats, acts = datagen.sparse_codes(300, n_features=1024, active=16, n_clusters=10, pool=40,
-                                       from_pool=10, seed=5)
+    feats, acts = datagen.sparse_codes(
+        300, n_features=1024, active=16, n_clusters=10, pool=40, from_pool=10, seed=5
+    )
     index = PostingIndex(n_features=1024, active=16)
     index.add(np.arange(300, dtype=np.uint64) * np.uint64(3), feats, acts)
     index.remove(np.arange(0, 60, 3, dtype=np.uint64))
@@ -65,8 +66,12 @@ def test_flipped_record_byte_is_crc_mismatch(saved: tuple[PostingIndex, Path], w
     """Damage behind a plausible header is reported as a checksum failure."""
     _, path = saved
     data = bytearray(path.read_bytes())
-    pos = {"first-record": HEADER + 9, "middle": len(data) // 2,
-           "last-record-byte": len(data) - 5, "crc": len(data) - 2}[where]
+    pos = {
+        "first-record": HEADER + 9,
+        "middle": len(data) // 2,
+        "last-record-byte": len(data) - 5,
+        "crc": len(data) - 2,
+    }[where]
     data[pos] ^= 0x04
     path.write_bytes(bytes(data))
     with pytest.raises(CrcMismatch):

@@ -61,7 +61,9 @@ def test_random_sequence_matches_model(seed: int, mode: str) -> None:
             model.add(ids, feats, acts)
         elif op < 0.55 and model.rows:  # remove a few live ids
             live = model.ids()
-            pick = rng.choice(len(live), size=min(len(live), int(rng.integers(1, 4))), replace=False)
+            pick = rng.choice(
+                len(live), size=min(len(live), int(rng.integers(1, 4))), replace=False
+            )
             ids = [live[i] for i in pick]
             index.remove(np.array(ids, np.uint64))
             model.remove(ids)
@@ -72,8 +74,10 @@ def test_random_sequence_matches_model(seed: int, mode: str) -> None:
                 if model.rows and rng.random() < 0.5:
                     index.remove(np.array([model.ids()[0], 10**12], np.uint64))
                 else:
-                    index.add(np.array([ever, ever], np.uint64),
-                              np.zeros((2, ACTIVE), np.uint32) + np.arange(ACTIVE, dtype=np.uint32))
+                    index.add(
+                        np.array([ever, ever], np.uint64),
+                        np.zeros((2, ACTIVE), np.uint32) + np.arange(ACTIVE, dtype=np.uint32),
+                    )
         else:
             check_search(index, model, rng)
         assert len(index) == len(model.rows)

@@ -33,6 +33,7 @@ from chitta._ops.code import (
     UpsertCodeFile,
     UpsertSymbol,
 )
+from chitta._ops.field_config import CONFIG_KEYS, ConfigureField
 from chitta._ops.events import (
     ANALYTICS_EVENTS,
     BRANCH_EVENTS,
@@ -182,6 +183,7 @@ OP_CLASSES: dict[OpType, type[OpBase]] = {
         UpdateScorerModel,
         AttachDebtEvidence,
         Batch,
+        ConfigureField,
     )
 }
 """Payload class of every known op type."""
@@ -362,6 +364,7 @@ def f32_array(blob: bytes) -> npt.NDArray[np.float32]:
 __all__ = [
     "ANALYTICS_EVENTS",
     "BRANCH_EVENTS",
+    "CONFIG_KEYS",
     "DEBT_STATUSES",
     "EDGE_KINDS",
     "I64",
@@ -390,6 +393,7 @@ __all__ = [
     "Batch",
     "BranchEvent",
     "ClearProject",
+    "ConfigureField",
     "DeleteMemory",
     "DemoteMemory",
     "FactorDelta",

@@ -59,10 +59,12 @@ SEED_TABLE = {
     "UpdateWisdomLifecycle": 46,
     "UpdateScorerModel": 47,
     "AttachDebtEvidence": 48,
-    "Batch": 64,
 }
 
-UNKNOWN_CODES = [*range(30, 39), 49, 63, 65, 128, 200, 255, -1, 256]
+# chitta's own codes beside the seed's table (docs/OPS.md).
+CHITTA_CODES = {"Batch": 64, "ConfigureField": 66}
+
+UNKNOWN_CODES = [*range(30, 39), 49, 63, 67, 128, 200, 255, -1, 256]
 
 EMB = np.arange(8, dtype="<f4").tobytes()
 
@@ -71,7 +73,7 @@ EMB = np.arange(8, dtype="<f4").tobytes()
 
 
 def test_op_type_table_matches_seed() -> None:
-    assert {t.name: t.value for t in OpType} == SEED_TABLE
+    assert {t.name: t.value for t in OpType} == {**SEED_TABLE, **CHITTA_CODES}
 
 
 def test_codes_30_to_38_are_unassigned() -> None:
@@ -432,6 +434,7 @@ SAMPLES: list[ops.Op] = [
     ops.AttachDebtEvidence(
         debt_id=1, memory_ids=(2, 3), confidence=0.75, at_ms=1, note="n", hypothesis=1
     ),
+    ops.ConfigureField(key="embedder", value={"name": "m@abc", "family": "f", "dim": 384}, at_ms=1),
 ]
 
 

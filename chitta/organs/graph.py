@@ -1,0 +1,49 @@
+"""Graph organ: typed association edges between memories.
+
+Owns the adjacency built from AddAssocEdge ops (both directions are indexed;
+the edge keeps its direction). Never imports another organ.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from chitta import ops
+from chitta.ops import Op, OpType
+
+
+class GraphOrgan:
+    name = "graph"
+    handles = frozenset({OpType.AddAssocEdge})
+
+    def __init__(self) -> None:
+        # id -> {(other, edge kind, outgoing?): weight}
+        self._adj: dict[int, dict[tuple[int, str, bool], float]] = defaultdict(dict)
+        self.edges = 0
+
+    def apply(self, op: Op) -> None:
+        if type(op) is ops.AddAssocEdge:
+            e: ops.AddAssocEdge = op  # type: ignore[assignment]
+            fwd = (e.dst, e.edge, True)
+            if fwd not in self._adj[e.src]:
+                self.edges += 1
+            # A repeated edge accumulates weight (co-retrieval strengthens the link).
+            self._adj[e.src][fwd] = self._adj[e.src].get(fwd, 0.0) + e.weight
+            back = (e.src, e.edge, False)
+            self._adj[e.dst][back] = self._adj[e.dst].get(back, 0.0) + e.weight
+
+    def apply_run(self, op_type: OpType, run: list[Op]) -> None:
+        for op in run:
+            self.apply(op)
+
+    def neighbours(self, mid: int) -> list[tuple[int, str, bool, float]]:
+        """(other id, edge kind, outgoing from mid?, accumulated weight), heaviest first."""
+        adj = self._adj.get(mid)
+        if not adj:
+            return []
+        out = [(other, kind, outgoing, w) for (other, kind, outgoing), w in adj.items()]
+        out.sort(key=lambda t: (-t[3], t[0]))
+        return out
+
+    def has_edge(self, src: int, dst: int, kind: str) -> bool:
+        return (dst, kind, True) in self._adj.get(src, {})

@@ -1,0 +1,349 @@
+"""Recall-index organ: the derived search state of every live memory.
+
+Owns the keyword index (BM25), the dense vectors (exact scan, or binary codes
+with exact rescoring when the field is large), the sparse-code posting index,
+and the filter indexes (kind, realm, session, harness, event time, staged).
+Everything here is rebuilt from PutPayload / UpdateMemoryContent /
+DeleteMemory / UpdateState / UpdateSparseCode / ConfigureField ops. Native
+indexes are filled lazily, in batches, on the first query after changes, so
+replay stays a sequence of cheap dictionary updates. Never imports another organ.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from chitta import ops
+from chitta.index.bm25 import BM25
+from chitta.index.hamming import HammingRescoreIndex
+from chitta.index.posting import PAD_ID, PostingIndex
+from chitta.ops import Op, OpType
+
+U64 = npt.NDArray[np.uint64]
+F32 = npt.NDArray[np.float32]
+
+EXACT_DENSE_LIMIT = 20_000  # up to this many vectors (or allowed ids) the dense lane scans exactly
+
+
+class RecallIndexOrgan:
+    name = "recall_index"
+    handles = frozenset(
+        {
+            OpType.PutPayload,
+            OpType.UpdateMemoryContent,
+            OpType.DeleteMemory,
+            OpType.UpdateState,
+            OpType.UpdateSparseCode,
+            OpType.ConfigureField,
+        }
+    )
+
+    def __init__(self, *, exact_limit: int = EXACT_DENSE_LIMIT) -> None:
+        self.exact_limit = exact_limit
+        # filters
+        self._by: dict[str, dict[str, set[int]]] = {f: defaultdict(set) for f in ("kind", "realm", "session", "harness")}
+        self._attrs: dict[int, tuple[str, str | None, str | None, str | None]] = {}
+        self._created: dict[int, int] = {}
+        self._time_cache: tuple[U64, npt.NDArray[np.int64]] | None = None
+        self._staged: set[int] = set()
+        # keyword lane
+        self._bm25 = BM25()
+        self._text_pending: dict[int, str] = {}
+        self._text_indexed: set[int] = set()
+        # dense lane
+        self.dim: int | None = None
+        self._row: dict[int, int] = {}
+        self._vecs: F32 = np.zeros((0, 0), np.float32)
+        self._row_ids: list[int] = []
+        self._free_rows: list[int] = []
+        self._mean: F32 | None = None
+        self._hamming: HammingRescoreIndex | None = None
+        self._hamming_pending: set[int] = set()
+        # posting lane
+        self._posting = PostingIndex()
+        self._code_pending: dict[int, tuple[tuple[int, ...], bytes]] = {}
+        self._code_version: dict[int, int] = {}
+
+    # ---- applying -----------------------------------------------------------------
+    def apply(self, op: Op) -> None:
+        t = type(op)
+        if t is ops.PutPayload:
+            self._put(op)  # type: ignore[arg-type]
+        elif t is ops.DeleteMemory:
+            self._drop(op.id)  # type: ignore[attr-defined]
+        elif t is ops.UpdateMemoryContent:
+            self._update(op)  # type: ignore[arg-type]
+        elif t is ops.UpdateState:
+            if op.touch:  # type: ignore[attr-defined]
+                self._staged.discard(op.id)  # type: ignore[attr-defined]
+        elif t is ops.UpdateSparseCode:
+            self._code(op)  # type: ignore[arg-type]
+        elif t is ops.ConfigureField and op.key == "binary_mean":  # type: ignore[attr-defined]
+            self._mean = np.frombuffer(op.value, dtype="<f4").astype(np.float32)  # type: ignore[attr-defined]
+            self._hamming = None  # codes depend on the mean: rebuild on next use
+
+    def apply_run(self, op_type: OpType, run: list[Op]) -> None:
+        for op in run:
+            self.apply(op)
+
+    def _put(self, op: ops.PutPayload) -> None:
+        mid = op.id
+        if mid in self._attrs:
+            return  # duplicate put: the memories organ keeps the first
+        attrs = (op.kind, op.realm, op.session, op.harness)
+        self._attrs[mid] = attrs
+        for field, value in zip(("kind", "realm", "session", "harness"), attrs):
+            if value is not None:
+                self._by[field][value].add(mid)
+        self._created[mid] = op.created_ms
+        self._time_cache = None
+        self._staged.add(mid)
+        self._text_pending[mid] = op.text
+        if op.embedding is not None:
+            self._set_vector(mid, op.embedding)
+
+    def _update(self, op: ops.UpdateMemoryContent) -> None:
+        mid = op.id
+        if mid not in self._attrs:
+            return
+        if op.text is not None:
+            if mid in self._text_indexed:
+                self._bm25.remove(np.array([mid], np.uint64))
+                self._text_indexed.discard(mid)
+            self._text_pending[mid] = op.text
+        if op.embedding is not None:
+            self._set_vector(mid, op.embedding)
+
+    def _drop(self, mid: int) -> None:
+        attrs = self._attrs.pop(mid, None)
+        if attrs is None:
+            return
+        for field, value in zip(("kind", "realm", "session", "harness"), attrs):
+            if value is not None:
+                self._by[field][value].discard(mid)
+        self._created.pop(mid, None)
+        self._time_cache = None
+        self._staged.discard(mid)
+        if self._text_pending.pop(mid, None) is None and mid in self._text_indexed:
+            self._bm25.remove(np.array([mid], np.uint64))
+            self._text_indexed.discard(mid)
+        self._drop_vector(mid)
+        self._code_pending.pop(mid, None)
+        if mid in self._code_version:
+            del self._code_version[mid]
+            if mid in self._posting:
+                self._posting.remove(np.array([mid], np.uint64))
+
+    def _set_vector(self, mid: int, blob: bytes) -> None:
+        v = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+        norm = float(np.linalg.norm(v))
+        self._drop_vector(mid)
+        if norm == 0.0 or not np.isfinite(norm):
+            return
+        if self.dim is None:
+            self.dim = v.shape[0]
+            self._vecs = np.zeros((1024, self.dim), np.float32)
+        if v.shape[0] != self.dim:
+            return  # another writer's model; the field refuses this at write time
+        if self._free_rows:
+            row = self._free_rows.pop()
+            self._row_ids[row] = mid
+        else:
+            row = len(self._row_ids)
+            if row >= self._vecs.shape[0]:
+                grown = np.zeros((self._vecs.shape[0] * 2, self.dim), np.float32)
+                grown[:row] = self._vecs[:row]
+                self._vecs = grown
+            self._row_ids.append(mid)
+        self._vecs[row] = v / norm
+        self._row[mid] = row
+        self._hamming_pending.add(mid)
+
+    def _drop_vector(self, mid: int) -> None:
+        row = self._row.pop(mid, None)
+        if row is None:
+            return
+        self._vecs[row] = 0.0
+        self._row_ids[row] = 0
+        self._free_rows.append(row)
+        if mid in self._hamming_pending:
+            self._hamming_pending.discard(mid)
+        elif self._hamming is not None and mid in self._hamming:
+            self._hamming.remove(np.array([mid], np.uint64))
+
+    def _code(self, op: ops.UpdateSparseCode) -> None:
+        mid = op.id
+        if mid not in self._attrs:
+            return
+        if mid in self._code_version and mid in self._posting:
+            self._posting.remove(np.array([mid], np.uint64))
+        self._code_pending[mid] = (op.features, op.activations)
+        self._code_version[mid] = op.encoder_version
+
+    # ---- keeping native indexes current -----------------------------------------
+    def _flush_text(self) -> None:
+        if self._text_pending:
+            ids = np.fromiter(self._text_pending.keys(), np.uint64, len(self._text_pending))
+            self._bm25.add(ids, list(self._text_pending.values()))
+            self._text_indexed.update(self._text_pending)
+            self._text_pending.clear()
+
+    def _flush_codes(self) -> None:
+        if not self._code_pending:
+            return
+        items = [(mid, f, a) for mid, (f, a) in self._code_pending.items() if len(f) == self._posting.active]
+        self._code_pending.clear()
+        if items:
+            ids = np.array([m for m, _, _ in items], np.uint64)
+            feats = np.array([f for _, f, _ in items], np.uint32)
+            acts = np.frombuffer(b"".join(a for _, _, a in items), dtype="<f4").reshape(len(items), -1)
+            order = np.argsort(feats, axis=1, kind="stable")  # the index wants sorted rows
+            self._posting.add(ids, np.take_along_axis(feats, order, 1),
+                              np.ascontiguousarray(np.take_along_axis(acts, order, 1), np.float32))
+
+    def _ensure_hamming(self) -> HammingRescoreIndex:
+        if self._hamming is None:
+            mean = self._mean if self._mean is not None and self._mean.shape[0] == self.dim else None
+            if mean is None:
+                mean = self.estimated_mean()
+            self._hamming = HammingRescoreIndex(int(self.dim or 0), mean=mean)
+            self._hamming_pending = set(self._row)
+        if self._hamming_pending:
+            ids = np.fromiter(self._hamming_pending, np.uint64, len(self._hamming_pending))
+            rows = [self._row[int(i)] for i in ids]
+            self._hamming.add(ids, self._vecs[rows])
+            self._hamming_pending.clear()
+        return self._hamming
+
+    # ---- queries --------------------------------------------------------------------
+    @property
+    def vector_count(self) -> int:
+        return len(self._row)
+
+    def estimated_mean(self) -> F32 | None:
+        if not self._row:
+            return None
+        rows = np.fromiter(self._row.values(), np.int64, len(self._row))
+        return np.asarray(self._vecs[rows].mean(axis=0), np.float32)
+
+    def is_staged(self, mid: int) -> bool:
+        return mid in self._staged
+
+    def staged_ids(self) -> set[int]:
+        return set(self._staged)
+
+    def code_version(self, mid: int) -> int | None:
+        return self._code_version.get(mid)
+
+    def coded_ids(self) -> list[int]:
+        return list(self._code_version)
+
+    def vector(self, mid: int) -> F32 | None:
+        row = self._row.get(mid)
+        return None if row is None else self._vecs[row]
+
+    def allowed(
+        self,
+        *,
+        kinds: frozenset[str] | None = None,
+        realm: str | None = None,
+        session: str | None = None,
+        harness: str | None = None,
+        since_ms: int | None = None,
+        until_ms: int | None = None,
+        include_staged: bool = True,
+    ) -> U64 | None:
+        """Ids passing every given filter (None: no filter at all)."""
+        sets: list[set[int]] = []
+        if kinds is not None:
+            sets.append(set().union(*(self._by["kind"].get(k, set()) for k in kinds)))
+        for field, value in (("realm", realm), ("session", session), ("harness", harness)):
+            if value is not None:
+                sets.append(self._by[field].get(value, set()))
+        time_ids: U64 | None = None
+        if since_ms is not None or until_ms is not None:
+            ids, times = self._times()
+            mask = np.ones(len(ids), bool)
+            if since_ms is not None:
+                mask &= times >= since_ms
+            if until_ms is not None:
+                mask &= times <= until_ms
+            time_ids = ids[mask]
+        if not sets and time_ids is None and include_staged:
+            return None
+        if sets:
+            sets.sort(key=len)
+            result = set(sets[0]).intersection(*sets[1:])
+        else:
+            result = set(self._attrs)
+        if time_ids is not None:
+            result.intersection_update(time_ids.tolist())
+        if not include_staged:
+            result.difference_update(self._staged)
+        return np.array(sorted(result), np.uint64)
+
+    def _times(self) -> tuple[U64, npt.NDArray[np.int64]]:
+        if self._time_cache is None:
+            ids = np.fromiter(self._created.keys(), np.uint64, len(self._created))
+            times = np.fromiter(self._created.values(), np.int64, len(self._created))
+            self._time_cache = (ids, times)
+        return self._time_cache
+
+    def keyword(self, query: str, k: int, allowed: U64 | None) -> U64:
+        self._flush_text()
+        if len(self._bm25) == 0 or (allowed is not None and len(allowed) == 0):
+            return np.zeros(0, np.uint64)
+        ids, _ = self._bm25.search(query, k, allowed=allowed)
+        return ids[ids != PAD_ID]
+
+    def posting(self, features: npt.NDArray[np.uint32], k: int, allowed: U64 | None) -> U64:
+        self._flush_codes()
+        if len(self._posting) == 0 or (allowed is not None and len(allowed) == 0):
+            return np.zeros(0, np.uint64)
+        ids, _ = self._posting.search(np.ascontiguousarray(np.sort(features), np.uint32), k, allowed=allowed)
+        return ids[ids != PAD_ID]
+
+    def dense(self, vector: F32, k: int, allowed: U64 | None) -> tuple[U64, F32]:
+        """Top-k live memories by cosine with ``vector`` (unit length), best first."""
+        if not self._row or self.dim is None or vector.shape[0] != self.dim:
+            return np.zeros(0, np.uint64), np.zeros(0, np.float32)
+        if allowed is not None:
+            rows = np.array([self._row[i] for i in allowed.tolist() if i in self._row], np.int64)
+            return self._exact(vector, rows, k)
+        if len(self._row) <= self.exact_limit:
+            rows = np.fromiter(self._row.values(), np.int64, len(self._row))
+            return self._exact(vector, rows, k)
+        ids, cos = self._ensure_hamming().search(vector, k)
+        keep = ids != PAD_ID
+        return ids[keep], cos[keep]
+
+    def _exact(self, vector: F32, rows: npt.NDArray[np.int64], k: int) -> tuple[U64, F32]:
+        if len(rows) == 0:
+            return np.zeros(0, np.uint64), np.zeros(0, np.float32)
+        sims = self._vecs[rows] @ vector
+        kk = min(k, len(rows))
+        top = np.argpartition(-sims, kk - 1)[:kk]
+        ids = np.array([self._row_ids[r] for r in rows[top]], np.uint64)
+        order = np.lexsort((ids, -sims[top]))  # cosine desc, then id asc: deterministic
+        return ids[order], sims[top][order].astype(np.float32)
+
+    def cosines(self, vector: F32, ids: list[int]) -> dict[int, float]:
+        out: dict[int, float] = {}
+        for mid in ids:
+            row = self._row.get(mid)
+            if row is not None:
+                out[mid] = float(self._vecs[row] @ vector)
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "vectors": len(self._row),
+            "dim": self.dim,
+            "coded": len(self._code_version),
+            "staged": len(self._staged),
+            "dense_path": "exact" if len(self._row) <= self.exact_limit else "hamming+rescore",
+        }

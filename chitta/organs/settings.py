@@ -1,0 +1,30 @@
+"""Settings organ: field-wide settings from ConfigureField ops (last one wins).
+
+Never imports another organ.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chitta import ops
+from chitta.ops import Op, OpType
+
+
+class SettingsOrgan:
+    name = "settings"
+    handles = frozenset({OpType.ConfigureField})
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {}
+
+    def apply(self, op: Op) -> None:
+        if type(op) is ops.ConfigureField:
+            self._values[op.key] = op.value  # type: ignore[attr-defined]
+
+    def apply_run(self, op_type: OpType, run: list[Op]) -> None:
+        for op in run:
+            self.apply(op)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._values.get(key, default)

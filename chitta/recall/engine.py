@@ -1,0 +1,172 @@
+"""The recall pipeline: lanes -> weighted RRF -> factor scoring -> hits.
+
+Lanes (each returns ranked ids, filters applied inside via ``allowed``):
+- ``bm25``: keyword relevance of the query text;
+- ``dense``: cosine of the query vector (exact scan, or binary codes + exact
+  rescoring on large fields);
+- ``posting``: shared active features of the query's sparse code;
+- ``neighbour``: memories one edge away (any association, co-retrieval
+  included) from the strongest candidates of the other lanes.
+
+The engine reads organs only through their public methods and writes nothing;
+the Field logs the touches of what it returns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from chitta.index.fusion import rrf_fuse
+from chitta.model import Memory
+from chitta.recall.hit import Hit
+from chitta.recall.scorer import CandidateView, Scorer
+
+U64 = npt.NDArray[np.uint64]
+
+LANES = ("bm25", "dense", "posting", "neighbour")
+
+
+@dataclasses.dataclass(frozen=True)
+class RecallSettings:
+    lane_weights: Mapping[str, float] = dataclasses.field(
+        default_factory=lambda: {"bm25": 1.0, "dense": 1.0, "posting": 0.5, "neighbour": 0.3}
+    )
+    rrf_k: int = 60
+    pool: int = 50  # candidates asked of each lane: max(pool, 5 * k)
+    neighbour_seeds: int = 5  # strongest fused candidates whose neighbours are added
+
+
+class MemoriesView(Protocol):
+    def get(self, mid: int) -> Memory | None: ...
+    def access_times(self, mid: int) -> tuple[int, ...]: ...
+
+
+class IndexView(Protocol):
+    def keyword(self, query: str, k: int, allowed: U64 | None) -> U64: ...
+    def dense(self, vector: Any, k: int, allowed: U64 | None) -> tuple[U64, Any]: ...
+    def posting(self, features: Any, k: int, allowed: U64 | None) -> U64: ...
+    def cosines(self, vector: Any, ids: list[int]) -> dict[int, float]: ...
+    def is_staged(self, mid: int) -> bool: ...
+
+
+class GraphView(Protocol):
+    def neighbours(self, mid: int) -> list[tuple[int, str, bool, float]]: ...
+
+
+class RecallEngine:
+    def __init__(
+        self,
+        memories: MemoriesView,
+        index: IndexView,
+        graph: GraphView,
+        scorer: Scorer | None = None,
+        settings: RecallSettings | None = None,
+    ) -> None:
+        self.memories = memories
+        self.index = index
+        self.graph = graph
+        self.scorer = scorer or Scorer()
+        self.settings = settings or RecallSettings()
+
+    def lanes(
+        self,
+        *,
+        text: str | None,
+        vector: npt.NDArray[np.float32] | None,
+        code: npt.NDArray[np.uint32] | None,
+        pool: int,
+        allowed: U64 | None,
+    ) -> dict[str, U64]:
+        weights = self.settings.lane_weights
+        out: dict[str, U64] = {}
+        if text and weights.get("bm25", 0) > 0:
+            out["bm25"] = self.index.keyword(text, pool, allowed)
+        if vector is not None and weights.get("dense", 0) > 0:
+            out["dense"] = self.index.dense(vector, pool, allowed)[0]
+        if code is not None and weights.get("posting", 0) > 0:
+            out["posting"] = self.index.posting(code, pool, allowed)
+        if weights.get("neighbour", 0) > 0 and out:
+            seeds, _ = self._fuse(out)
+            out["neighbour"] = self._neighbours(seeds[: self.settings.neighbour_seeds], pool, allowed)
+        return out
+
+    def _fuse(self, lanes: Mapping[str, U64]) -> tuple[U64, npt.NDArray[np.float64]]:
+        names = [n for n in lanes if len(lanes[n])]
+        if not names:
+            return np.zeros(0, np.uint64), np.zeros(0, np.float64)
+        ids, scores = rrf_fuse(
+            [lanes[n] for n in names], k=self.settings.rrf_k,
+            weights=[self.settings.lane_weights.get(n, 0.0) for n in names],
+        )
+        return ids, scores
+
+    def _neighbours(self, seeds: U64, pool: int, allowed: U64 | None) -> U64:
+        allowed_set = None if allowed is None else set(allowed.tolist())
+        seen = set(seeds.tolist())
+        ranked: list[int] = []
+        for seed in seeds.tolist():
+            for other, _kind, _out, _w in self.graph.neighbours(seed):
+                if other in seen or (allowed_set is not None and other not in allowed_set):
+                    continue
+                if self.memories.get(other) is None:
+                    continue
+                seen.add(other)
+                ranked.append(other)
+                if len(ranked) >= pool:
+                    return np.array(ranked, np.uint64)
+        return np.array(ranked, np.uint64)
+
+    def recall(
+        self,
+        *,
+        text: str | None,
+        vector: npt.NDArray[np.float32] | None,
+        code: npt.NDArray[np.uint32] | None,
+        k: int,
+        allowed: U64 | None,
+        now_ms: int,
+        explain: bool = False,
+    ) -> list[Hit]:
+        pool = max(self.settings.pool, 5 * k)
+        lanes = self.lanes(text=text, vector=vector, code=code, pool=pool, allowed=allowed)
+        names = [n for n in lanes if len(lanes[n])]
+        if not names:
+            return []
+        ids, fused, ranks = rrf_fuse(
+            [lanes[n] for n in names], k=self.settings.rrf_k,
+            weights=[self.settings.lane_weights.get(n, 0.0) for n in names],
+            limit=pool, return_ranks=True,
+        )
+        id_list = [int(i) for i in ids]
+        cos = self.index.cosines(vector, id_list) if vector is not None else {}
+        best = float(fused[0]) if len(fused) else 0.0
+        scored: list[tuple[float, int, Hit]] = []
+        for pos, mid in enumerate(id_list):
+            memory = self.memories.get(mid)
+            if memory is None:
+                continue
+            view = CandidateView(
+                fused=float(fused[pos]),
+                cosine=cos.get(mid),
+                access_ms=self.memories.access_times(mid),
+                created_ms=memory.created_ms,
+                confidence=memory.confidence,
+                strength=memory.strength,
+                staged=self.index.is_staged(mid),
+                tier=memory.tier,
+                kind=memory.kind,
+            )
+            score, factors = self.scorer.score(view, best_fused=best, now_ms=now_ms)
+            lane_ranks = {names[j]: int(ranks[pos, j]) for j in range(len(names)) if ranks[pos, j] > 0}
+            hit = Hit(
+                id=mid, text=memory.text, score=score, memory=memory, lanes=lane_ranks,
+                fused=float(fused[pos]), factors=factors if explain else (),
+            )
+            scored.append((-score, mid, hit))
+        scored.sort(key=lambda t: (t[0], t[1]))
+        return [h for _, _, h in scored[:k]]

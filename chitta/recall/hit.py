@@ -1,0 +1,47 @@
+"""What recall returns."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from chitta.model import Memory
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Factor:
+    """One scoring factor of one hit: its value, and what it did to the score.
+
+    ``kind`` is "additive" (contribution = weight x value, before multipliers)
+    or "multiplier" (the score is multiplied by ``value``; contribution is the
+    score change it caused).
+    """
+
+    name: str
+    kind: str
+    value: float
+    weight: float
+    contribution: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Hit:
+    """A recalled memory with its score and how it got there."""
+
+    id: int
+    text: str
+    score: float
+    memory: Memory
+    lanes: dict[str, int]  # lane name -> 1-based rank in that lane
+    fused: float  # weighted RRF score over the lanes
+    factors: tuple[Factor, ...] = ()  # filled when recall(explain=True)
+
+    @property
+    def kind(self) -> str:
+        return self.memory.kind
+
+    def explain(self) -> str:
+        """A readable account of the score (empty unless recalled with explain=True)."""
+        lines = [f"{self.id}: score {self.score:.4f}  lanes {self.lanes}"]
+        for f in self.factors:
+            lines.append(f"  {f.name:<14} {f.kind:<10} value {f.value:8.4f}  weight {f.weight:5.2f}  -> {f.contribution:+.4f}")
+        return "\n".join(lines)

@@ -107,6 +107,8 @@ class MemoriesOrgan:
         if op.embedding is not None and self.embedding_dim is None:
             self.embedding_dim = len(op.embedding) // 4
 
+    apply_put = _put  # the Field's remember() path: one PutPayload, no dispatch
+
     def _live_record(self, mid: int) -> MemoryRecord | None:
         rec = self._records.get(mid)
         if rec is None or rec.deleted_ms is not None:

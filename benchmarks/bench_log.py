@@ -20,7 +20,11 @@ Sizes (environment):
 Every case times its own loop with ``time.perf_counter`` (best of the rounds),
 stores records/s and the parameters in ``extra_info``, and the module prints a
 ratio table at the end (``-s`` shows it; it is also written as JSON to
-``$CHITTA_BENCH_JSON`` when set). Records are ~200-byte PutPayloads for the
+``$CHITTA_BENCH_JSON`` when set). The write cases that are compared run side by
+side: one benchmark round runs every case of its group once, in rotating order,
+so chitta and its competitors see the same windows of CPU and disk load (on
+this shared machine fdatasync latency swings from 0.1 ms to 5 ms within
+minutes). Records are ~200-byte PutPayloads for the
 write loops; the same bytes go to every competitor.
 
 Replay field: ``CHITTA_BENCH_REPLAY_N`` PutPayloads of short texts (~60 bytes),
@@ -74,32 +78,31 @@ def _fresh_dir() -> str:
     return tempfile.mkdtemp(prefix="chitta-logbench-", dir=BASE)
 
 
-def run_case(benchmark: Any, key: str, n: int, fn: Callable[[str], float], **info: Any) -> float:
-    """Time ``fn(dir)`` (it returns the seconds of its measured section) over the
-    benchmark's rounds, each in a fresh directory; record the best records/s."""
-    best = [math.inf]
-    dirs: list[str] = []
+Case = tuple[str, int, Callable[[str], float], dict[str, Any]]
 
-    def setup() -> tuple[tuple[str], dict[str, Any]]:
-        while dirs:
-            shutil.rmtree(dirs.pop(), ignore_errors=True)
-        d = _fresh_dir()
-        dirs.append(d)
-        return (d,), {}
 
-    def target(d: str) -> None:
-        best[0] = min(best[0], fn(d))
+def run_group(benchmark: Any, cases: list[Case]) -> None:
+    """Run several cases side by side: every round runs each case once (in a
+    fresh directory, the order rotated per round), so all cases share the same
+    windows of machine and disk load; each case keeps its best round."""
+    best = {key: math.inf for key, _n, _fn, _info in cases}
+    rnd = [0]
 
-    try:
-        benchmark.pedantic(target, setup=setup, rounds=_rounds(benchmark), iterations=1)
-    finally:
-        while dirs:
-            shutil.rmtree(dirs.pop(), ignore_errors=True)
-    rate = n / best[0]
-    info.update(records=n, seconds=best[0], records_per_s=rate)
-    benchmark.extra_info.update(info)
-    RESULTS[key] = dict(info)
-    return rate
+    def target() -> None:
+        k = rnd[0] % len(cases)
+        rnd[0] += 1
+        for key, _n, fn, _info in cases[k:] + cases[:k]:
+            d = _fresh_dir()
+            try:
+                best[key] = min(best[key], fn(d))
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+
+    benchmark.pedantic(target, rounds=_rounds(benchmark), iterations=1)
+    for key, n, _fn, info in cases:
+        info = dict(info, records=n, seconds=best[key], records_per_s=n / best[key])
+        benchmark.extra_info[key] = info
+        RESULTS[key] = info
 
 
 def _rounds(benchmark: Any) -> int:
@@ -184,36 +187,24 @@ def _sqlite(synchronous: str, n: int) -> Callable[[str], float]:
     return fn
 
 
-@pytest.mark.parametrize("durability", ["flush", "buffered", "fsync"])
-def test_write_remember(benchmark: Any, durability: str) -> None:
-    n = SYNC_N if durability == "fsync" else N
-    run_case(benchmark, f"remember/{durability}", n, _field_remember(durability, n),
-             what="Field.remember (no embedding)", durability=durability, threads=1)
-
-
-@pytest.mark.parametrize("durability", ["flush", "buffered", "fsync"])
-def test_write_append(benchmark: Any, durability: str) -> None:
-    n = SYNC_N if durability == "fsync" else N
-    run_case(benchmark, f"append/{durability}", n, _log_append(durability, n),
-             what="SegmentLog.append (pre-encoded)", durability=durability, payload_bytes=len(PAYLOAD),
-             threads=1)
-
-
-def test_write_python_flush(benchmark: Any) -> None:
-    run_case(benchmark, "python/write+flush", N, _py_file(N, fsync=False),
-             what="Python f.write(record); f.flush()", record_bytes=len(RECORD))
-
-
-def test_write_python_fsync(benchmark: Any) -> None:
-    run_case(benchmark, "python/write+fdatasync", SYNC_N, _py_file(SYNC_N, fsync=True),
-             what="Python write+flush+os.fdatasync per record", record_bytes=len(RECORD))
-
-
-@pytest.mark.parametrize("synchronous", ["NORMAL", "FULL"])
-def test_write_sqlite(benchmark: Any, synchronous: str) -> None:
-    n = SYNC_N if synchronous == "FULL" else N
-    run_case(benchmark, f"sqlite/{synchronous}", n, _sqlite(synchronous, n),
-             what="SQLite WAL, one row per transaction", synchronous=synchronous, threads=1)
+def test_write_loops(benchmark: Any) -> None:
+    """One thread, no fsync: remember / append (flush, buffered) vs Python write+flush
+    and SQLite NORMAL, interleaved round by round."""
+    run_group(benchmark, [
+        ("remember/flush", N, _field_remember("flush", N),
+         {"what": "Field.remember (no embedding)", "durability": "flush"}),
+        ("remember/buffered", N, _field_remember("buffered", N),
+         {"what": "Field.remember (no embedding), timed through close()", "durability": "buffered"}),
+        ("append/flush", N, _log_append("flush", N),
+         {"what": "SegmentLog.append (pre-encoded)", "durability": "flush", "payload_bytes": len(PAYLOAD)}),
+        ("append/buffered", N, _log_append("buffered", N),
+         {"what": "SegmentLog.append (pre-encoded), timed through close()", "durability": "buffered",
+          "payload_bytes": len(PAYLOAD)}),
+        ("python/write+flush", N, _py_file(N, fsync=False),
+         {"what": "Python f.write(record); f.flush()", "record_bytes": len(RECORD)}),
+        ("sqlite/NORMAL", N, _sqlite("NORMAL", N),
+         {"what": "SQLite WAL synchronous=NORMAL, one row per transaction"}),
+    ])
 
 
 # ---- fsync with concurrent appenders (group commit) -----------------------------------
@@ -287,14 +278,22 @@ def _mt_sqlite(d: str) -> tuple[Callable[[int], None], Callable[[], None]]:
     return work, lambda: None
 
 
-_MT = {"remember": _mt_field, "append": _mt_log, "sqlite-FULL": _mt_sqlite}
-
-
 @pytest.mark.parametrize("threads", THREADS)
-@pytest.mark.parametrize("kind", list(_MT))
-def test_group_commit(benchmark: Any, kind: str, threads: int) -> None:
-    run_case(benchmark, f"mt/{kind}/{threads}", SYNC_N, _threaded(threads, SYNC_N, _MT[kind]),
-             what=f"{kind} with durability=fsync / synchronous=FULL", threads=threads)
+def test_fsync(benchmark: Any, threads: int) -> None:
+    """durability="fsync" with `threads` appenders (group commit) vs SQLite FULL with
+    one connection per thread, and the one-thread Python write+fdatasync loop, interleaved."""
+    run_group(benchmark, [
+        (f"mt/remember/{threads}", SYNC_N, _threaded(threads, SYNC_N, _mt_field),
+         {"what": "Field.remember, durability=fsync", "threads": threads}),
+        (f"mt/append/{threads}", SYNC_N, _threaded(threads, SYNC_N, _mt_log),
+         {"what": "SegmentLog.append, durability=fsync", "threads": threads, "payload_bytes": len(PAYLOAD)}),
+        (f"mt/sqlite-FULL/{threads}", SYNC_N, _threaded(threads, SYNC_N, _mt_sqlite),
+         {"what": "SQLite WAL synchronous=FULL, one row per transaction, a connection per thread",
+          "threads": threads}),
+        (f"mt/python-fdatasync/{threads}", SYNC_N, _py_file(SYNC_N, fsync=True),
+         {"what": "Python write+flush+os.fdatasync per record (one thread; the reference of this window)",
+          "record_bytes": len(RECORD)}),
+    ])
 
 
 # ---- replay ------------------------------------------------------------------------
@@ -456,22 +455,22 @@ def _ratio(a: str, b: str) -> str:
 def summary_lines() -> list[str]:
     lines = [f"chitta log benchmarks: N={N:,} SYNC_N={SYNC_N:,} REPLAY_N={REPLAY_N:,} dir={BASE}"]
     lines.append("")
-    lines.append("| case | records/s | vs Python write+flush | vs SQLite NORMAL | vs SQLite FULL |")
-    lines.append("|---|---|---|---|---|")
-    for key in ["remember/flush", "remember/buffered", "remember/fsync", "append/flush", "append/buffered",
-                "append/fsync", "python/write+flush", "python/write+fdatasync", "sqlite/NORMAL", "sqlite/FULL"]:
+    lines.append("| case (one thread) | records/s | vs Python write+flush | vs SQLite NORMAL |")
+    lines.append("|---|---|---|---|")
+    for key in ["remember/flush", "remember/buffered", "append/flush", "append/buffered", "python/write+flush",
+                "sqlite/NORMAL"]:
         if key in RESULTS:
             lines.append(f"| {key} | {_fmt(_rate(key))} | {_ratio(key, 'python/write+flush')} | "
-                         f"{_ratio(key, 'sqlite/NORMAL')} | {_ratio(key, 'sqlite/FULL')} |")
+                         f"{_ratio(key, 'sqlite/NORMAL')} |")
     lines.append("")
-    lines.append("| threads | remember fsync | append fsync | SQLite FULL | remember / SQLite | append / SQLite "
-                 "| remember / Python fdatasync |")
-    lines.append("|---|---|---|---|---|---|---|")
+    lines.append("| fsync, threads | remember | append | SQLite FULL | Python fdatasync (1 thread) "
+                 "| remember / SQLite | append / SQLite | remember / Python | append / Python |")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
     for t in THREADS:
-        a, b, c = f"mt/remember/{t}", f"mt/append/{t}", f"mt/sqlite-FULL/{t}"
+        a, b, c, p = f"mt/remember/{t}", f"mt/append/{t}", f"mt/sqlite-FULL/{t}", f"mt/python-fdatasync/{t}"
         if any(k in RESULTS for k in (a, b, c)):
-            lines.append(f"| {t} | {_fmt(_rate(a))} | {_fmt(_rate(b))} | {_fmt(_rate(c))} | {_ratio(a, c)} | "
-                         f"{_ratio(b, c)} | {_ratio(a, 'python/write+fdatasync')} |")
+            lines.append(f"| {t} | {_fmt(_rate(a))} | {_fmt(_rate(b))} | {_fmt(_rate(c))} | {_fmt(_rate(p))} | "
+                         f"{_ratio(a, c)} | {_ratio(b, c)} | {_ratio(a, p)} | {_ratio(b, p)} |")
     lines.append("")
     lines.append("| replay | ops/s | vs SQLite fetch | vs SQLite fetch+decode | vs SQLite fetch+decode+organ |")
     lines.append("|---|---|---|---|---|")

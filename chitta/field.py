@@ -40,6 +40,12 @@ DEFAULT_SEGMENT_BYTES = 256 << 20
 _MAX_INSTANCE = 2**32 - 1
 _MAX_LOCAL_ID = 2**32 - 1
 _BATCH = int(OpType.Batch)
+_PUT = int(OpType.PutPayload)
+_NO_TAGS: tuple[str, ...] = ()
+_MEMORY_KINDS = ops.MEMORY_KINDS
+_PutPayload = ops.PutPayload
+_ENCODE = ops._ENCODER.encode  # ops.encode without its isinstance check (the op is ours)
+_time_ns = time.time_ns
 
 
 def default_path() -> Path:
@@ -313,20 +319,23 @@ class Field:
         embedding: object = None,
         meta: object = None,
     ) -> ops.PutPayload:
-        tool = v.name(source_tool, "source_tool")
-        return ops.PutPayload(
+        # Same checks, in the same order, as the v.* calls they stand for; the
+        # common defaults (None, (), a known kind) skip the call (remember()
+        # is the hot path: see benchmarks/bench_log.py).
+        tool = None if source_tool is None else v.name(source_tool, "source_tool")
+        return _PutPayload(
             id=mid,
             text=v.text(text),
-            kind=v.choice(kind, ops.MEMORY_KINDS, "kind"),
-            created_ms=_now_ms(),
-            realm=v.name(realm, "realm"),
-            session=v.name(session, "session"),
+            kind=kind if kind.__class__ is str and kind in _MEMORY_KINDS else v.choice(kind, _MEMORY_KINDS, "kind"),
+            created_ms=_time_ns() // 1_000_000,
+            realm=None if realm is None else v.name(realm, "realm"),
+            session=None if session is None else v.name(session, "session"),
             source_tool=tool,
-            harness=infer_harness(tool),
-            tags=v.tags(tags),
+            harness=None if tool is None else infer_harness(tool),
+            tags=_NO_TAGS if tags is _NO_TAGS else v.tags(tags),
             confidence=v.unit_float(confidence, "confidence"),
-            embedding=v.embedding(embedding, self._memories.embedding_dim),
-            meta=v.meta(meta),
+            embedding=None if embedding is None else v.embedding(embedding, self._memories.embedding_dim),
+            meta=None if meta is None else v.meta(meta),
         )
 
     def remember(
@@ -347,10 +356,26 @@ class Field:
         The id is returned once the op is in the OS (``durability="flush"``) or
         on disk (``"fsync"``); with ``"buffered"`` once it is in this process.
         """
-        self._check_writable()
+        if self._closed:
+            raise ClosedError("the field is closed")
+        if self._read_only:
+            raise InvalidArgument("the field was opened read_only")
         # An id taken by a call that then fails validation is simply never used.
-        op = self._put_op(self._new_id(), text, kind, realm, session, source_tool, tags, confidence, embedding, meta)
-        self._commit(op)
+        local = next(self._ids)
+        if local > _MAX_LOCAL_ID:
+            raise ChittaError("this instance has used all 2**32 memory ids; open a new instance")
+        op = self._put_op(
+            (self._instance << 32) | local, text, kind, realm, session, source_tool, tags, confidence, embedding, meta
+        )
+        # _commit(op), specialised for one PutPayload (same encode errors, same order).
+        try:
+            payload = _ENCODE(op)
+        except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as exc:
+            raise InvalidArgument(f"cannot encode PutPayload: {exc}") from exc
+        self._log.append(_PUT, payload)
+        with self._lock:
+            self._memories.apply_put(op)
+            self._applied += 1
         return op.id
 
     def remember_many(self, items: Iterable[str | Mapping[str, Any]]) -> list[int]:

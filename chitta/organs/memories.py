@@ -65,7 +65,11 @@ class MemoriesOrgan:
     )
 
     def __init__(self) -> None:
-        self._records: dict[int, MemoryRecord] = {}
+        # A memory that was only put (never updated, forgotten, demoted) is kept
+        # as its PutPayload, which holds everything a fresh MemoryRecord would
+        # (the op is immutable); the first change turns it into a MemoryRecord
+        # (_live_record). Replay and remember() then skip building ~13 slots per memory.
+        self._records: dict[int, MemoryRecord | ops.PutPayload] = {}
         self._live = 0
         self._max_local: dict[int, int] = {}  # instance id -> highest id counter seen
         self.embedding_dim: int | None = None
@@ -87,19 +91,41 @@ class MemoriesOrgan:
 
     def apply_run(self, op_type: OpType, run: list[Op]) -> None:
         if op_type == OpType.PutPayload:
-            put = self._put
-            for op in run:
-                put(op)  # type: ignore[arg-type]
+            self._put_run(run)  # type: ignore[arg-type]
         else:
             for op in run:
                 self.apply(op)
+
+    def _put_run(self, run: list[ops.PutPayload]) -> None:
+        """Apply a run of puts; the same result as ``_put`` on each in turn."""
+        records = self._records
+        ids = [op.id for op in run]
+        if not ids:
+            return
+        lo, hi = min(ids), max(ids)
+        inst = hi >> 32
+        if (
+            lo >> 32 != inst  # ids of several instances
+            or len(set(ids)) != len(ids)  # a duplicate inside the run
+            or not records.keys().isdisjoint(ids)  # a put of an existing id
+            or (self.embedding_dim is None and any(op.embedding is not None for op in run))
+        ):
+            put = self._put
+            for op in run:
+                put(op)
+            return
+        records.update(zip(ids, run))
+        self._live += len(ids)
+        local = hi & 0xFFFFFFFF
+        if local > self._max_local.get(inst, 0):
+            self._max_local[inst] = local
 
     def _put(self, op: ops.PutPayload) -> None:
         mid = op.id
         if mid in self._records:
             self.ignored += 1
             return
-        self._records[mid] = MemoryRecord(op)
+        self._records[mid] = op
         self._live += 1
         inst, local = mid >> 32, mid & 0xFFFFFFFF
         if local > self._max_local.get(inst, 0):
@@ -107,12 +133,19 @@ class MemoriesOrgan:
         if op.embedding is not None and self.embedding_dim is None:
             self.embedding_dim = len(op.embedding) // 4
 
+    apply_put = _put  # the Field's remember() path: one PutPayload, no dispatch
+
     def _live_record(self, mid: int) -> MemoryRecord | None:
         rec = self._records.get(mid)
-        if rec is None or rec.deleted_ms is not None:
+        if rec is None:
             self.ignored += 1
             return None
-        return rec
+        if rec.__class__ is ops.PutPayload:  # first change: make it mutable
+            rec = self._records[mid] = MemoryRecord(rec)  # type: ignore[arg-type]
+        elif rec.deleted_ms is not None:  # type: ignore[union-attr]
+            self.ignored += 1
+            return None
+        return rec  # type: ignore[return-value]
 
     def _delete(self, op: ops.DeleteMemory) -> None:
         rec = self._live_record(op.id)
@@ -165,21 +198,26 @@ class MemoriesOrgan:
 
     def is_live(self, mid: int) -> bool:
         rec = self._records.get(mid)
-        return rec is not None and rec.deleted_ms is None
+        return rec is not None and (rec.__class__ is ops.PutPayload or rec.deleted_ms is None)  # type: ignore[union-attr]
 
     def next_local_id(self, instance_id: int) -> int:
         return self._max_local.get(instance_id, 0) + 1
 
     def live_ids(self) -> Iterator[int]:
+        put = ops.PutPayload
         for mid, rec in self._records.items():
-            if rec.deleted_ms is None:
+            if rec.__class__ is put or rec.deleted_ms is None:  # type: ignore[union-attr]
                 yield mid
 
     def get(self, mid: int) -> Memory | None:
         rec = self._records.get(mid)
-        if rec is None or rec.deleted_ms is not None:
+        if rec is None:
             return None
-        return self._to_memory(mid, rec)
+        if rec.__class__ is ops.PutPayload:
+            return self._to_memory(mid, MemoryRecord(rec))  # type: ignore[arg-type]
+        if rec.deleted_ms is not None:  # type: ignore[union-attr]
+            return None
+        return self._to_memory(mid, rec)  # type: ignore[arg-type]
 
     @staticmethod
     def _to_memory(mid: int, rec: MemoryRecord) -> Memory:

@@ -17,6 +17,9 @@ from chitta.model import Memory
 from chitta.ops import Op, OpType
 
 
+MAX_TRACE = 32  # access times kept per memory for ACT-R base-level activation
+
+
 class MemoryRecord:
     """Mutable per-memory state; the organ's own, never handed out."""
 
@@ -73,6 +76,7 @@ class MemoriesOrgan:
         self._live = 0
         self._max_local: dict[int, int] = {}  # instance id -> highest id counter seen
         self.embedding_dim: int | None = None
+        self._touches: dict[int, list[int]] = {}  # id -> recent access times (ACT-R trace)
         self.ignored = 0  # ops naming a missing or forgotten memory, or a duplicate put
 
     # ---- applying ---------------------------------------------------------------
@@ -182,6 +186,10 @@ class MemoriesOrgan:
         if op.touch:
             rec.last_access_ms = max(rec.last_access_ms, op.at_ms)
             rec.access_count += 1
+            trace = self._touches.setdefault(op.id, [])
+            trace.append(op.at_ms)
+            if len(trace) > MAX_TRACE:
+                del trace[0]
 
     def _demote(self, op: ops.DemoteMemory) -> None:
         rec = self._live_record(op.id)
@@ -199,6 +207,14 @@ class MemoriesOrgan:
     def is_live(self, mid: int) -> bool:
         rec = self._records.get(mid)
         return rec is not None and (rec.__class__ is ops.PutPayload or rec.deleted_ms is None)  # type: ignore[union-attr]
+
+    def access_times(self, mid: int) -> tuple[int, ...]:
+        """Creation time and the most recent accesses (at most MAX_TRACE), in ms."""
+        rec = self._records.get(mid)
+        if rec is None:
+            return ()
+        created = rec.created_ms if rec.__class__ is ops.PutPayload else rec.put.created_ms  # type: ignore[union-attr]
+        return (created, *self._touches.get(mid, ()))
 
     def next_local_id(self, instance_id: int) -> int:
         return self._max_local.get(instance_id, 0) + 1

@@ -1,0 +1,180 @@
+"""Evidence recall on LoCoMo (dev split): R@1/5/10/20 per category.
+
+Method (as in ../shared/data/locomo/README.md): one field per conversation,
+each dialogue turn one memory ("Speaker: text", plus the shared image's
+caption), dated with its session's date; the question is the query; R@k =
+|gold evidence in top k| / |gold|, averaged over questions. Malformed evidence
+ids are split and normalised, ids naming no turn dropped, questions left
+without gold skipped (both counts printed). Categories 1-4 form "overall";
+category 5 (adversarial) is reported separately.
+
+Configurations: each lane alone (bm25, dense, posting) and the full hybrid.
+The data is read at run time and never copied into the repository.
+
+    python benchmarks/eval_locomo.py [--data PATH] [--configs hybrid,bm25,dense,posting]
+                                     [--write-results] [--limit-conversations N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+import chitta
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
+KS = (1, 5, 10, 20)
+CONFIGS = {
+    "bm25": ("bm25",),
+    "dense": ("dense",),
+    "posting": ("posting",),
+    "hybrid": None,  # every lane
+}
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+
+def parse_session_date(text: str) -> datetime:
+    """'1:56 pm on 8 May, 2023' -> aware UTC datetime."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+
+
+def normalise_evidence(raw: list[str], known: set[str]) -> tuple[list[str], int]:
+    """Split malformed entries ('D8:6; D9:17', space-joined, 'D:11:26', 'D30:05'); drop unknown ids."""
+    out: list[str] = []
+    dropped = 0
+    for entry in raw:
+        for part in re.split(r"[;,\s]+", str(entry)):
+            if not part:
+                continue
+            m = re.fullmatch(r"D:?(\d+):(\d+)", part)
+            if not m:
+                dropped += 1
+                continue
+            dia = f"D{int(m.group(1))}:{int(m.group(2))}"
+            if dia in known:
+                if dia not in out:
+                    out.append(dia)
+            else:
+                dropped += 1
+    return out, dropped
+
+
+def turns(conversation: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    n = 1
+    while f"session_{n}" in conversation:
+        date = parse_session_date(conversation[f"session_{n}_date_time"])
+        for turn in conversation[f"session_{n}"]:
+            text = f"{turn['speaker']}: {turn['text']}"
+            if turn.get("blip_caption"):
+                text += f" (shares a photo: {turn['blip_caption']})"
+            out.append({"dia_id": turn["dia_id"], "text": text, "at": date, "session": f"session_{n}"})
+        n += 1
+    return out
+
+
+def build_field(root: Path, sample: dict[str, Any], embedder: Any) -> tuple[chitta.Field, dict[int, str]]:
+    field = chitta.open(root, durability="buffered", embedder=embedder)
+    items = turns(sample["conversation"])
+    ids = field.remember_many(
+        [{"text": t["text"], "at": t["at"], "session": t["session"], "meta": {"dia_id": t["dia_id"]}} for t in items]
+    )
+    return field, {mid: t["dia_id"] for mid, t in zip(ids, items)}
+
+
+def evaluate(data: list[dict[str, Any]], configs: list[str], embedder: Any, console: Console) -> dict[str, Any]:
+    recall = {c: defaultdict(lambda: defaultdict(list)) for c in configs}  # config -> category -> k -> values
+    latency: dict[str, list[float]] = defaultdict(list)
+    skipped = dropped_ids = 0
+    with tempfile.TemporaryDirectory() as tmp, Progress(console=console, transient=True) as progress:
+        task = progress.add_task("conversations", total=len(data))
+        for i, sample in enumerate(data):
+            field, dia_of = build_field(Path(tmp) / f"conv{i}", sample, embedder)
+            known = set(dia_of.values())
+            for qa in sample["qa"]:
+                gold, dropped = normalise_evidence(qa.get("evidence", []), known)
+                dropped_ids += dropped
+                if not gold:
+                    skipped += 1
+                    continue
+                for config in configs:
+                    t0 = time.perf_counter()
+                    hits = field.recall(qa["question"], k=max(KS), lanes=CONFIGS[config], touch=False)
+                    latency[config].append(time.perf_counter() - t0)
+                    got = [dia_of[h.id] for h in hits]
+                    for k in KS:
+                        found = len(set(got[:k]) & set(gold))
+                        recall[config][qa["category"]][k].append(found / len(gold))
+            field.close()
+            progress.advance(task)
+    return {"recall": recall, "latency": latency, "skipped": skipped, "dropped_ids": dropped_ids}
+
+
+def summarise(result: dict[str, Any], configs: list[str]) -> list[dict[str, Any]]:
+    rows = []
+    for config in configs:
+        per_cat = result["recall"][config]
+        for cat in sorted(per_cat):
+            rows.append({"config": config, "category": f"{cat} {CATEGORY_NAMES[cat]}", "n": len(per_cat[cat][1]),
+                         **{f"R@{k}": float(np.mean(per_cat[cat][k])) for k in KS}})
+        overall = {k: [v for cat in (1, 2, 3, 4) for v in per_cat.get(cat, {}).get(k, [])] for k in KS}
+        rows.append({"config": config, "category": "overall 1-4", "n": len(overall[1]),
+                     **{f"R@{k}": float(np.mean(overall[k])) for k in KS}})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--configs", default="hybrid,bm25,dense,posting")
+    ap.add_argument("--limit-conversations", type=int, default=None)
+    ap.add_argument("--embedder", default="auto", help="auto (the default model) or hashing")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    console = Console(stderr=args.json)
+    if not args.data.exists():
+        console.print(f"LoCoMo data not found at {args.data}")
+        return 2
+    data = json.loads(args.data.read_text())
+    if args.limit_conversations:
+        data = data[: args.limit_conversations]
+    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    embedder: Any = "auto"
+    if args.embedder == "hashing":
+        from chitta.encode import HashingEmbedder
+
+        embedder = HashingEmbedder()
+    t0 = time.perf_counter()
+    result = evaluate(data, configs, embedder, console)
+    rows = summarise(result, configs)
+    if args.json:
+        print(json.dumps({"rows": rows, "skipped": result["skipped"], "dropped_ids": result["dropped_ids"]}))
+        return 0
+    table = Table(title="LoCoMo dev evidence recall", title_justify="left")
+    for col in ("config", "category", "n", *[f"R@{k}" for k in KS], "p50 ms"):
+        table.add_column(col)
+    for row in rows:
+        lat = result["latency"][row["config"]]
+        table.add_row(row["config"], row["category"], str(row["n"]), *[f"{row[f'R@{k}']:.3f}" for k in KS],
+                      f"{np.median(lat) * 1000:.2f}" if row["category"].startswith("overall") else "")
+    console.print(table)
+    console.print(f"questions skipped (no gold after normalising): {result['skipped']}; "
+                  f"evidence ids dropped: {result['dropped_ids']}; took {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -220,3 +220,11 @@ def _rrf_fuse(
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float64], npt.NDArray[np.int32] | None]: ...
 
 # ---- end fusion --------------------------------------------------------------
+
+# ---- hashembed ---------------------------------------------------------------
+
+HASHEMBED_MAX_DIM: int
+
+def _hash_embed(texts: list[str] | tuple[str, ...], dim: int) -> npt.NDArray[np.float32]: ...
+
+# ---- end hashembed -----------------------------------------------------------

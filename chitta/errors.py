@@ -60,6 +60,14 @@ class UnsupportedFormat(CorruptionError):
     """A file was written by a newer major format version than this reader knows."""
 
 
+class ModelChecksumError(CorruptionError):
+    """An embedding model file's SHA-256 differs from the value chitta pins for it."""
+
+
+class EmbedderUnavailable(ChittaError, ImportError):
+    """An embedder's optional packages (or model files) are not installed."""
+
+
 # Aliases in the naming style of CONVENTIONS.md.
 InvalidArgumentError = InvalidArgument
 NotFoundError = NotFound
@@ -70,9 +78,11 @@ __all__ = [
     "ClosedError",
     "CorruptionError",
     "CrcMismatch",
+    "EmbedderUnavailable",
     "InvalidArgument",
     "InvalidArgumentError",
     "LockedError",
+    "ModelChecksumError",
     "NotAFieldError",
     "NotFound",
     "NotFoundError",

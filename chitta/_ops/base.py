@@ -26,7 +26,8 @@ class OpType(enum.IntEnum):
     """The op type byte of a segment record.
 
     Codes 0-29 and 39-48 follow the seed's Op table; 30-38 are unassigned and
-    decode as an unknown op type. 64 is chitta's atomic group.
+    decode as an unknown op type. 64 is chitta's atomic group, 65 its learned
+    sparse encoder state.
     """
 
     PutPayload = 0
@@ -70,6 +71,7 @@ class OpType(enum.IntEnum):
     UpdateScorerModel = 47
     AttachDebtEvidence = 48
     Batch = 64
+    UpdateSparseEncoder = 65
 
 
 # Field types. msgpack carries integers up to 2**64-1, so an unsigned id needs

@@ -560,12 +560,22 @@ def reencode_ops(
 ) -> list[ops.UpdateSparseCode]:
     """The maintenance pass: one ``UpdateSparseCode`` per memory, made by
     ``encoder`` at its current version. ``ids`` align with ``vectors`` rows."""
-    id_arr = np.asarray(ids)
-    if id_arr.ndim != 1 or (id_arr.size and id_arr.dtype.kind not in "iu"):
-        raise InvalidArgument("ids must be a 1-D sequence of integers")
-    if id_arr.size and (int(id_arr.min()) < 0 or int(id_arr.max()) > 2**64 - 2):
+    if isinstance(ids, np.ndarray):
+        if ids.ndim != 1 or (ids.size and ids.dtype.kind not in "iu"):
+            raise InvalidArgument("ids must be a 1-D array of integers")
+        id_list = [int(i) for i in ids]
+    else:
+        try:
+            id_list = list(ids)  # type: ignore[arg-type]
+        except TypeError:
+            raise InvalidArgument("ids must be a sequence of integers") from None
+        for i in id_list:
+            if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+                raise InvalidArgument(f"ids must be integers, got {type(i).__name__}")
+        id_list = [int(i) for i in id_list]
+    if any(not 0 <= i <= 2**64 - 2 for i in id_list):
         raise InvalidArgument("ids must lie in [0, 2**64 - 2]")
     codes = encoder.encode(vectors)
-    if len(codes) != len(id_arr):
-        raise InvalidArgument(f"{len(id_arr)} ids for {len(codes)} vectors")
-    return [codes.op(i, int(id_arr[i])) for i in range(len(codes))]
+    if len(codes) != len(id_list):
+        raise InvalidArgument(f"{len(id_list)} ids for {len(codes)} vectors")
+    return [codes.op(i, id_list[i]) for i in range(len(codes))]

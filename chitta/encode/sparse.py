@@ -222,7 +222,8 @@ def decorrelate(
     for lo in range(0, len(groups), _GATHER):
         g = groups[lo : lo + _GATHER]
         atoms = unit[g]  # [b, k, dim]
-        gram = atoms @ atoms.transpose(0, 2, 1)  # [b, k, k]
+        # contiguous operands keep numpy's stacked matmul on BLAS
+        gram = np.matmul(atoms, np.ascontiguousarray(atoms.transpose(0, 2, 1)))  # [b, k, k]
         idx = np.arange(k)
         gram[:, idx, idx] = 0.0
         push = gram @ atoms  # [b, k, dim]: sum_j c_ij unit_j

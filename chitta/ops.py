@@ -75,6 +75,7 @@ from chitta._ops.learning import (
     UpdateDebt,
     UpdateScorerModel,
     UpdateSourceWeight,
+    UpdateSparseEncoder,
     UpdateSurpriseCredit,
     UpdateWisdomLifecycle,
     UpsertWisdomCandidate,
@@ -184,6 +185,7 @@ OP_CLASSES: dict[OpType, type[OpBase]] = {
         AttachDebtEvidence,
         Batch,
         ConfigureField,
+        UpdateSparseEncoder,
     )
 }
 """Payload class of every known op type."""
@@ -287,7 +289,7 @@ def decode_run(op_type: int, framed: bytes | bytearray | memoryview) -> list[Op]
 def validate(op: Op) -> None:
     """Check what the schema types cannot: enum fields hold documented values,
     float32 byte fields are whole floats, sparse activations match features,
-    and a Batch holds decodable, non-nested ops. Raises InvalidArgument.
+    an encoder update's rows and atoms agree with its shape, and a Batch holds decodable, non-nested ops. Raises InvalidArgument.
     """
     name = type(op).__name__
     for field, allowed in op.enums.items():
@@ -303,6 +305,8 @@ def validate(op: Op) -> None:
             f"UpdateSparseCode has {len(op.features)} features but "
             f"{len(op.activations)} activation bytes"
         )
+    if isinstance(op, UpdateSparseEncoder):
+        _validate_sparse_encoder(op)
     if isinstance(op, Batch):
         try:
             inner = op.unpack()
@@ -310,6 +314,26 @@ def validate(op: Op) -> None:
             raise InvalidArgument(f"invalid Batch: {exc}") from exc
         for item in inner:
             validate(item)
+
+
+def _validate_sparse_encoder(op: UpdateSparseEncoder) -> None:
+    if op.dim < 1 or op.n_features < 1 or not 1 <= op.active <= op.n_features:
+        raise InvalidArgument(
+            f"UpdateSparseEncoder shape is invalid: dim={op.dim}, "
+            f"n_features={op.n_features}, active={op.active}"
+        )
+    if op.version == 0 and (op.rows or op.atoms):
+        raise InvalidArgument("UpdateSparseEncoder version 0 (the initial op) carries no rows")
+    rows = op.rows
+    if any(r >= op.n_features for r in rows):
+        raise InvalidArgument(f"UpdateSparseEncoder rows must be < n_features={op.n_features}")
+    if any(b <= a for a, b in zip(rows, rows[1:], strict=False)):
+        raise InvalidArgument("UpdateSparseEncoder rows must be ascending and unique")
+    if len(op.atoms) != 4 * len(rows) * op.dim:
+        raise InvalidArgument(
+            f"UpdateSparseEncoder has {len(rows)} rows of dim {op.dim} but "
+            f"{len(op.atoms)} atom bytes (want {4 * len(rows) * op.dim})"
+        )
 
 
 def _jsonable(value: Any) -> Any:
@@ -421,6 +445,7 @@ __all__ = [
     "UpdateScorerModel",
     "UpdateSourceWeight",
     "UpdateSparseCode",
+    "UpdateSparseEncoder",
     "UpdateState",
     "UpdateSurpriseCredit",
     "UpdateSymbolDescription",

@@ -1,5 +1,5 @@
 """Payloads of the learning ops: surprise, epistemic debts, source weights,
-surprise credit, wisdom candidates and the scorer model.
+surprise credit, wisdom candidates, the scorer model and the sparse encoder.
 
 Per DESIGN.md, learning that changes shared state is logged as its result
 (absolute values), so replay applies it without re-deriving it.
@@ -24,6 +24,7 @@ __all__ = [
     "UpdateDebt",
     "UpdateScorerModel",
     "UpdateSourceWeight",
+    "UpdateSparseEncoder",
     "UpdateSurpriseCredit",
     "UpdateWisdomLifecycle",
     "UpsertWisdomCandidate",
@@ -211,3 +212,27 @@ class UpdateScorerModel(OpBase, frozen=True, kw_only=True, array_like=True):
     factors: tuple[FactorDelta, ...] = ()
     ewma_loss: float = 0.0
     outcome_count: U64 = 0
+
+
+class UpdateSparseEncoder(OpBase, frozen=True, kw_only=True, array_like=True):
+    """One state of the learned sparse encoder (``chitta.encode.sparse``).
+
+    ``version`` 0 with no rows is the initial op: it defines the shape
+    (``n_features`` atoms of ``dim`` floats, ``active`` winners per code) and
+    the ``seed`` of the random initial atoms. Version ``v >= 1`` is the result
+    of one learning step applied to version ``v - 1``: ``rows`` are the atom
+    ids that changed (ascending, unique) and ``atoms`` their new values,
+    little-endian float32, ``len(rows) x dim``, row-major. Replay overwrites
+    those rows with these values (nothing is re-derived).
+    """
+
+    op_type: ClassVar[OpType] = OpType.UpdateSparseEncoder
+
+    version: U32
+    dim: U32
+    n_features: U32
+    seed: U64
+    rows: tuple[U32, ...] = ()
+    atoms: bytes = b""
+    active: U32 = 64
+    at_ms: I64 = 0

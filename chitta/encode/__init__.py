@@ -17,6 +17,10 @@ family ``all-minilm-l6-v2``; each hashing dim is its own family).
 
 All loading is offline and lazy: nothing heavy is imported until the first
 ``embed()`` or ``load()``.
+
+``chitta.encode.sparse`` holds the learned sparse encoder (64 of 16,384
+features) and its learning rule; ``chitta.encode.field_encoding`` how a field
+uses both.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from chitta import errors, ops
 from chitta.ops import OP_CLASSES, Batch, OpType, decode, decode_run, encode
 
-# The seed's Op table, copied by hand (name -> byte), plus chitta's Batch.
+# The seed's Op table, copied by hand (name -> byte), plus chitta's own codes:
+# Batch (64) and UpdateSparseEncoder (65).
 SEED_TABLE = {
     "PutPayload": 0,
     "UpdateState": 1,
@@ -62,7 +63,7 @@ SEED_TABLE = {
 }
 
 # chitta's own codes beside the seed's table (docs/OPS.md).
-CHITTA_CODES = {"Batch": 64, "ConfigureField": 66}
+CHITTA_CODES = {"Batch": 64, "UpdateSparseEncoder": 65, "ConfigureField": 66}
 
 UNKNOWN_CODES = [*range(30, 39), 49, 63, 67, 128, 200, 255, -1, 256]
 
@@ -433,6 +434,16 @@ SAMPLES: list[ops.Op] = [
     ),
     ops.AttachDebtEvidence(
         debt_id=1, memory_ids=(2, 3), confidence=0.75, at_ms=1, note="n", hypothesis=1
+    ),
+    ops.UpdateSparseEncoder(
+        version=3,
+        dim=2,
+        n_features=16,
+        seed=7,
+        rows=(1, 9),
+        atoms=np.array([[0.6, 0.8], [1.0, 0.0]], "<f4").tobytes(),
+        active=4,
+        at_ms=5,
     ),
     ops.ConfigureField(key="embedder", value={"name": "m@abc", "family": "f", "dim": 384}, at_ms=1),
 ]

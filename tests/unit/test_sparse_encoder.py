@@ -1,0 +1,484 @@
+"""Tests of chitta.encode.sparse: code shape, determinism, replay through ops,
+the three parts of the learning rule on hand-computed cases, surprise, and bad input."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chitta import errors, ops
+from chitta.encode import sparse
+from chitta.encode.sparse import SparseEncoder, reencode_ops, stale
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import datagen  # noqa: E402
+
+DIM = 32
+SMALL = {"n_features": 512, "active": 64}
+
+
+def _clustered(n: int, seed: int = 0, dim: int = DIM) -> np.ndarray:
+    return datagen.clustered_vectors(n, dim, n_clusters=8, spread=0.5, seed=seed)
+
+
+# ---------------------------------------------------------------- codes
+
+
+def test_every_code_has_exactly_active_unique_sorted_features_in_range() -> None:
+    enc = SparseEncoder(DIM, **SMALL, seed=3)
+    x = np.random.default_rng(1).standard_normal((300, DIM)).astype(np.float32)
+    codes = enc.encode(x)
+    assert codes.features.dtype == np.uint32 and codes.features.shape == (300, 64)
+    assert codes.activations.dtype == np.float32 and codes.activations.shape == (300, 64)
+    assert codes.surprise.dtype == np.float32 and codes.surprise.shape == (300,)
+    assert codes.version == 0
+    for row in codes.features:
+        assert len(np.unique(row)) == 64
+        assert np.all(np.diff(row.astype(np.int64)) > 0)
+    assert codes.features.max() < 512
+    assert (codes.activations >= 0).all()
+    assert ((codes.surprise >= 0) & (codes.surprise <= 1)).all()
+
+
+def test_default_shape_is_64_of_16384() -> None:
+    enc = SparseEncoder(16)
+    codes = enc.encode(np.ones((2, 16), np.float32) + np.eye(2, 16, dtype=np.float32))
+    assert enc.n_features == 16384 and enc.active == 64
+    assert codes.features.shape == (2, 64) and codes.features.max() < 16384
+
+
+def test_winners_are_the_top_projections_by_brute_force() -> None:
+    enc = SparseEncoder(DIM, **SMALL, seed=5)
+    x = np.random.default_rng(2).standard_normal((20, DIM)).astype(np.float32)
+    codes = enc.encode(x)
+    xu = x.astype(np.float64) / np.linalg.norm(x, axis=1, keepdims=True)
+    proj = xu @ enc.atoms.astype(np.float64).T
+    for i in range(len(x)):
+        want = np.sort(np.argsort(-proj[i], kind="stable")[:64])
+        assert codes.features[i].tolist() == want.tolist()
+        np.testing.assert_allclose(
+            codes.activations[i], np.maximum(proj[i, want], 0), rtol=1e-5, atol=1e-6
+        )
+
+
+def test_initial_atoms_are_unit_sign_rows() -> None:
+    atoms = sparse.initial_atoms(9, 100, 70)
+    assert atoms.shape == (100, 70) and atoms.dtype == np.float32
+    assert set(np.unique(np.abs(atoms))) == {np.float32(1 / math.sqrt(70))}
+    np.testing.assert_allclose(np.linalg.norm(atoms, axis=1), 1.0, rtol=1e-6)
+    # roughly balanced signs, distinct rows, and a different seed differs
+    assert 0.45 < (atoms > 0).mean() < 0.55
+    assert len({r.tobytes() for r in atoms}) == 100
+    assert not np.array_equal(atoms, sparse.initial_atoms(10, 100, 70))
+
+
+def test_initial_atoms_known_bits() -> None:
+    # splitmix64 computed independently in pure Python for seed 0, row 0, word 0.
+    mask = (1 << 64) - 1
+
+    def mix(z: int) -> int:
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return z ^ (z >> 31)
+
+    golden = 0x9E3779B97F4A7C15
+    base = mix((0 + golden) & mask)
+    word = mix(((1 + base) * golden) & mask)
+    want = [1.0 if (word >> j) & 1 else -1.0 for j in range(64)]
+    got = np.sign(sparse.initial_atoms(0, 1, 64)[0]).tolist()
+    assert got == want
+
+
+# ------------------------------------------------------------ determinism
+
+
+def test_same_seed_gives_same_codes_and_other_seed_differs() -> None:
+    x = _clustered(200)
+    a = SparseEncoder(DIM, **SMALL, seed=11).encode(x)
+    b = SparseEncoder(DIM, **SMALL, seed=11).encode(x)
+    c = SparseEncoder(DIM, **SMALL, seed=12).encode(x)
+    assert np.array_equal(a.features, b.features)
+    assert np.array_equal(a.activations, b.activations)
+    assert np.array_equal(a.surprise, b.surprise)
+    assert not np.array_equal(a.features, c.features)
+
+
+def test_replaying_learn_ops_gives_bit_identical_atoms() -> None:
+    x = _clustered(400)
+    learner = SparseEncoder(DIM, **SMALL, seed=4)
+    init = learner.init_op()
+    log = [ops.encode(init)]
+    for lo in range(0, 400, 100):
+        op = learner.learn(x[lo : lo + 100], at_ms=lo)
+        assert op.version == learner.version + 1
+        assert learner.apply(op) is True
+        log.append(ops.encode(op))
+    assert learner.version == 4
+    # A fresh encoder built only from the decoded log.
+    decoded = [ops.decode(ops.OpType.UpdateSparseEncoder, blob) for blob in log]
+    for op in decoded:
+        ops.validate(op)
+    replica = SparseEncoder.from_op(decoded[0])  # type: ignore[arg-type]
+    for op in decoded[1:]:
+        assert replica.apply(op) is True  # type: ignore[arg-type]
+    assert replica.version == learner.version
+    assert replica.atoms.tobytes() == learner.atoms.tobytes()
+    assert np.array_equal(replica.encode(x).features, learner.encode(x).features)
+
+
+def test_learn_does_not_change_state_and_is_deterministic() -> None:
+    x = _clustered(100)
+    enc = SparseEncoder(DIM, **SMALL, seed=2)
+    before = enc.atoms.copy()
+    op1 = enc.learn(x)
+    op2 = enc.learn(x)
+    assert ops.encode(op1) == ops.encode(op2)
+    assert enc.version == 0 and np.array_equal(enc.atoms, before)
+
+
+def test_op_carries_only_changed_rows() -> None:
+    x = _clustered(10)
+    enc = SparseEncoder(DIM, **SMALL, seed=2)
+    before = enc.atoms.copy()
+    winners = np.unique(enc.encode(x).features)
+    op = enc.learn(x)
+    assert list(op.rows) == winners.tolist()
+    assert len(op.atoms) == 4 * len(op.rows) * DIM
+    enc.apply(op)
+    untouched = np.setdiff1d(np.arange(512), winners)
+    assert np.array_equal(enc.atoms[untouched], before[untouched])
+    np.testing.assert_allclose(np.linalg.norm(enc.atoms[winners], axis=1), 1.0, rtol=1e-5)
+
+
+def test_apply_skips_old_versions_and_refuses_gaps_and_foreign_ops() -> None:
+    x = _clustered(50)
+    a = SparseEncoder(DIM, **SMALL, seed=1)
+    op1 = a.learn(x[:25])
+    rival = a.learn(x[25:])  # also version 1, from the same base
+    assert a.apply(op1) is True
+    snapshot = a.atoms.copy()
+    assert a.apply(rival) is False  # lost the replay order: skipped
+    assert a.apply(op1) is False  # already applied
+    assert np.array_equal(a.atoms, snapshot) and a.version == 1
+    op2 = a.learn(x)
+    gap = ops.UpdateSparseEncoder(
+        version=3, dim=DIM, n_features=512, seed=1, rows=op2.rows, atoms=op2.atoms
+    )
+    with pytest.raises(errors.InvalidArgument, match="does not follow"):
+        a.apply(gap)
+    other = SparseEncoder(DIM, **SMALL, seed=2)
+    with pytest.raises(errors.InvalidArgument, match="seed"):
+        other.apply(op2)
+    with pytest.raises(errors.InvalidArgument):
+        a.apply(ops.DeleteMemory(id=1, at_ms=0))  # type: ignore[arg-type]
+    assert np.array_equal(a.atoms, snapshot) and a.version == 1
+
+
+def test_validate_refuses_malformed_encoder_ops() -> None:
+    good = dict(version=1, dim=2, n_features=8, seed=0, rows=(1, 3), atoms=bytes(16), active=4)
+    ops.validate(ops.UpdateSparseEncoder(**good))  # type: ignore[arg-type]
+    bad = [
+        {"atoms": bytes(12)},  # wrong size
+        {"rows": (3, 1)},  # not ascending
+        {"rows": (1, 1)},  # repeated
+        {"rows": (1, 8)},  # out of range
+        {"version": 0},  # initial op with rows
+        {"dim": 0, "rows": (), "atoms": b""},
+        {"active": 9},
+    ]
+    for change in bad:
+        with pytest.raises(errors.InvalidArgument):
+            ops.validate(ops.UpdateSparseEncoder(**{**good, **change}))  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------- the learning rule
+
+
+def test_learning_reduces_mean_reconstruction_error_on_clustered_data() -> None:
+    # Few winners for the dimension (as with 64 of 16,384 at dim 256-384), so
+    # random atoms reconstruct poorly and learned ones can do better.
+    x = datagen.clustered_vectors(1000, 64, n_clusters=20, spread=0.35, seed=3)
+    enc = SparseEncoder(64, n_features=1024, active=16, seed=0)
+    before = float(enc.surprise(x).mean())
+    enc.fit(x, passes=3, batch_size=100)
+    after = float(enc.surprise(x).mean())
+    assert enc.version == 30
+    assert after < 0.8 * before
+    # held-out vectors from the same clusters are reconstructed better too
+    held = datagen.queries_near(x, 200, noise=0.3, seed=5)
+    assert float(enc.surprise(held).mean()) < before
+
+
+def test_surprise_is_the_normalised_residual_of_a_hand_case() -> None:
+    # 2-d, 4 atoms, 2 winners; computed by hand.
+    enc = SparseEncoder(2, n_features=4, active=2, seed=0)
+    atoms = np.array([[1, 0], [0, 1], [-1, 0], [0, -1]], np.float32)
+    op = ops.UpdateSparseEncoder(
+        version=1, dim=2, n_features=4, seed=0, rows=(0, 1, 2, 3), atoms=atoms.tobytes(), active=2
+    )
+    enc.apply(op)
+    # x = (0.6, 0.8): winners 0 (0.6) and 1 (0.8); x_hat = (0.6, 0.8) = x -> surprise 0.
+    codes = enc.encode(np.array([[0.6, 0.8]], np.float32))
+    assert codes.features.tolist() == [[0, 1]]
+    np.testing.assert_allclose(codes.activations, [[0.6, 0.8]], rtol=1e-6)
+    assert codes.surprise[0] == pytest.approx(0.0, abs=1e-6)
+    assert codes.version == 1
+    # x = (1, 0): projections 1, 0, -1, 0 -> winners {0, one of 1/3 at 0};
+    # x_hat = 1 * atom0 = x -> surprise 0. Now a case with residual: atoms at 0 and 45 deg.
+    enc2 = SparseEncoder(2, n_features=2, active=1, seed=0)
+    r = 1 / math.sqrt(2)
+    enc2.apply(
+        ops.UpdateSparseEncoder(
+            version=1,
+            dim=2,
+            n_features=2,
+            seed=0,
+            rows=(0, 1),
+            atoms=np.array([[1, 0], [r, r]], np.float32).tobytes(),
+            active=1,
+        )
+    )
+    # x = (cos 30, sin 30): projections cos30 = .866 and cos15 = .966 -> winner 1;
+    # x_hat is along atom 1 at 15 deg from x: surprise = sin 15 deg.
+    x = np.array([[math.cos(math.pi / 6), math.sin(math.pi / 6)]], np.float32)
+    codes2 = enc2.encode(x)
+    assert codes2.features.tolist() == [[1]]
+    assert codes2.surprise[0] == pytest.approx(math.sin(math.pi / 12), abs=1e-6)
+
+
+def test_hebbian_step_hand_case() -> None:
+    w = np.array([[1.0, 0.0]], np.float32)
+    # two inputs (0,1) with activation 0.2 and (1,0) with 0.6: total 0.8,
+    # mean (0.75, 0.25); lr 0.5 -> beta = min(0.4, 0.5) = 0.4
+    v = sparse.hebbian(w, np.array([[0.6, 0.2]], np.float32), np.array([0.8], np.float32), 0.5, 0.5)
+    np.testing.assert_allclose(v, [[1 + 0.4 * (0.75 - 1), 0.4 * 0.25]], rtol=1e-6)
+    # the cap: lr 10 -> beta = 0.5
+    v = sparse.hebbian(w, np.array([[0.6, 0.2]], np.float32), np.array([0.8], np.float32), 10, 0.5)
+    np.testing.assert_allclose(v, [[0.875, 0.125]], rtol=1e-6)
+    # no activation: unchanged
+    v = sparse.hebbian(w, np.zeros((1, 2), np.float32), np.zeros(1, np.float32), 0.5, 0.5)
+    assert np.array_equal(v, w)
+
+
+def test_complexity_penalty_hand_case() -> None:
+    v = np.array([[0.8, -0.6, 5e-5, -2e-4, 0.0]], np.float32)
+    got = sparse.shrink(v, 1e-4)
+    want = [[0.8 - 1e-4, -0.6 + 1e-4, 0.0, -1e-4, 0.0]]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+    assert got[0, 2] == 0.0 and got[0, 4] == 0.0
+    # the L1 norm drops by lambda per weight that was above lambda
+    assert float(np.abs(got).sum()) == pytest.approx(float(np.abs(v).sum()) - 3e-4 - 5e-5, abs=1e-6)
+
+
+def _set_atoms(enc: SparseEncoder, atoms: np.ndarray) -> None:
+    """Give ``enc`` these atoms through an op (the only way state changes)."""
+    op = ops.UpdateSparseEncoder(
+        version=enc.version + 1,
+        dim=enc.dim,
+        n_features=enc.n_features,
+        seed=enc.seed,
+        rows=tuple(range(enc.n_features)),
+        atoms=np.ascontiguousarray(atoms, "<f4").tobytes(),
+        active=enc.active,
+    )
+    assert enc.apply(op)
+
+
+def test_complexity_penalty_acts_on_updated_atoms_in_a_step() -> None:
+    # Hand case, 3-d, 2 atoms, 1 winner, no decorrelation. Atom 0 is
+    # (1, 0.04, 0) / norm; the input is (1, 0, 0), so atom 0 wins with
+    # a = 1/norm and beta = min(0.5 a, 0.5). Hebbian: v = w + beta (x - w).
+    norm = math.sqrt(1 + 0.04**2)
+    w0 = [1 / norm, 0.04 / norm, 0.0]
+    a = w0[0]
+    beta = min(0.5 * a, 0.5)
+    v = [w0[0] + beta * (1 - w0[0]), w0[1] * (1 - beta), 0.0]  # v[1] ~ 0.02
+    atoms = np.array([w0, [-1.0, 0.0, 0.0]], np.float32)
+    x = np.array([[1.0, 0.0, 0.0]], np.float32)
+    results = {}
+    for lam in (0.0, 0.05):
+        enc = SparseEncoder(3, n_features=2, active=1, complexity=lam, decorrelation=0.0)
+        _set_atoms(enc, atoms)
+        op = enc.learn(x)
+        assert op.rows == (0,)  # only the winner is updated (and penalised)
+        results[lam] = np.frombuffer(op.atoms, "<f4")
+    # lambda = 0: just the renormalised Hebbian step
+    vn = math.sqrt(v[0] ** 2 + v[1] ** 2)
+    np.testing.assert_allclose(results[0.0], [v[0] / vn, v[1] / vn, 0.0], rtol=2e-6)
+    # lambda = 0.05: shrink (v0 - .05, max(v1 - .05, 0) = 0, 0), then unit norm
+    assert v[1] < 0.05
+    np.testing.assert_allclose(results[0.05], [1.0, 0.0, 0.0], rtol=1e-6)
+    assert results[0.05][1] == 0.0 and results[0.0][1] > 0.01
+
+
+def test_decorrelation_hand_case() -> None:
+    # two unit atoms at 60 degrees, co-active once: u_0 = a0 - 0.01 * cos60 * a1.
+    a0 = np.array([1.0, 0.0])
+    a1 = np.array([0.5, math.sqrt(3) / 2])
+    unit = np.array([a0, a1], np.float32)
+    got = sparse.decorrelate(unit, np.array([[0, 1]]), 0.01)
+    np.testing.assert_allclose(got[0], a0 - 0.01 * 0.5 * a1, rtol=1e-6)
+    np.testing.assert_allclose(got[1], a1 - 0.01 * 0.5 * a0, rtol=1e-6)
+
+    def cos(u: np.ndarray, v: np.ndarray) -> float:
+        return float(u @ v / np.linalg.norm(u) / np.linalg.norm(v))
+
+    assert abs(cos(got[0], got[1])) < 0.5
+    # hand value: (a0 - .005 a1).(a1 - .005 a0) = .5 - .005 - .005 + .000025*.5
+    num = 0.5 - 0.01 + 0.0000125
+    den = 1 - 2 * 0.005 * 0.5 + 0.005**2
+    assert cos(got[0], got[1]) == pytest.approx(num / den, rel=1e-5)
+    # an atom co-active with two others in two inputs is averaged over them
+    unit3 = np.array([a0, a1, [0.0, 1.0]], np.float32)
+    got3 = sparse.decorrelate(unit3, np.array([[0, 1], [0, 2]]), 0.01)
+    np.testing.assert_allclose(got3[0], a0 - 0.01 / 2 * (0.5 * a1 + 0.0 * unit3[2]), rtol=1e-6)
+    # a row in no group is unchanged
+    got4 = sparse.decorrelate(unit3, np.array([[0, 1]]), 0.01)
+    assert np.array_equal(got4[2], unit3[2])
+
+
+def test_decorrelation_reduces_coactive_cosines_in_a_step() -> None:
+    # Same data and Hebbian step, with and without decorrelation: the mean
+    # |cosine| among the atoms that fired together is lower with it.
+    x = _clustered(200, seed=8)
+    with_d = SparseEncoder(DIM, **SMALL, seed=6, decorrelation=0.05)
+    without = SparseEncoder(DIM, **SMALL, seed=6, decorrelation=0.0)
+    for _ in range(3):
+        with_d.apply(with_d.learn(x))
+        without.apply(without.learn(x))
+    feats = without.encode(x).features
+
+    def mean_abs_cos(enc: SparseEncoder) -> float:
+        vals = []
+        for row in feats[:50]:
+            a = enc.atoms[row.astype(np.intp)].astype(np.float64)
+            g = np.abs(a @ a.T)
+            vals.append((g.sum() - np.trace(g)) / (len(row) * (len(row) - 1)))
+        return float(np.mean(vals))
+
+    assert mean_abs_cos(with_d) < mean_abs_cos(without)
+
+
+# ------------------------------------------------------------ associativity
+
+
+def test_near_duplicates_share_far_more_features_than_unrelated_vectors() -> None:
+    rng = np.random.default_rng(7)
+    enc = SparseEncoder(DIM, **SMALL, seed=0)
+    base = rng.standard_normal((100, DIM)).astype(np.float32)
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    near = base + 0.05 * rng.standard_normal((100, DIM)).astype(np.float32) / math.sqrt(DIM)
+    other = rng.standard_normal((100, DIM)).astype(np.float32)
+    fb, fn, fo = (enc.encode(v).features for v in (base, near, other))
+    same = np.mean([len(np.intersect1d(fb[i], fn[i])) for i in range(100)])
+    diff = np.mean([len(np.intersect1d(fb[i], fo[i])) for i in range(100)])
+    assert same > 40
+    assert diff < 15
+    assert same > 4 * diff
+
+
+# --------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.zeros((2, DIM + 1), np.float32),  # wrong dim
+        np.zeros((2, DIM), np.float64) + 1,  # not float32
+        np.full((1, DIM), np.nan, np.float32),
+        np.full((1, DIM), np.inf, np.float32),
+        np.zeros((1, DIM), np.float32),  # zero vector
+        np.zeros((2, 2, DIM), np.float32) + 1,
+        "text",
+        [[1, "a"]],
+    ],
+)
+def test_bad_vectors_raise_invalid_argument(bad: object) -> None:
+    enc = SparseEncoder(DIM, **SMALL)
+    with pytest.raises(errors.InvalidArgument):
+        enc.encode(bad)
+    with pytest.raises(errors.InvalidArgument):
+        enc.learn(bad)
+    assert enc.version == 0
+
+
+def test_empty_batches() -> None:
+    enc = SparseEncoder(DIM, **SMALL)
+    assert len(enc.encode(np.zeros((0, DIM), np.float32))) == 0
+    with pytest.raises(errors.InvalidArgument, match="no vectors"):
+        enc.learn(np.zeros((0, DIM), np.float32))
+
+
+def test_lists_and_single_vectors_are_accepted() -> None:
+    enc = SparseEncoder(4, n_features=16, active=3)
+    one = enc.encode([1.0, 2.0, 3.0, 4.0])
+    assert one.features.shape == (1, 3)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"dim": 0},
+        {"dim": 1.5},
+        {"n_features": 0},
+        {"active": 0},
+        {"active": 600},
+        {"seed": -1},
+        {"lr": 0.0},
+        {"lr": float("nan")},
+        {"complexity": -1e-4},
+        {"decorrelation": 1.5},
+        {"max_step": 0.0},
+        {"dim": True},
+    ],
+)
+def test_bad_parameters_raise_invalid_argument(kwargs: dict[str, object]) -> None:
+    args: dict[str, object] = {"dim": DIM, **SMALL, **kwargs}
+    dim = args.pop("dim")
+    with pytest.raises(errors.InvalidArgument):
+        SparseEncoder(dim, **args)  # type: ignore[arg-type]
+
+
+def test_from_op_needs_version_zero() -> None:
+    enc = SparseEncoder(DIM, **SMALL, seed=9)
+    assert SparseEncoder.from_op(enc.init_op()).atoms.tobytes() == enc.atoms.tobytes()
+    op = enc.learn(_clustered(10))
+    with pytest.raises(errors.InvalidArgument, match="version-0"):
+        SparseEncoder.from_op(op)
+
+
+# ------------------------------------------------------------ maintenance
+
+
+def test_stale() -> None:
+    assert stale(0, 1) is True
+    assert stale(3, 3) is False
+    assert stale(np.array([0, 2, 3], np.uint32), 3).tolist() == [True, True, False]
+    with pytest.raises(errors.InvalidArgument):
+        stale(np.array([0.5]), 1)
+
+
+def test_reencode_ops_produce_valid_current_codes() -> None:
+    x = _clustered(30)
+    enc = SparseEncoder(DIM, **SMALL, seed=1)
+    enc.apply(enc.learn(x))
+    got = reencode_ops([10, 11, 2**64 - 2] + list(range(27)), x, enc)
+    codes = enc.encode(x)
+    assert len(got) == 30
+    for i, op in enumerate(got):
+        assert isinstance(op, ops.UpdateSparseCode)
+        ops.validate(op)
+        assert op.encoder_version == 1
+        assert list(op.features) == codes.features[i].tolist()
+        assert np.array_equal(np.frombuffer(op.activations, "<f4"), codes.activations[i])
+        assert ops.decode(ops.OpType.UpdateSparseCode, ops.encode(op)) == op
+    assert [op.id for op in got[:3]] == [10, 11, 2**64 - 2]
+    assert not stale(got[0].encoder_version, enc.version)
+    with pytest.raises(errors.InvalidArgument):
+        reencode_ops([1, 2], x, enc)
+    with pytest.raises(errors.InvalidArgument):
+        reencode_ops([-1] + list(range(29)), x, enc)

@@ -42,6 +42,7 @@ CONFIGS = {
     "dense": ("dense",),
     "posting": ("posting",),
     "hybrid": None,  # every lane
+    "bm25+dense": ("bm25", "dense"),
 }
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 

@@ -64,6 +64,10 @@ class ModelChecksumError(CorruptionError):
     """An embedding model file's SHA-256 differs from the value chitta pins for it."""
 
 
+class EmbedderMismatch(ChittaError, ValueError):
+    """The field's vectors come from another embedder family than the one given."""
+
+
 class EmbedderUnavailable(ChittaError, ImportError):
     """An embedder's optional packages (or model files) are not installed."""
 
@@ -78,6 +82,7 @@ __all__ = [
     "ClosedError",
     "CorruptionError",
     "CrcMismatch",
+    "EmbedderMismatch",
     "EmbedderUnavailable",
     "InvalidArgument",
     "InvalidArgumentError",

@@ -14,15 +14,14 @@ import itertools
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-import msgspec
-
 from chitta import _core, ops
 from chitta import _validate as v
+from chitta.encode.field_encoding import FieldEncoding
 from chitta.errors import (
     ChittaError,
     ClosedError,
@@ -30,22 +29,23 @@ from chitta.errors import (
     NotAFieldError,
     NotFound,
 )
+from chitta.field_recall import RecallMixin
+from chitta.field_write import WriteMixin, infer_harness
 from chitta.model import FieldStats, Memory
 from chitta.ops import Op, OpType
 from chitta.organs import Organ
+from chitta.organs.encoder import EncoderOrgan
+from chitta.organs.graph import GraphOrgan
 from chitta.organs.memories import MemoriesOrgan
+from chitta.organs.recall_index import RecallIndexOrgan
+from chitta.organs.settings import SettingsOrgan
+from chitta.recall.engine import RecallEngine, RecallSettings
 
 DURABILITIES = ("flush", "fsync", "buffered")
 DEFAULT_SEGMENT_BYTES = 256 << 20
 _MAX_INSTANCE = 2**32 - 1
-_MAX_LOCAL_ID = 2**32 - 1
-_BATCH = int(OpType.Batch)
-_PUT = int(OpType.PutPayload)
-_NO_TAGS: tuple[str, ...] = ()
-_MEMORY_KINDS = ops.MEMORY_KINDS
-_PutPayload = ops.PutPayload
-_ENCODE = ops._ENCODER.encode  # ops.encode without its isinstance check (the op is ours)
-_time_ns = time.time_ns
+
+__all__ = ["DURABILITIES", "Field", "default_path", "infer_harness", "open"]
 
 
 def default_path() -> Path:
@@ -55,17 +55,6 @@ def default_path() -> Path:
         return Path(home).expanduser()
     data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return Path(data) / "chitta" / "default"
-
-
-def infer_harness(source_tool: str | None) -> str | None:
-    """The agent harness behind a tool name: "codex" for codex* tools, else "claude-code"."""
-    if source_tool is None:
-        return None
-    return "codex" if source_tool.lower().startswith("codex") else "claude-code"
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _check_field_path(path: Path, create: bool) -> None:
@@ -81,7 +70,7 @@ def _check_field_path(path: Path, create: bool) -> None:
         )
 
 
-class Field:
+class Field(WriteMixin, RecallMixin):
     """A chitta field. Use :func:`chitta.open` to get one; close it (or use ``with``)."""
 
     def __init__(
@@ -94,6 +83,10 @@ class Field:
         read_only: bool = False,
         salvage: bool = False,
         segment_bytes: int | None = None,
+        embedder: Any = "auto",
+        reembed: bool = False,
+        clock: Callable[[], float] | None = None,
+        recall_settings: RecallSettings | None = None,
     ) -> None:
         self._closed = True  # until the log is open
         if path is None:
@@ -114,7 +107,9 @@ class Field:
             segment_bytes = DEFAULT_SEGMENT_BYTES
         elif isinstance(segment_bytes, bool) or not isinstance(segment_bytes, int) or segment_bytes < 1024:
             raise InvalidArgument("segment_bytes must be an int >= 1024")
-        for flag, value in (("create", create), ("read_only", read_only), ("salvage", salvage)):
+        if clock is not None and not callable(clock):
+            raise InvalidArgument("clock must be a callable returning epoch seconds")
+        for flag, value in (("create", create), ("read_only", read_only), ("salvage", salvage), ("reembed", reembed)):
             if not isinstance(value, bool):
                 raise InvalidArgument(f"{flag} must be a bool")
         _check_field_path(root, create and not read_only)
@@ -134,13 +129,22 @@ class Field:
         self._closed = False
         self._read_only = read_only
         self._instance = int(self._log.instance_id)
+        self._clock = clock or time.time
         self._lock = threading.RLock()
         self._memories = MemoriesOrgan()
-        self._organs: list[Organ] = [self._memories]
-        self._routes: dict[int, Organ] = {}
+        self._graph = GraphOrgan()
+        self._settings = SettingsOrgan()
+        self._index = RecallIndexOrgan()
+        self._encoder_organ = EncoderOrgan()
+        self._organs: list[Organ] = [self._memories, self._graph, self._settings, self._index, self._encoder_organ]
+        routes: dict[int, list[Organ]] = {}
         for organ in self._organs:
             for op_type in organ.handles:
-                self._routes[int(op_type)] = organ
+                routes.setdefault(int(op_type), []).append(organ)
+        self._routes: dict[int, tuple[Organ, ...]] = {code: tuple(o) for code, o in routes.items()}
+        self._put_organs = self._routes[int(OpType.PutPayload)]
+        self._engine = RecallEngine(self._memories, self._index, self._graph, settings=recall_settings)
+        self._embedded_writes = 0
         self._applied = 0
         self._unrouted = 0  # valid ops no organ of this version keeps state for
         self.salvaged: list[dict[str, Any]] = []  # what salvage skipped, with where
@@ -151,6 +155,13 @@ class Field:
             self._closed = True
             raise
         self._ids = itertools.count(self._memories.next_local_id(self._log.instance_id))
+        try:
+            self._encoding = FieldEncoding(embedder, recorded=self._settings.get("embedder"), reembed=reembed)
+            if reembed and not read_only:
+                self._reembed()
+        except BaseException:
+            self.close()
+            raise
 
     # ---- lifecycle -------------------------------------------------------------
     def close(self) -> None:
@@ -224,11 +235,12 @@ class Field:
                     for op in group:  # type: ignore[attr-defined]
                         self._route(op)
             else:
-                organ = self._routes.get(op_type)
-                if organ is None:
+                organs = self._routes.get(op_type)
+                if organs is None:
                     self._unrouted += len(run)
                 else:
-                    organ.apply_run(OpType(op_type), run)
+                    for organ in organs:
+                        organ.apply_run(OpType(op_type), run)
                 self._applied += len(run)
         self._log.commit_read()
         return len(result)
@@ -274,12 +286,54 @@ class Field:
         return groups
 
     def _route(self, op: Op) -> None:
-        organ = self._routes.get(int(op.op_type))
-        if organ is None:
+        organs = self._routes.get(int(op.op_type))
+        if organs is None:
             self._unrouted += 1
         else:
-            organ.apply(op)
+            for organ in organs:
+                organ.apply(op)
         self._applied += 1
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    def _reembed(self) -> None:
+        """Re-embed every live memory with this handle's embedder (progress shown),
+        logging the new vectors, codes and the embedder record."""
+        from rich.progress import Progress
+
+        if not self._encoding.enabled:
+            raise InvalidArgument("reembed=True needs an embedder")
+        ids = [mid for mid in self._memories.live_ids()]
+        embedder = self._encoding.embedder
+        assert embedder is not None
+        now = self._now_ms()
+        from chitta.encode.sparse import SparseEncoder
+
+        setup: list[Op] = [
+            ops.ConfigureField(key="embedder", value={"name": embedder.name, "family": embedder.family, "dim": embedder.dim}, at_ms=now)
+        ]
+        encoder = self._encoder_organ.encoder
+        if encoder is None or encoder.dim != embedder.dim:
+            setup.append(SparseEncoder(embedder.dim).init_op(at_ms=now))
+        self._commit_group(setup)
+        encoder = self._encoder_organ.encoder
+        assert encoder is not None
+        from chitta.encode.field_encoding import code_ops
+
+        with Progress(transient=True) as progress:
+            task = progress.add_task("re-embedding", total=len(ids))
+            for lo in range(0, len(ids), 256):
+                chunk = ids[lo : lo + 256]
+                texts = [self._memories.get(mid).text for mid in chunk]  # type: ignore[union-attr]
+                vecs = self._encoding.embed(texts)
+                group: list[Op] = [
+                    ops.UpdateMemoryContent(id=mid, at_ms=now, embedding=vecs[j].astype("<f4").tobytes())
+                    for j, mid in enumerate(chunk)
+                ]
+                group.extend(code_ops(encoder, chunk, vecs))
+                self._commit_group(group)
+                progress.advance(task, len(chunk))
 
     def refresh(self) -> int:
         """Apply what other instances appended since the last look. Returns records read."""
@@ -360,6 +414,10 @@ def open(
     read_only: bool = False,
     salvage: bool = False,
     segment_bytes: int | None = None,
+    embedder: Any = "auto",
+    reembed: bool = False,
+    clock: Callable[[], float] | None = None,
+    recall_settings: RecallSettings | None = None,
 ) -> Field:
     """Open (or create) the field at ``path`` (default: ``$CHITTA_HOME``, else
     ``~/.local/share/chitta/default``).
@@ -370,6 +428,13 @@ def open(
     loss; concurrent writers share fsyncs), ``"buffered"`` (bulk import; written
     on flush/close). ``salvage=True`` skips damaged records and lists them in
     ``Field.salvaged`` instead of failing.
+
+    ``embedder``: ``"auto"`` (the field's recorded model, else the default
+    one; ``$CHITTA_EMBEDDER`` overrides), an Embedder, a model name, or None
+    (store no vectors for texts). A different model family than the field's is
+    refused unless ``reembed=True``, which re-embeds every memory. ``clock``:
+    a callable returning epoch seconds (tests). ``recall_settings``: lane
+    weights and pool sizes.
     """
     return Field(
         path,
@@ -379,4 +444,8 @@ def open(
         read_only=read_only,
         salvage=salvage,
         segment_bytes=segment_bytes,
+        embedder=embedder,
+        reembed=reembed,
+        clock=clock,
+        recall_settings=recall_settings,
     )

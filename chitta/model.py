@@ -35,8 +35,9 @@ class Memory:
     last_access_ms: int
     access_count: int
     meta: dict[str, Any] | None
-    embedding: npt.NDArray[np.float32] | None
+    embedding: npt.NDArray[np.float32] | None = dataclasses.field(repr=False)
     artifacts: tuple[str, ...] = ()
+    written_ms: int = 0  # when it was written to the field (created_ms: when it happened)
 
     @property
     def instance_id(self) -> int:

@@ -13,3 +13,17 @@ _HERE = Path(__file__).resolve().parent
 for extra in (_HERE.parent / "benchmarks", _HERE):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
+
+
+import os  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _fast_default_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fields opened with the default embedder use the model-free hashing
+    embedder in tests (fast, deterministic); tests of the real models choose
+    them explicitly."""
+    if "CHITTA_EMBEDDER" not in os.environ:
+        monkeypatch.setenv("CHITTA_EMBEDDER", "hashing")

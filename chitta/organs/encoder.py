@@ -26,7 +26,8 @@ class EncoderOrgan:
             return
         e: ops.UpdateSparseEncoder = op  # type: ignore[assignment]
         if e.version == 0:
-            if self.encoder is None:
+            # A new shape (a re-embedded field with another dimension) starts over.
+            if self.encoder is None or self.encoder.dim != e.dim:
                 self.encoder = SparseEncoder.from_op(e)
             return
         if self.encoder is None or not self.encoder.apply(e):

@@ -261,4 +261,5 @@ class MemoriesOrgan:
             meta=dict(rec.meta) if rec.meta is not None else None,
             embedding=emb,
             artifacts=tuple(put.artifacts),
+            written_ms=put.written_ms or put.created_ms,
         )

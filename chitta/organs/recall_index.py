@@ -11,7 +11,7 @@ replay stays a sequence of cheap dictionary updates. Never imports another organ
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from typing import Any
 
 import numpy as np
@@ -63,6 +63,7 @@ class RecallIndexOrgan:
         self._mean: F32 | None = None
         self._hamming: HammingRescoreIndex | None = None
         self._hamming_pending: set[int] = set()
+        self._recent: deque[int] = deque(maxlen=8192)  # ids whose vectors were set last
         # posting lane
         self._posting = PostingIndex()
         self._code_pending: dict[int, tuple[tuple[int, ...], bytes]] = {}
@@ -162,6 +163,7 @@ class RecallIndexOrgan:
         self._vecs[row] = v / norm
         self._row[mid] = row
         self._hamming_pending.add(mid)
+        self._recent.append(mid)
 
     def _drop_vector(self, mid: int) -> None:
         row = self._row.pop(mid, None)
@@ -229,6 +231,21 @@ class RecallIndexOrgan:
             return None
         rows = np.fromiter(self._row.values(), np.int64, len(self._row))
         return np.asarray(self._vecs[rows].mean(axis=0), np.float32)
+
+    def recent_vectors(self, n: int) -> F32:
+        """Unit vectors of up to ``n`` memories whose vectors were set most recently."""
+        rows: list[int] = []
+        seen: set[int] = set()
+        for mid in reversed(self._recent):
+            row = self._row.get(mid)
+            if row is not None and mid not in seen:
+                seen.add(mid)
+                rows.append(row)
+                if len(rows) >= n:
+                    break
+        if not rows or self.dim is None:
+            return np.zeros((0, self.dim or 0), np.float32)
+        return np.ascontiguousarray(self._vecs[rows[::-1]])
 
     def is_staged(self, mid: int) -> bool:
         return mid in self._staged
@@ -318,7 +335,7 @@ class RecallIndexOrgan:
             rows = np.fromiter(self._row.values(), np.int64, len(self._row))
             return self._exact(vector, rows, k)
         ids, cos = self._ensure_hamming().search(vector, k)
-        keep = ids != PAD_ID
+        keep = (ids != PAD_ID) & (cos > 0)
         return ids[keep], cos[keep]
 
     def _exact(self, vector: F32, rows: npt.NDArray[np.int64], k: int) -> tuple[U64, F32]:
@@ -329,7 +346,9 @@ class RecallIndexOrgan:
         top = np.argpartition(-sims, kk - 1)[:kk]
         ids = np.array([self._row_ids[r] for r in rows[top]], np.uint64)
         order = np.lexsort((ids, -sims[top]))  # cosine desc, then id asc: deterministic
-        return ids[order], sims[top][order].astype(np.float32)
+        ids, sims = ids[order], sims[top][order].astype(np.float32)
+        keep = sims > 0  # an orthogonal or opposite vector is no evidence of relevance
+        return ids[keep], sims[keep]
 
     def cosines(self, vector: F32, ids: list[int]) -> dict[int, float]:
         out: dict[int, float] = {}

@@ -73,6 +73,12 @@ class RecallEngine:
         self.scorer = scorer or Scorer()
         self.settings = settings or RecallSettings()
 
+    def with_lanes(self, names: tuple[str, ...]) -> RecallEngine:
+        """The same engine restricted to ``names`` (other lanes get weight 0)."""
+        weights = {n: (w if n in names else 0.0) for n, w in self.settings.lane_weights.items()}
+        settings = dataclasses.replace(self.settings, lane_weights=weights)
+        return RecallEngine(self.memories, self.index, self.graph, self.scorer, settings)
+
     def lanes(
         self,
         *,

@@ -1,0 +1,126 @@
+"""How a field turns texts into vectors and sparse codes.
+
+A policy above the organs: it reads the recorded embedder (settings organ) and
+the sparse encoder (encoder organ), chooses and lazily loads the embedder, and
+produces the ops that go with new memories:
+
+- the first embedded write of a field also records the embedder
+  (``ConfigureField("embedder", {name, family, dim})``) and creates the sparse
+  encoder (``UpdateSparseEncoder`` version 0);
+- every memory with a vector gets its sparse code (``UpdateSparseCode``,
+  stamped with the encoder version) in the same atomic group as its put.
+
+Embedder choice (``embedder=`` of ``chitta.open``): ``"auto"`` (default) uses
+``$CHITTA_EMBEDDER`` if set (a recorded name, ``"hashing"``, ``"default"`` or
+``"none"``), else the embedder the field recorded, else
+``chitta.encode.default_embedder()``; ``None``/``False`` stores no vectors
+for texts (callers may still pass their own); an ``Embedder`` instance is used
+as given. A field whose recorded family differs from the chosen embedder's is
+refused (``EmbedderMismatch``) unless opened with ``reembed=True``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from chitta import ops
+from chitta.encode.sparse import SparseEncoder
+from chitta.errors import EmbedderMismatch, InvalidArgument
+
+AUTO = "auto"
+
+
+def resolve_embedder(spec: Any, recorded: dict[str, Any] | None) -> Any:
+    """An Embedder instance, or None for "no automatic vectors"."""
+    from chitta import encode
+
+    if spec is None or spec is False:
+        return None
+    if not isinstance(spec, str):
+        for attr in ("dim", "name", "family", "embed"):
+            if not hasattr(spec, attr):
+                raise InvalidArgument(
+                    f"embedder must be an Embedder, a name, 'auto' or None; {spec!r} has no {attr}"
+                )
+        return spec
+    if spec == AUTO:
+        env = os.environ.get("CHITTA_EMBEDDER", "").strip()
+        if env:
+            spec = env
+        elif recorded is not None and not str(recorded.get("name", "")).startswith("caller-supplied"):
+            return encode.embedder_from_name(recorded["name"], same_family=True)
+        elif recorded is not None:
+            return None  # the field holds the caller's own vectors: never mix a model in
+        else:
+            return encode.default_embedder()
+    if spec == "none":
+        return None
+    if spec == "hashing":
+        dim = 384
+        if recorded is not None and str(recorded.get("name", "")).startswith("hashing"):
+            dim = int(recorded["dim"])
+        return encode.HashingEmbedder(dim)
+    if spec == "default":
+        return encode.default_embedder()
+    return encode.embedder_from_name(spec, same_family=True)
+
+
+class FieldEncoding:
+    """The embedder and sparse-code side of a field's write and query paths."""
+
+    def __init__(self, spec: Any, *, recorded: dict[str, Any] | None, reembed: bool) -> None:
+        self.embedder = resolve_embedder(spec, recorded)
+        self.reembed = reembed
+        if self.embedder is not None and recorded is not None and not reembed:
+            if recorded.get("family") != self.embedder.family:
+                raise EmbedderMismatch(
+                    f"this field's vectors come from {recorded.get('name')!r} (family "
+                    f"{recorded.get('family')!r}); {self.embedder.name!r} (family "
+                    f"{self.embedder.family!r}) would mix incompatible vectors. Open it with that "
+                    "embedder, with embedder=None, or with reembed=True to re-embed every memory."
+                )
+
+    @property
+    def enabled(self) -> bool:
+        return self.embedder is not None
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if self.embedder is None:
+            raise InvalidArgument("this field has no embedder (opened with embedder=None)")
+        return np.asarray(self.embedder.embed(list(texts)), np.float32)
+
+    def setup_ops(
+        self,
+        recorded: dict[str, Any] | None,
+        encoder: SparseEncoder | None,
+        dim: int,
+        now_ms: int,
+        *,
+        from_embedder: bool,
+    ) -> list[ops.Op]:
+        """Ops a first embedded write must carry (embedder record, encoder creation)."""
+        out: list[ops.Op] = []
+        if recorded is None:
+            if from_embedder and self.embedder is not None:
+                value = {"name": self.embedder.name, "family": self.embedder.family, "dim": dim}
+            else:  # vectors the caller brought from a model of their own
+                value = {"name": f"caller-supplied-d{dim}", "family": f"caller-supplied-d{dim}", "dim": dim}
+            out.append(ops.ConfigureField(key="embedder", value=value, at_ms=now_ms))
+        if encoder is None:
+            out.append(SparseEncoder(dim).init_op(at_ms=now_ms))
+        return out
+
+
+def code_ops(
+    encoder: SparseEncoder, ids: Sequence[int], vectors: npt.NDArray[np.float32]
+) -> list[ops.UpdateSparseCode]:
+    """One UpdateSparseCode per (id, vector), from the encoder's current version."""
+    if len(ids) == 0:
+        return []
+    codes = encoder.encode(np.ascontiguousarray(vectors, np.float32))
+    return [codes.op(i, mid) for i, mid in enumerate(ids)]

@@ -1,0 +1,152 @@
+"""Field reads that rank: recall, write-gate statistics, rendering.
+
+A mixin of :class:`chitta.field.Field`. The pipeline itself lives in
+:mod:`chitta.recall.engine`; this module turns the public arguments into
+filters (applied inside the lanes, so ``k`` results come back when ``k``
+exist), embeds and codes the query, and logs the touches of what it returns
+(first recall promotes a staged memory; every recall feeds ACT-R activation).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from chitta import _validate as v
+from chitta import ops
+from chitta.errors import InvalidArgument
+from chitta.recall.engine import LANES
+from chitta.recall.hit import Hit
+from chitta.recall.render import render
+
+if TYPE_CHECKING:
+    from chitta.field import Field
+
+MAX_K = 1000
+CO_RETRIEVED_TOP = 3  # the top hits of a recall are linked by CoRetrieved edges
+MS_PER_DAY = 86_400_000
+
+
+def _time_ms(value: object, what: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return int(value.timestamp() * 1000)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidArgument(f"{what} must be a datetime or epoch seconds")
+    return int(value * 1000)
+
+
+class RecallMixin:
+    def recall(
+        self: Field,
+        query: str | None = None,
+        *,
+        vector: Any = None,
+        k: int = 10,
+        kinds: Iterable[str] | None = None,
+        realm: str | None = None,
+        session: str | None = None,
+        harness: str | None = None,
+        since: datetime | float | None = None,
+        until: datetime | float | None = None,
+        include_staged: bool = True,
+        budget_bytes: int | None = None,
+        explain: bool = False,
+        lanes: Sequence[str] | None = None,
+        touch: bool = True,
+    ) -> list[Hit]:
+        """The ``k`` memories that matter most for ``query`` (and/or ``vector``).
+
+        Filters (``kinds``, ``realm``, ``session``, ``harness``, ``since``/``until``
+        on the event time, ``include_staged``) restrict every lane. With
+        ``budget_bytes`` only the hits whose rendered lines fit are returned
+        (whole memories, in rank order, skipping one that does not fit).
+        ``explain`` fills each hit's factors. ``lanes`` limits the lanes used
+        (bm25, dense, posting, neighbour). ``touch=False`` records no access.
+        """
+        self._check_open()
+        if query is not None and (not isinstance(query, str) or not query.strip()):
+            raise InvalidArgument("query must be a non-empty str or None")
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise InvalidArgument(f"k must be an int between 1 and {MAX_K}")
+        kind_set = None
+        if kinds is not None:
+            if isinstance(kinds, str):
+                kinds = [kinds]
+            kind_set = frozenset(v.choice(x, ops.MEMORY_KINDS, "kinds") for x in kinds)
+        realm = v.name(realm, "realm")
+        session = v.name(session, "session")
+        harness = v.name(harness, "harness")
+        since_ms, until_ms = _time_ms(since, "since"), _time_ms(until, "until")
+        if budget_bytes is not None and (isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int) or budget_bytes < 0):
+            raise InvalidArgument("budget_bytes must be an int >= 0")
+        lane_set = None
+        if lanes is not None:
+            lane_set = tuple(lanes)
+            bad = set(lane_set) - set(LANES)
+            if bad or not lane_set:
+                raise InvalidArgument(f"lanes must be a non-empty subset of {LANES}")
+        qvec = None
+        if vector is not None:
+            blob = v.embedding(vector, self._vector_dim())
+            assert blob is not None
+            qvec = np.frombuffer(blob, "<f4").astype(np.float32)
+        elif query is not None and self._encoding.enabled and self._index.vector_count:
+            qvec = self._encoding.embed([query])[0]
+        if query is None and qvec is None:
+            raise InvalidArgument("recall needs a query text or a vector")
+        if qvec is not None:
+            norm = float(np.linalg.norm(qvec))
+            qvec = qvec / norm if norm > 0 else None
+        code = None
+        encoder = self._encoder_organ.encoder
+        if qvec is not None and encoder is not None and encoder.dim == qvec.shape[0]:
+            code = encoder.encode(qvec[None, :]).features[0]
+
+        with self._lock:
+            allowed = self._index.allowed(
+                kinds=kind_set, realm=realm, session=session, harness=harness,
+                since_ms=since_ms, until_ms=until_ms, include_staged=include_staged,
+            )
+            engine = self._engine
+            if lane_set is not None:
+                engine = engine.with_lanes(lane_set)
+            hits = engine.recall(
+                text=query, vector=qvec, code=code, k=k, allowed=allowed,
+                now_ms=self._now_ms(), explain=explain,
+            )
+        if budget_bytes is not None:
+            hits = list(render(hits, budget_bytes).included)
+        if touch and hits and not self._read_only:
+            self._touch(hits)
+        return hits
+
+    def _touch(self: Field, hits: list[Hit]) -> None:
+        now = self._now_ms()
+        group: list[ops.Op] = [ops.UpdateState(id=h.id, at_ms=now, touch=True) for h in hits]
+        top = [h.id for h in hits[:CO_RETRIEVED_TOP]]
+        for i, a in enumerate(top):
+            for b in top[i + 1 :]:
+                group.append(ops.AddAssocEdge(src=a, dst=b, edge="CoRetrieved", weight=0.1, at_ms=now))
+        self._commit_group(group)
+
+    def render(self: Field, hits: Sequence[Hit], budget_bytes: int | None = None) -> str:
+        """The hits as ``- [kind] text`` lines within ``budget_bytes`` (never truncating one)."""
+        return render(hits, budget_bytes).text
+
+    def write_gate_stats(self: Field) -> dict[str, Any]:
+        """How many memories are staged (never recalled yet) and how old the oldest is."""
+        self._check_open()
+        staged = self._index.staged_ids()
+        now = self._now_ms()
+        written = (self._memories.get(mid) for mid in staged)
+        oldest = min((m.written_ms for m in written if m is not None), default=None)
+        return {
+            "staged_count": len(staged),
+            "oldest_staged_age_days": None if oldest is None else max(0.0, (now - oldest) / MS_PER_DAY),
+        }

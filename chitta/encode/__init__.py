@@ -79,9 +79,7 @@ def embedder_from_name(name: str, *, same_family: bool = False, threads: int = 1
     if not isinstance(name, str):
         raise InvalidArgument(f"name must be str, got {type(name).__name__}")
     if name == onnx_minilm.NAME or name == st.NAME:
-        wanted, other = (
-            (onnx_minilm, st) if name == onnx_minilm.NAME else (st, onnx_minilm)
-        )
+        wanted, other = (onnx_minilm, st) if name == onnx_minilm.NAME else (st, onnx_minilm)
         if wanted.is_available():
             return _build(wanted, threads)
         if same_family and other.is_available():

@@ -43,7 +43,16 @@ def test_exact_names() -> None:
     assert HashingEmbedder().family != OnnxMiniLM().family
 
 
-BAD_INPUTS = [None, "a bare string", b"bytes", ["ok", None], ["ok", b"bytes"], [1], {"a"}, (x for x in ["a"])]
+BAD_INPUTS = [
+    None,
+    "a bare string",
+    b"bytes",
+    ["ok", None],
+    ["ok", b"bytes"],
+    [1],
+    {"a"},
+    (x for x in ["a"]),
+]
 
 
 @pytest.mark.parametrize("cls", ALL)
@@ -104,8 +113,15 @@ def test_embedder_from_name_same_family_falls_back(monkeypatch: pytest.MonkeyPat
 
 @pytest.mark.parametrize(
     "name",
-    ["", "bge-base", "hashing-v1-d", "hashing-v1-dx", "hashing-v2-d384",
-     "minilm-l6-v2-int8-onnx@000000000000", "minilm-l6-v2-st@ffffffffffff"],
+    [
+        "",
+        "bge-base",
+        "hashing-v1-d",
+        "hashing-v1-dx",
+        "hashing-v2-d384",
+        "minilm-l6-v2-int8-onnx@000000000000",
+        "minilm-l6-v2-st@ffffffffffff",
+    ],
 )
 def test_unknown_names_are_invalid_argument(name: str) -> None:
     with pytest.raises(errors.InvalidArgument):
@@ -123,7 +139,11 @@ def _run_child(code: str, cwd: Path) -> str:
     # cwd outside the repo so the child imports the installed chitta.
     r = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
-        cwd=cwd, capture_output=True, text=True, timeout=120,
+        check=False,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert r.returncode == 0, r.stderr
     return r.stdout

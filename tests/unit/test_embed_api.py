@@ -196,3 +196,13 @@ def test_hashing_accepts_tuple_and_folds_width_and_case() -> None:
     e = HashingEmbedder()
     v = e.embed(("ＮＩＮＪＡ Build", "ninja build"))  # full-width letters fold under NFKC
     assert np.array_equal(v[0], v[1])
+
+
+def test_default_embedder_falls_back_to_hashing_without_onnx(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from chitta.encode import onnx_minilm
+
+    monkeypatch.setattr(onnx_minilm, "is_available", lambda: False)
+    e = default_embedder()
+    assert isinstance(e, HashingEmbedder) and e.name == "hashing-v1-d384"

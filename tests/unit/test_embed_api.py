@@ -43,7 +43,16 @@ def test_exact_names() -> None:
     assert HashingEmbedder().family != OnnxMiniLM().family
 
 
-BAD_INPUTS = [None, "a bare string", b"bytes", ["ok", None], ["ok", b"bytes"], [1], {"a"}, (x for x in ["a"])]
+BAD_INPUTS = [
+    None,
+    "a bare string",
+    b"bytes",
+    ["ok", None],
+    ["ok", b"bytes"],
+    [1],
+    {"a"},
+    (x for x in ["a"]),
+]
 
 
 @pytest.mark.parametrize("cls", ALL)
@@ -104,8 +113,15 @@ def test_embedder_from_name_same_family_falls_back(monkeypatch: pytest.MonkeyPat
 
 @pytest.mark.parametrize(
     "name",
-    ["", "bge-base", "hashing-v1-d", "hashing-v1-dx", "hashing-v2-d384",
-     "minilm-l6-v2-int8-onnx@000000000000", "minilm-l6-v2-st@ffffffffffff"],
+    [
+        "",
+        "bge-base",
+        "hashing-v1-d",
+        "hashing-v1-dx",
+        "hashing-v2-d384",
+        "minilm-l6-v2-int8-onnx@000000000000",
+        "minilm-l6-v2-st@ffffffffffff",
+    ],
 )
 def test_unknown_names_are_invalid_argument(name: str) -> None:
     with pytest.raises(errors.InvalidArgument):
@@ -123,7 +139,11 @@ def _run_child(code: str, cwd: Path) -> str:
     # cwd outside the repo so the child imports the installed chitta.
     r = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
-        cwd=cwd, capture_output=True, text=True, timeout=120,
+        check=False,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert r.returncode == 0, r.stderr
     return r.stdout
@@ -159,3 +179,30 @@ def test_onnx_loads_on_first_embed(tmp_path: Path) -> None:
         tmp_path,
     )
     assert out.split() == ["False", "True", "True", "False"]
+
+
+def test_tokenizer_and_license_ship_as_package_data() -> None:
+    import hashlib
+
+    from chitta.encode import onnx_minilm
+
+    data = onnx_minilm.TOKENIZER_PATH
+    assert hashlib.sha256(data.read_bytes()).hexdigest() == onnx_minilm.TOKENIZER_SHA256
+    license_text = (data.parent / "LICENSE-minilm-tokenizer.txt").read_text(encoding="utf-8")
+    assert "Apache License" in license_text and "Version 2.0" in license_text
+
+
+def test_hashing_accepts_tuple_and_folds_width_and_case() -> None:
+    e = HashingEmbedder()
+    v = e.embed(("ＮＩＮＪＡ Build", "ninja build"))  # full-width letters fold under NFKC
+    assert np.array_equal(v[0], v[1])
+
+
+def test_default_embedder_falls_back_to_hashing_without_onnx(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from chitta.encode import onnx_minilm
+
+    monkeypatch.setattr(onnx_minilm, "is_available", lambda: False)
+    e = default_embedder()
+    assert isinstance(e, HashingEmbedder) and e.name == "hashing-v1-d384"

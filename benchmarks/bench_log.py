@@ -27,7 +27,7 @@ this shared machine fdatasync latency swings from 0.1 ms to 5 ms within
 minutes). Records are ~200-byte PutPayloads for the
 write loops; the same bytes go to every competitor.
 
-Replay field: ``CHITTA_BENCH_REPLAY_N`` PutPayloads of short texts (~60 bytes),
+Replay field: ``CHITTA_BENCH_REPLAY_N`` PutPayloads of short texts (~106-byte payloads),
 appended with ``SegmentLog(durability="buffered")`` (one instance, one segment)
 and then opened with ``chitta.open(path, read_only=True)``; the same payloads go
 into one SQLite table in one transaction.

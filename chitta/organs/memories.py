@@ -145,7 +145,7 @@ class MemoriesOrgan:
             self.ignored += 1
             return None
         if rec.__class__ is ops.PutPayload:  # first change: make it mutable
-            rec = self._records[mid] = MemoryRecord(rec)  # type: ignore[arg-type]
+            rec = self._records[mid] = MemoryRecord(rec)
         elif rec.deleted_ms is not None:  # type: ignore[union-attr]
             self.ignored += 1
             return None
@@ -230,7 +230,7 @@ class MemoriesOrgan:
         if rec is None:
             return None
         if rec.__class__ is ops.PutPayload:
-            return self._to_memory(mid, MemoryRecord(rec))  # type: ignore[arg-type]
+            return self._to_memory(mid, MemoryRecord(rec))
         if rec.deleted_ms is not None:  # type: ignore[union-attr]
             return None
         return self._to_memory(mid, rec)  # type: ignore[arg-type]

@@ -22,8 +22,8 @@ import pytest  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def _fast_default_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fields opened with the default embedder use the model-free hashing
-    embedder in tests (fast, deterministic); tests of the real models choose
-    them explicitly."""
+    """Fields opened with ``embedder="auto"`` store no automatic vectors in
+    tests, so log-level tests see exactly the ops they wrote; recall tests
+    choose an embedder (hashing, or the real model) explicitly."""
     if "CHITTA_EMBEDDER" not in os.environ:
-        monkeypatch.setenv("CHITTA_EMBEDDER", "hashing")
+        monkeypatch.setenv("CHITTA_EMBEDDER", "none")

@@ -119,8 +119,11 @@ class FieldEncoding:
 def code_ops(
     encoder: SparseEncoder, ids: Sequence[int], vectors: npt.NDArray[np.float32]
 ) -> list[ops.UpdateSparseCode]:
-    """One UpdateSparseCode per (id, vector), from the encoder's current version."""
-    if len(ids) == 0:
+    """One UpdateSparseCode per (id, vector), from the encoder's current version.
+    A zero vector has no code (it matches nothing) and is skipped."""
+    vectors = np.ascontiguousarray(vectors, np.float32)
+    keep = [i for i in range(len(ids)) if np.any(vectors[i])]
+    if not keep:
         return []
-    codes = encoder.encode(np.ascontiguousarray(vectors, np.float32))
-    return [codes.op(i, mid) for i, mid in enumerate(ids)]
+    codes = encoder.encode(vectors[keep])
+    return [codes.op(j, ids[i]) for j, i in enumerate(keep)]

@@ -183,3 +183,19 @@ def test_failed_refresh_applies_nothing_and_fails_again(field: Path) -> None:
             with pytest.raises(errors.UnknownOpType):
                 f.refresh()
             assert sorted(f.ids()) == before
+
+
+OLDER_PAYLOADS = Path(__file__).parent / "golden" / "v1.0-before-written_ms"
+
+
+def test_records_written_before_a_new_optional_field_still_replay(tmp_path: Path) -> None:
+    """PutPayload gained ``written_ms`` after this file was written: its records
+    decode with the default, and the memory reports its event time instead."""
+    root = tmp_path / "old"
+    shutil.copytree(OLDER_PAYLOADS, root)
+    with chitta.open(root, read_only=True) as f:
+        m = f.get((1 << 32) | 1)
+        assert m.text == "the build uses ninja" and m.written_ms == m.created_ms
+    current = [ops.decode(r.op_type, r.payload) for r in parse_records(only_segment(GOLDEN).read_bytes())]
+    older = [ops.decode(r.op_type, r.payload) for r in parse_records(only_segment(root).read_bytes())]
+    assert older == current  # the same ops: the new field's default is what the writer wrote

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -24,7 +25,8 @@ def _chitta_exe() -> str:
 
 
 def run(*args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home or Path.home())}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home or Path.home()),
+           "CHITTA_EMBEDDER": os.environ.get("CHITTA_EMBEDDER", "none")}
     if home is not None:
         env["CHITTA_HOME"] = str(home / "field")
     return subprocess.run([_chitta_exe(), *args], capture_output=True, text=True, timeout=60, env=env, check=False)

@@ -124,6 +124,7 @@ def test_required_schemas_are_exact() -> None:
         ("embedding", None),
         ("meta", None),
         ("artifacts", ()),
+        ("written_ms", 0),
     ]
     assert _schema(ops.UpdateState) == [
         ("id", "REQUIRED"),
@@ -246,6 +247,7 @@ SAMPLES: list[ops.Op] = [
         embedding=EMB,
         meta={"b": [1, 2.5, None], "a": {"nested": b"\x00\x01"}},
         artifacts=("pyproject.toml",),
+        written_ms=1700000000123,
     ),
     ops.UpdateState(id=1, at_ms=5, strength=0.9, confidence=0.1, decay_rate=0.01, touch=True),
     ops.DeleteMemory(id=3, at_ms=-1),

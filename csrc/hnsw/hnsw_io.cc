@@ -161,6 +161,21 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path) {
     return corrupt("node count " + std::to_string(n) + " does not fit the file (truncated?)",
                    fmt::kOffNodeCount);
   }
+  // The upper-level link arrays size the rest of the file: check the length
+  // first so a cut-off file reads as truncated rather than as a bad checksum.
+  const size_t levels_off = header_size + n * 8;
+  uint64_t upper_words = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint8_t level = static_cast<uint8_t>(p[levels_off + i]);
+    if (level > kMaxLevel) return corrupt("node level over the maximum", levels_off + i);
+    upper_words += static_cast<uint64_t>(level) * (o.M + 1);
+  }
+  const uint64_t expect = header_size + n * per_node + upper_words * 4 + fmt::kTrailerSize;
+  if (expect != size) {
+    return corrupt("file is " + std::to_string(size) + " bytes, its header says " +
+                       std::to_string(expect) + (size < expect ? " (truncated)" : ""),
+                   size);
+  }
   const uint32_t crc = Get<uint32_t>(p + size - fmt::kTrailerSize);
   if (crc32c::Value(p + 8, size - 8 - fmt::kTrailerSize) != crc) {
     return Status::CrcMismatch(path + ": checksum mismatch (file damaged)")
@@ -178,25 +193,14 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path) {
   size_t off = header_size;
   std::memcpy(index->labels_.data(), p + off, n * 8);
   off += n * 8;
-  const size_t levels_off = off;
   std::memcpy(index->levels_.data(), p + off, n);
   off += n;
   const size_t flags_off = off;
   off += n;
-  uint64_t upper_words = 0;
   for (uint64_t i = 0; i < n; ++i) {
-    const uint8_t level = index->levels_[i];
-    if (level > kMaxLevel) return corrupt("node level over the maximum", levels_off + i);
-    upper_words += static_cast<uint64_t>(level) * (o.M + 1);
     const uint8_t flags = static_cast<uint8_t>(p[flags_off + i]);
     if ((flags & ~fmt::kFlagDeleted) != 0) return corrupt("unknown node flag", flags_off + i);
     index->deleted_[i] = flags & fmt::kFlagDeleted;
-  }
-  const uint64_t expect = header_size + n * per_node + upper_words * 4 + fmt::kTrailerSize;
-  if (expect != size) {
-    return corrupt("file is " + std::to_string(size) + " bytes, layout says " +
-                       std::to_string(expect),
-                   size);
   }
   if (n > 0 && index->levels_[entry] != max_level) {
     return corrupt("entry point is not on the top level", fmt::kOffEntryPoint);

@@ -191,9 +191,11 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path) {
   index->rng_state_ = Get<uint64_t>(p + fmt::kOffRngState);
   index->Reserve(n);
   size_t off = header_size;
-  std::memcpy(index->labels_.data(), p + off, n * 8);
+  if (n > 0) {
+    std::memcpy(index->labels_.data(), p + off, n * 8);
+    std::memcpy(index->levels_.data(), p + off + n * 8, n);
+  }
   off += n * 8;
-  std::memcpy(index->levels_.data(), p + off, n);
   off += n;
   const size_t flags_off = off;
   off += n;

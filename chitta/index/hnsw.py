@@ -92,19 +92,22 @@ def _metric(metric: str) -> str:
 
 
 def _ids(ids: IdsLike, name: str = "ids") -> npt.NDArray[np.uint64]:
-    arr = np.asarray(ids)
+    arr = ids if isinstance(ids, np.ndarray) else np.asarray(ids, dtype=object)
     if arr.ndim != 1:
         raise InvalidArgument(f"{name} must be 1-D, got shape {arr.shape}")
     if arr.size == 0:
         return np.empty(0, dtype=np.uint64)
+    if arr.dtype == object:  # Python ints, possibly beyond int64
+        values = arr.tolist()
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+            raise InvalidArgument(f"{name} must be integers")
+        if min(values) < 0:
+            raise InvalidArgument(f"{name} must be non-negative")
+        if max(values) >= 2**64:
+            raise InvalidArgument(f"{name} must be < 2**64")
+        return np.array(values, dtype=np.uint64)
     if arr.dtype == np.uint64:
         return np.ascontiguousarray(arr)
-    if arr.dtype == object:  # Python ints beyond int64
-        try:
-            arr = np.array([int(x) for x in arr], dtype=np.uint64)
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise InvalidArgument(f"{name} must be non-negative integers < 2**64") from exc
-        return arr
     if not np.issubdtype(arr.dtype, np.integer):
         raise InvalidArgument(f"{name} must be integers, got dtype {arr.dtype}")
     if np.issubdtype(arr.dtype, np.signedinteger) and bool((arr < 0).any()):

@@ -9,18 +9,22 @@
 namespace chitta::hnsw {
 
 float DotAvx2(const float* a, const float* b, size_t dim) {
+  // Four independent accumulators hide the FMA latency.
   __m256 s0 = _mm256_setzero_ps();
   __m256 s1 = _mm256_setzero_ps();
+  __m256 s2 = _mm256_setzero_ps();
+  __m256 s3 = _mm256_setzero_ps();
   size_t i = 0;
-  for (; i + 16 <= dim; i += 16) {
+  for (; i + 32 <= dim; i += 32) {
     s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
     s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
+    s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
   }
-  if (i + 8 <= dim) {
+  for (; i + 8 <= dim; i += 8) {
     s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-    i += 8;
   }
-  __m256 s = _mm256_add_ps(s0, s1);
+  __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
   __m128 lo = _mm256_castps256_ps128(s);
   __m128 hi = _mm256_extractf128_ps(s, 1);
   __m128 q = _mm_add_ps(lo, hi);

@@ -186,8 +186,11 @@ std::vector<HnswIndex::Candidate> HnswIndex::SearchLayerForInsert(const float* q
       const uint32_t* l = Links(c.id, level);
       std::memcpy(buf.data(), l, sizeof(uint32_t) * (l[0] + 1));
     }
-    for (uint32_t j = 1; j <= buf[0]; ++j) {
+    const uint32_t cnt = buf[0];
+    if (cnt > 0) __builtin_prefetch(VectorOf(buf[1]));
+    for (uint32_t j = 1; j <= cnt; ++j) {
       const uint32_t nb = buf[j];
+      if (j < cnt) __builtin_prefetch(VectorOf(buf[j + 1]));
       if (visited->TestAndSet(nb)) continue;
       const float d = Dist(q, nb);
       if (res.size() < ef || d < res.top().dist) {

@@ -131,6 +131,10 @@ CHITTA_BIND(hnsw) {
         std::shared_lock<std::shared_mutex> lock(h.mu);
         return h.index->MemoryBytes();
       })
+      .def("unreachable_count", [](const PyHnsw& h) {
+        std::shared_lock<std::shared_mutex> lock(h.mu);
+        return h.index->UnreachableCount();
+      })
       .def("check_integrity", [](const PyHnsw& h) {
         std::shared_lock<std::shared_mutex> lock(h.mu);
         ThrowIfError(h.index->CheckIntegrity());

@@ -260,6 +260,10 @@ class HNSW:
         """Raises CorruptionError if a graph invariant is broken (tests, debugging)."""
         self._index.check_integrity()
 
+    def unreachable_count(self) -> int:
+        """Nodes that level 0 cannot reach from the entry point (diagnostic; ideally 0)."""
+        return int(self._index.unreachable_count())
+
     def __len__(self) -> int:
         return len(self._index)
 

@@ -253,6 +253,33 @@ void HnswIndex::Connect(uint32_t from, uint32_t to, int level) {
   for (size_t j = 0; j < cands.size(); ++j) l[j + 1] = cands[j].id;
 }
 
+// Writes a new node's neighbours at one level. Under concurrent inserts
+// another thread may already have linked to this node here (it can reach the
+// node through a higher level before this level is written): keep those
+// links too, shrinking with the heuristic if the union overflows.
+void HnswIndex::SetOwnLinks(uint32_t node, int level, const std::vector<Candidate>& chosen) {
+  std::lock_guard<std::mutex> g(LockFor(node));
+  uint32_t* l = Links(node, level);
+  const uint32_t before = l[0];
+  if (before == 0) {
+    l[0] = static_cast<uint32_t>(chosen.size());
+    for (size_t j = 0; j < chosen.size(); ++j) l[j + 1] = chosen[j].id;
+    return;
+  }
+  std::vector<Candidate> all = chosen;
+  const float* base = VectorOf(node);
+  for (uint32_t j = 1; j <= before; ++j) {
+    bool dup = false;
+    for (const Candidate& c : chosen) dup = dup || c.id == l[j];
+    if (!dup) all.push_back({Dist(base, l[j]), l[j]});
+  }
+  std::sort(all.begin(), all.end(),
+            [](const Candidate& a, const Candidate& b) { return a.dist < b.dist; });
+  SelectNeighbors(&all, MaxLinks(level));
+  l[0] = static_cast<uint32_t>(all.size());
+  for (size_t j = 0; j < all.size(); ++j) l[j + 1] = all[j].id;
+}
+
 void HnswIndex::InsertNode(uint32_t node) {
   const float* q = VectorOf(node);
   const int level = levels_[node];
@@ -272,12 +299,7 @@ void HnswIndex::InsertNode(uint32_t node) {
   for (int lc = std::min(level, top_level); lc >= 0; --lc) {
     std::vector<Candidate> cands = SearchLayerForInsert(q, cur, lc, node, visited.get());
     SelectNeighbors(&cands, M_);
-    {
-      std::lock_guard<std::mutex> g(LockFor(node));
-      uint32_t* l = Links(node, lc);
-      l[0] = static_cast<uint32_t>(cands.size());
-      for (size_t j = 0; j < cands.size(); ++j) l[j + 1] = cands[j].id;
-    }
+    SetOwnLinks(node, lc, cands);
     for (const Candidate& c : cands) Connect(c.id, node, lc);
     if (!cands.empty()) cur = cands[0].id;
   }

@@ -114,6 +114,8 @@ class HnswIndex {
   }
   // Heap bytes held by the index (graph, vectors, maps), for benchmarks.
   size_t MemoryBytes() const;
+  // Nodes (deleted included) that level 0 cannot reach from the entry point.
+  size_t UnreachableCount() const;
   // Test hook: checks graph invariants (link bounds, counts, no self links).
   [[nodiscard]] Status CheckIntegrity() const;
 
@@ -152,9 +154,10 @@ class HnswIndex {
                                               uint32_t self, VisitedList* visited) const;
   void SelectNeighbors(std::vector<Candidate>* sorted, size_t m) const;
   void Connect(uint32_t from, uint32_t to, int level);
+  void SetOwnLinks(uint32_t node, int level, const std::vector<Candidate>& chosen);
   void SearchBase(const float* q, uint32_t ep, size_t ef, const AllowedSet* filter,
                   VisitedList* visited, std::vector<Candidate>* out) const;
-  void SearchExact(const float* q, size_t k, const AllowedSet& filter,
+  void SearchExact(const float* q, size_t k, const AllowedSet* filter,
                    std::vector<Candidate>* out) const;
 
   static constexpr size_t kStripes = 1 << 14;

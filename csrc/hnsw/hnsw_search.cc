@@ -83,19 +83,26 @@ void HnswIndex::SearchBase(const float* q, uint32_t ep, size_t ef, const Allowed
   }
 }
 
-void HnswIndex::SearchExact(const float* q, size_t k, const AllowedSet& filter,
+void HnswIndex::SearchExact(const float* q, size_t k, const AllowedSet* filter,
                             std::vector<Candidate>* out) const {
   std::priority_queue<Candidate, std::vector<Candidate>, Farther> res;
-  for (size_t w = 0; w < filter.bits.size(); ++w) {
-    uint64_t word = filter.bits[w];
-    while (word != 0) {
-      const uint32_t i = static_cast<uint32_t>(w * 64 + __builtin_ctzll(word));
-      word &= word - 1;
-      if (i >= count_ || deleted_[i]) continue;
-      const float d = Dist(q, i);
-      if (res.size() < k || d < res.top().dist) {
-        res.push({d, i});
-        if (res.size() > k) res.pop();
+  const auto consider = [&](uint32_t i) {
+    if (deleted_[i]) return;
+    const float d = Dist(q, i);
+    if (res.size() < k || d < res.top().dist) {
+      res.push({d, i});
+      if (res.size() > k) res.pop();
+    }
+  };
+  if (filter == nullptr) {
+    for (uint32_t i = 0; i < count_; ++i) consider(i);
+  } else {
+    for (size_t w = 0; w < filter->bits.size(); ++w) {
+      uint64_t word = filter->bits[w];
+      while (word != 0) {
+        const uint32_t i = static_cast<uint32_t>(w * 64 + __builtin_ctzll(word));
+        word &= word - 1;
+        if (i < count_) consider(i);
       }
     }
   }
@@ -106,16 +113,42 @@ void HnswIndex::SearchExact(const float* q, size_t k, const AllowedSet& filter,
   }
 }
 
+size_t HnswIndex::UnreachableCount() const {
+  if (count_ == 0) return 0;
+  std::vector<uint8_t> seen(count_, 0);
+  std::vector<uint32_t> stack = {entry_point_};
+  seen[entry_point_] = 1;
+  size_t reached = 1;
+  while (!stack.empty()) {
+    const uint32_t c = stack.back();
+    stack.pop_back();
+    const uint32_t* l = Links0(c);
+    for (uint32_t j = 1; j <= l[0]; ++j) {
+      if (!seen[l[j]]) {
+        seen[l[j]] = 1;
+        ++reached;
+        stack.push_back(l[j]);
+      }
+    }
+  }
+  return count_ - reached;
+}
+
 void HnswIndex::SearchPrepared(const float* query, size_t k, size_t ef, const AllowedSet* filter,
                                std::vector<Hit>* out) const {
   out->clear();
   if (max_level_ < 0 || k == 0 || size() == 0) return;
   size_t ef_eff = std::max(ef, k);
   std::vector<Candidate> found;
-  if (filter != nullptr) {
+  if (ef_eff >= count_) {
+    // A beam as wide as the graph visits every node anyway: scan exactly
+    // (this also reaches nodes that pruning left without in-links).
+    SearchExact(query, k, filter, &found);
+    ef_eff = 0;
+  } else if (filter != nullptr) {
     if (filter->count == 0) return;
     if (filter->count <= std::max(kExactFilterFloor, kExactFilterPerEf * ef_eff)) {
-      SearchExact(query, k, *filter, &found);
+      SearchExact(query, k, filter, &found);
       ef_eff = 0;
     } else {
       const double f = static_cast<double>(filter->count) / static_cast<double>(size());

@@ -20,11 +20,11 @@ using testing::Iota;
 using testing::Recall;
 
 constexpr size_t kDim = 32;
-constexpr size_t kN = 2000;
+constexpr size_t kN = 1000;
 constexpr size_t kQ = 50;
 constexpr size_t kK = 10;
 
-Options Opts(uint32_t efc = 100) {
+Options Opts(uint32_t efc = 64) {
   Options o;
   o.dim = kDim;
   o.ef_construction = efc;
@@ -76,6 +76,14 @@ TEST_F(HnswTest, RecallAtTenAgainstBruteForce) {
   EXPECT_TRUE(index_->CheckIntegrity().ok());
   const double r = Recall(Truth(*bf_, queries_, kK), SearchAll(*index_, queries_, kK, 64), kQ, kK);
   EXPECT_GE(r, 0.95);
+}
+
+TEST_F(HnswTest, MultithreadedBuildLeavesEveryNodeReachable) {
+  HnswIndex index(Opts());
+  ASSERT_TRUE(index.Add(ids_.data(), data_.data(), kN, 4).ok());
+  EXPECT_TRUE(index.CheckIntegrity().ok());
+  EXPECT_EQ(0u, index.UnreachableCount());
+  EXPECT_EQ(0u, index_->UnreachableCount());
 }
 
 TEST_F(HnswTest, ResultsSortedAndDistancesMatchOracle) {

@@ -73,6 +73,7 @@ def test_distances_match_the_oracle(
 
 def test_graph_invariants_hold_after_multithreaded_build(index: HNSW) -> None:
     index.check_integrity()
+    assert index.unreachable_count() == 0
     assert len(index) == N == index.node_count
 
 

@@ -1,8 +1,9 @@
 """Randomised add/remove/search sequences against a numpy model.
 
-With ef at least the number of nodes, HNSW search visits every reachable
-node, so answers must be exact: the distances must equal the model's k
-nearest, and every returned id must be live with that distance. Runs on HNSW,
+With ef at least the number of nodes the search must be exact (HNSW then
+scans every node): the distances must equal the model's k nearest, and every
+returned id must be live with that distance. With a narrow ef the graph walk
+must still return only live, unique ids with their true distances. Runs on HNSW,
 on TieredHNSW with a tiny threshold (so both tiers and merges are exercised)
 and on BruteForceIndex.
 """
@@ -89,6 +90,16 @@ def _check(index: Any, model: dict[int, np.ndarray], rng: np.random.Generator) -
         for i, d in zip(got[row, :have].tolist(), got_dist[row, :have].tolist()):
             assert i in lookup and abs(lookup[i] - d) < 1e-5
         assert (got[row, have:] == NO_ID).all()
+    # A narrow beam walks the graph: not necessarily exact, but every hit is
+    # live, unique, sorted and carries its true distance.
+    got, got_dist = index.search(q, k, ef=k)
+    lookup = dict(zip(live.tolist(), range(len(live))))
+    for row in range(len(q)):
+        hits = [i for i in got[row].tolist() if i != NO_ID]
+        assert len(hits) == len(set(hits)) == min(k, len(live))
+        assert np.all(np.diff(got_dist[row, : len(hits)]) >= 0)
+        for i, d in zip(hits, got_dist[row].tolist()):
+            assert abs(dist[row, lookup[i]] - d) < 1e-5
     # A filtered search stays exact too.
     allowed = live[rng.random(len(live)) < 0.5]
     if len(allowed):

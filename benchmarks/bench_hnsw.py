@@ -32,11 +32,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import datagen
 import numpy as np
 import psutil
 import pytest
 
-import datagen
 from chitta import _core
 from chitta.index import HNSW
 
@@ -206,11 +206,16 @@ def test_report() -> None:
         _STATS[lib].setdefault("qps", _STATS[lib]["sweep"][-1][2])
     base = _STATS["chitta"]
     lines = [
-        f"N={N}, NQ={NQ}, dim={DIM}, M={M}, ef_construction={EF_CONSTRUCTION}, "
-        f"build threads={THREADS}, search threads=1, simd={_core.hnsw_distance_implementation()}",
+        (
+            f"N={N}, NQ={NQ}, dim={DIM}, M={M}, ef_construction={EF_CONSTRUCTION}, "
+            f"build threads={THREADS}, search threads=1, "
+            f"simd={_core.hnsw_distance_implementation()}"
+        ),
         "",
-        "| library | build s | build ratio (chitta/x) | RSS B/vec | mem ratio (chitta/x) "
-        "| ef @ recall>=0.95 | recall@10 | QPS | QPS ratio (chitta/x) |",
+        (
+            "| library | build s | build ratio (chitta/x) | RSS B/vec | mem ratio (chitta/x) "
+            "| ef @ recall>=0.95 | recall@10 | QPS | QPS ratio (chitta/x) |"
+        ),
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for lib in LIBS:

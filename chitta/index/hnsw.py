@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Literal, Union
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -66,9 +66,9 @@ DEFAULT_EF: int = 64
 DEFAULT_SEED: int = 100
 
 Metric = Literal["cosine", "ip"]
-IdsLike = Union[npt.ArrayLike, Sequence[int]]
+IdsLike = npt.ArrayLike | Sequence[int]
 SearchResult = tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = str | os.PathLike[str]
 
 
 def _positive_int(value: object, name: str, *, minimum: int = 1) -> int:

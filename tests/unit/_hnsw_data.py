@@ -15,10 +15,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 import datagen
+import numpy as np
 from _hnsw_helpers import numpy_knn
+
 from chitta.index import HNSW
 
 N = 50_000

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import datagen
 import numpy as np
 import pytest
 
-import datagen
 from chitta.errors import ChittaIOError, CorruptionError, InvalidArgument, NotFound
 from chitta.index import HNSW, BruteForceIndex, TieredHNSW
 
@@ -71,7 +71,9 @@ def _vecs(n: int = 2) -> np.ndarray:
 
 
 def test_add_float64_vectors_rejected(index: Index) -> None:
-    _expect(index, InvalidArgument, "float32", lambda: index.add([100, 101], _vecs().astype(np.float64)))
+    _expect(
+        index, InvalidArgument, "float32", lambda: index.add([100, 101], _vecs().astype(np.float64))
+    )
 
 
 def test_add_list_vectors_rejected(index: Index) -> None:
@@ -79,11 +81,18 @@ def test_add_list_vectors_rejected(index: Index) -> None:
 
 
 def test_add_wrong_dim_rejected(index: Index) -> None:
-    _expect(index, InvalidArgument, "columns", lambda: index.add([100], np.ones((1, DIM + 1), np.float32)))
+    _expect(
+        index,
+        InvalidArgument,
+        "columns",
+        lambda: index.add([100], np.ones((1, DIM + 1), np.float32)),
+    )
 
 
 def test_add_three_dimensional_rejected(index: Index) -> None:
-    _expect(index, InvalidArgument, "2-D", lambda: index.add([100], np.ones((1, 1, DIM), np.float32)))
+    _expect(
+        index, InvalidArgument, "2-D", lambda: index.add([100], np.ones((1, 1, DIM), np.float32))
+    )
 
 
 def test_add_length_mismatch_rejected(index: Index) -> None:
@@ -133,7 +142,9 @@ def test_add_float_ids_rejected(index: Index) -> None:
 
 
 def test_add_zero_threads_rejected(index: Index) -> None:
-    _expect(index, InvalidArgument, "num_threads", lambda: index.add([100, 101], _vecs(), num_threads=0))
+    _expect(
+        index, InvalidArgument, "num_threads", lambda: index.add([100, 101], _vecs(), num_threads=0)
+    )
 
 
 def test_zero_vector_allowed_for_inner_product() -> None:
@@ -183,7 +194,9 @@ def test_search_float64_queries_rejected(index: Index) -> None:
 
 
 def test_search_wrong_dim_rejected(index: Index) -> None:
-    _expect(index, InvalidArgument, "columns", lambda: index.search(np.ones(DIM - 1, np.float32), 3))
+    _expect(
+        index, InvalidArgument, "columns", lambda: index.search(np.ones(DIM - 1, np.float32), 3)
+    )
 
 
 def test_search_nan_query_rejected(index: Index) -> None:

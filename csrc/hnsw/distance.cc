@@ -17,12 +17,23 @@ bool HasAvx2Fma() {
 #endif
 }
 
+bool HasAvx512() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+#else
+  return false;
+#endif
+}
+
 DotFn ChosenDot() {
-  static const DotFn fn = HasAvx2Fma() ? &DotAvx2 : &DotGeneric;
+  static const DotFn fn = HasAvx512() ? &DotAvx512 : HasAvx2Fma() ? &DotAvx2 : &DotGeneric;
   return fn;
 }
 
-const char* DistanceImplementation() { return HasAvx2Fma() ? "avx2" : "generic"; }
+const char* DistanceImplementation() {
+  return HasAvx512() ? "avx512" : HasAvx2Fma() ? "avx2" : "generic";
+}
 
 const char* MetricName(Metric metric) {
   return metric == Metric::kCosine ? "cosine" : "ip";

@@ -1,8 +1,9 @@
 // csrc/hnsw/distance.h
 // Dot-product kernels behind both HNSW metrics. "cosine" stores and queries
 // unit vectors, "ip" raw ones; in both the distance is 1 - dot(a, b), so one
-// kernel serves both. DotGeneric is the reference; DotAvx2 (distance_avx2.cc,
-// built with -mavx2 -mfma) is chosen once at run time when the CPU has it.
+// kernel serves both. DotGeneric is the reference; DotAvx512 (distance_avx512.cc)
+// or DotAvx2 (distance_avx2.cc, -mavx2 -mfma) is chosen once at run time when
+// the CPU has it.
 #pragma once
 
 #include <cstddef>
@@ -18,11 +19,13 @@ using DotFn = float (*)(const float* a, const float* b, size_t dim);
 
 float DotGeneric(const float* a, const float* b, size_t dim);
 float DotAvx2(const float* a, const float* b, size_t dim);  // needs HasAvx2Fma()
+float DotAvx512(const float* a, const float* b, size_t dim);  // needs HasAvx512()
 bool HasAvx2Fma();
+bool HasAvx512();
 
 // The kernel picked for this CPU (fixed after the first call).
 DotFn ChosenDot();
-const char* DistanceImplementation();  // "avx2" or "generic"
+const char* DistanceImplementation();  // "avx512", "avx2" or "generic"
 
 inline float Distance(DotFn dot, const float* a, const float* b, size_t dim) {
   return 1.0f - dot(a, b, dim);

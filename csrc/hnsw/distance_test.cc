@@ -31,6 +31,26 @@ TEST(Distance, Avx2AgreesWithGenericForEveryLengthUpTo70) {
   }
 }
 
+TEST(Distance, Avx512AgreesWithGenericForEveryLengthUpTo140) {
+  if (!HasAvx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  std::mt19937_64 rng(4);
+  std::normal_distribution<float> g;
+  for (size_t dim = 0; dim <= 140; ++dim) {
+    std::vector<float> a(dim);
+    std::vector<float> b(dim);
+    for (size_t i = 0; i < dim; ++i) a[i] = g(rng), b[i] = g(rng);
+    double ref = 0;
+    for (size_t i = 0; i < dim; ++i) ref += static_cast<double>(a[i]) * b[i];
+    EXPECT_NEAR(ref, DotAvx512(a.data(), b.data(), dim), 1e-4 * (1 + dim)) << dim;
+  }
+}
+
+TEST(Distance, ChosenKernelMatchesReported) {
+  const std::string name = DistanceImplementation();
+  const DotFn expect = name == "avx512" ? &DotAvx512 : name == "avx2" ? &DotAvx2 : &DotGeneric;
+  EXPECT_EQ(expect, ChosenDot());
+}
+
 TEST(Distance, ParseMetricRejectsUnknownName) {
   Metric m;
   EXPECT_TRUE(ParseMetric("cosine", &m).ok());

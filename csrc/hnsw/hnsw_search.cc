@@ -58,8 +58,12 @@ void HnswIndex::SearchBase(const float* q, uint32_t ep, size_t ef, const Allowed
     const Candidate c = cand.top();
     if (c.dist > bound) break;
     cand.pop();
+    // The next candidate's links will be read soon: start fetching them.
+    if (!cand.empty()) __builtin_prefetch(Links0(cand.top().id));
     const uint32_t* l = Links0(c.id);
     const uint32_t cnt = l[0];
+    const uint16_t* marks = visited->data();
+    for (uint32_t j = 1; j <= cnt; ++j) __builtin_prefetch(marks + l[j]);
     if (cnt > 0) __builtin_prefetch(VectorOf(l[1]));
     for (uint32_t j = 1; j <= cnt; ++j) {
       const uint32_t nb = l[j];

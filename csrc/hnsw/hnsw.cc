@@ -133,7 +133,19 @@ void HnswIndex::AddPrepared(const uint64_t* ids, const float* vectors, size_t n,
     label_to_node_[ids[i]] = node;
   }
   count_ += n;
-  ParallelFor(n, num_threads, [&](size_t i) { InsertNode(first + static_cast<uint32_t>(i)); });
+  if (num_threads == 1 || n == 1) {
+    for (size_t i = 0; i < n; ++i) InsertNode(first + static_cast<uint32_t>(i));
+    return;
+  }
+  batch_done_.reset(new std::atomic<uint8_t>[n]);
+  for (size_t i = 0; i < n; ++i) batch_done_[i].store(0, std::memory_order_relaxed);
+  batch_first_ = first;
+  ParallelFor(n, num_threads, [&](size_t i) {
+    InsertNode(first + static_cast<uint32_t>(i));
+    batch_done_[i].store(1, std::memory_order_release);
+  });
+  batch_first_ = std::numeric_limits<uint32_t>::max();
+  batch_done_.reset();
 }
 
 uint32_t HnswIndex::GreedyDescend(const float* q, uint32_t ep, int from_level, int to_level,
@@ -152,6 +164,7 @@ uint32_t HnswIndex::GreedyDescend(const float* q, uint32_t ep, int from_level, i
         l = buf.data();
       }
       for (uint32_t j = 1; j <= l[0]; ++j) {
+        if (locked && !Ready(l[j])) continue;
         const float d = Dist(q, l[j]);
         if (d < cur_d) {
           cur_d = d;
@@ -301,7 +314,13 @@ void HnswIndex::InsertNode(uint32_t node) {
     SelectNeighbors(&cands, M_);
     SetOwnLinks(node, lc, cands);
     for (const Candidate& c : cands) Connect(c.id, node, lc);
-    if (!cands.empty()) cur = cands[0].id;
+    // Enter the next level at the nearest neighbour that is fully linked.
+    for (const Candidate& c : cands) {
+      if (Ready(c.id)) {
+        cur = c.id;
+        break;
+      }
+    }
   }
   if (level > top_level) {
     entry_point_ = node;

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -143,6 +144,10 @@ class HnswIndex {
   }
   uint32_t MaxLinks(int level) const { return level == 0 ? 2 * M_ : M_; }
   std::mutex& LockFor(uint32_t i) const { return stripes_[i & (kStripes - 1)]; }
+  // False while node i (of the batch being added) is still being linked in.
+  bool Ready(uint32_t i) const {
+    return i < batch_first_ || batch_done_[i - batch_first_].load(std::memory_order_acquire) != 0;
+  }
   float Dist(const float* q, uint32_t i) const { return 1.0f - dot_(q, VectorOf(i), options_.dim); }
 
   void Reserve(size_t n);
@@ -183,6 +188,11 @@ class HnswIndex {
   std::mutex entry_mu_;
   uint64_t rng_state_;
   std::unique_ptr<std::mutex[]> stripes_;
+  // Nodes [batch_first_, count_) are being inserted by AddPrepared; a done
+  // flag per node. Concurrent inserts do not step onto an unfinished node
+  // while descending (its lower levels may still be empty).
+  uint32_t batch_first_ = std::numeric_limits<uint32_t>::max();
+  std::unique_ptr<std::atomic<uint8_t>[]> batch_done_;
   mutable VisitedPool visited_pool_;
 };
 

@@ -57,11 +57,12 @@ __all__ = [
     "NO_ID",
     "BruteForceIndex",
     "TieredHNSW",
+    "delta_path",
 ]
 
 NO_ID: int = 2**64 - 1
-HNSW_TIER2_THRESHOLD: int = 100_000
-HNSW_DELTA_MERGE_RATIO: float = 0.10
+HNSW_TIER2_THRESHOLD: int = int(_core.HNSW_TIER2_THRESHOLD)  # 100_000
+HNSW_DELTA_MERGE_RATIO: float = float(_core.HNSW_DELTA_MERGE_RATIO)  # 0.10
 DEFAULT_EF: int = 64
 DEFAULT_SEED: int = 100
 
@@ -332,6 +333,10 @@ def delta_path(path: PathLike) -> str:
 
 class TieredHNSW:
     """A base HNSW graph up to ``threshold`` vectors plus a delta graph for later inserts.
+
+    The base takes inserts while it holds fewer than ``threshold`` nodes
+    (removed nodes still count: they stay in the graph); later inserts go to
+    the delta. A batch that crosses the threshold is split between the tiers.
 
     ``merge()`` (call it at checkpoints) folds the delta into the base when the
     delta holds more than ``merge_ratio`` of the base's live vectors. Searches

@@ -1,0 +1,203 @@
+// _ext/bind_hnsw.cc
+// chitta._core._HnswIndex and _BruteForceIndex. Each holder adds a
+// readers-writer lock so that Python threads may search concurrently while
+// add/remove wait for exclusive use. The GIL is released in every bulk call.
+#include <memory>
+#include <shared_mutex>
+#include <string>
+
+#include "hnsw/brute_force.h"
+#include "hnsw/hnsw.h"
+#include "hnsw_arrays.h"
+
+namespace chitta_ext {
+namespace {
+
+namespace hn = chitta::hnsw;
+using namespace hnsw_arrays;  // NOLINT
+
+struct PyHnsw {
+  std::unique_ptr<hn::HnswIndex> index;
+  mutable std::shared_mutex mu;
+};
+
+struct PyBrute {
+  std::unique_ptr<hn::BruteForceIndex> index;
+  mutable std::shared_mutex mu;
+};
+
+std::unique_ptr<PyHnsw> MakeHnsw(uint32_t dim, uint32_t M, uint32_t efc, const std::string& metric,
+                                 uint64_t seed) {
+  hn::Options o;
+  o.dim = dim;
+  o.M = M;
+  o.ef_construction = efc;
+  o.metric = MetricFrom(metric);
+  o.seed = seed;
+  auto r = hn::HnswIndex::Create(o);
+  ThrowIfError(r.status());
+  auto h = std::make_unique<PyHnsw>();
+  h->index = std::move(r.value());
+  return h;
+}
+
+}  // namespace
+
+CHITTA_BIND(hnsw) {
+  m.def("hnsw_distance_implementation", &hn::DistanceImplementation,
+        "The dot-product kernel in use: 'avx2' or 'generic'.");
+
+  py::class_<PyHnsw>(m, "_HnswIndex")
+      .def(py::init(&MakeHnsw), py::arg("dim"), py::arg("M"), py::arg("ef_construction"),
+           py::arg("metric"), py::arg("seed"))
+      .def("add", [](PyHnsw& h, const py::array& ids, const py::array& vectors, int threads) {
+        auto [ip, n] = Ids(ids, "ids");
+        auto [vp, rows] = Rows(vectors, h.index->dim(), "vectors");
+        if (rows != n) ThrowInvalid("ids and vectors differ in length");
+        chitta::Status st;
+        {
+          py::gil_scoped_release release;
+          std::unique_lock<std::shared_mutex> lock(h.mu);
+          st = h.index->Add(ip, vp, n, threads);
+        }
+        ThrowIfError(std::move(st));
+      })
+      .def("remove", [](PyHnsw& h, const py::array& ids) {
+        auto [ip, n] = Ids(ids, "ids");
+        chitta::Status st;
+        {
+          py::gil_scoped_release release;
+          std::unique_lock<std::shared_mutex> lock(h.mu);
+          st = h.index->MarkDeleted(ip, n);
+        }
+        ThrowIfError(std::move(st));
+      })
+      .def("search", [](const PyHnsw& h, const py::array& queries, size_t k, size_t ef,
+                        const py::object& allowed, int threads) {
+        auto [qp, nq] = Rows(queries, h.index->dim(), "queries");
+        Filter f = AllowedFrom(allowed);
+        Output out(nq, k);
+        uint64_t* oi = out.ids.mutable_data();
+        float* od = out.dist.mutable_data();
+        chitta::Status st;
+        {
+          py::gil_scoped_release release;
+          std::shared_lock<std::shared_mutex> lock(h.mu);
+          st = h.index->Search(qp, nq, k, ef, f.ids, f.n, f.use, threads, oi, od);
+        }
+        ThrowIfError(std::move(st));
+        return out.Tuple();
+      })
+      .def("save", [](const PyHnsw& h, const std::string& path) {
+        chitta::Status st;
+        {
+          py::gil_scoped_release release;
+          std::shared_lock<std::shared_mutex> lock(h.mu);
+          st = h.index->Save(path);
+        }
+        ThrowIfError(std::move(st));
+      })
+      .def_static("load", [](const std::string& path) {
+        chitta::Result<std::unique_ptr<hn::HnswIndex>> r = chitta::Status::OK();
+        {
+          py::gil_scoped_release release;
+          r = hn::HnswIndex::Load(path);
+        }
+        ThrowIfError(r.status());
+        auto h = std::make_unique<PyHnsw>();
+        h->index = std::move(r.value());
+        return h;
+      })
+      .def("__len__", [](const PyHnsw& h) {
+        std::shared_lock<std::shared_mutex> lock(h.mu);
+        return h.index->size();
+      })
+      .def("contains", [](const PyHnsw& h, uint64_t id) {
+        std::shared_lock<std::shared_mutex> lock(h.mu);
+        return h.index->Contains(id);
+      })
+      .def_property_readonly("dim", [](const PyHnsw& h) { return h.index->options().dim; })
+      .def_property_readonly("M", [](const PyHnsw& h) { return h.index->options().M; })
+      .def_property_readonly("ef_construction",
+                             [](const PyHnsw& h) { return h.index->options().ef_construction; })
+      .def_property_readonly("metric",
+                             [](const PyHnsw& h) { return hn::MetricName(h.index->options().metric); })
+      .def_property_readonly("seed", [](const PyHnsw& h) { return h.index->options().seed; })
+      .def_property_readonly("node_count", [](const PyHnsw& h) {
+        std::shared_lock<std::shared_mutex> lock(h.mu);
+        return h.index->node_count();
+      })
+      .def("memory_bytes", [](const PyHnsw& h) {
+        std::shared_lock<std::shared_mutex> lock(h.mu);
+        return h.index->MemoryBytes();
+      })
+      .def("unreachable_count", [](const PyHnsw& h) {
+        std::shared_lock<std::shared_mutex> lock(h.mu);
+        return h.index->UnreachableCount();
+      })
+      .def("check_integrity", [](const PyHnsw& h) {
+        std::shared_lock<std::shared_mutex> lock(h.mu);
+        ThrowIfError(h.index->CheckIntegrity());
+      });
+
+  py::class_<PyBrute>(m, "_BruteForceIndex")
+      .def(py::init([](uint32_t dim, const std::string& metric) {
+             auto r = hn::BruteForceIndex::Create(dim, MetricFrom(metric));
+             ThrowIfError(r.status());
+             auto h = std::make_unique<PyBrute>();
+             h->index = std::move(r.value());
+             return h;
+           }),
+           py::arg("dim"), py::arg("metric"))
+      .def("add", [](PyBrute& h, const py::array& ids, const py::array& vectors) {
+        auto [ip, n] = Ids(ids, "ids");
+        auto [vp, rows] = Rows(vectors, h.index->dim(), "vectors");
+        if (rows != n) ThrowInvalid("ids and vectors differ in length");
+        chitta::Status st;
+        {
+          py::gil_scoped_release release;
+          std::unique_lock<std::shared_mutex> lock(h.mu);
+          st = h.index->Add(ip, vp, n);
+        }
+        ThrowIfError(std::move(st));
+      })
+      .def("remove", [](PyBrute& h, const py::array& ids) {
+        auto [ip, n] = Ids(ids, "ids");
+        chitta::Status st;
+        {
+          py::gil_scoped_release release;
+          std::unique_lock<std::shared_mutex> lock(h.mu);
+          st = h.index->MarkDeleted(ip, n);
+        }
+        ThrowIfError(std::move(st));
+      })
+      .def("search", [](const PyBrute& h, const py::array& queries, size_t k,
+                        const py::object& allowed, int threads) {
+        auto [qp, nq] = Rows(queries, h.index->dim(), "queries");
+        Filter f = AllowedFrom(allowed);
+        Output out(nq, k);
+        uint64_t* oi = out.ids.mutable_data();
+        float* od = out.dist.mutable_data();
+        chitta::Status st;
+        {
+          py::gil_scoped_release release;
+          std::shared_lock<std::shared_mutex> lock(h.mu);
+          st = h.index->Search(qp, nq, k, f.ids, f.n, f.use, threads, oi, od);
+        }
+        ThrowIfError(std::move(st));
+        return out.Tuple();
+      })
+      .def("__len__", [](const PyBrute& h) {
+        std::shared_lock<std::shared_mutex> lock(h.mu);
+        return h.index->size();
+      })
+      .def("contains", [](const PyBrute& h, uint64_t id) {
+        std::shared_lock<std::shared_mutex> lock(h.mu);
+        return h.index->Contains(id);
+      })
+      .def_property_readonly("dim", [](const PyBrute& h) { return h.index->dim(); })
+      .def_property_readonly("metric",
+                             [](const PyBrute& h) { return hn::MetricName(h.index->metric()); });
+}
+
+}  // namespace chitta_ext

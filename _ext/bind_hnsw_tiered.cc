@@ -1,0 +1,131 @@
+// _ext/bind_hnsw_tiered.cc
+// chitta._core._TieredHnswIndex. TieredIndex locks internally (searches run
+// during merges); the GIL is released in every bulk call.
+#include <memory>
+#include <string>
+
+#include "hnsw/tiered.h"
+#include "hnsw_arrays.h"
+
+namespace chitta_ext {
+namespace {
+
+namespace hn = chitta::hnsw;
+using namespace hnsw_arrays;  // NOLINT
+
+std::unique_ptr<hn::TieredIndex> MakeTiered(uint32_t dim, uint32_t M, uint32_t efc,
+                                            const std::string& metric, uint64_t seed,
+                                            uint64_t threshold, double merge_ratio) {
+  hn::TieredOptions o;
+  o.graph.dim = dim;
+  o.graph.M = M;
+  o.graph.ef_construction = efc;
+  o.graph.metric = MetricFrom(metric);
+  o.graph.seed = seed;
+  o.threshold = threshold;
+  o.merge_ratio = merge_ratio;
+  auto r = hn::TieredIndex::Create(o);
+  ThrowIfError(r.status());
+  return std::move(r.value());
+}
+
+hn::MergeMode ModeFrom(const std::string& name) {
+  if (name == "distance") return hn::MergeMode::kDistance;
+  if (name == "rrf") return hn::MergeMode::kRrf;
+  ThrowInvalid("merge must be 'distance' or 'rrf', got '" + name + "'");
+}
+
+}  // namespace
+
+CHITTA_BIND(hnsw_tiered) {
+  m.attr("HNSW_TIER2_THRESHOLD") = hn::kTier2Threshold;
+  m.attr("HNSW_DELTA_MERGE_RATIO") = hn::kDeltaMergeRatio;
+
+  py::class_<hn::TieredIndex>(m, "_TieredHnswIndex")
+      .def(py::init(&MakeTiered), py::arg("dim"), py::arg("M"), py::arg("ef_construction"),
+           py::arg("metric"), py::arg("seed"), py::arg("threshold"), py::arg("merge_ratio"))
+      .def("add", [](hn::TieredIndex& t, const py::array& ids, const py::array& vectors,
+                     int threads) {
+        auto [ip, n] = Ids(ids, "ids");
+        auto [vp, rows] = Rows(vectors, t.options().graph.dim, "vectors");
+        if (rows != n) ThrowInvalid("ids and vectors differ in length");
+        chitta::Status st;
+        {
+          py::gil_scoped_release release;
+          st = t.Add(ip, vp, n, threads);
+        }
+        ThrowIfError(std::move(st));
+      })
+      .def("remove", [](hn::TieredIndex& t, const py::array& ids) {
+        auto [ip, n] = Ids(ids, "ids");
+        chitta::Status st;
+        {
+          py::gil_scoped_release release;
+          st = t.MarkDeleted(ip, n);
+        }
+        ThrowIfError(std::move(st));
+      })
+      .def("search", [](const hn::TieredIndex& t, const py::array& queries, size_t k, size_t ef,
+                        const py::object& allowed, const std::string& merge, int threads) {
+        auto [qp, nq] = Rows(queries, t.options().graph.dim, "queries");
+        Filter f = AllowedFrom(allowed);
+        const hn::MergeMode mode = ModeFrom(merge);
+        Output out(nq, k);
+        uint64_t* oi = out.ids.mutable_data();
+        float* od = out.dist.mutable_data();
+        chitta::Status st;
+        {
+          py::gil_scoped_release release;
+          st = t.Search(qp, nq, k, ef, f.ids, f.n, f.use, mode, threads, oi, od);
+        }
+        ThrowIfError(std::move(st));
+        return out.Tuple();
+      })
+      .def("merge", [](hn::TieredIndex& t, bool force, int threads) {
+        bool merged = false;
+        chitta::Status st;
+        {
+          py::gil_scoped_release release;
+          st = t.Merge(force, threads, &merged);
+        }
+        ThrowIfError(std::move(st));
+        return merged;
+      })
+      .def("save", [](const hn::TieredIndex& t, const std::string& base, const std::string& delta) {
+        chitta::Status st;
+        {
+          py::gil_scoped_release release;
+          st = t.Save(base, delta);
+        }
+        ThrowIfError(std::move(st));
+      })
+      .def_static("load", [](const std::string& base, const std::string& delta, uint64_t threshold,
+                             double merge_ratio) {
+        chitta::Result<std::unique_ptr<hn::TieredIndex>> r = chitta::Status::OK();
+        {
+          py::gil_scoped_release release;
+          r = hn::TieredIndex::Load(base, delta, threshold, merge_ratio);
+        }
+        ThrowIfError(r.status());
+        return std::move(r.value());
+      })
+      .def("__len__", &hn::TieredIndex::size)
+      .def("contains", &hn::TieredIndex::Contains)
+      .def_property_readonly("needs_merge", &hn::TieredIndex::NeedsMerge)
+      .def_property_readonly("base_size", &hn::TieredIndex::base_size)
+      .def_property_readonly("delta_size", &hn::TieredIndex::delta_size)
+      .def_property_readonly("merge_count", &hn::TieredIndex::merge_count)
+      .def_property_readonly("dim", [](const hn::TieredIndex& t) { return t.options().graph.dim; })
+      .def_property_readonly("M", [](const hn::TieredIndex& t) { return t.options().graph.M; })
+      .def_property_readonly("ef_construction",
+                             [](const hn::TieredIndex& t) { return t.options().graph.ef_construction; })
+      .def_property_readonly(
+          "metric", [](const hn::TieredIndex& t) { return hn::MetricName(t.options().graph.metric); })
+      .def_property_readonly("seed", [](const hn::TieredIndex& t) { return t.options().graph.seed; })
+      .def_property_readonly("threshold", [](const hn::TieredIndex& t) { return t.options().threshold; })
+      .def_property_readonly("merge_ratio",
+                             [](const hn::TieredIndex& t) { return t.options().merge_ratio; })
+      .def("memory_bytes", &hn::TieredIndex::MemoryBytes);
+}
+
+}  // namespace chitta_ext

@@ -1,0 +1,83 @@
+// _ext/hnsw_arrays.h
+// numpy checks shared by the HNSW bindings: exact dtype, C order, shape.
+// Wrong input raises chitta.errors.InvalidArgument; nothing is cast silently.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "hnsw/hnsw.h"
+#include "registry.h"
+
+namespace chitta_ext::hnsw_arrays {
+
+namespace py = pybind11;
+
+template <typename T>
+void CheckArray(const py::array& a, int ndim, const char* what, const char* dtype_name) {
+  if (!a.dtype().is(py::dtype::of<T>())) {
+    ThrowInvalid(std::string(what) + " must have dtype " + dtype_name + ", got " +
+                 std::string(py::str(a.dtype())));
+  }
+  if (a.ndim() != ndim) {
+    ThrowInvalid(std::string(what) + " must be " + std::to_string(ndim) + "-D, got " +
+                 std::to_string(a.ndim()) + "-D");
+  }
+  if (!(a.flags() & py::array::c_style)) {
+    ThrowInvalid(std::string(what) + " must be C-contiguous");
+  }
+}
+
+// float32[n, dim] -> (pointer, n)
+inline std::pair<const float*, size_t> Rows(const py::array& a, size_t dim, const char* what) {
+  CheckArray<float>(a, 2, what, "float32");
+  if (static_cast<size_t>(a.shape(1)) != dim) {
+    ThrowInvalid(std::string(what) + " must have " + std::to_string(dim) + " columns, got " +
+                 std::to_string(a.shape(1)));
+  }
+  return {static_cast<const float*>(a.data()), static_cast<size_t>(a.shape(0))};
+}
+
+// uint64[n] -> (pointer, n)
+inline std::pair<const uint64_t*, size_t> Ids(const py::array& a, const char* what) {
+  CheckArray<uint64_t>(a, 1, what, "uint64");
+  return {static_cast<const uint64_t*>(a.data()), static_cast<size_t>(a.shape(0))};
+}
+
+struct Filter {
+  const uint64_t* ids = nullptr;
+  size_t n = 0;
+  bool use = false;
+};
+
+inline Filter AllowedFrom(const py::object& allowed) {
+  Filter f;
+  if (allowed.is_none()) return f;
+  auto [p, n] = Ids(allowed.cast<py::array>(), "allowed");
+  f.ids = p;
+  f.n = n;
+  f.use = true;
+  return f;
+}
+
+// Output buffers of shape (nq, k).
+struct Output {
+  py::array_t<uint64_t> ids;
+  py::array_t<float> dist;
+  Output(size_t nq, size_t k)
+      : ids(std::vector<py::ssize_t>{static_cast<py::ssize_t>(nq), static_cast<py::ssize_t>(k)}),
+        dist(std::vector<py::ssize_t>{static_cast<py::ssize_t>(nq), static_cast<py::ssize_t>(k)}) {}
+  py::tuple Tuple() { return py::make_tuple(ids, dist); }
+};
+
+inline chitta::hnsw::Metric MetricFrom(const std::string& name) {
+  chitta::hnsw::Metric m;
+  ThrowIfError(chitta::hnsw::ParseMetric(name.c_str(), &m));
+  return m;
+}
+
+}  // namespace chitta_ext::hnsw_arrays

@@ -1,0 +1,248 @@
+// csrc/hnsw/hnsw_io.cc
+// Save/Load of the .hnsw sidecar. Spec: FORMAT.md. The reader trusts nothing:
+// it checks sizes against the file before allocating, the CRC before parsing
+// the body, and every graph invariant before handing the index out.
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "hnsw/hnsw.h"
+#include "hnsw/hnsw_format.h"
+#include "util/crc32c.h"
+
+namespace chitta::hnsw {
+namespace {
+
+namespace fmt = format;
+
+template <typename T>
+void Put(std::string* buf, size_t off, T v) {
+  std::memcpy(&(*buf)[off], &v, sizeof(T));  // little-endian hosts only
+}
+template <typename T>
+T Get(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+class CrcWriter {
+ public:
+  explicit CrcWriter(std::FILE* f) : f_(f) {}
+  void Write(const void* p, size_t n) {
+    if (n == 0 || !ok_) return;
+    crc_ = crc32c::Extend(crc_, p, n);
+    ok_ = std::fwrite(p, 1, n, f_) == n;
+  }
+  uint32_t crc() const { return crc_; }
+  bool ok() const { return ok_; }
+
+ private:
+  std::FILE* f_;
+  uint32_t crc_ = 0;
+  bool ok_ = true;
+};
+
+Status ReadFile(const std::string& path, std::string* out) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    if (errno == ENOENT) return Status::IOError("no such file: " + path);
+    return Status::IOError("cannot open " + path + ": " + std::strerror(errno));
+  }
+  std::fseek(f, 0, SEEK_END);
+  const long size = std::ftell(f);
+  std::fseek(f, 0, SEEK_SET);
+  if (size < 0) {
+    std::fclose(f);
+    return Status::IOError("cannot size " + path);
+  }
+  out->resize(static_cast<size_t>(size));
+  const size_t got = size > 0 ? std::fread(&(*out)[0], 1, out->size(), f) : 0;
+  std::fclose(f);
+  if (got != out->size()) return Status::IOError("short read from " + path);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status HnswIndex::Save(const std::string& path) const {
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return Status::IOError("cannot create " + tmp + ": " + std::strerror(errno));
+  std::string header(fmt::kHeaderSize, '\0');
+  std::memcpy(&header[0], fmt::kMagic, 8);
+  Put<uint16_t>(&header, fmt::kOffMajor, fmt::kMajor);
+  Put<uint16_t>(&header, fmt::kOffMinor, fmt::kMinor);
+  Put<uint32_t>(&header, fmt::kOffHeaderSize, fmt::kHeaderSize);
+  Put<uint32_t>(&header, fmt::kOffDim, options_.dim);
+  Put<uint32_t>(&header, fmt::kOffM, options_.M);
+  Put<uint32_t>(&header, fmt::kOffEfConstruction, options_.ef_construction);
+  Put<uint8_t>(&header, fmt::kOffMetric, static_cast<uint8_t>(options_.metric));
+  Put<uint64_t>(&header, fmt::kOffNodeCount, count_);
+  Put<uint64_t>(&header, fmt::kOffLiveCount, size());
+  Put<uint32_t>(&header, fmt::kOffEntryPoint, count_ > 0 ? entry_point_ : fmt::kNoEntry);
+  Put<int32_t>(&header, fmt::kOffMaxLevel, max_level_);
+  Put<uint64_t>(&header, fmt::kOffRngState, rng_state_);
+
+  bool ok = std::fwrite(header.data(), 1, 8, f) == 8;
+  CrcWriter w(f);
+  w.Write(header.data() + 8, header.size() - 8);
+  w.Write(labels_.data(), count_ * sizeof(uint64_t));
+  w.Write(levels_.data(), count_);
+  std::vector<uint8_t> flags(count_);
+  for (size_t i = 0; i < count_; ++i) flags[i] = deleted_[i] ? fmt::kFlagDeleted : 0;
+  w.Write(flags.data(), count_);
+  for (uint32_t i = 0; i < count_; ++i) w.Write(VectorOf(i), options_.dim * sizeof(float));
+  for (uint32_t i = 0; i < count_; ++i) w.Write(Links0(i), links0_bytes_);
+  for (uint32_t i = 0; i < count_; ++i) {
+    if (levels_[i] > 0) w.Write(upper_[i].get(), levels_[i] * (M_ + 1) * sizeof(uint32_t));
+  }
+  const uint32_t crc = w.crc();
+  ok = ok && w.ok() && std::fwrite(&crc, 1, 4, f) == 4;
+  ok = (std::fflush(f) == 0) && ok;
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok) {
+    std::remove(tmp.c_str());
+    return Status::IOError("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::IOError("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path) {
+  std::string file;
+  CHITTA_RETURN_IF_ERROR(ReadFile(path, &file));
+  const char* p = file.data();
+  const size_t size = file.size();
+  auto corrupt = [&](const std::string& what, size_t off) -> Status {
+    return Status::Corruption(path + ": " + what).At(path, static_cast<int64_t>(off));
+  };
+  if (size < 8 || std::memcmp(p, fmt::kMagic, 8) != 0) {
+    return corrupt(size < 8 ? "too short for an HNSW file" : "bad magic (not an HNSW file)", 0);
+  }
+  if (size < 16) return corrupt("truncated header", size);
+  const uint16_t major = Get<uint16_t>(p + fmt::kOffMajor);
+  const uint16_t minor = Get<uint16_t>(p + fmt::kOffMinor);
+  if (major != fmt::kMajor) {
+    return Status::Unsupported(path + ": HNSW format version " + std::to_string(major) + "." +
+                               std::to_string(minor) + " is not readable by this version (" +
+                               std::to_string(fmt::kMajor) + ".x)");
+  }
+  const uint32_t header_size = Get<uint32_t>(p + fmt::kOffHeaderSize);
+  if (header_size < fmt::kHeaderSize || header_size > (1u << 20)) {
+    return corrupt("bad header size " + std::to_string(header_size), fmt::kOffHeaderSize);
+  }
+  if (size < header_size + fmt::kTrailerSize) return corrupt("truncated header", size);
+
+  Options o;
+  o.dim = Get<uint32_t>(p + fmt::kOffDim);
+  o.M = Get<uint32_t>(p + fmt::kOffM);
+  o.ef_construction = Get<uint32_t>(p + fmt::kOffEfConstruction);
+  const uint8_t metric = Get<uint8_t>(p + fmt::kOffMetric);
+  const uint64_t n = Get<uint64_t>(p + fmt::kOffNodeCount);
+  const uint64_t live = Get<uint64_t>(p + fmt::kOffLiveCount);
+  const uint32_t entry = Get<uint32_t>(p + fmt::kOffEntryPoint);
+  const int32_t max_level = Get<int32_t>(p + fmt::kOffMaxLevel);
+  if (metric > 1) return corrupt("unknown metric code " + std::to_string(metric), fmt::kOffMetric);
+  o.metric = static_cast<Metric>(metric);
+  Status st = ValidateOptions(o);
+  if (!st.ok()) return corrupt("bad parameters: " + st.message(), fmt::kOffDim);
+  // Bound the node count by the bytes actually present before allocating.
+  const uint64_t per_node = 8 + 1 + 1 + 4ull * o.dim + 4ull * (1 + 2ull * o.M);
+  const uint64_t room = size - header_size - fmt::kTrailerSize;
+  if (n >= 0xFFFFFFFFull || n > room / per_node) {
+    return corrupt("node count " + std::to_string(n) + " does not fit the file (truncated?)",
+                   fmt::kOffNodeCount);
+  }
+  // The upper-level link arrays size the rest of the file: check the length
+  // first so a cut-off file reads as truncated rather than as a bad checksum.
+  const size_t levels_off = header_size + n * 8;
+  uint64_t upper_words = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint8_t level = static_cast<uint8_t>(p[levels_off + i]);
+    if (level > kMaxLevel) return corrupt("node level over the maximum", levels_off + i);
+    upper_words += static_cast<uint64_t>(level) * (o.M + 1);
+  }
+  const uint64_t expect = header_size + n * per_node + upper_words * 4 + fmt::kTrailerSize;
+  if (expect != size) {
+    return corrupt("file is " + std::to_string(size) + " bytes, its header says " +
+                       std::to_string(expect) + (size < expect ? " (truncated)" : ""),
+                   size);
+  }
+  const uint32_t crc = Get<uint32_t>(p + size - fmt::kTrailerSize);
+  if (crc32c::Value(p + 8, size - 8 - fmt::kTrailerSize) != crc) {
+    return Status::CrcMismatch(path + ": checksum mismatch (file damaged)")
+        .At(path, static_cast<int64_t>(size - fmt::kTrailerSize));
+  }
+  if (live > n) return corrupt("live count exceeds node count", fmt::kOffLiveCount);
+  if (n == 0 ? (entry != fmt::kNoEntry || max_level != -1)
+             : (entry >= n || max_level < 0 || max_level > kMaxLevel)) {
+    return corrupt("bad entry point / top level", fmt::kOffEntryPoint);
+  }
+
+  auto index = std::make_unique<HnswIndex>(o);
+  index->rng_state_ = Get<uint64_t>(p + fmt::kOffRngState);
+  index->Reserve(n);
+  size_t off = header_size;
+  if (n > 0) {
+    std::memcpy(index->labels_.data(), p + off, n * 8);
+    std::memcpy(index->levels_.data(), p + off + n * 8, n);
+  }
+  off += n * 8;
+  off += n;
+  const size_t flags_off = off;
+  off += n;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint8_t flags = static_cast<uint8_t>(p[flags_off + i]);
+    if ((flags & ~fmt::kFlagDeleted) != 0) return corrupt("unknown node flag", flags_off + i);
+    index->deleted_[i] = flags & fmt::kFlagDeleted;
+  }
+  if (n > 0 && index->levels_[entry] != max_level) {
+    return corrupt("entry point is not on the top level", fmt::kOffEntryPoint);
+  }
+  const size_t vec_bytes = o.dim * sizeof(float);
+  for (uint64_t i = 0; i < n; ++i, off += vec_bytes) {
+    float* v = index->MutableVector(static_cast<uint32_t>(i));
+    std::memcpy(v, p + off, vec_bytes);
+    for (uint32_t d = 0; d < o.dim; ++d) {
+      if (!std::isfinite(v[d])) return corrupt("non-finite vector value", off);
+    }
+  }
+  for (uint64_t i = 0; i < n; ++i, off += index->links0_bytes_) {
+    std::memcpy(index->Links0(static_cast<uint32_t>(i)), p + off, index->links0_bytes_);
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint8_t level = index->levels_[i];
+    if (level == 0) continue;
+    const size_t words = static_cast<size_t>(level) * (o.M + 1);
+    index->upper_[i].reset(new uint32_t[words]);
+    std::memcpy(index->upper_[i].get(), p + off, words * 4);
+    off += words * 4;
+  }
+  index->count_ = n;
+  index->entry_point_ = n > 0 ? entry : 0;
+  index->max_level_ = max_level;
+  st = index->CheckIntegrity();
+  if (!st.ok()) return corrupt(st.message(), header_size);
+  index->label_to_node_.reserve(live);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (index->deleted_[i]) continue;
+    const uint64_t label = index->labels_[i];
+    if (label == kNoId || !index->label_to_node_.emplace(label, i).second) {
+      return corrupt("duplicate or reserved live id " + std::to_string(label), header_size + 8 * i);
+    }
+  }
+  if (index->label_to_node_.size() != live) {
+    return corrupt("live count does not match the deletion flags", fmt::kOffLiveCount);
+  }
+  return index;
+}
+
+}  // namespace chitta::hnsw

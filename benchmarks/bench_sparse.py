@@ -39,7 +39,7 @@ from chitta.encode.sparse import SparseEncoder
 from chitta.index.posting import PostingIndex
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import datagen  # noqa: E402
+import datagen
 
 N = int(os.environ.get("CHITTA_BENCH_N", "20000").split(",")[0])
 SMOKE = N < 10000
@@ -57,7 +57,9 @@ def _posting_topk(enc: SparseEncoder, stored: np.ndarray, queries: np.ndarray, k
 
 
 def _recall_at(ids: np.ndarray, truth: np.ndarray) -> float:
-    return float(np.mean([len(set(a.tolist()) & set(b.tolist())) / len(b) for a, b in zip(ids, truth)]))
+    return float(
+        np.mean([len(set(a.tolist()) & set(b.tolist())) / len(b) for a, b in zip(ids, truth)])
+    )
 
 
 # ------------------------------------------------------------- synthetic
@@ -207,26 +209,45 @@ def test_locomo_recall() -> None:
                 enc.fit(stored, passes=PASSES, batch_size=128)
             ids, _ = _posting_topk(enc, stored, qvecs, 10)
             rec = [
-                len({int(i) for i in row} & set(g)) / len(g)
-                for row, (_, g) in zip(ids, questions)
+                len({int(i) for i in row} & set(g)) / len(g) for row, (_, g) in zip(ids, questions)
             ]
             hits[name] += rec
             conv_hits[name] = rec
         per_conv.append(
-            (sample["sample_id"], len(turns), len(questions), *(np.mean(conv_hits[n]) for n in hits))
+            (
+                sample["sample_id"],
+                len(turns),
+                len(questions),
+                *(np.mean(conv_hits[n]) for n in hits),
+            )
         )
     r_random, r_learned = (float(np.mean(hits[n])) for n in ("random", "learned"))
-    print(f"\nLoCoMo dev, embeddings: {emb_name}; posting lane alone, evidence R@10, categories 1-4")
-    print(f"questions scored {len(hits['random'])}, skipped (no gold left) {skipped}, "
-          f"evidence ids dropped {dropped_ids}; learned = {PASSES} pass(es), batch 128")
+    print(
+        f"\nLoCoMo dev, embeddings: {emb_name}; posting lane alone, evidence R@10, categories 1-4"
+    )
+    print(
+        f"questions scored {len(hits['random'])}, skipped (no gold left) {skipped}, "
+        f"evidence ids dropped {dropped_ids}; learned = {PASSES} pass(es), batch 128"
+    )
     print("| conversation | turns | questions | random R@10 | learned R@10 | ratio |")
     print("|---|---|---|---|---|---|")
     for cid, nt, nq, rr, rl in per_conv:
         print(f"| {cid} | {nt} | {nq} | {rr:.3f} | {rl:.3f} | {rl / max(rr, 1e-9):.2f}x |")
-    print(f"| all | | {len(hits['random'])} | {r_random:.3f} | {r_learned:.3f} | "
-          f"{r_learned / max(r_random, 1e-9):.2f}x |")
-    _save("locomo", {"embedder": emb_name, "per_conv": per_conv, "random": r_random,
-                     "learned": r_learned, "skipped": skipped, "dropped": dropped_ids})
+    print(
+        f"| all | | {len(hits['random'])} | {r_random:.3f} | {r_learned:.3f} | "
+        f"{r_learned / max(r_random, 1e-9):.2f}x |"
+    )
+    _save(
+        "locomo",
+        {
+            "embedder": emb_name,
+            "per_conv": per_conv,
+            "random": r_random,
+            "learned": r_learned,
+            "skipped": skipped,
+            "dropped": dropped_ids,
+        },
+    )
 
 
 # ------------------------------------------------------------ encode speed

@@ -15,6 +15,7 @@ unknown op type :class:`~chitta.errors.UnknownOpType`.
 from __future__ import annotations
 
 import base64
+import itertools
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
@@ -327,7 +328,7 @@ def _validate_sparse_encoder(op: UpdateSparseEncoder) -> None:
     rows = op.rows
     if any(r >= op.n_features for r in rows):
         raise InvalidArgument(f"UpdateSparseEncoder rows must be < n_features={op.n_features}")
-    if any(b <= a for a, b in zip(rows, rows[1:], strict=False)):
+    if any(b <= a for a, b in itertools.pairwise(rows)):
         raise InvalidArgument("UpdateSparseEncoder rows must be ascending and unique")
     if len(op.atoms) != 4 * len(rows) * op.dim:
         raise InvalidArgument(

@@ -145,9 +145,9 @@ def initial_atoms(seed: int, n_features: int, dim: int) -> npt.NDArray[np.float3
     """The version-0 atoms: random sign rows scaled to unit norm (see the module docstring)."""
     words = -(-dim // 64)
     with np.errstate(over="ignore"):
-        base = _splitmix64(
-            np.array([(int(seed) + 0x9E3779B97F4A7C15) & _MASK64], dtype=np.uint64)
-        )[0]
+        base = _splitmix64(np.array([(int(seed) + 0x9E3779B97F4A7C15) & _MASK64], dtype=np.uint64))[
+            0
+        ]
         counter = np.arange(1, n_features * words + 1, dtype=np.uint64)
         z = _splitmix64((counter + base) * np.uint64(0x9E3779B97F4A7C15))
     bits = np.unpackbits(z.view(np.uint8).reshape(n_features, words * 8), axis=1, bitorder="little")
@@ -323,11 +323,11 @@ class SparseEncoder:
         if not isinstance(op, ops.UpdateSparseEncoder):
             raise InvalidArgument(f"not an UpdateSparseEncoder op: {type(op).__name__}")
         if op.version != 0:
-            raise InvalidArgument(f"an encoder starts from its version-0 op, got version {op.version}")
+            raise InvalidArgument(
+                f"an encoder starts from its version-0 op, got version {op.version}"
+            )
         ops.validate(op)
-        return cls(
-            op.dim, n_features=op.n_features, active=op.active, seed=op.seed, **hyper
-        )
+        return cls(op.dim, n_features=op.n_features, active=op.active, seed=op.seed, **hyper)
 
     def init_op(self, at_ms: int = 0) -> ops.UpdateSparseEncoder:
         """The version-0 op that defines this encoder's shape and seed."""
@@ -432,7 +432,9 @@ class SparseEncoder:
         out = np.empty(n, dtype=np.float32)
         for lo in range(0, n, _GATHER):
             a = acts[lo : lo + _GATHER].astype(np.float64)
-            rec = np.einsum("nk,nkd->nd", a, self._atoms[feats[lo : lo + _GATHER]], dtype=np.float64)
+            rec = np.einsum(
+                "nk,nkd->nd", a, self._atoms[feats[lo : lo + _GATHER]], dtype=np.float64
+            )
             rec_norm2 = np.einsum("nd,nd->n", rec, rec)
             dot = np.einsum("nk,nk->n", a, a)  # x . x_hat = sum a_i^2 (x unit, a_i = w_i . x)
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -479,7 +481,9 @@ class SparseEncoder:
             np.put_along_axis(dense, b_local, acts[lo : lo + _BLOCK].astype(np.float64), axis=1)
             weighted += dense.T @ x[lo : lo + _BLOCK].astype(np.float64)
         w = self._atoms[rows]
-        v = hebbian(w, weighted.astype(np.float32), total.astype(np.float32), self.lr, self.max_step)
+        v = hebbian(
+            w, weighted.astype(np.float32), total.astype(np.float32), self.lr, self.max_step
+        )
         # Step 2: complexity penalty.
         v = shrink(v, self.complexity)
         # Step 3: decorrelation among co-active atoms.

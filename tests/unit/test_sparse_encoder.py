@@ -15,7 +15,7 @@ from chitta.encode import sparse
 from chitta.encode.sparse import SparseEncoder, reencode_ops, stale
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import datagen  # noqa: E402
+import datagen
 
 DIM = 32
 SMALL = {"n_features": 512, "active": 64}
@@ -179,7 +179,15 @@ def test_apply_skips_old_versions_and_refuses_gaps_and_foreign_ops() -> None:
 
 
 def test_validate_refuses_malformed_encoder_ops() -> None:
-    good = dict(version=1, dim=2, n_features=8, seed=0, rows=(1, 3), atoms=bytes(16), active=4)
+    good = {
+        "version": 1,
+        "dim": 2,
+        "n_features": 8,
+        "seed": 0,
+        "rows": (1, 3),
+        "atoms": bytes(16),
+        "active": 4,
+    }
     ops.validate(ops.UpdateSparseEncoder(**good))  # type: ignore[arg-type]
     bad = [
         {"atoms": bytes(12)},  # wrong size

@@ -8,6 +8,8 @@ graph (defaults M=16, ef_construction=200, built with 2 threads) comes from
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import _hnsw_data as D
@@ -233,3 +235,36 @@ def test_brute_force_index_matches_numpy(data: np.ndarray, ids: np.ndarray) -> N
     t_ids, t_dist = numpy_knn(x, i, q, K)
     np.testing.assert_array_equal(got, t_ids)
     np.testing.assert_allclose(dist, t_dist, atol=2e-5)
+
+
+def _python_runs_throughout(call: Callable[[], object]) -> int:
+    """Runs call() in a thread and returns in how many of 10 equal slices of its
+    duration the main thread still ran Python. Holding the GIL inside the call
+    would leave the middle slices empty."""
+    window: list[float] = []
+
+    def run() -> None:
+        window.append(time.monotonic())
+        call()
+        window.append(time.monotonic())
+
+    th = threading.Thread(target=run)
+    stamps: list[float] = []
+    th.start()
+    while th.is_alive():
+        stamps.append(time.monotonic())
+    th.join()
+    start, end = window
+    slices = {int(10 * (s - start) / (end - start)) for s in stamps if start < s < end}
+    return len(slices)
+
+
+def test_search_releases_the_gil(index: HNSW, queries: np.ndarray) -> None:
+    # A wide beam makes the call last long enough to measure.
+    assert _python_runs_throughout(lambda: index.search(queries, K, ef=1500)) >= 7
+
+
+def test_add_releases_the_gil() -> None:
+    x = datagen.clustered_vectors(3000, 64, n_clusters=30, seed=12)
+    h = HNSW(64)
+    assert _python_runs_throughout(lambda: h.add(np.arange(3000), x)) >= 7

@@ -335,7 +335,7 @@ class RecallIndexOrgan:
             rows = np.fromiter(self._row.values(), np.int64, len(self._row))
             return self._exact(vector, rows, k)
         ids, cos = self._ensure_hamming().search(vector, k)
-        keep = (ids != PAD_ID) & (cos > 0)
+        keep = ids != PAD_ID
         return ids[keep], cos[keep]
 
     def _exact(self, vector: F32, rows: npt.NDArray[np.int64], k: int) -> tuple[U64, F32]:
@@ -346,9 +346,7 @@ class RecallIndexOrgan:
         top = np.argpartition(-sims, kk - 1)[:kk]
         ids = np.array([self._row_ids[r] for r in rows[top]], np.uint64)
         order = np.lexsort((ids, -sims[top]))  # cosine desc, then id asc: deterministic
-        ids, sims = ids[order], sims[top][order].astype(np.float32)
-        keep = sims > 0  # an orthogonal or opposite vector is no evidence of relevance
-        return ids[keep], sims[keep]
+        return ids[order], sims[top][order].astype(np.float32)
 
     def cosines(self, vector: F32, ids: list[int]) -> dict[int, float]:
         out: dict[int, float] = {}

@@ -137,7 +137,7 @@ def _orientation(ctx: click.Context) -> None:
         console.print("no field here yet; `chitta remember TEXT` creates one")
     console.print(
         "next: chitta demo | chitta remember TEXT | chitta recall QUERY | chitta get ID | chitta stats | "
-        "chitta verify | chitta dump | chitta --help"
+        "chitta sync-memory-md FILE | chitta verify | chitta dump | chitta --help"
     )
 
 
@@ -393,6 +393,41 @@ def recall(ctx: click.Context, query: str, k: int, kinds: tuple[str, ...], realm
             for f in h.factors:
                 ft.add_row(f.name, f.kind, f"{f.value:.4f}", f"{f.weight:.2f}", f"{f.contribution:+.4f}")
             console.print(ft)
+
+
+@main.command("sync-memory-md", epilog=EPILOG)
+@click.argument("memory_md", type=click.Path(dir_okay=False))
+@click.option("--budget", "budget", type=click.IntRange(0, 1 << 20), default=2048, show_default=True,
+              help="Bytes of the chitta section written back.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def sync_memory_md(ctx: click.Context, memory_md: str, budget: int, as_json: bool) -> None:
+    """Import a Claude Code MEMORY.md and write back what the field knows.
+
+    Each bullet or paragraph a person wrote becomes one human-provenance
+    memory (re-importing the same text adds nothing; an edited line becomes a
+    new memory). The field's top memories by strength are then written between
+    <!-- chitta:begin --> and <!-- chitta:end -->; text outside those markers
+    is never changed.
+
+    \b
+    Examples:
+      chitta sync-memory-md ~/.claude/projects/myproj/memory/MEMORY.md
+      chitta sync-memory-md ./MEMORY.md --budget 1024 --json
+    """
+    from chitta import memory_md as mm
+
+    with _errors_to_exit(), chitta.open(_field_path(ctx)) as field:
+        report = mm.sync(field, memory_md, budget_bytes=budget)
+    if as_json:
+        _emit_json(report.as_dict())
+    else:
+        console.print(
+            f"{report.path}: {report.entries} entries, {report.imported} imported, "
+            f"{report.already_present} already known; wrote {report.written} memories "
+            f"({report.section_bytes} bytes) into the chitta section"
+            + (f", {report.left_out} left out by the budget" if report.left_out else "")
+        )
 
 
 if __name__ == "__main__":  # pragma: no cover

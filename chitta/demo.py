@@ -55,15 +55,17 @@ def turn_items(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {"people": [], "agent": []}
     for t in doc["turns"]:
         writer = writer_of[t["speaker"]]
-        out[writer].append({
-            "text": f"{t['speaker']}: {t['text']}",
-            "realm": doc["realm"],
-            "session": t["session"],
-            "source_tool": "claude-code" if writer == "agent" else None,
-            "tags": [t["speaker"].lower()],
-            "meta": {"turn": t["id"], "speaker": t["speaker"]},
-            "at": _parse_at(t["at"]),
-        })
+        out[writer].append(
+            {
+                "text": f"{t['speaker']}: {t['text']}",
+                "realm": doc["realm"],
+                "session": t["session"],
+                "source_tool": "claude-code" if writer == "agent" else None,
+                "tags": [t["speaker"].lower()],
+                "meta": {"turn": t["id"], "speaker": t["speaker"]},
+                "at": _parse_at(t["at"]),
+            }
+        )
     return out
 
 
@@ -76,12 +78,18 @@ def _describe(embedder: Any) -> str:
     return f"{name} (ONNX model, offline)"
 
 
-def _ingest(root: Path, embedder: Any, items: dict[str, list[dict[str, Any]]], console: Console,
-            quiet: bool) -> int:
+def _ingest(
+    root: Path, embedder: Any, items: dict[str, list[dict[str, Any]]], console: Console, quiet: bool
+) -> int:
     total = sum(len(v) for v in items.values())
     fields = {name: chitta.open(root, embedder=embedder) for name in items}
     failures: list[BaseException] = []
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     try:
         with Progress(*columns, console=console, transient=True, disable=quiet) as progress:
             task = progress.add_task("two writers ingesting the chat", total=total)
@@ -92,7 +100,7 @@ def _ingest(root: Path, embedder: Any, items: dict[str, list[dict[str, Any]]], c
                     for i in range(0, len(rows), CHUNK):
                         fields[name].remember_many(rows[i : i + CHUNK])
                         progress.advance(task, len(rows[i : i + CHUNK]))
-                except BaseException as exc:  # re-raised in the main thread
+                except BaseException as exc:  # noqa: BLE001 (re-raised in the main thread)
                     failures.append(exc)
 
             threads = [threading.Thread(target=write, args=(name,)) for name in items]
@@ -109,7 +117,9 @@ def _ingest(root: Path, embedder: Any, items: dict[str, list[dict[str, Any]]], c
 
 
 def _lanes(hit: Hit) -> str:
-    return " ".join(f"{lane}:{rank}" for lane, rank in sorted(hit.lanes.items(), key=lambda kv: kv[1]))
+    return " ".join(
+        f"{lane}:{rank}" for lane, rank in sorted(hit.lanes.items(), key=lambda kv: kv[1])
+    )
 
 
 def _hit_dict(rank: int, hit: Hit) -> dict[str, Any]:
@@ -134,10 +144,14 @@ def _question_table(q: dict[str, Any], hits: list[Hit]) -> Table:
     table.add_column("text", ratio=1, min_width=32)
     for rank, hit in enumerate(hits, 1):
         answer = (hit.memory.meta or {}).get("turn") == q["answer"]
-        table.add_row(str(rank), f"{hit.score:.4f}", _lanes(hit),
-                      hit.memory.created_at.strftime("%Y-%m-%d"),
-                      hit.text + ("  [green]<- answer[/green]" if answer else ""),
-                      style="bold" if answer else None)
+        table.add_row(
+            str(rank),
+            f"{hit.score:.4f}",
+            _lanes(hit),
+            hit.memory.created_at.strftime("%Y-%m-%d"),
+            hit.text + ("  [green]<- answer[/green]" if answer else ""),
+            style="bold" if answer else None,
+        )
     return table
 
 
@@ -154,7 +168,9 @@ def run_demo(path: str | None, *, as_json: bool, console: Console) -> dict[str, 
         console.print(f"[bold]embedder[/bold]: {_describe(embedder)}")
     t0 = time.perf_counter()
     if embedder is not None:
-        with console.status("loading the embedder", spinner="dots") if not as_json else nullcontext():
+        with (
+            console.status("loading the embedder", spinner="dots") if not as_json else nullcontext()
+        ):
             embedder.embed(["warm up"])
     load_s = time.perf_counter() - t0
 
@@ -175,13 +191,15 @@ def run_demo(path: str | None, *, as_json: bool, console: Console) -> dict[str, 
             hits = field.recall(q["question"], k=TOP_K)
             ms = (time.perf_counter() - t0) * 1000
             turns = [(h.memory.meta or {}).get("turn") for h in hits]
-            answers.append({
-                "question": q["question"],
-                "answer_turn": q["answer"],
-                "answer_rank": turns.index(q["answer"]) + 1 if q["answer"] in turns else None,
-                "recall_ms": round(ms, 2),
-                "hits": [_hit_dict(i, h) for i, h in enumerate(hits, 1)],
-            })
+            answers.append(
+                {
+                    "question": q["question"],
+                    "answer_turn": q["answer"],
+                    "answer_rank": turns.index(q["answer"]) + 1 if q["answer"] in turns else None,
+                    "recall_ms": round(ms, 2),
+                    "hits": [_hit_dict(i, h) for i, h in enumerate(hits, 1)],
+                }
+            )
             if not as_json:
                 console.print(_question_table(q, hits))
     report = verify(root)

@@ -85,7 +85,9 @@ def split_markers(doc: str) -> tuple[str, str | None, str]:
     if nb == ne == 0:
         return doc, None, ""
     if nb != 1 or ne != 1 or doc.index(BEGIN) > doc.index(END):
-        raise InvalidArgument(f"MEMORY.md must hold one {BEGIN} followed by one {END} (found {nb} and {ne})")
+        raise InvalidArgument(
+            f"MEMORY.md must hold one {BEGIN} followed by one {END} (found {nb} and {ne})"
+        )
     b = doc.index(BEGIN)
     e = doc.index(END) + len(END)
     return doc[:b], doc[b:e], doc[e:]
@@ -138,17 +140,26 @@ def parse(text: str) -> list[Entry]:
 
 
 def _memory_items(entries: list[Entry], file: str) -> list[dict[str, Any]]:
-    return [{
-        "text": e.text,
-        "source_tool": SOURCE_TOOL,
-        "tags": ["memory-md"],
-        "meta": {"source": SOURCE, "provenance": "human", "file": file, "heading": e.heading,
-                 "content_hash": e.content_hash},
-    } for e in entries]
+    return [
+        {
+            "text": e.text,
+            "source_tool": SOURCE_TOOL,
+            "tags": ["memory-md"],
+            "meta": {
+                "source": SOURCE,
+                "provenance": "human",
+                "file": file,
+                "heading": e.heading,
+                "content_hash": e.content_hash,
+            },
+        }
+        for e in entries
+    ]
 
 
-def _section(field: Field, exclude_file: str, exclude_hashes: set[str], budget: int, newline: str
-             ) -> tuple[str, int, int, int]:
+def _section(
+    field: Field, exclude_file: str, exclude_hashes: set[str], budget: int, newline: str
+) -> tuple[str, int, int, int]:
     candidates = []
     for m in field.memories():
         meta = m.meta or {}
@@ -157,7 +168,9 @@ def _section(field: Field, exclude_file: str, exclude_hashes: set[str], budget: 
         if meta.get("content_hash") in exclude_hashes or content_hash(m.text) in exclude_hashes:
             continue
         candidates.append(m)
-    candidates.sort(key=lambda m: (-m.strength, -m.confidence, -max(m.updated_ms, m.created_ms), m.id))
+    candidates.sort(
+        key=lambda m: (-m.strength, -m.confidence, -max(m.updated_ms, m.created_ms), m.id)
+    )
     lines: list[str] = []
     used = 0
     for m in candidates:
@@ -186,13 +199,19 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def sync(field: Field, path: str | os.PathLike[str], *, budget_bytes: int = DEFAULT_BUDGET) -> SyncReport:
+def sync(
+    field: Field, path: str | os.PathLike[str], *, budget_bytes: int = DEFAULT_BUDGET
+) -> SyncReport:
     """Import the entries of the MEMORY.md at ``path`` into ``field`` (idempotent),
     then rewrite its chitta section with what the field knows (see the module doc).
     A missing file is created (its parent must exist)."""
     if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
         raise InvalidArgument(f"path must be a str or path, not {type(path).__name__}")
-    if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int) or not 0 <= budget_bytes <= MAX_BUDGET:
+    if (
+        isinstance(budget_bytes, bool)
+        or not isinstance(budget_bytes, int)
+        or not 0 <= budget_bytes <= MAX_BUDGET
+    ):
         raise InvalidArgument(f"budget_bytes must be an int between 0 and {MAX_BUDGET}")
     p = Path(path).expanduser().absolute()
     if p.is_dir():
@@ -215,8 +234,11 @@ def sync(field: Field, path: str | os.PathLike[str], *, budget_bytes: int = DEFA
 
     for e in entries:
         _validate.text(e.text)
-    known = {(m.meta or {}).get("content_hash") for m in field.memories()
-             if (m.meta or {}).get("source") == SOURCE}
+    known = {
+        (m.meta or {}).get("content_hash")
+        for m in field.memories()
+        if (m.meta or {}).get("source") == SOURCE
+    }
     fresh: list[Entry] = []
     seen: set[str] = set()
     for e in entries:
@@ -244,6 +266,13 @@ def sync(field: Field, path: str | os.PathLike[str], *, budget_bytes: int = DEFA
             _atomic_write(p, new_doc.encode("utf-8"))
         except OSError as exc:
             raise ChittaIOError(f"cannot write {p}: {exc}") from exc
-    return SyncReport(path=file, entries=len(entries), imported=len(ids),
-                      already_present=len(entries) - len(fresh), imported_ids=tuple(ids),
-                      written=written, section_bytes=used, left_out=left_out)
+    return SyncReport(
+        path=file,
+        entries=len(entries),
+        imported=len(ids),
+        already_present=len(entries) - len(fresh),
+        imported_ids=tuple(ids),
+        written=written,
+        section_bytes=used,
+        left_out=left_out,
+    )

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from fieldtools import flip_byte, segment_files, truncate_by
 
 import chitta

@@ -15,7 +15,12 @@ import chitta
 from chitta.recall.hit import Hit
 
 NOTES = [
-    ("staging postgres listens on port 6543 behind pgbouncer", "observation", "ops", datetime(2025, 3, 11)),
+    (
+        "staging postgres listens on port 6543 behind pgbouncer",
+        "observation",
+        "ops",
+        datetime(2025, 3, 11),
+    ),
     ("we picked slowapi for rate limiting", "decision", "api", datetime(2025, 3, 25)),
     ("Ravi prefers pull requests under 300 lines", "observation", "team", datetime(2025, 3, 18)),
     ("the March deploy failed on a table lock", "lesson", "ops", datetime(2025, 3, 14)),
@@ -24,10 +29,22 @@ NOTES = [
 
 
 def run(field: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(field.parent), "CHITTA_EMBEDDER": "hashing",
-           "COLUMNS": "200", "TZ": "UTC"}
-    return subprocess.run([_chitta_exe(), "--path", str(field), "recall", *args], capture_output=True,
-                          text=True, timeout=60, env=env, check=False, cwd=field.parent)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(field.parent),
+        "CHITTA_EMBEDDER": "hashing",
+        "COLUMNS": "200",
+        "TZ": "UTC",
+    }
+    return subprocess.run(
+        [_chitta_exe(), "--path", str(field), "recall", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+        cwd=field.parent,
+    )
 
 
 @pytest.fixture
@@ -56,10 +73,23 @@ def test_json_matches_the_python_api(field: Path) -> None:
 
 
 def test_filters_reach_every_lane(field: Path) -> None:
-    r = run(field, "rate limiting", "--kind", "lesson", "--kind", "observation", "--json", "--no-touch")
+    r = run(
+        field, "rate limiting", "--kind", "lesson", "--kind", "observation", "--json", "--no-touch"
+    )
     assert {h["kind"] for h in json.loads(r.stdout)["hits"]} <= {"lesson", "observation"}
-    r = run(field, "port pgbouncer deploy", "--realm", "ops", "--since", "2025-03-12", "--json", "--no-touch")
-    assert [h["text"] for h in json.loads(r.stdout)["hits"]] == ["the March deploy failed on a table lock"]
+    r = run(
+        field,
+        "port pgbouncer deploy",
+        "--realm",
+        "ops",
+        "--since",
+        "2025-03-12",
+        "--json",
+        "--no-touch",
+    )
+    assert [h["text"] for h in json.loads(r.stdout)["hits"]] == [
+        "the March deploy failed on a table lock"
+    ]
     r = run(field, "rate limiting", "--until", "2025-03-26T00:00:00+00:00", "--json", "--no-touch")
     hits = json.loads(r.stdout)["hits"]
     assert hits and all(h["created_at"] <= "2025-03-26T00:00:00+00:00" for h in hits)
@@ -85,7 +115,9 @@ def test_table_and_touch(field: Path) -> None:
     r = run(field, "pgbouncer port")
     assert r.returncode == 0, r.stderr
     assert "staging postgres listens on port 6543" in r.stdout and "lanes" in r.stdout
-    with chitta.open(field, read_only=True, embedder="hashing") as f:  # recall touched what it returned
+    with chitta.open(
+        field, read_only=True, embedder="hashing"
+    ) as f:  # recall touched what it returned
         assert max(m.access_count for m in f.memories()) >= 1
 
 
@@ -109,5 +141,7 @@ def test_bad_input_exit_codes(field: Path, tmp_path: Path) -> None:
 def test_help_has_examples() -> None:
     env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")}
     for cmd in ("recall", "sync-memory-md", "demo"):
-        h = subprocess.run([_chitta_exe(), cmd, "--help"], capture_output=True, text=True, env=env, check=False)
+        h = subprocess.run(
+            [_chitta_exe(), cmd, "--help"], capture_output=True, text=True, env=env, check=False
+        )
         assert h.returncode == 0 and "Example" in h.stdout and "Exit codes" in h.stdout, cmd

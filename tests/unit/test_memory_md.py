@@ -51,7 +51,9 @@ def test_import_is_human_provenance_and_idempotent(tmp_path: Path) -> None:
         r1 = mm.sync(f, md)
         assert (r1.entries, r1.imported, r1.already_present) == (5, 5, 0)
         m = f.get(r1.imported_ids[1])
-        assert m.source_tool == "memory-md" and m.text.startswith("Tests need a running Postgres 16")
+        assert m.source_tool == "memory-md" and m.text.startswith(
+            "Tests need a running Postgres 16"
+        )
         assert m.meta["provenance"] == "human" and m.meta["source"] == "MEMORY.md"
         assert m.meta["heading"] == "Project memory" and m.meta["file"] == str(md.absolute())
         r2 = mm.sync(f, md)
@@ -61,7 +63,9 @@ def test_import_is_human_provenance_and_idempotent(tmp_path: Path) -> None:
         r3 = mm.sync(f, md)
         assert r3.imported == 1 and len(f) == 6
     with chitta.open(tmp_path / "field", read_only=True, embedder=None) as again:  # survives replay
-        assert sum(1 for m in again.memories() if m.meta and m.meta.get("source") == "MEMORY.md") == 6
+        assert (
+            sum(1 for m in again.memories() if m.meta and m.meta.get("source") == "MEMORY.md") == 6
+        )
 
 
 def test_writes_back_top_memories_and_keeps_person_text_byte_for_byte(tmp_path: Path) -> None:
@@ -78,9 +82,14 @@ def test_writes_back_top_memories_and_keeps_person_text_byte_for_byte(tmp_path: 
     data = md.read_bytes().decode()
     before, section, after = mm.split_markers(data)
     assert before == head and after == tail  # byte for byte, CRLF kept
-    assert section == mm.BEGIN + "\r\n- deploys need the VPN\r\n- the staging port is 6543\r\n" + mm.END
+    assert (
+        section
+        == mm.BEGIN + "\r\n- deploys need the VPN\r\n- the staging port is 6543\r\n" + mm.END
+    )
     assert r.written == 2 and r.imported == 2  # "keep me exactly" and the footer
-    assert "stale line" not in data and data.count("keep me exactly") == 1  # own entries not written back
+    assert (
+        "stale line" not in data and data.count("keep me exactly") == 1
+    )  # own entries not written back
 
 
 def test_budget_keeps_whole_lines(tmp_path: Path) -> None:
@@ -101,7 +110,9 @@ def test_section_appended_when_absent_and_file_created(tmp_path: Path) -> None:
     with field(tmp_path) as f:
         f.remember("x marks the spot")
         mm.sync(f, md)
-        assert md.read_text() == f"no trailing newline\n\n{mm.BEGIN}\n- x marks the spot\n{mm.END}\n"
+        assert (
+            md.read_text() == f"no trailing newline\n\n{mm.BEGIN}\n- x marks the spot\n{mm.END}\n"
+        )
         new = tmp_path / "NEW.md"
         mm.sync(f, new)
         # another file's imports are written back
@@ -110,11 +121,14 @@ def test_section_appended_when_absent_and_file_created(tmp_path: Path) -> None:
         assert sorted(lines[1:-1]) == ["- no trailing newline", "- x marks the spot"]
 
 
-@pytest.mark.parametrize("content", [
-    f"{mm.BEGIN}\nno end\n",
-    f"{mm.END}\n{mm.BEGIN}\n",
-    f"{mm.BEGIN}\n{mm.END}\n{mm.BEGIN}\n{mm.END}\n",
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        f"{mm.BEGIN}\nno end\n",
+        f"{mm.END}\n{mm.BEGIN}\n",
+        f"{mm.BEGIN}\n{mm.END}\n{mm.BEGIN}\n{mm.END}\n",
+    ],
+)
 def test_bad_markers_change_nothing(tmp_path: Path, content: str) -> None:
     md = tmp_path / "MEMORY.md"
     md.write_text("- an entry\n" + content)
@@ -147,12 +161,23 @@ def test_bad_input(tmp_path: Path) -> None:
 def test_cli_sync_memory_md(tmp_path: Path) -> None:
     md = tmp_path / "MEMORY.md"
     md.write_text(PERSON)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CHITTA_HOME": str(tmp_path / "field"),
-           "CHITTA_EMBEDDER": "none"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "CHITTA_HOME": str(tmp_path / "field"),
+        "CHITTA_EMBEDDER": "none",
+    }
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([_chitta_exe(), *args], capture_output=True, text=True, env=env, check=False,
-                              cwd=tmp_path, timeout=60)
+        return subprocess.run(
+            [_chitta_exe(), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+            cwd=tmp_path,
+            timeout=60,
+        )
 
     assert run("remember", "the field remembers this").returncode == 0
     r = run("sync-memory-md", str(md), "--json")

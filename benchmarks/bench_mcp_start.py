@@ -41,12 +41,12 @@ def first_answer_s(field: Path) -> float:
 
     async def main() -> None:
         t0 = time.perf_counter()
-        async with stdio_client(params) as (r, w):
-            async with ClientSession(r, w, client_info=types.Implementation(name="bench", version="1")) as s:
-                await s.initialize()
-                res = await s.call_tool("stats", {})
-                out.append(time.perf_counter() - t0)
-                assert not res.is_error
+        info = types.Implementation(name="bench", version="1")
+        async with stdio_client(params) as (r, w), ClientSession(r, w, client_info=info) as s:
+            await s.initialize()
+            res = await s.call_tool("stats", {})
+            out.append(time.perf_counter() - t0)
+            assert not res.is_error
 
     anyio.run(main)
     return out[0]

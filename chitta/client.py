@@ -103,7 +103,7 @@ class RemoteField:
         value = self.info["instance_id"]
         return None if value is None else int(value)
 
-    def __enter__(self) -> RemoteField:
+    def __enter__(self) -> RemoteField:  # noqa: PYI034
         return self
 
     def __exit__(

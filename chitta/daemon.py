@@ -122,7 +122,7 @@ class Daemon:
             while not self._stop.is_set():
                 try:
                     conn, _ = self._listener.accept()
-                except (TimeoutError, socket.timeout):
+                except TimeoutError:
                     continue
                 except OSError:
                     if self._stop.is_set():
@@ -163,7 +163,7 @@ class Daemon:
         if not hasattr(socket, "SO_PEERCRED"):
             return True  # not Linux: the 0600 socket in a 0700 directory is the guard
         _pid, uid, _gid = _PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
-        return uid == os.getuid()
+        return bool(uid == os.getuid())
 
     def _serve_conn(self, conn: socket.socket) -> None:
         try:
@@ -214,7 +214,7 @@ class Daemon:
             return rid, result, None
         except ChittaError as exc:
             return rid, None, exc
-        except Exception as exc:  # a bug must not take the daemon (or other clients) down
+        except Exception as exc:  # noqa: BLE001  a bug must not take the daemon (or other clients) down
             print(f"chitta serve: internal error: {exc!r}", file=sys.stderr)
             return rid, None, ChittaError(f"internal error in the daemon: {type(exc).__name__}: {exc}")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from chitta import ops
 from chitta import _validate as v
+from chitta import ops
 from chitta.errors import InvalidArgument
 
 if TYPE_CHECKING:

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 mcp = pytest.importorskip("mcp")
-import anyio  # noqa: E402
-import mcp_types as types  # noqa: E402
-from daemontools import child_env, chitta_command  # noqa: E402
-from mcp.client.session import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
-from mcp.shared.exceptions import MCPError  # noqa: E402
+import anyio
+import mcp_types as types
+from daemontools import child_env, chitta_command
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
-import chitta  # noqa: E402
+import chitta
 
 
 @asynccontextmanager
@@ -25,10 +25,10 @@ async def session(field: Path, client: str = "claude-code") -> AsyncIterator[Cli
     cmd = chitta_command()
     params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "--path", str(field), "mcp"],
                                    cwd=str(field.parent), env=child_env())
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write, client_info=types.Implementation(name=client, version="1")) as s:
-            await s.initialize()
-            yield s
+    info = types.Implementation(name=client, version="1")
+    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=info) as s:
+        await s.initialize()
+        yield s
 
 
 def run(fn: Callable[[], Awaitable[Any]]) -> Any:

@@ -22,6 +22,7 @@ from chitta.errors import (
     NotFound,
     UnknownOpType,
 )
+from chitta.client import RemoteField, connect
 from chitta.field import Field, default_path, open
 from chitta.model import FieldStats, Memory
 
@@ -35,10 +36,12 @@ __all__ = [
     "InvalidArgument",
     "LockedError",
     "Memory",
+    "RemoteField",
     "NotAFieldError",
     "NotFound",
     "UnknownOpType",
     "__version__",
+    "connect",
     "default_path",
     "errors",
     "inspect",

@@ -13,6 +13,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -47,7 +48,10 @@ while True:
 """
 
 
-def _run_and_kill(root: Path, seed: int, named: bool, after: float) -> list[list[str]]:
+def _run_and_kill(root: Path, seed: int, named: bool, rng: random.Random) -> list[list[str]]:
+    """Start a writer, let it acknowledge a random number of writes (so a slow,
+    loaded machine still gets real work done before the kill), then SIGKILL it
+    at a random moment shortly after."""
     proc = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(root), str(seed), "1" if named else "0"],
         stdout=subprocess.PIPE,
@@ -55,15 +59,36 @@ def _run_and_kill(root: Path, seed: int, named: bool, after: float) -> list[list
         text=True,
         cwd=root.parent,  # not the repo root: `python -c` would import the source tree
     )
-    time.sleep(after)
+    assert proc.stdout is not None
+    lines: list[str] = []
+    done = threading.Event()
+    want = rng.randint(20, 200)
+
+    def pump() -> None:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            if len(lines) >= want:
+                done.set()
+        done.set()
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    done.wait(timeout=60)
+    time.sleep(rng.uniform(0, 0.05))  # kill somewhere in the middle of further writes
     os.kill(proc.pid, signal.SIGKILL)
-    out, err = proc.communicate(timeout=30)
+    proc.wait(timeout=30)
+    reader.join(timeout=30)
+    err = proc.stderr.read() if proc.stderr else ""
+    proc.stdout.close()
+    if proc.stderr:
+        proc.stderr.close()
     assert proc.returncode == -signal.SIGKILL, err
-    lines = [line.split() for line in out.splitlines()]
+    out = "".join(lines)
+    parsed = [line.split() for line in out.splitlines()]
     # The last line may be cut mid-print by the kill; an incomplete line is no acknowledgement.
     if out and not out.endswith("\n"):
-        lines = lines[:-1]
-    return lines
+        parsed = parsed[:-1]
+    return parsed
 
 
 def test_sigkill_at_random_moments_loses_no_acknowledged_write(tmp_path: Path) -> None:
@@ -74,7 +99,7 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_write(tmp_path: Path) -
     groups: dict[str, tuple[int, list[int]]] = {}
     rounds = 12
     for rnd in range(rounds):
-        lines = _run_and_kill(root, seed=rnd, named=rnd % 2 == 0, after=rng.uniform(0.3, 0.9))
+        lines = _run_and_kill(root, seed=rnd, named=rnd % 2 == 0, rng=rng)
         for line in lines:
             if line[0] == "P":
                 present.add(int(line[1]))

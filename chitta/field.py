@@ -29,6 +29,7 @@ from chitta.errors import (
     NotAFieldError,
     NotFound,
 )
+from chitta.field_lifecycle import LifecycleMixin
 from chitta.field_recall import RecallMixin
 from chitta.field_write import WriteMixin, infer_harness
 from chitta.model import FieldStats, Memory
@@ -70,7 +71,7 @@ def _check_field_path(path: Path, create: bool) -> None:
         )
 
 
-class Field(WriteMixin, RecallMixin):
+class Field(WriteMixin, RecallMixin, LifecycleMixin):
     """A chitta field. Use :func:`chitta.open` to get one; close it (or use ``with``)."""
 
     def __init__(

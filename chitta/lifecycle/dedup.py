@@ -54,7 +54,7 @@ LAMBDA = 0.05
 COMPLEXITY_OF_MERGE = -1.0
 
 _WS = re.compile(r"\s+")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*")
+_NUMBER = re.compile(r"(?<![\w.\-])\d+(?:[.,:]\d+)*")
 _BACKTICK = re.compile(r"`([^`]+)`")
 _TOKEN = re.compile(r"[\w./:\-]+")
 _JOINED = re.compile(r"\w[./:\-]+\w")

@@ -32,8 +32,15 @@ NEAR_CANDIDATES = 8  # nearest neighbours examined per memory by dedup_pass
 _RESOLVING_EDGES = ("Supersedes", "Contradicts")
 _ID_FIELDS = ("id", "src", "dst", "source_memory_id")
 _MEMORY_ID_OPS = frozenset(
-    {"PutPayload", "UpdateState", "DeleteMemory", "UpdateMemoryContent", "DemoteMemory",
-     "UpdateSparseCode", "UpdateResidualPQ"}
+    {
+        "PutPayload",
+        "UpdateState",
+        "DeleteMemory",
+        "UpdateMemoryContent",
+        "DemoteMemory",
+        "UpdateSparseCode",
+        "UpdateResidualPQ",
+    }
 )
 
 
@@ -74,7 +81,9 @@ class LifecycleMixin:
         graph = self._graph
 
         def resolved(a: int, b: int) -> bool:
-            return any(graph.has_edge(x, y, e) for e in _RESOLVING_EDGES for x, y in ((a, b), (b, a)))
+            return any(
+                graph.has_edge(x, y, e) for e in _RESOLVING_EDGES for x, y in ((a, b), (b, a))
+            )
 
         with self._lock:
             return detect_contradictions(self.memories(), resolved=resolved)
@@ -90,8 +99,11 @@ class LifecycleMixin:
         with self._lock:
             for m in self.memories():
                 target = tiers.target_tier(
-                    now_ms=now, written_ms=m.written_ms, last_access_ms=m.last_access_ms,
-                    access_count=m.access_count, rate=surprise.effective_rate(m.decay_rate),
+                    now_ms=now,
+                    written_ms=m.written_ms,
+                    last_access_ms=m.last_access_ms,
+                    access_count=m.access_count,
+                    rate=surprise.effective_rate(m.decay_rate),
                 )
                 tier = tiers.demotion(m.tier, target)
                 if tier is not None:
@@ -111,11 +123,16 @@ class LifecycleMixin:
         now = self._now_ms()
         updates: list[ops.Op] = []
         with self._lock:
-            rows = [(m, self._index.vector(m.id)) for m in self.memories()]
-            rows = [(m, vec) for m, vec in rows if vec is not None and vec.shape[0] == encoder.dim]
+            rows: list[tuple[Memory, np.ndarray]] = []
+            for m in self.memories():
+                vec = self._index.vector(m.id)
+                if vec is not None and vec.shape[0] == encoder.dim:
+                    rows.append((m, vec))
             for lo in range(0, len(rows), CHUNK):
                 part = rows[lo : lo + CHUNK]
-                scores = encoder.encode(np.stack([vec for _, vec in part]).astype(np.float32)).surprise
+                scores = encoder.encode(
+                    np.stack([vec for _, vec in part]).astype(np.float32)
+                ).surprise
                 for (m, _), s in zip(part, scores):
                     rate = surprise.decay_multiplier(float(s))
                     if surprise.needs_update(m.decay_rate, rate):
@@ -139,9 +156,9 @@ class LifecycleMixin:
         with self._lock:
             live = list(self.memories())
             exact = 0
-            for group in dedup.exact_groups(live):
-                for other in group[1:]:
-                    exact += clusters.join(group[0], other)
+            for dups in dedup.exact_groups(live):
+                for dup in dups[1:]:
+                    exact += clusters.join(dups[0], dup)
             by_id = {m.id: m for m in live}
             pairs: dict[tuple[int, int], float] = {}
             for m in live:
@@ -152,7 +169,12 @@ class LifecycleMixin:
                 ids, cos = self._index.dense(unit.astype(np.float32), NEAR_CANDIDATES, None)
                 for other_id, c in zip(ids.tolist(), cos.tolist()):
                     other = by_id.get(other_id)
-                    if other is None or other_id == m.id or other.realm != m.realm or other.kind != m.kind:
+                    if (
+                        other is None
+                        or other_id == m.id
+                        or other.realm != m.realm
+                        or other.kind != m.kind
+                    ):
                         continue
                     f = dedup.f_merge(c, m.text, other.text)
                     if f < 0:
@@ -200,17 +222,21 @@ class LifecycleMixin:
             if m.id in gone:
                 continue
             current = self._memories.get(m.id)  # survivors of a merge have new meta
-            group = [] if current is None else curation.decay_ops(current, now_ms)
-            if group:
+            decay = [] if current is None else curation.decay_ops(current, now_ms)
+            if decay:
                 decayed += 1
-                pending.extend(group)
+                pending.extend(decay)
                 if len(pending) >= CHUNK:
                     self._commit_group(pending)
                     pending = []
         self._commit_group(pending)
         return CurationReport(
-            examined=examined, expired=len(expired), deduplicated=folded, decayed=decayed,
-            bad_expiry=bad, at_ms=now_ms,
+            examined=examined,
+            expired=len(expired),
+            deduplicated=folded,
+            decayed=decayed,
+            bad_expiry=bad,
+            at_ms=now_ms,
         )
 
     # ---- history -----------------------------------------------------------------------
@@ -227,11 +253,25 @@ class LifecycleMixin:
             if rec["op"] == "Batch":
                 for item in rec["fields"]["ops"]:
                     if _mentions(item.get("op"), item.get("fields", {}), mid):
-                        out.append({"seqno": rec["seqno"], "instance": rec["instance"], "op": item["op"],
-                                    "fields": item["fields"], "batch": True})
+                        out.append(
+                            {
+                                "seqno": rec["seqno"],
+                                "instance": rec["instance"],
+                                "op": item["op"],
+                                "fields": item["fields"],
+                                "batch": True,
+                            }
+                        )
             elif _mentions(rec["op"], rec["fields"], mid):
-                out.append({"seqno": rec["seqno"], "instance": rec["instance"], "op": rec["op"],
-                            "fields": rec["fields"], "batch": False})
+                out.append(
+                    {
+                        "seqno": rec["seqno"],
+                        "instance": rec["instance"],
+                        "op": rec["op"],
+                        "fields": rec["fields"],
+                        "batch": False,
+                    }
+                )
         if not out:
             raise NotFound(f"no memory with id {mid} in the log")
         return out

@@ -26,6 +26,7 @@ The passes only compute; the Field commits the ops.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from chitta import ops
@@ -55,7 +56,7 @@ class CurationReport:
 
 
 def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         return None
     return float(value)
 

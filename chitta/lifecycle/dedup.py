@@ -73,7 +73,7 @@ def canonical_hash(text: str) -> str:
 
 def significant_tokens(text: str) -> frozenset[str]:
     """Numbers and identifiers of ``text`` (see the module docstring)."""
-    out: set[str] = set(m.group(0) for m in _NUMBER.finditer(text))
+    out: set[str] = {m.group(0) for m in _NUMBER.finditer(text)}
     out.update(m.group(1).strip() for m in _BACKTICK.finditer(text))
     for m in _TOKEN.finditer(text):
         tok = m.group(0).strip(".:-/")
@@ -119,7 +119,10 @@ def merge_ops(keeper: Memory, dropped: Sequence[Memory], now_ms: int) -> list[op
     meta["merged_from"] = sorted(merged)
     group: list[ops.Op] = [
         ops.UpdateMemoryContent(
-            id=keeper.id, at_ms=now_ms, meta=meta, tags=tuple(tags) if tuple(tags) != keeper.tags else None
+            id=keeper.id,
+            at_ms=now_ms,
+            meta=meta,
+            tags=tuple(tags) if tuple(tags) != keeper.tags else None,
         )
     ]
     group.extend(ops.DeleteMemory(id=d.id, at_ms=now_ms) for d in dropped)
@@ -178,5 +181,9 @@ class DedupReport:
         return self.exact + self.near
 
     def as_dict(self) -> dict[str, Any]:
-        return {"examined": self.examined, "exact": self.exact, "near": self.near,
-                "merges": [list(p) for p in self.merges]}
+        return {
+            "examined": self.examined,
+            "exact": self.exact,
+            "near": self.near,
+            "merges": [list(p) for p in self.merges],
+        }

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from fieldtools import memory_dict, snapshot
 
 import chitta
-from fieldtools import memory_dict, snapshot
 
 DAY = 86_400.0
 T0 = 1_700_000_000.0

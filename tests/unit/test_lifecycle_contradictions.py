@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _lifecycle_helpers import Clock, assert_replays_same, open_field
 
 import chitta
-from _lifecycle_helpers import Clock, assert_replays_same, open_field
 from chitta.lifecycle.contradictions import DIVERGENCE, KIND_MISMATCH, MAX_PAIRS
 from chitta.recall.hit import Hit
 
@@ -36,7 +36,9 @@ def test_superseded_memory_is_suppressed_and_explained(tmp_path: Path) -> None:
     assert "suppression" in after.explain()
     assert _factor(_hit(f, "api port", new), "suppression") == 1.0
     assert f.get(old).text == "the api listens on port 8080"  # still retrievable
-    assert any(r["op"] == "AddAssocEdge" and r["fields"]["edge"] == "Supersedes" for r in f.history(old))
+    assert any(
+        r["op"] == "AddAssocEdge" and r["fields"]["edge"] == "Supersedes" for r in f.history(old)
+    )
     assert_replays_same(f)
     with chitta.open(tmp_path / "f") as g:
         assert _factor(_hit(g, "api port", old), "suppression") == 0.3
@@ -97,7 +99,9 @@ def test_reconciler_scores_kind_mismatch_and_divergence(tmp_path: Path) -> None:
     obs = f.remember("The deploy target for the api is fly.io", kind="observation")
     dec = f.remember("the deploy target for the API: render", kind="decision")
     div = f.remember("the deploy target for the api is heroku", kind="observation")
-    f.remember("the deploy target for the api is fly.io", kind="observation")  # duplicate of obs: skipped
+    f.remember(
+        "the deploy target for the api is fly.io", kind="observation"
+    )  # duplicate of obs: skipped
     f.remember("the deploy target for the api is aws", realm="other")  # another realm
     f.remember("short")
     pairs = f.detect_contradictions()

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _lifecycle_helpers import DAY, T0, Clock, assert_replays_same, open_field
 
 import chitta
-from _lifecycle_helpers import DAY, T0, Clock, assert_replays_same, open_field
 from chitta.lifecycle.curation import DECAY_PER_DAY, FLOOR
 
 
@@ -16,7 +16,9 @@ def test_report_counts_each_pass(tmp_path: Path) -> None:
     clock = Clock()
     f = open_field(tmp_path / "f", clock)
     expired = f.remember("promo ends friday", meta={"expires_at": T0 + 1 * DAY})
-    future = f.remember("promo ends next year", meta={"expires_at": T0 + 365 * DAY, "verified": True})
+    future = f.remember(
+        "promo ends next year", meta={"expires_at": T0 + 365 * DAY, "verified": True}
+    )
     bad = f.remember("odd expiry", meta={"expires_at": "tomorrow", "verified": True})
     keep = f.remember("Use uv for installs", meta={"verified": True}, confidence=0.4)
     dup1 = f.remember("use uv for installs", confidence=0.9)
@@ -24,7 +26,13 @@ def test_report_counts_each_pass(tmp_path: Path) -> None:
     plain = f.remember("the office is closed on mondays", confidence=0.8)
     clock.advance(10)
     report = f.curate()
-    assert (report.examined, report.expired, report.deduplicated, report.decayed, report.bad_expiry) == (7, 1, 2, 1, 1)
+    assert (
+        report.examined,
+        report.expired,
+        report.deduplicated,
+        report.decayed,
+        report.bad_expiry,
+    ) == (7, 1, 2, 1, 1)
     assert report.at_ms == int(clock.t * 1000)
     assert expired not in f and dup1 not in f and dup2 not in f
     assert {future, bad, keep, plain} == set(f.ids())

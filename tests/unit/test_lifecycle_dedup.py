@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _lifecycle_helpers import Clock, assert_replays_same, open_field, unit, with_cosine
 
 import chitta
-from _lifecycle_helpers import Clock, assert_replays_same, open_field, unit, with_cosine
 from chitta.lifecycle import dedup
 
 BASE = unit(np.arange(1, 17, dtype=np.float32))
@@ -39,10 +39,16 @@ def test_f_merge_decisions_on_hand_made_pairs(a: str, b: str, cos: float, merge:
 
 def test_significant_tokens() -> None:
     assert dedup.significant_tokens("port 8080 on host db-01, see `make check`") == {
-        "8080", "db-01", "make check",
+        "8080",
+        "db-01",
+        "make check",
     }
     assert dedup.significant_tokens("the plain words only") == frozenset()
-    assert dedup.significant_tokens("src/chitta/field.py and HTTP at 10:30") >= {"src/chitta/field.py", "HTTP", "10:30"}
+    assert dedup.significant_tokens("src/chitta/field.py and HTTP at 10:30") >= {
+        "src/chitta/field.py",
+        "HTTP",
+        "10:30",
+    }
 
 
 def test_canonical_hash_ignores_case_and_spacing_only() -> None:

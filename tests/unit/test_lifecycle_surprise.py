@@ -3,13 +3,14 @@ logged (UpdateState decay_rate) and drive the demotion tiers."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _lifecycle_helpers import Clock, assert_replays_same, open_field
 
 import chitta
-from _lifecycle_helpers import Clock, assert_replays_same, open_field
 from chitta.lifecycle.surprise import decay_multiplier
 
 
@@ -18,12 +19,14 @@ def test_rule_direction_and_anchors() -> None:
     assert decay_multiplier(0.5) == 1.0
     assert decay_multiplier(1.0) == 0.5
     grid = [decay_multiplier(s) for s in np.linspace(0, 1, 21)]
-    assert all(a > b for a, b in zip(grid, grid[1:]))  # more surprise: slower decay
+    assert all(a > b for a, b in itertools.pairwise(grid))  # more surprise: slower decay
     assert decay_multiplier(-3) == 2.0 and decay_multiplier(7) == 0.5
     assert decay_multiplier(float("nan")) == 1.0
 
 
-def _field_with_vectors(tmp_path: Path, clock: Clock, n: int = 30) -> tuple[chitta.Field, list[int], np.ndarray]:
+def _field_with_vectors(
+    tmp_path: Path, clock: Clock, n: int = 30
+) -> tuple[chitta.Field, list[int], np.ndarray]:
     f = open_field(tmp_path / "f", clock, embedder=None)
     rng = np.random.default_rng(7)
     vecs = rng.standard_normal((n, 32)).astype(np.float32)

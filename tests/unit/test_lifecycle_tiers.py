@@ -7,11 +7,11 @@ import math
 from pathlib import Path
 
 import pytest
+from _lifecycle_helpers import Clock, assert_replays_same, open_field
 
 import chitta
-from _lifecycle_helpers import Clock, assert_replays_same, open_field
-from chitta.lifecycle import tiers
 from chitta.inspect import iter_records
+from chitta.lifecycle import tiers
 
 
 def _demotes(root: Path) -> list[tuple[int, int]]:
@@ -27,14 +27,31 @@ def _demotes(root: Path) -> list[tuple[int, int]]:
 def test_target_tier_thresholds_by_hand() -> None:
     day = 86_400_000
     for idle, want in [(0, 0), (6.9, 0), (7, 1), (29.9, 1), (30, 2), (89, 2), (90, 3), (1000, 3)]:
-        got = tiers.target_tier(now_ms=int(idle * day), written_ms=0, last_access_ms=0, access_count=0)
+        got = tiers.target_tier(
+            now_ms=int(idle * day), written_ms=0, last_access_ms=0, access_count=0
+        )
         assert got == want, idle
     # ten accesses stretch every threshold by 1 + ln(11)
     stretch = 1 + math.log(11)
-    assert tiers.target_tier(now_ms=int(7 * stretch * day) - 1, written_ms=0, last_access_ms=0, access_count=10) == 0
-    assert tiers.target_tier(now_ms=int(7 * stretch * day) + 1, written_ms=0, last_access_ms=0, access_count=10) == 1
+    assert (
+        tiers.target_tier(
+            now_ms=int(7 * stretch * day) - 1, written_ms=0, last_access_ms=0, access_count=10
+        )
+        == 0
+    )
+    assert (
+        tiers.target_tier(
+            now_ms=int(7 * stretch * day) + 1, written_ms=0, last_access_ms=0, access_count=10
+        )
+        == 1
+    )
     # a decay rate of 2 reaches the week in 3.5 days
-    assert tiers.target_tier(now_ms=int(3.6 * day), written_ms=0, last_access_ms=0, access_count=0, rate=2.0) == 1
+    assert (
+        tiers.target_tier(
+            now_ms=int(3.6 * day), written_ms=0, last_access_ms=0, access_count=0, rate=2.0
+        )
+        == 1
+    )
 
 
 def test_idle_memory_slides_down_the_tiers(tmp_path: Path) -> None:

@@ -40,6 +40,7 @@ group. Their full history stays in the log (``Field.history(id)``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 import re
@@ -71,6 +72,7 @@ def canonical_hash(text: str) -> str:
     return hashlib.sha256(canonical_text(text).encode("utf-8")).hexdigest()
 
 
+@functools.lru_cache(maxsize=4096)
 def significant_tokens(text: str) -> frozenset[str]:
     """Numbers and identifiers of ``text`` (see the module docstring)."""
     out: set[str] = {m.group(0) for m in _NUMBER.finditer(text)}
@@ -91,11 +93,12 @@ def significant_tokens(text: str) -> frozenset[str]:
 
 
 def f_merge(cosine: float, text_a: str, text_b: str, lam: float = LAMBDA) -> float:
-    """F_merge of two memories (negative: merge). +inf when their significant tokens differ."""
-    if significant_tokens(text_a) != significant_tokens(text_b):
+    """F_merge of two memories (negative: merge). +inf when it would be negative
+    but their significant tokens differ (tokens are only compared then)."""
+    f = (1.0 - float(cosine)) + lam * COMPLEXITY_OF_MERGE
+    if f < 0 and significant_tokens(text_a) != significant_tokens(text_b):
         return math.inf
-    loss = 1.0 - float(cosine)
-    return loss + lam * COMPLEXITY_OF_MERGE
+    return f
 
 
 def is_verified(memory: Memory) -> bool:

@@ -11,9 +11,10 @@ A field of ``CHITTA_BENCH_N`` (default 2,000) memories with random 64-d vectors,
 plus a suffix, same significant tokens) and 1% exact duplicates; the clock
 then jumps 40 days. Each pass is timed once per round on a fresh copy of the
 field (passes write ops, so a second run on the same field would do nothing).
-The dedup pass (nearest-8 candidates per memory through the field's dense
-index) is compared with a brute-force oracle (full cosine matrix, same F_merge
-rule): ``extra_info`` holds both pair counts and the oracle's time.
+The dedup pass (a blocked exact cosine scan, ``dedup.near_pairs``) is
+compared with a brute-force oracle (one full cosine matrix, same F_merge rule,
+including re-reading the field): ``extra_info`` holds both merge counts and the
+oracle's time.
 """
 
 from __future__ import annotations

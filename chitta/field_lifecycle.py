@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from chitta.field import Field
 
 CHUNK = 512  # ops per Batch in passes whose ops need not land together
-NEAR_CANDIDATES = 8  # nearest neighbours examined per memory by dedup_pass
 _RESOLVING_EDGES = ("Supersedes", "Contradicts")
 _ID_FIELDS = ("id", "src", "dst", "source_memory_id")
 _MEMORY_ID_OPS = frozenset(
@@ -160,27 +159,22 @@ class LifecycleMixin:
                 for dup in dups[1:]:
                     exact += clusters.join(dups[0], dup)
             by_id = {m.id: m for m in live}
-            pairs: dict[tuple[int, int], float] = {}
+            rows: list[tuple[Memory, np.ndarray]] = []
             for m in live:
                 vec = self._index.vector(m.id)
-                if vec is None or m.id in clusters.dropped:
-                    continue
-                unit = vec / max(float(np.linalg.norm(vec)), 1e-12)
-                ids, cos = self._index.dense(unit.astype(np.float32), NEAR_CANDIDATES, None)
-                for other_id, c in zip(ids.tolist(), cos.tolist()):
-                    other = by_id.get(other_id)
-                    if (
-                        other is None
-                        or other_id == m.id
-                        or other.realm != m.realm
-                        or other.kind != m.kind
-                    ):
-                        continue
-                    f = dedup.f_merge(c, m.text, other.text)
-                    if f < 0:
-                        pairs[(min(m.id, other_id), max(m.id, other_id))] = f
+                if vec is not None and m.id not in clusters.dropped:
+                    rows.append((m, vec))
+            pairs: list[tuple[float, int, int]] = []
+            if rows:
+                vectors = np.stack([vec for _, vec in rows]).astype(np.float32)
+                for i, j, c in dedup.near_pairs(vectors):
+                    x, y = rows[i][0], rows[j][0]
+                    if x.realm == y.realm and x.kind == y.kind:
+                        f = dedup.f_merge(c, x.text, y.text)
+                        if f < 0:
+                            pairs.append((f, min(x.id, y.id), max(x.id, y.id)))
             near = 0
-            for _, a, b in sorted((f, a, b) for (a, b), f in pairs.items()):
+            for _, a, b in sorted(pairs):
                 near += clusters.join(by_id[a], by_id[b])
         merges: list[tuple[int, int]] = []
         for keeper, dropped in clusters.groups():

@@ -20,6 +20,10 @@ stand for both::
 - ``LAMBDA = 0.05``: the price of one memory in units of cosine distance. So a
   pair merges iff ``cos(a, b) > 0.95``.
 
+Candidate pairs come from an exact blocked scan of all vectors
+(``near_pairs``: every pair with ``cos > 1 - LAMBDA``, O(n^2 d) time, a few
+seconds at 10^4 memories); pairs are merged greedily, lowest F_merge first.
+
 **Significant tokens.** Numbers and identifiers carry the facts a vector
 blurs: "port 8080" and "port 8081" embed almost identically. Before F_merge
 is considered, both texts' ``significant_tokens`` must be equal as sets;
@@ -47,6 +51,9 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from chitta import ops
 from chitta.model import Memory
@@ -99,6 +106,29 @@ def f_merge(cosine: float, text_a: str, text_b: str, lam: float = LAMBDA) -> flo
     if f < 0 and significant_tokens(text_a) != significant_tokens(text_b):
         return math.inf
     return f
+
+
+def near_pairs(
+    vectors: npt.NDArray[np.float32], lam: float = LAMBDA, block: int = 512
+) -> list[tuple[int, int, float]]:
+    """Row pairs ``(i, j, cos)``, ``i < j``, whose cosine can give F_merge < 0
+    (``cos > 1 - lam``): all of them, by a blocked exact scan (O(n^2 d) time,
+    O(block n) memory). Rows need not be unit length."""
+    n = len(vectors)
+    if n < 2:
+        return []
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+    threshold = 1.0 - lam
+    out: list[tuple[int, int, float]] = []
+    for lo in range(0, n, block):
+        sims = unit[lo : lo + block] @ unit[lo:].T  # only j >= lo
+        ii, jj = np.nonzero(sims > threshold)
+        for i, j in zip(ii.tolist(), jj.tolist()):
+            a, b = lo + i, lo + j
+            if a < b:
+                out.append((a, b, float(sims[i, j])))
+    return out
 
 
 def is_verified(memory: Memory) -> bool:

@@ -29,6 +29,7 @@ from chitta.errors import (
     NotAFieldError,
     NotFound,
 )
+from chitta.field_lifecycle import LifecycleMixin
 from chitta.field_link import LinkMixin
 from chitta.field_recall import RecallMixin
 from chitta.field_write import WriteMixin, infer_harness
@@ -71,7 +72,7 @@ def _check_field_path(path: Path, create: bool) -> None:
         )
 
 
-class Field(WriteMixin, RecallMixin, LinkMixin):
+class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
     """A chitta field. Use :func:`chitta.open` to get one; close it (or use ``with``)."""
 
     def __init__(

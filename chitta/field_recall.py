@@ -129,6 +129,8 @@ class RecallMixin:
     def _touch(self: Field, hits: list[Hit]) -> None:
         now = self._now_ms()
         group: list[ops.Op] = [ops.UpdateState(id=h.id, at_ms=now, touch=True) for h in hits]
+        # Access promotes a demoted memory one tier back toward 0 (chitta.lifecycle.tiers).
+        group.extend(ops.DemoteMemory(id=h.id, tier=h.memory.tier - 1, at_ms=now) for h in hits if h.memory.tier > 0)
         top = [h.id for h in hits[:CO_RETRIEVED_TOP]]
         for i, a in enumerate(top):
             for b in top[i + 1 :]:

@@ -403,9 +403,10 @@ class WriteMixin:
 
     def maintain(self: Field) -> dict[str, int | None]:
         """The periodic passes at once: write gate, one encoder learning step,
-        re-encoding of stale codes."""
+        re-encoding of stale codes, surprise decay rates and demotion tiers."""
         return {
             "pruned_staged": self.write_gate_pass(),
             "encoder_version": self.learn_encoder(),
             "reencoded": self.reencode(),
+            **self._lifecycle_maintain(),  # surprise -> decay rates, then demotion tiers
         }

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from chitta.index.fusion import rrf_fuse
 from chitta.model import Memory
+from chitta.recall.factors import suppression
 from chitta.recall.hit import Hit
 from chitta.recall.scorer import CandidateView, Scorer
 
@@ -166,6 +167,7 @@ class RecallEngine:
                 staged=self.index.is_staged(mid),
                 tier=memory.tier,
                 kind=memory.kind,
+                suppressed=suppression(self.graph.neighbours(mid), lambda o: self.memories.get(o) is not None),
             )
             score, factors = self.scorer.score(view, best_fused=best, now_ms=now_ms)
             lane_ranks = {names[j]: int(ranks[pos, j]) for j in range(len(names)) if ranks[pos, j] > 0}

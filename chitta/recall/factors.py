@@ -20,13 +20,16 @@ Multipliers:
 - ``staged``: 0.80 while the memory was never recalled (the write gate), else 1.
 - ``tier``: 1 / (1 + 0.25 * tier) (demoted memories fade; tier 0 keeps 1).
 - ``kind``: a weight per memory kind (decisions and lessons rank a little higher).
+- ``suppression``: 0.3 when a live memory supersedes this one (an incoming
+  ``Supersedes`` edge), else 0.6 when a live memory contradicts it (an incoming
+  ``Contradicts`` edge), else 1. Edges from forgotten memories do not count.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 MS_PER_DAY = 86_400_000.0
 
@@ -103,3 +106,26 @@ def tier_weight(tier: int, step: float = 0.25) -> float:
 
 def kind_weight(kind: str, weights: Mapping[str, float]) -> float:
     return weights.get(kind, 1.0)
+
+
+SUPERSEDED_MULTIPLIER = 0.3
+CONTRADICTED_MULTIPLIER = 0.6
+
+
+def suppression(
+    neighbours: Iterable[tuple[int, str, bool, float]],
+    is_live: Callable[[int], bool],
+    superseded: float = SUPERSEDED_MULTIPLIER,
+    contradicted: float = CONTRADICTED_MULTIPLIER,
+) -> float:
+    """The suppression multiplier from a memory's edges ``(other, kind, outgoing, weight)``."""
+    value = 1.0
+    for other, kind, outgoing, _w in neighbours:
+        if outgoing or kind not in ("Supersedes", "Contradicts"):
+            continue
+        if not is_live(other):
+            continue
+        if kind == "Supersedes":
+            return superseded
+        value = contradicted
+    return value

@@ -29,6 +29,7 @@ class CandidateView:
     staged: bool
     tier: int
     kind: str
+    suppressed: float = 1.0  # chitta.recall.factors.suppression
 
 
 class Scorer:
@@ -49,6 +50,7 @@ class Scorer:
             ("staged", f.staged_weight(c.staged, s.staged_multiplier)),
             ("tier", f.tier_weight(c.tier, s.tier_step)),
             ("kind", f.kind_weight(c.kind, s.kind_weights)),
+            ("suppression", c.suppressed),
         )
         base = sum(w * v for _, w, v in additive)
         explained = [Factor(name, "additive", v, w, w * v) for name, w, v in additive]

@@ -26,6 +26,9 @@ import numpy as np
 from chitta import errors
 from chitta.errors import ChittaError, InvalidArgument
 from chitta.model import FieldStats, Memory
+from chitta.lifecycle.contradictions import ContradictionPair
+from chitta.lifecycle.curation import CurationReport
+from chitta.lifecycle.dedup import DedupReport
 from chitta.recall.hit import Factor, Hit
 
 MAX_FRAME = 16 << 20  # bytes of one frame's body, either direction
@@ -38,7 +41,9 @@ EXT_MEMORY = 2
 EXT_HIT = 3
 EXT_FACTOR = 4
 EXT_FIELD_STATS = 5
+EXT_REPORT = 6  # a lifecycle report dataclass: [class name, [field values]]
 
+_REPORTS: dict[str, type] = {c.__name__: c for c in (CurationReport, DedupReport, ContradictionPair)}
 _MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
 _STATS_FIELDS = tuple(f.name for f in dataclasses.fields(FieldStats))
 
@@ -65,6 +70,8 @@ def _wire(obj: Any) -> Any:
         return _ext(EXT_FACTOR, [obj.name, obj.kind, obj.value, obj.weight, obj.contribution])
     if isinstance(obj, FieldStats):
         return _ext(EXT_FIELD_STATS, [getattr(obj, n) for n in _STATS_FIELDS])
+    if type(obj).__name__ in _REPORTS and isinstance(obj, _REPORTS[type(obj).__name__]):
+        return _ext(EXT_REPORT, [type(obj).__name__, [getattr(obj, f.name) for f in dataclasses.fields(obj)]])
     if isinstance(obj, (list, tuple)):
         return [_wire(x) for x in obj]
     if isinstance(obj, (set, frozenset)):
@@ -85,6 +92,10 @@ def _enc_hook(obj: Any) -> Any:
     raise TypeError(f"cannot send a {type(obj).__name__} over the wire")
 
 
+def _tuples(value: Any) -> Any:
+    return tuple(_tuples(x) for x in value) if isinstance(value, list) else value
+
+
 def _ext_hook(code: int, data: memoryview) -> Any:
     body = _DEC.decode(data)
     if code == EXT_NDARRAY:
@@ -102,6 +113,14 @@ def _ext_hook(code: int, data: memoryview) -> Any:
         return Factor(*body)
     if code == EXT_FIELD_STATS:
         return FieldStats(**dict(zip(_STATS_FIELDS, body)))
+    if code == EXT_REPORT:
+        name, values = body
+        cls = _REPORTS.get(name)
+        if cls is None:
+            raise ProtocolError(f"unknown report type {name!r}")
+        fields = dataclasses.fields(cls)
+        # tuples travel as arrays: restore them where the class declares tuples
+        return cls(**{f.name: _tuples(v) if str(f.type).startswith("tuple") else v for f, v in zip(fields, values)})
     raise ProtocolError(f"unknown MessagePack extension type {code}")
 
 
@@ -274,6 +293,15 @@ METHODS: dict[str, Method] = {
         Method("memories", reads=True, result=iter),
         Method("flush"),
         Method("sync"),
+        Method("supersede"),
+        Method("contradict"),
+        Method("confirm"),
+        Method("curate"),
+        Method("dedup_pass"),
+        Method("demote_pass"),
+        Method("surprise_pass"),
+        Method("detect_contradictions", reads=True),
+        Method("history", reads=True),
         Method("__len__", reads=True),
         Method("__contains__", reads=True),
     )

@@ -95,3 +95,18 @@ def test_check_arguments_follows_the_json_schema() -> None:
                 {"query": "x", "nope": 1}):
         with pytest.raises(errors.InvalidArgument):
             protocol.check_arguments(recall, bad)
+
+
+def test_lifecycle_reports_cross_the_wire_as_themselves() -> None:
+    from chitta.lifecycle.contradictions import ContradictionPair
+    from chitta.lifecycle.curation import CurationReport
+    from chitta.lifecycle.dedup import DedupReport
+
+    values = [
+        CurationReport(examined=5, expired=1, deduplicated=2, decayed=3, bad_expiry=0, at_ms=7),
+        DedupReport(examined=4, exact=1, near=1, merges=((1, 2), (3, 4))),
+        ContradictionPair(a=1, b=2, score=0.6, reason="kind_mismatch", realm=None, prefix="the build uses"),
+    ]
+    for value in values:
+        back = protocol.unpack(protocol.pack(value))
+        assert back == value and type(back) is type(value)

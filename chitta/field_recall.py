@@ -105,7 +105,8 @@ class RecallMixin:
             qvec = qvec / norm if norm > 0 else None
         code = None
         encoder = self._encoder_organ.encoder
-        if qvec is not None and encoder is not None and encoder.dim == qvec.shape[0]:
+        wants_posting = lane_set is None or "posting" in lane_set
+        if wants_posting and qvec is not None and encoder is not None and encoder.dim == qvec.shape[0]:
             code = encoder.encode(qvec[None, :]).features[0]
 
         with self._lock:

@@ -5,10 +5,15 @@ are epoch milliseconds; ages are measured from ``now_ms``. Defaults live in
 :class:`FactorSettings` and are settings, not constants (a later issue learns
 them through the scorer model).
 
-Additive relevance factors (each in [0, 1]):
+Relevance (what the query asked for):
 - ``fused``: the hit's weighted-RRF score divided by the best fused score of
-  the query (the top candidate gets 1).
-- ``similarity``: max(0, cosine(query vector, memory vector)); 0 without vectors.
+  the query (the top candidate gets 1). The main signal.
+- ``similarity``: max(0, cosine(query vector, memory vector)); 0 without
+  vectors. A small additive term: it breaks near-ties of the fused score.
+
+Context (how alive the memory is; each in [0, 1], blended as one multiplier
+``1 - w_a - w_f + w_a * activation + w_f * freshness``, so a stale, never
+recalled memory keeps ``1 - w_a - w_f`` of its relevance):
 - ``activation``: ACT-R base-level activation B = ln(sum_j t_j^-d) over the
   memory's access times (creation included), t_j = max(1 s, now - access_j)
   in seconds, d = 0.5; squashed to (0, 1) by the logistic 1 / (1 + e^-(B + 2)).
@@ -47,8 +52,8 @@ DEFAULT_KIND_WEIGHTS: Mapping[str, float] = {
 
 @dataclasses.dataclass(frozen=True)
 class FactorSettings:
-    w_fused: float = 0.55
-    w_similarity: float = 0.30
+    w_fused: float = 1.0
+    w_similarity: float = 0.02
     w_activation: float = 0.05
     w_freshness: float = 0.10
     freshness_rate: float = 0.01  # per day

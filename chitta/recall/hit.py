@@ -11,9 +11,10 @@ from chitta.model import Memory
 class Factor:
     """One scoring factor of one hit: its value, and what it did to the score.
 
-    ``kind`` is "additive" (contribution = weight x value, before multipliers)
-    or "multiplier" (the score is multiplied by ``value``; contribution is the
-    score change it caused).
+    ``kind`` is "additive" (relevance: contribution = weight x value, before
+    multipliers), "context" (blended into the ``context`` multiplier with its
+    weight) or "multiplier" (the score is multiplied by ``value``; contribution
+    is the score change it caused).
     """
 
     name: str

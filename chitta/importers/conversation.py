@@ -1,0 +1,126 @@
+"""Import a multi-session conversation: one memory per turn.
+
+The recommended way to store a dialogue (measured on LoCoMo, see
+benchmarks/RESULTS.md, section locomo):
+
+- each turn is one memory whose text is ``"Speaker: text"`` (the speaker's
+  name is then a keyword like any other);
+- its event time ``at`` is the turn's own time, else its session's date;
+- its ``session`` is the session's name, so recall can filter by it;
+- its vector embeds the turn *with the ``context_turns`` turns before it in
+  the same session* (one text, newline-joined): a reply such as "Yes, last
+  Tuesday!" means little alone. The stored and keyword-indexed text stays the
+  turn alone, so BM25 and rendering see exactly what was said.
+
+Only the Field's public API is used; without an embedder (``embedder=None``)
+the turns are stored without vectors and recall runs on keywords.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from chitta.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from chitta.field import Field
+
+MAX_CONTEXT_TURNS = 16
+BATCH = 512  # turns per atomic remember_many group
+
+
+@dataclasses.dataclass(frozen=True)
+class Turn:
+    """One utterance. ``session`` groups turns (context never crosses it)."""
+
+    speaker: str
+    text: str
+    session: str
+    at: datetime | float | None = None
+    meta: Mapping[str, Any] | None = None
+
+
+def _turn(item: Turn | Mapping[str, Any], i: int) -> Turn:
+    if isinstance(item, Turn):
+        turn = item
+    elif isinstance(item, Mapping):
+        extra = set(item) - {"speaker", "text", "session", "at", "meta"}
+        if extra:
+            raise InvalidArgument(f"turn {i}: unknown keys {sorted(extra)}")
+        try:
+            turn = Turn(**item)
+        except TypeError as exc:
+            raise InvalidArgument(f"turn {i}: needs speaker, text and session ({exc})") from exc
+    else:
+        raise InvalidArgument(f"turn {i} must be a Turn or a dict, not {type(item).__name__}")
+    for name in ("speaker", "text", "session"):
+        value = getattr(turn, name)
+        if not isinstance(value, str) or not value.strip():
+            raise InvalidArgument(f"turn {i}: {name} must be a non-empty str")
+    return turn
+
+
+def memory_text(turn: Turn) -> str:
+    return f"{turn.speaker.strip()}: {turn.text.strip()}"
+
+
+def context_texts(turns: list[Turn], context_turns: int) -> list[str]:
+    """The text each turn is embedded from: up to ``context_turns`` earlier
+    turns of the same session, then the turn itself, one per line."""
+    out = []
+    for i, turn in enumerate(turns):
+        lines = [memory_text(turns[j]) for j in range(max(0, i - context_turns), i) if turns[j].session == turn.session]
+        out.append("\n".join([*lines, memory_text(turn)]))
+    return out
+
+
+def import_conversation(
+    field: Field,
+    turns: Iterable[Turn | Mapping[str, Any]],
+    *,
+    context_turns: int = 1,
+    kind: str = "observation",
+    realm: str | None = None,
+    source_tool: str | None = None,
+    tags: Iterable[str] = (),
+) -> list[int]:
+    """Store ``turns`` (in conversation order) as memories; returns their ids.
+
+    ``context_turns``: how many earlier turns of the same session go into each
+    turn's embedding (0: the turn alone). Every turn is validated before
+    anything is written; each group of up to 512 turns is written atomically.
+    """
+    if isinstance(context_turns, bool) or not isinstance(context_turns, int) or not 0 <= context_turns <= MAX_CONTEXT_TURNS:
+        raise InvalidArgument(f"context_turns must be an int between 0 and {MAX_CONTEXT_TURNS}")
+    if isinstance(turns, (str, bytes)):
+        raise InvalidArgument("turns must be a list of Turn or dicts, not a str")
+    items = [_turn(t, i) for i, t in enumerate(turns)]
+    if not items:
+        return []
+    tags = list(tags)
+    common = {"kind": kind, "realm": realm, "source_tool": source_tool, "tags": tags}
+    docs: list[dict[str, Any]] = [
+        {"text": memory_text(t), "session": t.session, "at": t.at, "meta": t.meta, **common} for t in items
+    ]
+    embedder = field._encoding.embedder if field._encoding.enabled else None  # noqa: SLF001 (same package)
+    ids: list[int] = []
+    start = 0
+    if embedder is not None and context_turns > 0:
+        vectors = np.asarray(embedder.embed(context_texts(items, context_turns)), np.float32)
+        for doc, vec in zip(docs, vectors):
+            doc["embedding"] = vec
+        if field._vector_dim() is None:  # noqa: SLF001
+            # A first write without a vector lets the field record which model
+            # made its vectors (the first turn has no earlier context anyway).
+            first = dict(docs[0])
+            del first["embedding"]
+            ids.extend(field.remember_many([first]))
+            start = 1
+    for lo in range(start, len(docs), BATCH):
+        ids.extend(field.remember_many(docs[lo : lo + BATCH]))
+    return ids

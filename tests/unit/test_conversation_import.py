@@ -1,0 +1,104 @@
+"""chitta.importers.conversation: one memory per turn, context-window vectors."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import chitta
+from chitta.encode import HashingEmbedder
+from chitta.importers import Turn, import_conversation
+
+D1 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+D2 = datetime(2023, 5, 25, 9, 0, tzinfo=timezone.utc)
+TURNS = [
+    Turn("Ana", "I adopted a dog named Pixel.", "s1", D1, {"turn": "a"}),
+    Turn("Ben", "What breed is it?", "s1", D1),
+    Turn("Ana", "A beagle, very loud.", "s1", D1),
+    Turn("Ben", "How is Pixel doing?", "s2", D2),
+    Turn("Ana", "Great, we hike every weekend.", "s2", D2),
+]
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    return v / np.linalg.norm(v)
+
+
+def test_each_turn_is_one_memory_with_speaker_session_and_date(tmp_path: Path) -> None:
+    with chitta.open(tmp_path / "f", embedder=None) as field:
+        ids = import_conversation(field, TURNS)
+        mems = [field.get(i) for i in ids]
+    assert [m.text for m in mems] == [f"{t.speaker}: {t.text}" for t in TURNS]
+    assert [m.session for m in mems] == ["s1", "s1", "s1", "s2", "s2"]
+    assert mems[0].created_ms == int(D1.timestamp() * 1000)
+    assert mems[3].created_ms == int(D2.timestamp() * 1000)
+    assert mems[0].meta == {"turn": "a"}
+    assert all(m.embedding is None for m in mems)
+
+
+def test_vectors_embed_the_previous_turn_of_the_same_session_only(tmp_path: Path) -> None:
+    emb = HashingEmbedder()
+    with chitta.open(tmp_path / "f", embedder=emb) as field:
+        ids = import_conversation(field, TURNS, context_turns=1)
+        got = [field.get(i).embedding for i in ids]
+    lines = [f"{t.speaker}: {t.text}" for t in TURNS]
+    expected = [lines[0], lines[0] + "\n" + lines[1], lines[1] + "\n" + lines[2], lines[3], lines[3] + "\n" + lines[4]]
+    want = emb.embed(expected)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(unit(g), unit(w), atol=1e-6)
+
+
+def test_context_turns_zero_embeds_each_turn_alone(tmp_path: Path) -> None:
+    emb = HashingEmbedder()
+    with chitta.open(tmp_path / "f", embedder=emb) as field:
+        ids = import_conversation(field, TURNS, context_turns=0)
+        got = np.stack([field.get(i).embedding for i in ids])
+    want = emb.embed([f"{t.speaker}: {t.text}" for t in TURNS])
+    np.testing.assert_allclose(got / np.linalg.norm(got, axis=1, keepdims=True),
+                               want / np.linalg.norm(want, axis=1, keepdims=True), atol=1e-6)
+
+
+def test_the_field_records_its_own_embedder_and_reopens(tmp_path: Path) -> None:
+    with chitta.open(tmp_path / "f", embedder=HashingEmbedder()) as field:
+        import_conversation(field, TURNS, context_turns=2)
+    with chitta.open(tmp_path / "f", embedder=HashingEmbedder()) as field:  # no EmbedderMismatch
+        assert len(field) == len(TURNS)
+        hits = field.recall("beagle", k=1, touch=False)
+        assert hits[0].text == "Ana: A beagle, very loud."
+
+
+def test_dict_turns_are_accepted(tmp_path: Path) -> None:
+    with chitta.open(tmp_path / "f", embedder=None) as field:
+        ids = import_conversation(field, [{"speaker": "Ana", "text": "hi", "session": "s1"}])
+        assert field.get(ids[0]).text == "Ana: hi"
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        [{"speaker": "Ana", "text": "hi"}],  # no session
+        [{"speaker": "", "text": "hi", "session": "s"}],
+        [{"speaker": "Ana", "text": "  ", "session": "s"}],
+        [{"speaker": "Ana", "text": "hi", "session": "s", "mood": "x"}],
+        ["Ana: hi"],
+        "Ana: hi",
+    ],
+)
+def test_bad_turns_are_refused_and_nothing_is_written(tmp_path: Path, turns: object) -> None:
+    with chitta.open(tmp_path / "f", embedder=None) as field:
+        good = {"speaker": "Ben", "text": "fine", "session": "s"}
+        batch = [good, *turns] if isinstance(turns, list) else turns
+        with pytest.raises(chitta.InvalidArgument):
+            import_conversation(field, batch)  # type: ignore[arg-type]
+        assert len(field) == 0
+
+
+@pytest.mark.parametrize("n", [-1, 17, 1.5, True])
+def test_bad_context_turns_is_refused(tmp_path: Path, n: object) -> None:
+    with chitta.open(tmp_path / "f", embedder=None) as field:
+        with pytest.raises(chitta.InvalidArgument):
+            import_conversation(field, TURNS, context_turns=n)  # type: ignore[arg-type]
+        assert len(field) == 0

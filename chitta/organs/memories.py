@@ -208,6 +208,19 @@ class MemoriesOrgan:
         rec = self._records.get(mid)
         return rec is not None and (rec.__class__ is ops.PutPayload or rec.deleted_ms is None)  # type: ignore[union-attr]
 
+    def scoring_state(self, mid: int) -> tuple[str, int, float, float, int] | None:
+        """(kind, created_ms, confidence, strength, tier) of a live memory, without
+        building a Memory (recall scores many candidates and returns few)."""
+        rec = self._records.get(mid)
+        if rec is None:
+            return None
+        if rec.__class__ is ops.PutPayload:
+            return (rec.kind, rec.created_ms, rec.confidence, rec.strength, 0)  # type: ignore[union-attr]
+        if rec.deleted_ms is not None:  # type: ignore[union-attr]
+            return None
+        put = rec.put  # type: ignore[union-attr]
+        return (put.kind, put.created_ms, rec.confidence, rec.strength, rec.tier)  # type: ignore[union-attr]
+
     def access_times(self, mid: int) -> tuple[int, ...]:
         """Creation time and the most recent accesses (at most MAX_TRACE), in ms."""
         rec = self._records.get(mid)

@@ -44,6 +44,8 @@ class RecallSettings:
 
 class MemoriesView(Protocol):
     def get(self, mid: int) -> Memory | None: ...
+    def is_live(self, mid: int) -> bool: ...
+    def scoring_state(self, mid: int) -> tuple[str, int, float, float, int] | None: ...
     def access_times(self, mid: int) -> tuple[int, ...]: ...
 
 
@@ -120,7 +122,7 @@ class RecallEngine:
             for other, _kind, _out, _w in self.graph.neighbours(seed):
                 if other in seen or (allowed_set is not None and other not in allowed_set):
                     continue
-                if self.memories.get(other) is None:
+                if not self.memories.is_live(other):
                     continue
                 seen.add(other)
                 ranked.append(other)
@@ -152,29 +154,37 @@ class RecallEngine:
         id_list = [int(i) for i in ids]
         cos = self.index.cosines(vector, id_list) if vector is not None else {}
         best = float(fused[0]) if len(fused) else 0.0
-        scored: list[tuple[float, int, Hit]] = []
+        is_live = self.memories.is_live
+        scored: list[tuple[float, int, int, tuple[Any, ...]]] = []
         for pos, mid in enumerate(id_list):
-            memory = self.memories.get(mid)
-            if memory is None:
+            state = self.memories.scoring_state(mid)
+            if state is None:
                 continue
+            kind, created_ms, confidence, strength, tier = state
+            edges = self.graph.neighbours(mid)
             view = CandidateView(
                 fused=float(fused[pos]),
                 cosine=cos.get(mid),
                 access_ms=self.memories.access_times(mid),
-                created_ms=memory.created_ms,
-                confidence=memory.confidence,
-                strength=memory.strength,
+                created_ms=created_ms,
+                confidence=confidence,
+                strength=strength,
                 staged=self.index.is_staged(mid),
-                tier=memory.tier,
-                kind=memory.kind,
-                suppressed=suppression(self.graph.neighbours(mid), lambda o: self.memories.get(o) is not None),
+                tier=tier,
+                kind=kind,
+                suppressed=suppression(edges, is_live) if edges else 1.0,
             )
             score, factors = self.scorer.score(view, best_fused=best, now_ms=now_ms)
-            lane_ranks = {names[j]: int(ranks[pos, j]) for j in range(len(names)) if ranks[pos, j] > 0}
-            hit = Hit(
-                id=mid, text=memory.text, score=score, memory=memory, lanes=lane_ranks,
-                fused=float(fused[pos]), factors=factors if explain else (),
-            )
-            scored.append((-score, mid, hit))
+            scored.append((-score, mid, pos, factors))
         scored.sort(key=lambda t: (t[0], t[1]))
-        return [h for _, _, h in scored[:k]]
+        hits: list[Hit] = []
+        for neg_score, mid, pos, factors in scored[:k]:  # build full memories only for what is returned
+            memory = self.memories.get(mid)
+            if memory is None:
+                continue
+            lane_ranks = {names[j]: int(ranks[pos, j]) for j in range(len(names)) if ranks[pos, j] > 0}
+            hits.append(Hit(
+                id=mid, text=memory.text, score=-neg_score, memory=memory, lanes=lane_ranks,
+                fused=float(fused[pos]), factors=factors if explain else (),
+            ))
+        return hits

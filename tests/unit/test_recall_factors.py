@@ -63,7 +63,15 @@ def test_scorer_score_is_its_explained_arithmetic() -> None:
     additive = sum(x.weight * x.value for x in factors if x.kind == "additive")
     product = math.prod(x.value for x in factors if x.kind == "multiplier")
     assert score == pytest.approx(additive * product)
-    assert sum(x.contribution for x in factors) == pytest.approx(score)  # contributions add up to the score
+    # additive and multiplier contributions add up to the score; "context" entries
+    # explain the ingredients of the context multiplier
+    assert sum(x.contribution for x in factors if x.kind != "context") == pytest.approx(score)
+    ctx = next(x for x in factors if x.name == "context" and x.kind == "multiplier")
+    s = Scorer().settings
+    expected_ctx = 1 - s.w_activation - s.w_freshness + sum(
+        x.weight * x.value for x in factors if x.kind == "context"
+    )
+    assert ctx.value == pytest.approx(expected_ctx)
     assert by_name["fused"].value == pytest.approx(0.5)
     assert by_name["similarity"].value == pytest.approx(0.6)
     assert by_name["freshness"].value == pytest.approx(0.99**5)

@@ -79,7 +79,7 @@ TEST_F(CapiField, ReplayMergesInstancesBySeqnoThenInstance) {
     ASSERT_EQ(c.recs.size(), 4u);
     EXPECT_EQ(c.recs[0].payload, "a1");  // causal: b1 was written after reading a1
     EXPECT_EQ(c.recs[1].payload, "b1");
-    EXPECT_EQ(c.recs[2].payload, "a2");
+    // a2 and b2 may share a seqno (neither saw the other): then the smaller instance id first.
     for (size_t i = 1; i < c.recs.size(); ++i) {
       const auto& p = c.recs[i - 1];
       const auto& q = c.recs[i];

@@ -44,7 +44,12 @@ def example_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _run(exe: Path, field: Path) -> list[str]:
     done = subprocess.run(
-        [str(exe), str(field)], capture_output=True, text=True, timeout=60, cwd=exe.parent, check=False
+        [str(exe), str(field)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=exe.parent,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
@@ -112,6 +117,9 @@ def test_bad_arguments_are_codes_with_text_not_crashes(tmp_path: Path) -> None:
     assert lib.cf_status_name(CF_EINVAL) == b"CF_EINVAL"
     assert lib.cf_open(str(tmp_path).encode(), None) == CF_EINVAL
     assert lib.cf_append(None, 0, b"x", 1, None) == CF_EINVAL
-    assert lib.cf_verify(str(tmp_path / "nowhere").encode(), ctypes.create_string_buffer(512)) == CF_ENOTFOUND
+    assert (
+        lib.cf_verify(str(tmp_path / "nowhere").encode(), ctypes.create_string_buffer(512))
+        == CF_ENOTFOUND
+    )
     assert lib.cf_abi_version() == 1
     assert not (tmp_path / "segments").exists()  # refused calls created nothing

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from chitta import errors, inspect, ops
+from chitta._native_paths import get_include, get_lib_dir
 from chitta._version import __version__
 from chitta.errors import (
     ChittaError,
@@ -44,6 +45,8 @@ __all__ = [
     "connect",
     "default_path",
     "errors",
+    "get_include",
+    "get_lib_dir",
     "inspect",
     "open",
     "ops",

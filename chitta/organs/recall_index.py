@@ -362,11 +362,22 @@ class RecallIndexOrgan:
             rows = np.array([self._row[i] for i in allowed.tolist() if i in self._row], np.int64)
             return self._exact(vector, rows, k)
         if len(self._row) <= self.exact_limit:
-            rows = np.fromiter(self._row.values(), np.int64, len(self._row))
-            return self._exact(vector, rows, k)
+            return self._exact_all(vector, k)
         ids, cos = self._ensure_hamming().search(vector, k)
         keep = ids != PAD_ID
         return ids[keep], cos[keep]
+
+    def _exact_all(self, vector: F32, k: int) -> tuple[U64, F32]:
+        """Exact scan of every stored row in place (no gather); freed rows are skipped."""
+        n = len(self._row_ids)
+        sims = self._vecs[:n] @ vector
+        if self._free_rows:
+            sims[np.array(self._free_rows, np.int64)] = -np.inf
+        kk = min(k, len(self._row))
+        top = np.argpartition(-sims, kk - 1)[:kk]
+        ids = np.array([self._row_ids[r] for r in top.tolist()], np.uint64)
+        order = np.lexsort((ids, -sims[top]))  # cosine desc, then id asc: deterministic
+        return ids[order], sims[top][order].astype(np.float32)
 
     def _exact(self, vector: F32, rows: npt.NDArray[np.int64], k: int) -> tuple[U64, F32]:
         if len(rows) == 0:

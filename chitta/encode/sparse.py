@@ -188,11 +188,16 @@ def hebbian(
     total: npt.NDArray[np.float32],
     lr: float,
     max_step: float,
+    updates: npt.NDArray[np.int64] | None = None,
 ) -> npt.NDArray[np.float32]:
     """Step 1: ``v_i = w_i + beta_i (m_i - w_i)``, ``m_i = weighted_sum_i / total_i``,
-    ``beta_i = min(lr * total_i, max_step)``; rows with ``total_i == 0`` are unchanged."""
+    ``beta_i = min(lr * total_i, max_step) / (1 + updates_i)``; rows with
+    ``total_i == 0`` are unchanged. ``updates`` (default all 0): how many
+    learning steps already changed each row."""
     total64 = total.astype(np.float64)
     beta = np.minimum(lr * total64, max_step)
+    if updates is not None:
+        beta = beta / (1.0 + updates.astype(np.float64))
     safe = np.where(total64 > 0, total64, 1.0)
     mean = weighted_sum.astype(np.float64) / safe[:, None]
     v = w.astype(np.float64) + beta[:, None] * (mean - w.astype(np.float64))
@@ -212,26 +217,29 @@ def decorrelate(
     """Step 3: ``u_i = unit_i - gamma / n_i * sum_{g: i in g} sum_{j in g, j != i} (unit_i . unit_j) unit_j``.
 
     ``unit``: float32 ``[m, dim]`` unit rows; ``groups``: ``[n, k]`` row indices
-    into ``unit`` (one row of co-active atoms per input, distinct within a row).
-    Rows in no group are returned unchanged. Not renormalised.
+    into ``unit`` (one row of co-active atoms per input, distinct within a row;
+    ``-1`` marks an empty slot). ``n_i``: the groups holding ``i``. Rows in no
+    group are returned unchanged. Not renormalised.
     """
     m, dim = unit.shape
     acc = np.zeros((m, dim), dtype=np.float64)
-    counts = np.bincount(groups.ravel(), minlength=m)
+    valid = groups >= 0
+    counts = np.bincount(groups[valid], minlength=m)
     k = groups.shape[1]
+    idx = np.arange(k)
     for lo in range(0, len(groups), _GATHER):
         g = groups[lo : lo + _GATHER]
-        atoms = unit[g]  # [b, k, dim]
+        ok = valid[lo : lo + _GATHER]
+        atoms = unit[np.where(ok, g, 0)] * ok[:, :, None]  # [b, k, dim], empty slots zero
         # contiguous operands keep numpy's stacked matmul on BLAS
         gram = np.matmul(atoms, np.ascontiguousarray(atoms.transpose(0, 2, 1)))  # [b, k, k]
-        idx = np.arange(k)
         gram[:, idx, idx] = 0.0
-        push = gram @ atoms  # [b, k, dim]: sum_j c_ij unit_j
-        flat = g.ravel()
+        push = (gram @ atoms).reshape(-1, dim)[ok.ravel()]  # sum_j c_ij unit_j
+        flat = g[ok]
         order = np.argsort(flat, kind="stable")
         sorted_ids = flat[order]
         starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
-        sums = np.add.reduceat(push.reshape(-1, dim)[order].astype(np.float64), starts, axis=0)
+        sums = np.add.reduceat(push[order].astype(np.float64), starts, axis=0)
         acc[sorted_ids[starts]] += sums
     n = np.maximum(counts, 1).astype(np.float64)
     out = unit.astype(np.float64) - gamma * acc / n[:, None]
@@ -305,6 +313,7 @@ class SparseEncoder:
         complexity: float = 1e-4,
         decorrelation: float = 0.01,
         max_step: float = 0.5,
+        max_rows: int = 256,
     ) -> None:
         self._dim = _int_arg("dim", dim, 1, 2**32 - 1)
         self._n_features = _int_arg("n_features", n_features, 1, 2**32 - 1)
@@ -314,7 +323,9 @@ class SparseEncoder:
         self.complexity = _float_arg("complexity", complexity, 0.0, 1.0)
         self.decorrelation = _float_arg("decorrelation", decorrelation, 0.0, 1.0)
         self.max_step = _float_arg("max_step", max_step, 0.0, 1.0, lo_open=True)
+        self.max_rows = _int_arg("max_rows", max_rows, 1, 2**32 - 1)
         self._atoms = initial_atoms(self._seed, self._n_features, self._dim)
+        self._updates = np.zeros(self._n_features, dtype=np.int64)  # applied ops per row
         self._version = 0
 
     @classmethod
@@ -367,6 +378,14 @@ class SparseEncoder:
     def atoms(self) -> npt.NDArray[np.float32]:
         """A read-only view of the atoms, float32 ``[n_features, dim]``, unit rows."""
         view = self._atoms.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def updates(self) -> npt.NDArray[np.int64]:
+        """Read-only int64 ``[n_features]``: how many applied learning ops changed each row
+        (a pure function of the log, like the atoms)."""
+        view = self._updates.view()
         view.flags.writeable = False
         return view
 
@@ -463,30 +482,53 @@ class SparseEncoder:
 
     # ---- learning ---------------------------------------------------------------
 
-    def learn(self, vectors: Any, *, at_ms: int = 0) -> ops.UpdateSparseEncoder:
-        """Compute (not apply) one learning step on a batch; returns version ``version + 1``."""
+    def learn(
+        self, vectors: Any, *, at_ms: int = 0, max_rows: int | None = None
+    ) -> ops.UpdateSparseEncoder:
+        """Compute (not apply) one learning step on a batch; returns version ``version + 1``.
+
+        Only the ``max_rows`` atoms with the largest summed activation over the
+        batch change (default: the encoder's ``max_rows``, 256), so the op holds
+        at most ``max_rows * dim * 4`` bytes of atoms.
+        """
         x = self._inputs(vectors, allow_empty=False)
+        limit = self.max_rows if max_rows is None else _int_arg("max_rows", max_rows, 1, 2**32 - 1)
         if self._version >= 2**32 - 1:
             raise InvalidArgument("encoder version would overflow u32")
         feats, acts = self._winners(x)
-        rows, local = np.unique(feats.ravel(), return_inverse=True)
-        local = local.reshape(feats.shape)
+        # total_i = sum_x a_i(x) over every atom; U = the `limit` largest (ties: lower id).
+        total_all = np.bincount(
+            feats.ravel(), weights=acts.ravel().astype(np.float64), minlength=self._n_features
+        )
+        won = np.flatnonzero(total_all > 0)
+        if len(won) > limit:
+            won = np.sort(won[np.argsort(-total_all[won], kind="stable")[:limit]])
+        rows = won
         m = len(rows)
-        # Step 1: Hebbian. total_i = sum a_i(x); weighted_i = sum a_i(x) x.
-        total = np.bincount(local.ravel(), weights=acts.ravel().astype(np.float64), minlength=m)
+        slot = np.full(self._n_features, -1, dtype=np.intp)
+        slot[rows] = np.arange(m)
+        local = slot[feats]  # [n, active], -1 = atom not updated this step
+        sel = local >= 0
+        # Step 1: Hebbian. weighted_i = sum_x a_i(x) x over the selected atoms.
         weighted = np.zeros((m, self._dim), dtype=np.float64)
         for lo in range(0, len(x), _BLOCK):
-            b_local = local[lo : lo + _BLOCK]
+            b_local, b_sel = local[lo : lo + _BLOCK], sel[lo : lo + _BLOCK]
+            r, c = np.nonzero(b_sel)
             dense = np.zeros((len(b_local), m), dtype=np.float64)
-            np.put_along_axis(dense, b_local, acts[lo : lo + _BLOCK].astype(np.float64), axis=1)
+            dense[r, b_local[r, c]] = acts[lo : lo + _BLOCK][r, c]
             weighted += dense.T @ x[lo : lo + _BLOCK].astype(np.float64)
         w = self._atoms[rows]
         v = hebbian(
-            w, weighted.astype(np.float32), total.astype(np.float32), self.lr, self.max_step
+            w,
+            weighted.astype(np.float32),
+            total_all[rows].astype(np.float32),
+            self.lr,
+            self.max_step,
+            self._updates[rows],
         )
         # Step 2: complexity penalty.
         v = shrink(v, self.complexity)
-        # Step 3: decorrelation among co-active atoms.
+        # Step 3: decorrelation among co-active updated atoms.
         unit, ok = _unit_rows(v)
         u = decorrelate(unit, local, self.decorrelation) if self.decorrelation > 0 else unit
         # Step 4: renormalise (a row that would vanish keeps its old value).
@@ -533,6 +575,7 @@ class SparseEncoder:
         if not np.isfinite(values).all():
             raise InvalidArgument("op atoms hold NaN or infinity")
         self._atoms[rows] = values
+        self._updates[rows] += 1
         self._version = op.version
         return True
 

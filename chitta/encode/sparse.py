@@ -309,11 +309,12 @@ class SparseEncoder:
         n_features: int = 16384,
         active: int = 64,
         seed: int = 0,
-        lr: float = 0.5,
+        lr: float = 0.01,
         complexity: float = 1e-4,
         decorrelation: float = 0.01,
-        max_step: float = 0.5,
+        max_step: float = 0.05,
         max_rows: int = 256,
+        centring: float = 1.0,
     ) -> None:
         self._dim = _int_arg("dim", dim, 1, 2**32 - 1)
         self._n_features = _int_arg("n_features", n_features, 1, 2**32 - 1)
@@ -323,6 +324,7 @@ class SparseEncoder:
         self.complexity = _float_arg("complexity", complexity, 0.0, 1.0)
         self.decorrelation = _float_arg("decorrelation", decorrelation, 0.0, 1.0)
         self.max_step = _float_arg("max_step", max_step, 0.0, 1.0, lo_open=True)
+        self.centring = _float_arg("centring", centring, 0.0, 1.0)
         self.max_rows = _int_arg("max_rows", max_rows, 1, 2**32 - 1)
         self._atoms = initial_atoms(self._seed, self._n_features, self._dim)
         self._updates = np.zeros(self._n_features, dtype=np.int64)  # applied ops per row
@@ -526,6 +528,15 @@ class SparseEncoder:
             self.max_step,
             self._updates[rows],
         )
+        # Step 1b: centring. The updated atoms lose their component along the
+        # batch's mean input, so what every input shares picks no winners.
+        if self.centring > 0:
+            mean = x.astype(np.float64).mean(axis=0)
+            norm = float(np.sqrt(mean @ mean))
+            if norm > 0:
+                mhat = mean / norm
+                v64 = v.astype(np.float64)
+                v = (v64 - self.centring * np.outer(v64 @ mhat, mhat)).astype(np.float32)
         # Step 2: complexity penalty.
         v = shrink(v, self.complexity)
         # Step 3: decorrelation among co-active updated atoms.

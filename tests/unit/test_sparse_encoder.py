@@ -252,7 +252,9 @@ def test_learning_reduces_mean_reconstruction_error_on_clustered_data() -> None:
     # Few winners for the dimension (as with 64 of 16,384 at dim 256-384), so
     # random atoms reconstruct poorly and learned ones can do better.
     x = datagen.clustered_vectors(1000, 64, n_clusters=20, spread=0.35, seed=3)
-    enc = SparseEncoder(64, n_features=1024, active=16, seed=0)
+    enc = SparseEncoder(
+        64, n_features=1024, active=16, seed=0, lr=0.5, max_step=0.5, max_rows=1024, centring=0.0
+    )
     before = float(enc.surprise(x).mean())
     enc.fit(x, passes=3, batch_size=100)
     after = float(enc.surprise(x).mean())
@@ -361,7 +363,10 @@ def test_complexity_penalty_acts_on_updated_atoms_in_a_step() -> None:
     x = np.array([[1.0, 0.0, 0.0]], np.float32)
     results = {}
     for lam in (0.0, 0.05):
-        enc = SparseEncoder(3, n_features=2, active=1, complexity=lam, decorrelation=0.0)
+        enc = SparseEncoder(
+            3, n_features=2, active=1, complexity=lam, decorrelation=0.0, lr=0.5, max_step=0.5,
+            centring=0.0,
+        )
         _set_atoms(enc, atoms)
         op = enc.learn(x)
         assert op.rows == (0,)  # only the winner is updated (and penalised)
@@ -373,6 +378,25 @@ def test_complexity_penalty_acts_on_updated_atoms_in_a_step() -> None:
     assert v[1] < 0.05 and v[1] > 0.025
     np.testing.assert_allclose(results[0.05], [1.0, 0.0, 0.0], rtol=1e-6)
     assert results[0.05][1] == 0.0 and results[0.0][1] > 0.025
+
+
+def test_centring_hand_case() -> None:
+    # 2-d, atoms (0.6, 0.8) and (-1, 0), 1 winner, input x = (1, 0): atom 0 wins
+    # with a = 0.6; one earlier update (_set_atoms) -> beta = min(0.5 * 0.6, 0.5) / 2
+    # = 0.15; v = w + 0.15 (x - w) = (0.66, 0.68). The batch mean is x, so
+    # centring c removes c * 0.66 from v[0]; then unit norm.
+    for c, v0 in ((1.0, 0.0), (0.5, 0.33), (0.0, 0.66)):
+        enc = SparseEncoder(
+            2, n_features=2, active=1, lr=0.5, max_step=0.5, centring=c, decorrelation=0.0,
+            complexity=0.0,
+        )
+        _set_atoms(enc, np.array([[0.6, 0.8], [-1.0, 0.0]], np.float32))
+        op = enc.learn(np.array([[1.0, 0.0]], np.float32))
+        assert op.rows == (0,)
+        norm = math.hypot(v0, 0.68)
+        np.testing.assert_allclose(
+            np.frombuffer(op.atoms, "<f4"), [v0 / norm, 0.68 / norm], rtol=1e-6, atol=1e-7
+        )
 
 
 def test_decorrelation_hand_case() -> None:
@@ -493,6 +517,8 @@ def test_lists_and_single_vectors_are_accepted() -> None:
         {"complexity": -1e-4},
         {"decorrelation": 1.5},
         {"max_step": 0.0},
+        {"centring": 1.5},
+        {"centring": -0.1},
         {"dim": True},
     ],
 )

@@ -55,36 +55,47 @@ For an input ``y`` (float32, finite, non-zero) let ``x = y / ||y||``. Then
 Learning step (one op)
 ----------------------
 For a batch ``B`` of inputs, encode each ``x`` with the current atoms ``W``,
-giving ``S(x)`` and ``a_i(x)``. ``U`` = every atom that won for some ``x``;
-only rows of ``U`` change, and exactly those rows go into the op.
-For each ``i`` in ``U``, with ``n_i = |{x in B : i in S(x)}|``:
+giving ``S(x)`` and ``a_i(x)``. With ``A_i = sum_x a_i(x)`` (0 for an atom that
+won nothing), ``U`` = the ``max_rows`` atoms with the largest ``A_i > 0``
+(ties: lower id first; every winner when fewer). Only rows of ``U`` change, and
+exactly those rows go into the op, so an op holds at most
+``max_rows * dim * 4`` bytes of atoms (256 x 384 x 4 = 384 KiB by default).
+``u_i`` = how many applied ops already changed row ``i`` (:attr:`updates`, a
+pure function of the log). For each ``i`` in ``U``:
 
 1. **Hebbian** (winners move toward the inputs they won, by activation):
-   ``A_i = sum_x a_i(x)``, ``m_i = sum_x a_i(x) x / A_i``,
-   ``beta_i = min(lr * A_i, max_step)``,
-   ``v_i = w_i + beta_i (m_i - w_i)``. (For one input and a small step this is
-   ``w_i + lr a_i (x - w_i)``; the cap keeps an atom that wins many inputs of
-   one batch from overshooting their weighted mean.) ``A_i = 0`` leaves
-   ``v_i = w_i``.
+   ``m_i = sum_x a_i(x) x / A_i``,
+   ``beta_i = min(lr * A_i, max_step) / (1 + u_i)``,
+   ``v_i = w_i + beta_i (m_i - w_i)``. The cap keeps an atom that wins many
+   inputs of one batch from jumping to their mean; the ``1 / (1 + u_i)`` decay
+   (online-average style) lets atoms settle instead of drifting with every batch.
+1b. **Centring**: ``v_i <- v_i - centring * (v_i . m_hat) m_hat`` with
+   ``m_hat`` the unit mean of the batch's (unit) inputs. What every input shares
+   (real sentence embeddings share a large common direction) then stops
+   deciding the winners; ``centring = 1`` removes it fully.
 2. **Complexity penalty** (L1 shrink, the proximal step of
    ``lambda * ||v_i||_1``): ``v_i <- sign(v_i) * max(|v_i| - lambda, 0)``
    elementwise, ``lambda = complexity = 1e-4``. Weights the updates do not
    support are pushed to exactly zero.
-3. **Decorrelation** (1% Gram-Schmidt between co-active atoms), with
+3. **Decorrelation** (1% Gram-Schmidt between co-active atoms of ``U``), with
    ``u_hat = v / ||v||`` and ``gamma = decorrelation = 0.01``::
 
-       u_i = u_hat_i - gamma / n_i * sum_{x: i in S(x)} sum_{j in S(x), j != i} (u_hat_i . u_hat_j) u_hat_j
+       u_i = u_hat_i - gamma / n_i * sum_{x: i in S(x)} sum_{j in S(x) & U, j != i} (u_hat_i . u_hat_j) u_hat_j
 
-   i.e. each atom removes 1% of its component along each atom it fired with,
-   averaged over the inputs where it won (so a step moves an atom as much
-   whatever the batch size). All atoms are updated simultaneously from the
-   post-step-2 values (order independent).
+   (``n_i = |{x in B : i in S(x)}|``) i.e. each atom removes 1% of its
+   component along each updated atom it fired with, averaged over the inputs
+   where it won. All atoms are updated simultaneously from the post-step-2
+   values (order independent).
 4. **Renormalise**: ``w_i' = u_i / ||u_i||`` (a row whose norm would be 0
    keeps its old value).
 
-Defaults: ``lr = 0.5``, ``max_step = 0.5``, ``complexity = 1e-4``,
-``decorrelation = 0.01``. :meth:`SparseEncoder.fit` runs passes of such steps
-over shuffled mini-batches (``batch_size = 256``), applying each op.
+Defaults: ``lr = 0.01``, ``max_step = 0.05``, ``centring = 1``,
+``max_rows = 256``, ``complexity = 1e-4``, ``decorrelation = 0.01``. Small
+steps are deliberate: measured in ``benchmarks/bench_sparse.py`` (RESULTS.md,
+``sparse``), large Hebbian steps turn the most activated atoms into hubs that
+win for everything and cost posting recall. :meth:`SparseEncoder.fit` runs
+passes of such steps over shuffled mini-batches (``batch_size = 256``),
+applying each op.
 
 Maintenance
 -----------
@@ -93,10 +104,10 @@ Codes carry the encoder version that made them (``UpdateSparseCode.encoder_versi
 :func:`reencode_ops` gives the ``UpdateSparseCode`` ops that bring codes up to date.
 
 Cost: encoding is one ``[n, dim] x [dim, n_features]`` float32 matmul plus a
-partial sort per row (``numpy.argpartition``), in blocks of 1,024 rows. A
-learning op carries ``len(rows) * dim * 4`` bytes (up to ~16 MiB for a
-256-input batch at dim 384 when every winner differs), so learning is meant to
-run on batches of new or sampled memories, not on every write.
+partial sort per row (``numpy.argpartition``), in blocks of 1,024 rows; one
+query reads the whole 16,384 x 384 float32 atom matrix (24 MiB), so it is
+memory-bound (numbers in RESULTS.md). A learning op carries at most
+``max_rows * dim * 4`` bytes.
 
 Every bad input raises :class:`chitta.errors.InvalidArgument` and changes nothing.
 """

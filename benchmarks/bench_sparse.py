@@ -76,10 +76,12 @@ def test_synthetic_recall() -> None:
     t0 = time.perf_counter()
     n_ops = 0
     op_bytes = 0
+    max_op = 0
     for p in range(PASSES):
         for op in enc.fit(stored, passes=1, batch_size=256, shuffle_seed=p):
             n_ops += 1
             op_bytes += len(op.atoms)
+            max_op = max(max_op, len(op.atoms))
         ids, codes = _posting_topk(enc, stored, queries, 10)
         rows.append(
             (
@@ -95,7 +97,11 @@ def test_synthetic_recall() -> None:
     print("|---|---|---|---|---|---|")
     for name, r, s, t, n in rows:
         print(f"| {name} | {r:.3f} | {r / r_random:.2f}x | {s:.3f} | {t:.1f} | {n} |")
-    print(f"learning ops: {n_ops}, atom bytes {op_bytes / 2**20:.1f} MiB in all")
+    print(
+        f"learning ops: {n_ops}, atom bytes {op_bytes / 2**20:.1f} MiB in all, "
+        f"largest op {max_op / 2**10:.0f} KiB (max_rows {enc.max_rows}), "
+        f"atoms updated at least once: {int((enc.updates > 0).sum())} of {enc.n_features}"
+    )
     _save("synthetic", {"n": N, "rows": rows})
 
 
@@ -254,11 +260,28 @@ def test_locomo_recall() -> None:
 
 
 def test_encode_10k_x_384(benchmark: Any) -> None:
+    """Write path: codes for a batch of memories (per memory = time / n)."""
     n = min(N, 10000)
     x = datagen.clustered_vectors(n, 384, n_clusters=100, seed=3)
     enc = SparseEncoder(384, seed=0)
     codes = benchmark(enc.encode, x)
     assert codes.features.shape == (n, 64)
+
+
+def test_encode_one_query_384(benchmark: Any) -> None:
+    """Recall path: the code of one query vector."""
+    x = datagen.clustered_vectors(1, 384, n_clusters=1, seed=4)[0]
+    enc = SparseEncoder(384, seed=0)
+    codes = benchmark(enc.encode, x)
+    assert codes.features.shape == (1, 64)
+
+
+def test_learn_step_384(benchmark: Any) -> None:
+    """One Field learning step: 1,024 recent vectors, at most max_rows atoms changed."""
+    x = datagen.clustered_vectors(1024, 384, n_clusters=100, seed=5)
+    enc = SparseEncoder(384, seed=0)
+    op = benchmark(enc.learn, x)
+    assert len(op.rows) <= enc.max_rows
 
 
 def _save(name: str, data: Any) -> None:

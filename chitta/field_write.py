@@ -39,7 +39,10 @@ _REMEMBER_KEYS = frozenset(
 
 STAGED_PRUNE_DAYS = 7.0  # staged memories never recalled for this long are pruned
 WRITE_GATE_EVERY = 50  # embedded writes between write-gate passes
-LEARN_EVERY = 256  # embedded writes between sparse-encoder learning steps
+# Embedded writes between sparse-encoder learning steps. One step logs at most
+# max_rows (256) atoms: 256 x 384 x 4 B = 384 KiB at dim 384, i.e. ~384 B of log
+# per memory (a quarter of the 1,536 B float32 embedding each memory already logs).
+LEARN_EVERY = 1024
 MS_PER_DAY = 86_400_000
 
 
@@ -370,7 +373,7 @@ class WriteMixin:
         self._commit_group([ops.DeleteMemory(id=mid, at_ms=now) for mid in sorted(old)])
         return len(old)
 
-    def learn_encoder(self: Field, *, max_vectors: int = 4096) -> int | None:
+    def learn_encoder(self: Field, *, max_vectors: int = 1024) -> int | None:
         """One learning step of the sparse encoder on the most recent vectors;
         logs the result (UpdateSparseEncoder) and returns the new version."""
         self._check_writable()

@@ -55,36 +55,47 @@ For an input ``y`` (float32, finite, non-zero) let ``x = y / ||y||``. Then
 Learning step (one op)
 ----------------------
 For a batch ``B`` of inputs, encode each ``x`` with the current atoms ``W``,
-giving ``S(x)`` and ``a_i(x)``. ``U`` = every atom that won for some ``x``;
-only rows of ``U`` change, and exactly those rows go into the op.
-For each ``i`` in ``U``, with ``n_i = |{x in B : i in S(x)}|``:
+giving ``S(x)`` and ``a_i(x)``. With ``A_i = sum_x a_i(x)`` (0 for an atom that
+won nothing), ``U`` = the ``max_rows`` atoms with the largest ``A_i > 0``
+(ties: lower id first; every winner when fewer). Only rows of ``U`` change, and
+exactly those rows go into the op, so an op holds at most
+``max_rows * dim * 4`` bytes of atoms (256 x 384 x 4 = 384 KiB by default).
+``u_i`` = how many applied ops already changed row ``i`` (:attr:`updates`, a
+pure function of the log). For each ``i`` in ``U``:
 
 1. **Hebbian** (winners move toward the inputs they won, by activation):
-   ``A_i = sum_x a_i(x)``, ``m_i = sum_x a_i(x) x / A_i``,
-   ``beta_i = min(lr * A_i, max_step)``,
-   ``v_i = w_i + beta_i (m_i - w_i)``. (For one input and a small step this is
-   ``w_i + lr a_i (x - w_i)``; the cap keeps an atom that wins many inputs of
-   one batch from overshooting their weighted mean.) ``A_i = 0`` leaves
-   ``v_i = w_i``.
+   ``m_i = sum_x a_i(x) x / A_i``,
+   ``beta_i = min(lr * A_i, max_step) / (1 + u_i)``,
+   ``v_i = w_i + beta_i (m_i - w_i)``. The cap keeps an atom that wins many
+   inputs of one batch from jumping to their mean; the ``1 / (1 + u_i)`` decay
+   (online-average style) lets atoms settle instead of drifting with every batch.
+1b. **Centring**: ``v_i <- v_i - centring * (v_i . m_hat) m_hat`` with
+   ``m_hat`` the unit mean of the batch's (unit) inputs. What every input shares
+   (real sentence embeddings share a large common direction) then stops
+   deciding the winners; ``centring = 1`` removes it fully.
 2. **Complexity penalty** (L1 shrink, the proximal step of
    ``lambda * ||v_i||_1``): ``v_i <- sign(v_i) * max(|v_i| - lambda, 0)``
    elementwise, ``lambda = complexity = 1e-4``. Weights the updates do not
    support are pushed to exactly zero.
-3. **Decorrelation** (1% Gram-Schmidt between co-active atoms), with
+3. **Decorrelation** (1% Gram-Schmidt between co-active atoms of ``U``), with
    ``u_hat = v / ||v||`` and ``gamma = decorrelation = 0.01``::
 
-       u_i = u_hat_i - gamma / n_i * sum_{x: i in S(x)} sum_{j in S(x), j != i} (u_hat_i . u_hat_j) u_hat_j
+       u_i = u_hat_i - gamma / n_i * sum_{x: i in S(x)} sum_{j in S(x) & U, j != i} (u_hat_i . u_hat_j) u_hat_j
 
-   i.e. each atom removes 1% of its component along each atom it fired with,
-   averaged over the inputs where it won (so a step moves an atom as much
-   whatever the batch size). All atoms are updated simultaneously from the
-   post-step-2 values (order independent).
+   (``n_i = |{x in B : i in S(x)}|``) i.e. each atom removes 1% of its
+   component along each updated atom it fired with, averaged over the inputs
+   where it won. All atoms are updated simultaneously from the post-step-2
+   values (order independent).
 4. **Renormalise**: ``w_i' = u_i / ||u_i||`` (a row whose norm would be 0
    keeps its old value).
 
-Defaults: ``lr = 0.5``, ``max_step = 0.5``, ``complexity = 1e-4``,
-``decorrelation = 0.01``. :meth:`SparseEncoder.fit` runs passes of such steps
-over shuffled mini-batches (``batch_size = 256``), applying each op.
+Defaults: ``lr = 0.01``, ``max_step = 0.05``, ``centring = 1``,
+``max_rows = 256``, ``complexity = 1e-4``, ``decorrelation = 0.01``. Small
+steps are deliberate: measured in ``benchmarks/bench_sparse.py`` (RESULTS.md,
+``sparse``), large Hebbian steps turn the most activated atoms into hubs that
+win for everything and cost posting recall. :meth:`SparseEncoder.fit` runs
+passes of such steps over shuffled mini-batches (``batch_size = 256``),
+applying each op.
 
 Maintenance
 -----------
@@ -93,10 +104,10 @@ Codes carry the encoder version that made them (``UpdateSparseCode.encoder_versi
 :func:`reencode_ops` gives the ``UpdateSparseCode`` ops that bring codes up to date.
 
 Cost: encoding is one ``[n, dim] x [dim, n_features]`` float32 matmul plus a
-partial sort per row (``numpy.argpartition``), in blocks of 1,024 rows. A
-learning op carries ``len(rows) * dim * 4`` bytes (up to ~16 MiB for a
-256-input batch at dim 384 when every winner differs), so learning is meant to
-run on batches of new or sampled memories, not on every write.
+partial sort per row (``numpy.argpartition``), in blocks of 1,024 rows; one
+query reads the whole 16,384 x 384 float32 atom matrix (24 MiB), so it is
+memory-bound (numbers in RESULTS.md). A learning op carries at most
+``max_rows * dim * 4`` bytes.
 
 Every bad input raises :class:`chitta.errors.InvalidArgument` and changes nothing.
 """
@@ -188,11 +199,16 @@ def hebbian(
     total: npt.NDArray[np.float32],
     lr: float,
     max_step: float,
+    updates: npt.NDArray[np.int64] | None = None,
 ) -> npt.NDArray[np.float32]:
     """Step 1: ``v_i = w_i + beta_i (m_i - w_i)``, ``m_i = weighted_sum_i / total_i``,
-    ``beta_i = min(lr * total_i, max_step)``; rows with ``total_i == 0`` are unchanged."""
+    ``beta_i = min(lr * total_i, max_step) / (1 + updates_i)``; rows with
+    ``total_i == 0`` are unchanged. ``updates`` (default all 0): how many
+    learning steps already changed each row."""
     total64 = total.astype(np.float64)
     beta = np.minimum(lr * total64, max_step)
+    if updates is not None:
+        beta = beta / (1.0 + updates.astype(np.float64))
     safe = np.where(total64 > 0, total64, 1.0)
     mean = weighted_sum.astype(np.float64) / safe[:, None]
     v = w.astype(np.float64) + beta[:, None] * (mean - w.astype(np.float64))
@@ -212,26 +228,29 @@ def decorrelate(
     """Step 3: ``u_i = unit_i - gamma / n_i * sum_{g: i in g} sum_{j in g, j != i} (unit_i . unit_j) unit_j``.
 
     ``unit``: float32 ``[m, dim]`` unit rows; ``groups``: ``[n, k]`` row indices
-    into ``unit`` (one row of co-active atoms per input, distinct within a row).
-    Rows in no group are returned unchanged. Not renormalised.
+    into ``unit`` (one row of co-active atoms per input, distinct within a row;
+    ``-1`` marks an empty slot). ``n_i``: the groups holding ``i``. Rows in no
+    group are returned unchanged. Not renormalised.
     """
     m, dim = unit.shape
     acc = np.zeros((m, dim), dtype=np.float64)
-    counts = np.bincount(groups.ravel(), minlength=m)
+    valid = groups >= 0
+    counts = np.bincount(groups[valid], minlength=m)
     k = groups.shape[1]
+    idx = np.arange(k)
     for lo in range(0, len(groups), _GATHER):
         g = groups[lo : lo + _GATHER]
-        atoms = unit[g]  # [b, k, dim]
+        ok = valid[lo : lo + _GATHER]
+        atoms = unit[np.where(ok, g, 0)] * ok[:, :, None]  # [b, k, dim], empty slots zero
         # contiguous operands keep numpy's stacked matmul on BLAS
         gram = np.matmul(atoms, np.ascontiguousarray(atoms.transpose(0, 2, 1)))  # [b, k, k]
-        idx = np.arange(k)
         gram[:, idx, idx] = 0.0
-        push = gram @ atoms  # [b, k, dim]: sum_j c_ij unit_j
-        flat = g.ravel()
+        push = (gram @ atoms).reshape(-1, dim)[ok.ravel()]  # sum_j c_ij unit_j
+        flat = g[ok]
         order = np.argsort(flat, kind="stable")
         sorted_ids = flat[order]
         starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
-        sums = np.add.reduceat(push.reshape(-1, dim)[order].astype(np.float64), starts, axis=0)
+        sums = np.add.reduceat(push[order].astype(np.float64), starts, axis=0)
         acc[sorted_ids[starts]] += sums
     n = np.maximum(counts, 1).astype(np.float64)
     out = unit.astype(np.float64) - gamma * acc / n[:, None]
@@ -301,10 +320,12 @@ class SparseEncoder:
         n_features: int = 16384,
         active: int = 64,
         seed: int = 0,
-        lr: float = 0.5,
+        lr: float = 0.01,
         complexity: float = 1e-4,
         decorrelation: float = 0.01,
-        max_step: float = 0.5,
+        max_step: float = 0.05,
+        max_rows: int = 256,
+        centring: float = 1.0,
     ) -> None:
         self._dim = _int_arg("dim", dim, 1, 2**32 - 1)
         self._n_features = _int_arg("n_features", n_features, 1, 2**32 - 1)
@@ -314,7 +335,10 @@ class SparseEncoder:
         self.complexity = _float_arg("complexity", complexity, 0.0, 1.0)
         self.decorrelation = _float_arg("decorrelation", decorrelation, 0.0, 1.0)
         self.max_step = _float_arg("max_step", max_step, 0.0, 1.0, lo_open=True)
+        self.centring = _float_arg("centring", centring, 0.0, 1.0)
+        self.max_rows = _int_arg("max_rows", max_rows, 1, 2**32 - 1)
         self._atoms = initial_atoms(self._seed, self._n_features, self._dim)
+        self._updates = np.zeros(self._n_features, dtype=np.int64)  # applied ops per row
         self._version = 0
 
     @classmethod
@@ -367,6 +391,14 @@ class SparseEncoder:
     def atoms(self) -> npt.NDArray[np.float32]:
         """A read-only view of the atoms, float32 ``[n_features, dim]``, unit rows."""
         view = self._atoms.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def updates(self) -> npt.NDArray[np.int64]:
+        """Read-only int64 ``[n_features]``: how many applied learning ops changed each row
+        (a pure function of the log, like the atoms)."""
+        view = self._updates.view()
         view.flags.writeable = False
         return view
 
@@ -463,30 +495,62 @@ class SparseEncoder:
 
     # ---- learning ---------------------------------------------------------------
 
-    def learn(self, vectors: Any, *, at_ms: int = 0) -> ops.UpdateSparseEncoder:
-        """Compute (not apply) one learning step on a batch; returns version ``version + 1``."""
+    def learn(
+        self, vectors: Any, *, at_ms: int = 0, max_rows: int | None = None
+    ) -> ops.UpdateSparseEncoder:
+        """Compute (not apply) one learning step on a batch; returns version ``version + 1``.
+
+        Only the ``max_rows`` atoms with the largest summed activation over the
+        batch change (default: the encoder's ``max_rows``, 256), so the op holds
+        at most ``max_rows * dim * 4`` bytes of atoms.
+        """
         x = self._inputs(vectors, allow_empty=False)
+        limit = self.max_rows if max_rows is None else _int_arg("max_rows", max_rows, 1, 2**32 - 1)
         if self._version >= 2**32 - 1:
             raise InvalidArgument("encoder version would overflow u32")
         feats, acts = self._winners(x)
-        rows, local = np.unique(feats.ravel(), return_inverse=True)
-        local = local.reshape(feats.shape)
+        # total_i = sum_x a_i(x) over every atom; U = the `limit` largest (ties: lower id).
+        total_all = np.bincount(
+            feats.ravel(), weights=acts.ravel().astype(np.float64), minlength=self._n_features
+        )
+        won = np.flatnonzero(total_all > 0)
+        if len(won) > limit:
+            won = np.sort(won[np.argsort(-total_all[won], kind="stable")[:limit]])
+        rows = won
         m = len(rows)
-        # Step 1: Hebbian. total_i = sum a_i(x); weighted_i = sum a_i(x) x.
-        total = np.bincount(local.ravel(), weights=acts.ravel().astype(np.float64), minlength=m)
+        slot = np.full(self._n_features, -1, dtype=np.intp)
+        slot[rows] = np.arange(m)
+        local = slot[feats]  # [n, active], -1 = atom not updated this step
+        sel = local >= 0
+        # Step 1: Hebbian. weighted_i = sum_x a_i(x) x over the selected atoms.
         weighted = np.zeros((m, self._dim), dtype=np.float64)
         for lo in range(0, len(x), _BLOCK):
-            b_local = local[lo : lo + _BLOCK]
+            b_local, b_sel = local[lo : lo + _BLOCK], sel[lo : lo + _BLOCK]
+            r, c = np.nonzero(b_sel)
             dense = np.zeros((len(b_local), m), dtype=np.float64)
-            np.put_along_axis(dense, b_local, acts[lo : lo + _BLOCK].astype(np.float64), axis=1)
+            dense[r, b_local[r, c]] = acts[lo : lo + _BLOCK][r, c]
             weighted += dense.T @ x[lo : lo + _BLOCK].astype(np.float64)
         w = self._atoms[rows]
         v = hebbian(
-            w, weighted.astype(np.float32), total.astype(np.float32), self.lr, self.max_step
+            w,
+            weighted.astype(np.float32),
+            total_all[rows].astype(np.float32),
+            self.lr,
+            self.max_step,
+            self._updates[rows],
         )
+        # Step 1b: centring. The updated atoms lose their component along the
+        # batch's mean input, so what every input shares picks no winners.
+        if self.centring > 0:
+            mean = x.astype(np.float64).mean(axis=0)
+            norm = float(np.sqrt(mean @ mean))
+            if norm > 0:
+                mhat = mean / norm
+                v64 = v.astype(np.float64)
+                v = (v64 - self.centring * np.outer(v64 @ mhat, mhat)).astype(np.float32)
         # Step 2: complexity penalty.
         v = shrink(v, self.complexity)
-        # Step 3: decorrelation among co-active atoms.
+        # Step 3: decorrelation among co-active updated atoms.
         unit, ok = _unit_rows(v)
         u = decorrelate(unit, local, self.decorrelation) if self.decorrelation > 0 else unit
         # Step 4: renormalise (a row that would vanish keeps its old value).
@@ -533,6 +597,7 @@ class SparseEncoder:
         if not np.isfinite(values).all():
             raise InvalidArgument("op atoms hold NaN or infinity")
         self._atoms[rows] = values
+        self._updates[rows] += 1
         self._version = op.version
         return True
 

@@ -127,6 +127,7 @@ def test_replaying_learn_ops_gives_bit_identical_atoms() -> None:
         assert replica.apply(op) is True  # type: ignore[arg-type]
     assert replica.version == learner.version
     assert replica.atoms.tobytes() == learner.atoms.tobytes()
+    assert np.array_equal(replica.updates, learner.updates)
     assert np.array_equal(replica.encode(x).features, learner.encode(x).features)
 
 
@@ -145,13 +146,54 @@ def test_op_carries_only_changed_rows() -> None:
     enc = SparseEncoder(DIM, **SMALL, seed=2)
     before = enc.atoms.copy()
     winners = np.unique(enc.encode(x).features)
-    op = enc.learn(x)
+    op = enc.learn(x, max_rows=512)  # room for every winner
     assert list(op.rows) == winners.tolist()
     assert len(op.atoms) == 4 * len(op.rows) * DIM
     enc.apply(op)
     untouched = np.setdiff1d(np.arange(512), winners)
     assert np.array_equal(enc.atoms[untouched], before[untouched])
     np.testing.assert_allclose(np.linalg.norm(enc.atoms[winners], axis=1), 1.0, rtol=1e-5)
+
+
+def test_max_rows_keeps_the_most_activated_atoms() -> None:
+    x = _clustered(200)
+    enc = SparseEncoder(DIM, **SMALL, seed=2)
+    before = enc.atoms.copy()
+    codes = enc.encode(x)
+    # oracle: summed activation per atom, by a plain loop
+    total: dict[int, float] = {}
+    for feats, acts in zip(codes.features, codes.activations):
+        for f, a in zip(feats.tolist(), acts.tolist()):
+            total[f] = total.get(f, 0.0) + a
+    want = sorted(sorted(total, key=lambda f: (-total[f], f))[:16])
+    op = enc.learn(x, max_rows=16)
+    assert list(op.rows) == want
+    assert len(op.atoms) == 16 * DIM * 4
+    enc.apply(op)
+    others = np.setdiff1d(np.arange(512), want)
+    assert np.array_equal(enc.atoms[others], before[others])
+    assert not np.array_equal(enc.atoms[want], before[want])
+    np.testing.assert_array_equal(enc.updates[want], 1)
+    assert int(enc.updates.sum()) == 16
+
+
+def test_default_max_rows_bounds_every_op() -> None:
+    x = _clustered(300)
+    enc = SparseEncoder(DIM, n_features=2048, active=64, seed=2, max_rows=100)
+    assert len(np.unique(enc.encode(x).features)) > 100  # the bound binds
+    op = enc.learn(x)
+    assert len(op.rows) == 100 and len(op.atoms) == 100 * DIM * 4
+    assert SparseEncoder(DIM).max_rows == 256
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "8"])
+def test_bad_max_rows_raises_invalid_argument(bad: object) -> None:
+    enc = SparseEncoder(DIM, **SMALL, seed=2)
+    with pytest.raises(errors.InvalidArgument, match="max_rows"):
+        enc.learn(_clustered(10), max_rows=bad)  # type: ignore[arg-type]
+    with pytest.raises(errors.InvalidArgument, match="max_rows"):
+        SparseEncoder(DIM, max_rows=bad)  # type: ignore[arg-type]
+    assert enc.version == 0 and int(enc.updates.sum()) == 0
 
 
 def test_apply_skips_old_versions_and_refuses_gaps_and_foreign_ops() -> None:
@@ -210,7 +252,9 @@ def test_learning_reduces_mean_reconstruction_error_on_clustered_data() -> None:
     # Few winners for the dimension (as with 64 of 16,384 at dim 256-384), so
     # random atoms reconstruct poorly and learned ones can do better.
     x = datagen.clustered_vectors(1000, 64, n_clusters=20, spread=0.35, seed=3)
-    enc = SparseEncoder(64, n_features=1024, active=16, seed=0)
+    enc = SparseEncoder(
+        64, n_features=1024, active=16, seed=0, lr=0.5, max_step=0.5, max_rows=1024, centring=0.0
+    )
     before = float(enc.surprise(x).mean())
     enc.fit(x, passes=3, batch_size=100)
     after = float(enc.surprise(x).mean())
@@ -272,6 +316,15 @@ def test_hebbian_step_hand_case() -> None:
     assert np.array_equal(v, w)
 
 
+def test_hebbian_step_shrinks_with_the_rows_update_count() -> None:
+    # same case as above after 0, 1 and 3 earlier updates: beta = 0.4 / (1 + u)
+    w = np.array([[1.0, 0.0]] * 3, np.float32)
+    ws = np.array([[0.6, 0.2]] * 3, np.float32)
+    v = sparse.hebbian(w, ws, np.full(3, 0.8, np.float32), 0.5, 0.5, np.array([0, 1, 3]))
+    for row, beta in zip(v, (0.4, 0.2, 0.1)):
+        np.testing.assert_allclose(row, [1 + beta * (0.75 - 1), beta * 0.25], rtol=1e-6)
+
+
 def test_complexity_penalty_hand_case() -> None:
     v = np.array([[0.8, -0.6, 5e-5, -2e-4, 0.0]], np.float32)
     got = sparse.shrink(v, 1e-4)
@@ -299,17 +352,21 @@ def _set_atoms(enc: SparseEncoder, atoms: np.ndarray) -> None:
 def test_complexity_penalty_acts_on_updated_atoms_in_a_step() -> None:
     # Hand case, 3-d, 2 atoms, 1 winner, no decorrelation. Atom 0 is
     # (1, 0.04, 0) / norm; the input is (1, 0, 0), so atom 0 wins with
-    # a = 1/norm and beta = min(0.5 a, 0.5). Hebbian: v = w + beta (x - w).
+    # a = 1/norm and beta = min(0.5 a, 0.5) / (1 + 1): _set_atoms is one
+    # applied step that changed the row. Hebbian: v = w + beta (x - w).
     norm = math.sqrt(1 + 0.04**2)
     w0 = [1 / norm, 0.04 / norm, 0.0]
     a = w0[0]
-    beta = min(0.5 * a, 0.5)
+    beta = min(0.5 * a, 0.5) / 2
     v = [w0[0] + beta * (1 - w0[0]), w0[1] * (1 - beta), 0.0]  # v[1] ~ 0.02
     atoms = np.array([w0, [-1.0, 0.0, 0.0]], np.float32)
     x = np.array([[1.0, 0.0, 0.0]], np.float32)
     results = {}
     for lam in (0.0, 0.05):
-        enc = SparseEncoder(3, n_features=2, active=1, complexity=lam, decorrelation=0.0)
+        enc = SparseEncoder(
+            3, n_features=2, active=1, complexity=lam, decorrelation=0.0, lr=0.5, max_step=0.5,
+            centring=0.0,
+        )
         _set_atoms(enc, atoms)
         op = enc.learn(x)
         assert op.rows == (0,)  # only the winner is updated (and penalised)
@@ -318,9 +375,28 @@ def test_complexity_penalty_acts_on_updated_atoms_in_a_step() -> None:
     vn = math.sqrt(v[0] ** 2 + v[1] ** 2)
     np.testing.assert_allclose(results[0.0], [v[0] / vn, v[1] / vn, 0.0], rtol=2e-6)
     # lambda = 0.05: shrink (v0 - .05, max(v1 - .05, 0) = 0, 0), then unit norm
-    assert v[1] < 0.05
+    assert v[1] < 0.05 and v[1] > 0.025
     np.testing.assert_allclose(results[0.05], [1.0, 0.0, 0.0], rtol=1e-6)
-    assert results[0.05][1] == 0.0 and results[0.0][1] > 0.01
+    assert results[0.05][1] == 0.0 and results[0.0][1] > 0.025
+
+
+def test_centring_hand_case() -> None:
+    # 2-d, atoms (0.6, 0.8) and (-1, 0), 1 winner, input x = (1, 0): atom 0 wins
+    # with a = 0.6; one earlier update (_set_atoms) -> beta = min(0.5 * 0.6, 0.5) / 2
+    # = 0.15; v = w + 0.15 (x - w) = (0.66, 0.68). The batch mean is x, so
+    # centring c removes c * 0.66 from v[0]; then unit norm.
+    for c, v0 in ((1.0, 0.0), (0.5, 0.33), (0.0, 0.66)):
+        enc = SparseEncoder(
+            2, n_features=2, active=1, lr=0.5, max_step=0.5, centring=c, decorrelation=0.0,
+            complexity=0.0,
+        )
+        _set_atoms(enc, np.array([[0.6, 0.8], [-1.0, 0.0]], np.float32))
+        op = enc.learn(np.array([[1.0, 0.0]], np.float32))
+        assert op.rows == (0,)
+        norm = math.hypot(v0, 0.68)
+        np.testing.assert_allclose(
+            np.frombuffer(op.atoms, "<f4"), [v0 / norm, 0.68 / norm], rtol=1e-6, atol=1e-7
+        )
 
 
 def test_decorrelation_hand_case() -> None:
@@ -441,6 +517,8 @@ def test_lists_and_single_vectors_are_accepted() -> None:
         {"complexity": -1e-4},
         {"decorrelation": 1.5},
         {"max_step": 0.0},
+        {"centring": 1.5},
+        {"centring": -0.1},
         {"dim": True},
     ],
 )

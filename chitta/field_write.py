@@ -387,8 +387,10 @@ class WriteMixin:
         return encoder.version
 
     def reencode(self: Field, *, batch: int = 512) -> int:
-        """Re-encode every sparse code older than the encoder's version
-        (UpdateSparseCode ops, in atomic groups of ``batch``). Returns how many."""
+        """Re-encode the sparse codes older than the encoder's version. A new code
+        is logged (UpdateSparseCode, atomic groups of ``batch``) only where the
+        active features changed: a learning step moves a few hundred atoms, and
+        most codes keep their features. Returns how many codes were rewritten."""
         self._check_writable()
         encoder = self._encoder_organ.encoder
         if encoder is None:
@@ -400,8 +402,12 @@ class WriteMixin:
             if not ids:
                 continue
             vectors = np.stack([self._index.vector(mid) for mid in ids])  # type: ignore[misc]
-            self._commit_group(code_ops(encoder, ids, vectors))
-            done += len(ids)
+            changed = [
+                op for op in code_ops(encoder, ids, vectors)
+                if tuple(self._index.code_features(op.id)) != tuple(op.features)
+            ]
+            self._commit_group(changed)
+            done += len(changed)
         return done
 
     def maintain(self: Field) -> dict[str, int | None]:

@@ -286,6 +286,15 @@ class RecallIndexOrgan:
     def code_version(self, mid: int) -> int | None:
         return self._code_version.get(mid)
 
+    def code_features(self, mid: int) -> tuple[int, ...]:
+        """The feature ids of a memory's current sparse code, ascending (empty if none)."""
+        pending = self._code_pending.get(mid)
+        if pending is not None:
+            return tuple(sorted(pending[0]))
+        if mid in self._code_version and mid in self._posting:
+            return tuple(int(x) for x in self._posting.get(mid)[0])
+        return ()
+
     def coded_ids(self) -> list[int]:
         return list(self._code_version)
 

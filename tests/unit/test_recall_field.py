@@ -223,3 +223,21 @@ def test_bad_recall_arguments(field: chitta.Field, kwargs: dict[str, object]) ->
     with pytest.raises(errors.InvalidArgument):
         field.recall(query, **kwargs)  # type: ignore[arg-type]
     assert field.stats().records_applied == applied  # no touch was written
+
+
+def test_reencode_rewrites_only_codes_whose_features_changed(tmp_path: Path) -> None:
+    with chitta.open(tmp_path / "f", embedder="hashing") as f:
+        ids = f.remember_many([f"note {i} about topic {i % 7} and project {i % 3}" for i in range(300)])
+        before = {mid: f._index.code_features(mid) for mid in ids}
+        version = f.learn_encoder()
+        assert version == 1
+        rewritten = f.reencode()
+        encoder = f._encoder_organ.encoder
+        import numpy as np
+
+        vecs = np.stack([f._index.vector(mid) for mid in ids])
+        now = encoder.encode(vecs).features
+        expected = sum(1 for i, mid in enumerate(ids) if tuple(now[i]) != before[mid])
+        assert rewritten == expected
+        assert all(f._index.code_features(mid) == tuple(now[i]) for i, mid in enumerate(ids))
+        assert f.reencode() == 0  # nothing left to change

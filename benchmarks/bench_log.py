@@ -114,7 +114,7 @@ def _rounds(benchmark: Any) -> int:
 # ---- write loops: one thread -------------------------------------------------------
 def _field_remember(durability: str, n: int) -> Callable[[str], float]:
     def fn(d: str) -> float:
-        f = chitta.open(os.path.join(d, "f"), durability=durability)
+        f = chitta.open(os.path.join(d, "f"), durability=durability, embedder=None)
         remember = f.remember
         t0 = time.perf_counter()
         for _ in range(n):
@@ -243,7 +243,7 @@ def _threaded(threads: int, n: int, make: Callable[[str], tuple[Callable[[int], 
 
 
 def _mt_field(d: str) -> tuple[Callable[[int], None], Callable[[], None]]:
-    f = chitta.open(os.path.join(d, "f"), durability="fsync")
+    f = chitta.open(os.path.join(d, "f"), durability="fsync", embedder=None)
 
     def work(count: int) -> None:
         remember = f.remember
@@ -353,7 +353,7 @@ def _replay_cases(data: Any) -> list[tuple[str, str, Callable[[], None]]]:
     root, db = data["root"], data["db"]
 
     def field_open() -> None:
-        f = chitta.open(root, read_only=True)
+        f = chitta.open(root, read_only=True, embedder=None)
         assert len(f) == REPLAY_N
         f.close()
 

@@ -63,7 +63,7 @@ def measure(runs: int) -> dict[str, Any]:
         field = Path(tmp) / "field"
         import chitta
 
-        with chitta.open(field) as f:
+        with chitta.open(field, embedder=None) as f:
             f.remember_many([f"note {i}" for i in range(1000)])
         rows = {
             "python -c pass": [import_s("pass") for _ in range(runs)],
@@ -77,7 +77,7 @@ def measure(runs: int) -> dict[str, Any]:
 def test_mcp_cold_start(benchmark: Any, tmp_path: Path) -> None:
     import chitta
 
-    with chitta.open(tmp_path / "field") as f:
+    with chitta.open(tmp_path / "field", embedder=None) as f:
         f.remember("x")
     benchmark.pedantic(first_answer_s, args=(tmp_path / "field",), rounds=1, iterations=1)
 

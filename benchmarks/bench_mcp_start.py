@@ -75,6 +75,9 @@ def measure(runs: int) -> dict[str, Any]:
 
 
 def test_mcp_cold_start(benchmark: Any, tmp_path: Path) -> None:
+    import pytest
+
+    pytest.importorskip("mcp")
     import chitta
 
     with chitta.open(tmp_path / "field", embedder=None) as f:

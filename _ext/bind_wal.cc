@@ -127,6 +127,7 @@ class PyLog {
   }
 
   const Log& log() const { return *log_; }
+  Log& mutable_log() { return *log_; }
 
  private:
   std::unique_ptr<Log> log_;
@@ -210,6 +211,21 @@ CHITTA_BIND(wal) {
       .def("read_new", &PyLog::ReadNew, py::arg("commit") = true,
            "Records not read before. commit=False: positions advance only on commit_read().")
       .def("commit_read", &PyLog::CommitRead)
+      .def("positions", [](const PyLog& l) {
+        py::list out;
+        for (const auto& p : l.log().Positions()) {
+          out.append(py::make_tuple(p.name, p.offset, p.last_seqno, p.header_ok, p.dead));
+        }
+        return out;
+      }, "Committed read positions: list of (segment, offset, last_seqno, header_ok, dead).")
+      .def("seed_positions", [](PyLog& l, const std::vector<std::tuple<std::string, uint64_t, uint64_t, bool, bool>>& pos,
+                                uint64_t clock) {
+        std::vector<chitta::wal::SegmentPosition> v;
+        v.reserve(pos.size());
+        for (const auto& [name, off, last, ok, dead] : pos) v.push_back({name, off, last, ok, dead});
+        ThrowIfError(l.mutable_log().SeedPositions(v, clock));
+      }, py::arg("positions"), py::arg("clock"),
+         "Resume reading from a checkpoint's positions (before the first read_new).")
       .def("flush", &PyLog::Flush)
       .def("sync", &PyLog::Sync)
       .def("close", &PyLog::Close)

@@ -318,7 +318,7 @@ def demo(demo_path: str | None, as_json: bool) -> None:
 
 
 # ---- commands in their own modules -------------------------------------------------
-from chitta import cli_recall, cli_serve  # noqa: F401 - importing registers them
+from chitta import cli_checkpoint, cli_recall, cli_serve  # noqa: F401 - importing registers them
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -72,11 +72,17 @@ class EmbedderUnavailable(ChittaError, ImportError):
     """An embedder's optional packages (or model files) are not installed."""
 
 
+class CheckpointIgnored(UserWarning):
+    """A warning, not an error: the field's checkpoint could not be used (damaged,
+    unknown version, not matching the log) and the field was rebuilt from its log."""
+
+
 # Aliases in the naming style of CONVENTIONS.md.
 InvalidArgumentError = InvalidArgument
 NotFoundError = NotFound
 
 __all__ = [
+    "CheckpointIgnored",
     "ChittaError",
     "ChittaIOError",
     "ClosedError",

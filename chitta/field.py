@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Any
 
 from chitta import _core, ops
+from chitta.checkpoint.snapshot import CheckpointInfo
 from chitta import _validate as v
 from chitta.encode.field_encoding import FieldEncoding
 from chitta.errors import (
@@ -89,6 +90,7 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
         reembed: bool = False,
         clock: Callable[[], float] | None = None,
         recall_settings: RecallSettings | None = None,
+        load_checkpoint: bool = True,
     ) -> None:
         self._closed = True  # until the log is open
         if path is None:
@@ -111,7 +113,13 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
             raise InvalidArgument("segment_bytes must be an int >= 1024")
         if clock is not None and not callable(clock):
             raise InvalidArgument("clock must be a callable returning epoch seconds")
-        for flag, value in (("create", create), ("read_only", read_only), ("salvage", salvage), ("reembed", reembed)):
+        for flag, value in (
+            ("create", create),
+            ("read_only", read_only),
+            ("salvage", salvage),
+            ("reembed", reembed),
+            ("load_checkpoint", load_checkpoint),
+        ):
             if not isinstance(value, bool):
                 raise InvalidArgument(f"{flag} must be a bool")
         _check_field_path(root, create and not read_only)
@@ -133,24 +141,16 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
         self._instance = int(self._log.instance_id)
         self._clock = clock or time.time
         self._lock = threading.RLock()
-        self._memories = MemoriesOrgan()
-        self._graph = GraphOrgan()
-        self._settings = SettingsOrgan()
-        self._index = RecallIndexOrgan()
-        self._encoder_organ = EncoderOrgan()
-        self._organs: list[Organ] = [self._memories, self._graph, self._settings, self._index, self._encoder_organ]
-        routes: dict[int, list[Organ]] = {}
-        for organ in self._organs:
-            for op_type in organ.handles:
-                routes.setdefault(int(op_type), []).append(organ)
-        self._routes: dict[int, tuple[Organ, ...]] = {code: tuple(o) for code, o in routes.items()}
-        self._put_organs = self._routes[int(OpType.PutPayload)]
-        self._engine = RecallEngine(self._memories, self._index, self._graph, settings=recall_settings)
+        self._recall_settings = recall_settings
+        self._fresh_organs()
         self._embedded_writes = 0
-        self._applied = 0
-        self._unrouted = 0  # valid ops no organ of this version keeps state for
         self.salvaged: list[dict[str, Any]] = []  # what salvage skipped, with where
+        self.checkpoint_loaded: str | None = None  # the checkpoint this handle opened from
+        self._checkpoint_applied = 0  # records the loaded checkpoint covers
+        self._checkpoint_bytes = 0  # segment bytes it covers
         try:
+            if load_checkpoint:
+                self._load_checkpoint()
             self._replay()
         except BaseException:
             self._log.close()
@@ -164,6 +164,65 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
         except BaseException:
             self.close()
             raise
+
+    def _fresh_organs(self) -> None:
+        self._memories = MemoriesOrgan()
+        self._graph = GraphOrgan()
+        self._settings = SettingsOrgan()
+        self._index = RecallIndexOrgan()
+        self._encoder_organ = EncoderOrgan()
+        self._organs: list[Organ] = [self._memories, self._graph, self._settings, self._index, self._encoder_organ]
+        routes: dict[int, list[Organ]] = {}
+        for organ in self._organs:
+            for op_type in organ.handles:
+                routes.setdefault(int(op_type), []).append(organ)
+        self._routes: dict[int, tuple[Organ, ...]] = {code: tuple(o) for code, o in routes.items()}
+        self._put_organs = self._routes[int(OpType.PutPayload)]
+        self._engine = RecallEngine(self._memories, self._index, self._graph, settings=self._recall_settings)
+        self._applied = 0
+        self._unrouted = 0  # valid ops no organ of this version keeps state for
+
+    def _load_checkpoint(self) -> None:
+        """Start from the live checkpoint, if there is a usable one; the log stays
+        the truth: anything wrong with it and the field is rebuilt from the log."""
+        import warnings
+
+        from chitta.checkpoint import snapshot
+        from chitta.errors import CheckpointIgnored
+
+        loaded = snapshot.try_load(self)
+        if loaded is None:
+            return
+        try:
+            snapshot.restore(self, loaded)
+        except (ChittaError, KeyError, TypeError, ValueError, IndexError) as exc:
+            warnings.warn(
+                f"checkpoint {loaded.path.name} ignored, the field is rebuilt from its log: "
+                f"{type(exc).__name__}: {exc}",
+                CheckpointIgnored,
+                stacklevel=3,
+            )
+            self._fresh_organs()
+            return
+        self.checkpoint_loaded = loaded.path.name
+        self._checkpoint_applied = self._applied
+        self._checkpoint_bytes = sum(int(p[1]) for p in loaded.state["watermark"]["positions"])
+
+    def checkpoint(self) -> CheckpointInfo:
+        """Write the field's derived state as a new checkpoint (``<root>/checkpoint/``)
+        so that later opens load it and replay only what came after.
+
+        Everything this handle wrote is pushed to the OS first; the checkpoint is
+        built by a separate read-only view, so writers (this one included) go on
+        appending meanwhile. LockedError if another process is writing one."""
+        self._check_open()
+        if not self._read_only:
+            self._log.flush()
+        from chitta.checkpoint.run import write_checkpoint
+
+        info = write_checkpoint(self._path)
+        assert info is not None  # no policy: always written
+        return info
 
     # ---- lifecycle -------------------------------------------------------------
     def close(self) -> None:
@@ -404,6 +463,9 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
             embedding_dim=self._memories.embedding_dim,
             durability=self._durability,
             read_only=self.read_only,
+            checkpoint=self.checkpoint_loaded,
+            records_since_checkpoint=self._applied - self._checkpoint_applied,
+            bytes_since_checkpoint=max(0, int(s["bytes"]) - self._checkpoint_bytes),
         )
 
 
@@ -420,6 +482,7 @@ def open(
     reembed: bool = False,
     clock: Callable[[], float] | None = None,
     recall_settings: RecallSettings | None = None,
+    load_checkpoint: bool = True,
 ) -> Field:
     """Open (or create) the field at ``path`` (default: ``$CHITTA_HOME``, else
     ``~/.local/share/chitta/default``).
@@ -436,7 +499,8 @@ def open(
     (store no vectors for texts). A different model family than the field's is
     refused unless ``reembed=True``, which re-embeds every memory. ``clock``:
     a callable returning epoch seconds (tests). ``recall_settings``: lane
-    weights and pool sizes.
+    weights and pool sizes. ``load_checkpoint=False`` ignores the field's
+    checkpoint and replays the whole log.
     """
     return Field(
         path,
@@ -450,4 +514,5 @@ def open(
         reembed=reembed,
         clock=clock,
         recall_settings=recall_settings,
+        load_checkpoint=load_checkpoint,
     )

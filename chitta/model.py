@@ -83,6 +83,9 @@ class FieldStats:
     embedding_dim: int | None
     durability: str
     read_only: bool
+    checkpoint: str | None = None  # the checkpoint this handle opened from
+    records_since_checkpoint: int = 0  # records applied after it (all, without one)
+    bytes_since_checkpoint: int = 0  # segment bytes after it
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -568,6 +568,15 @@ class SparseEncoder:
             at_ms=at_ms,
         )
 
+    def restore_rows(
+        self, rows: npt.NDArray[np.intp], atoms: npt.NDArray[np.float32], updates: npt.NDArray[np.int64], version: int
+    ) -> None:
+        """Set learned rows, their update counts and the version (a checkpoint's
+        snapshot of this encoder; the log's ops are the other way to get here)."""
+        self._atoms[rows] = atoms
+        self._updates[rows] = updates
+        self._version = version
+
     def apply(self, op: ops.UpdateSparseEncoder) -> bool:
         """Apply a learning op: the only way the atoms change.
 

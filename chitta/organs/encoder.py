@@ -8,6 +8,10 @@ replay order is skipped (the encoder reports it). Never imports another organ.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from chitta import ops
 from chitta.encode.sparse import SparseEncoder
 from chitta.ops import Op, OpType
@@ -40,3 +44,37 @@ class EncoderOrgan:
     @property
     def version(self) -> int | None:
         return None if self.encoder is None else self.encoder.version
+
+    # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """The version-0 op, the version reached, and the rows learning changed."""
+        enc = self.encoder
+        if enc is None:
+            return {"encoder": None, "skipped": self.skipped}
+        updates = enc.updates
+        rows = np.flatnonzero(updates).astype(np.uint32)
+        return {
+            "encoder": {
+                "init": ops.encode(enc.init_op()),
+                "version": enc.version,
+                "rows": rows.astype("<u4").tobytes(),
+                "atoms": np.ascontiguousarray(enc.atoms[rows], "<f4").tobytes(),
+                "updates": np.ascontiguousarray(updates[rows], "<i8").tobytes(),
+            },
+            "skipped": self.skipped,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.skipped = int(state["skipped"])
+        snap = state["encoder"]
+        if snap is None:
+            return
+        init = ops.decode(int(ops.OpType.UpdateSparseEncoder), snap["init"])
+        enc = SparseEncoder.from_op(init)  # type: ignore[arg-type]
+        rows = np.frombuffer(snap["rows"], "<u4").astype(np.intp)
+        atoms = np.frombuffer(snap["atoms"], "<f4").reshape(len(rows), enc.dim)
+        updates = np.frombuffer(snap["updates"], "<i8")
+        if len(updates) != len(rows) or (len(rows) and int(rows.max()) >= enc.n_features):
+            raise ValueError("encoder snapshot rows do not match its shape")
+        enc.restore_rows(rows, atoms, updates, int(snap["version"]))
+        self.encoder = enc

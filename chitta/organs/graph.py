@@ -7,6 +7,7 @@ the edge keeps its direction). Never imports another organ.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from chitta import ops
 from chitta.ops import Op, OpType
@@ -47,3 +48,15 @@ class GraphOrgan:
 
     def has_edge(self, src: int, dst: int, kind: str) -> bool:
         return (dst, kind, True) in self._adj.get(src, {})
+
+    # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """Every edge once, as stored: [src, dst, kind, accumulated weight]."""
+        out = [[src, dst, kind, w] for src, adj in self._adj.items() for (dst, kind, fwd), w in adj.items() if fwd]
+        return {"edges": out}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        for src, dst, kind, w in state["edges"]:
+            self._adj[src][(dst, kind, True)] = w
+            self._adj[dst][(src, kind, False)] = w
+        self.edges = len(state["edges"])

@@ -9,8 +9,11 @@ Never imports another organ.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+import msgspec
 import numpy as np
+import numpy.typing as npt
 
 from chitta import ops
 from chitta.model import Memory
@@ -78,6 +81,11 @@ class MemoriesOrgan:
         self.embedding_dim: int | None = None
         self._touches: dict[int, list[int]] = {}  # id -> recent access times (ACT-R trace)
         self.ignored = 0  # ops naming a missing or forgotten memory, or a duplicate put
+        # Vectors restored from a checkpoint's sidecar stay in one matrix (a record
+        # restored without its embedding bytes reads its row): sorted ids -> row.
+        self._sidecar_ids: npt.NDArray[np.uint64] = np.zeros(0, np.uint64)
+        self._sidecar_rows: npt.NDArray[np.int64] = np.zeros(0, np.int64)
+        self._sidecar_vecs: npt.NDArray[np.float32] = np.zeros((0, 0), np.float32)
 
     # ---- applying ---------------------------------------------------------------
     def apply(self, op: Op) -> None:
@@ -248,12 +256,24 @@ class MemoriesOrgan:
             return None
         return self._to_memory(mid, rec)  # type: ignore[arg-type]
 
-    @staticmethod
-    def _to_memory(mid: int, rec: MemoryRecord) -> Memory:
+    def _sidecar_vector(self, mid: int) -> npt.NDArray[np.float32] | None:
+        ids = self._sidecar_ids
+        if not len(ids):
+            return None
+        at = int(np.searchsorted(ids, mid))
+        if at < len(ids) and int(ids[at]) == mid:
+            return self._sidecar_vecs[int(self._sidecar_rows[at])]
+        return None
+
+    def _to_memory(self, mid: int, rec: MemoryRecord) -> Memory:
         put = rec.put
         emb = None
         if rec.embedding is not None:
             emb = np.frombuffer(rec.embedding, dtype="<f4").astype(np.float32)
+        else:
+            restored = self._sidecar_vector(mid)
+            if restored is not None:
+                emb = np.array(restored, np.float32)
         return Memory(
             id=mid,
             text=rec.text,
@@ -276,3 +296,89 @@ class MemoriesOrgan:
             artifacts=tuple(put.artifacts),
             written_ms=put.written_ms or put.created_ms,
         )
+
+    # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
+    def snapshot(self) -> tuple[dict[str, Any], npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
+        """This organ's state as a msgpack-able map, plus the current vector of every
+        live memory that has one (ids, count x dim float32) for the vector sidecar.
+        Vectors of another dimension than the most common one stay in the map."""
+        puts: list[ops.PutPayload] = []
+        changed: list[list[Any]] = []
+        vec_ids: list[int] = []
+        blobs: list[bytes] = []
+        strip = msgspec.structs.replace
+        for pos, (mid, rec) in enumerate(self._records.items()):
+            if rec.__class__ is ops.PutPayload:
+                put: ops.PutPayload = rec  # type: ignore[assignment]
+                emb, live = put.embedding, True
+            else:
+                r: MemoryRecord = rec  # type: ignore[assignment]
+                put, emb, live = r.put, r.embedding, r.deleted_ms is None
+                changed.append([pos, r.text, list(r.tags), r.meta, r.confidence, r.strength, r.decay_rate,
+                                r.tier, r.updated_ms, r.last_access_ms, r.access_count, r.deleted_ms])
+            puts.append(put if put.embedding is None else strip(put, embedding=None))
+            if not live:
+                continue
+            if emb is None:
+                vec = self._sidecar_vector(mid)
+                if vec is not None:
+                    emb = vec.astype("<f4").tobytes()
+            if emb is not None:
+                vec_ids.append(mid)
+                blobs.append(emb)
+        dims: dict[int, int] = {}
+        for b in blobs:
+            dims[len(b)] = dims.get(len(b), 0) + 1
+        width = max(dims, key=lambda w: dims[w]) if dims else 0
+        main = [i for i, b in enumerate(blobs) if len(b) == width]
+        odd = [[vec_ids[i], blobs[i]] for i, b in enumerate(blobs) if len(b) != width]
+        ids = np.array([vec_ids[i] for i in main], np.uint64)
+        vecs = np.frombuffer(b"".join(blobs[i] for i in main), "<f4").reshape(len(main), width // 4)
+        state = {
+            "puts": msgspec.msgpack.encode(puts),
+            "changed": changed,
+            "odd_vectors": odd,
+            "live": self._live,
+            "max_local": [[k, v] for k, v in self._max_local.items()],
+            "embedding_dim": self.embedding_dim,
+            "touches": [[k, v] for k, v in self._touches.items()],
+            "ignored": self.ignored,
+        }
+        return state, ids, vecs
+
+    def restore(self, state: dict[str, Any], ids: npt.NDArray[np.uint64], vecs: npt.NDArray[np.float32]) -> None:
+        """Load a snapshot into this (fresh) organ. Raises on a malformed map."""
+        puts = msgspec.msgpack.decode(state["puts"], type=list[ops.PutPayload])
+        records: dict[int, MemoryRecord | ops.PutPayload] = dict(zip((p.id for p in puts), puts))
+        if len(records) != len(puts):
+            raise ValueError("snapshot repeats a memory id")
+        for pos, text, tags, meta, conf, strength, decay, tier, upd, last, count, deleted in state["changed"]:
+            rec = MemoryRecord(puts[pos])
+            rec.text, rec.tags, rec.meta = text, tuple(tags), meta
+            rec.confidence, rec.strength, rec.decay_rate, rec.tier = conf, strength, decay, tier
+            rec.updated_ms, rec.last_access_ms, rec.access_count, rec.deleted_ms = upd, last, count, deleted
+            records[puts[pos].id] = rec
+        for mid, blob in state["odd_vectors"]:
+            rec = records[mid]
+            if rec.__class__ is ops.PutPayload:
+                rec = records[mid] = MemoryRecord(rec)  # type: ignore[arg-type]
+            rec.embedding = blob  # type: ignore[union-attr]
+        order = np.argsort(ids, kind="stable")
+        self._sidecar_ids = np.ascontiguousarray(ids[order])
+        self._sidecar_rows = order.astype(np.int64)
+        self._sidecar_vecs = vecs
+        self._records = records
+        self._live = int(state["live"])
+        self._max_local = {int(k): int(v) for k, v in state["max_local"]}
+        self.embedding_dim = state["embedding_dim"]
+        self._touches = {int(k): list(v) for k, v in state["touches"]}
+        self.ignored = int(state["ignored"])
+
+    def live_puts(self) -> Iterator[tuple[int, ops.PutPayload, str]]:
+        """(id, the put that made it, its current text) of every live memory, in order."""
+        put_type = ops.PutPayload
+        for mid, rec in self._records.items():
+            if rec.__class__ is put_type:
+                yield mid, rec, rec.text  # type: ignore[misc, union-attr]
+            elif rec.deleted_ms is None:  # type: ignore[union-attr]
+                yield mid, rec.put, rec.text  # type: ignore[union-attr]

@@ -29,6 +29,13 @@ F32 = npt.NDArray[np.float32]
 EXACT_DENSE_LIMIT = 20_000  # up to this many vectors (or allowed ids) the dense lane scans exactly
 
 
+def _row_norms(rows: F32) -> F32:
+    """L2 norm of each row, computed the same way for one row or a million (the
+    checkpoint path must normalise bit-for-bit as the replay path does)."""
+    rows = np.ascontiguousarray(rows, np.float32)
+    return np.sqrt(np.add.reduce(rows * rows, axis=1))
+
+
 class RecallIndexOrgan:
     name = "recall_index"
     handles = frozenset(
@@ -171,7 +178,7 @@ class RecallIndexOrgan:
 
     def _set_vector(self, mid: int, blob: bytes) -> None:
         v = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-        norm = float(np.linalg.norm(v))
+        norm = float(_row_norms(v[None, :])[0])
         self._drop_vector(mid)
         if norm == 0.0 or not np.isfinite(norm):
             return
@@ -414,3 +421,65 @@ class RecallIndexOrgan:
             "staged": len(self._staged),
             "dense_path": "exact" if len(self._row) <= self.exact_limit else "hamming+rescore",
         }
+
+    # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
+    def snapshot(self, posting_path: str) -> dict[str, Any]:
+        """State not derivable from the live memories' puts and vectors: the staged
+        set, code versions, the recorded binary mean, recent vector order. Writes the
+        posting index (pending codes folded in) to ``posting_path``."""
+        self._flush_codes()
+        self._posting.save(posting_path)
+        coded = np.fromiter(self._code_version.keys(), np.uint64, len(self._code_version))
+        versions = np.fromiter(self._code_version.values(), np.uint32, len(self._code_version))
+        return {
+            "staged": np.fromiter(self._staged, np.uint64, len(self._staged)).astype("<u8").tobytes(),
+            "coded": coded.astype("<u8").tobytes(),
+            "code_versions": versions.astype("<u4").tobytes(),
+            "mean": None if self._mean is None else self._mean.astype("<f4").tobytes(),
+            "recent": list(self._recent),
+            "posting": {"n_features": self._posting.n_features, "active": self._posting.active},
+        }
+
+    def restore(
+        self,
+        state: dict[str, Any],
+        live: list[tuple[int, ops.PutPayload, str]],
+        vector_ids: U64,
+        vectors: F32,
+        posting_path: str,
+    ) -> None:
+        """Load a snapshot into this (fresh) organ: filters and texts from the live
+        memories, vectors (normalised here) from the sidecar, codes from the posting file."""
+        attrs = self._attrs
+        by_kind, by_realm, by_session, by_harness = (self._by[f] for f in ("kind", "realm", "session", "harness"))
+        for mid, put, text in live:
+            attrs[mid] = (put.kind, put.realm, put.session, put.harness)
+            by_kind[put.kind].add(mid)
+            if put.realm is not None:
+                by_realm[put.realm].add(mid)
+            if put.session is not None:
+                by_session[put.session].add(mid)
+            if put.harness is not None:
+                by_harness[put.harness].add(mid)
+            self._created[mid] = put.created_ms
+            self._text_pending[mid] = text
+        self._staged = set(np.frombuffer(state["staged"], "<u8").tolist())
+        if state["mean"] is not None:
+            self._mean = np.frombuffer(state["mean"], "<f4").astype(np.float32)
+        if len(vectors):
+            norms = _row_norms(vectors)
+            keep = np.isfinite(norms) & (norms > 0)
+            ids = vector_ids[keep]
+            self.dim = int(vectors.shape[1])
+            n = len(ids)
+            self._vecs = np.zeros((max(1024, n + n // 4), self.dim), np.float32)
+            np.divide(vectors[keep], norms[keep, None], out=self._vecs[:n])
+            self._row_ids = ids.tolist()
+            self._row = dict(zip(self._row_ids, range(n)))
+        self._recent.extend(state["recent"])
+        self._posting = PostingIndex.load(posting_path)
+        coded = np.frombuffer(state["coded"], "<u8").tolist()
+        versions = np.frombuffer(state["code_versions"], "<u4").tolist()
+        if len(coded) != len(versions):
+            raise ValueError("snapshot code versions do not match the coded ids")
+        self._code_version = dict(zip(coded, versions))

@@ -28,3 +28,10 @@ class SettingsOrgan:
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._values.get(key, default)
+
+    # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        return {"values": [[k, v] for k, v in self._values.items()]}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self._values = {str(k): v for k, v in state["values"]}

@@ -185,10 +185,63 @@ void Log::CommitRead() {
   pending_.clear();
 }
 
+std::vector<SegmentPosition> Log::Positions() const {
+  std::lock_guard<std::mutex> l(read_mu_);
+  std::vector<SegmentPosition> out;
+  out.reserve(cursors_.size());
+  for (const auto& [name, c] : cursors_) {
+    out.push_back(SegmentPosition{name, c.state.offset, c.state.last_seqno, c.state.header_ok,
+                                  c.state.dead});
+  }
+  return out;
+}
+
+Status Log::SeedPositions(const std::vector<SegmentPosition>& positions, uint64_t clock) {
+  if (closed_) return Status::Closed("log is closed");
+  std::lock_guard<std::mutex> l(read_mu_);
+  if (read_started_ || !cursors_.empty()) {
+    return Status::InvalidArgument("read positions can only be seeded before the first read");
+  }
+  std::set<std::string> own;
+  if (writer_) {
+    for (auto& n : writer_->created()) own.insert(n);
+  }
+  std::map<std::string, Cursor> seeded;
+  for (const auto& p : positions) {
+    if (own.count(p.name)) return Status::Corruption("checkpoint names this writer's new segment " + p.name);
+    uint32_t inst;
+    uint64_t first;
+    if (!ParseSegmentName(p.name, &inst, &first)) {
+      return Status::Corruption("checkpoint names a segment that is not one: " + p.name);
+    }
+    if (seeded.count(p.name)) return Status::Corruption("checkpoint names a segment twice: " + p.name);
+    if (p.header_ok != (p.offset >= kHeaderSize) || (p.header_ok && p.last_seqno + 1 < first)) {
+      return Status::Corruption("checkpoint position is inconsistent for " + p.name);
+    }
+    uint64_t size = 0;
+    Status s = file::FileSize(seg_dir_ + "/" + p.name, &size);
+    if (!s.ok()) return Status::Corruption("checkpoint names a missing segment: " + p.name);
+    Cursor c{p.name, inst, first, std::numeric_limits<uint64_t>::max(),
+             ScanState{p.header_ok, p.dead, p.offset, p.last_seqno}};
+    if (p.name == continued_) {
+      c.limit = continued_limit_;
+      size = std::min(size, continued_limit_);
+    }
+    if (p.offset > size) {
+      return Status::Corruption("checkpoint reads past the end of segment " + p.name);
+    }
+    seeded.emplace(p.name, std::move(c));
+  }
+  cursors_ = std::move(seeded);
+  BumpClock(clock);
+  return Status::OK();
+}
+
 Status Log::ReadNew(ReadBatch* out, bool commit) {
   out->Clear();
   if (closed_) return Status::Closed("log is closed");
   std::lock_guard<std::mutex> l(read_mu_);
+  read_started_ = true;
   pending_.clear();
   std::vector<std::string> names;
   CHITTA_RETURN_IF_ERROR(file::ListDir(seg_dir_, &names));

@@ -52,6 +52,15 @@ struct ReadBatch {
   void Clear();
 };
 
+// Where a reader stands in one segment: what a checkpoint records per segment
+// so that a later open can resume reading after it (FORMAT.md, checkpoints).
+struct SegmentPosition {
+  std::string name;
+  uint64_t offset = 0;      // next unread byte (0: header not read yet)
+  uint64_t last_seqno = 0;  // seqno of the last record read from it
+  bool header_ok = false;
+  bool dead = false;        // salvage gave up on this segment
+};
 struct LogStats {
   uint64_t segments = 0;
   uint64_t bytes = 0;
@@ -73,6 +82,16 @@ class Log {
   Status ReadNew(ReadBatch* out, bool commit = true);
   void CommitRead();
 
+  // The committed read positions of every segment this Log has read (never
+  // its own writer's segments): with the records applied so far they form a
+  // consistent watermark.
+  std::vector<SegmentPosition> Positions() const;
+  // Resume from a checkpoint's positions instead of reading from the start.
+  // Only before the first ReadNew. Each named segment must exist and hold at
+  // least `offset` bytes (its valid part, for this writer's continued
+  // segment); otherwise Corruption and nothing changes. The clock moves past
+  // `clock` (the highest seqno the checkpoint saw).
+  Status SeedPositions(const std::vector<SegmentPosition>& positions, uint64_t clock);
   Status Append(uint8_t op_type, const uint8_t* data, size_t n, uint64_t* seqno);
   Status Flush();
   Status Sync();
@@ -114,6 +133,7 @@ class Log {
 
   mutable std::mutex read_mu_;
   std::map<std::string, Cursor> cursors_;
+  bool read_started_ = false;  // a ReadNew ran: SeedPositions is too late
   std::vector<std::pair<std::string, ScanState>> pending_;  // uncommitted read positions
   std::map<uint32_t, ManifestEntry> manifest_;  // per instance, verified at open
 };

@@ -1,0 +1,206 @@
+"""Writing a field's derived state as a checkpoint, and loading it back.
+
+A checkpoint is taken from a *read-only view* of the field: a handle that
+loads the previous checkpoint, replays the log after it, and is then
+serialised. Its organs hold exactly the records its read positions cover,
+so the watermark and the state always agree, and the writers of the field
+(this process's included) never wait for it.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from chitta import _version
+from chitta.checkpoint import format as fmt
+from chitta.checkpoint import store
+from chitta.errors import ChittaError, CheckpointIgnored, CorruptionError, UnsupportedFormat
+from chitta.index.hamming import binarize
+
+if TYPE_CHECKING:
+    from chitta.field import Field
+
+STATE = "state"
+VECTORS = "vectors.emb"
+CODES = "codes.bin"
+POSTING = "posting.idx"
+
+
+@dataclass(frozen=True)
+class CheckpointInfo:
+    """What :meth:`Field.checkpoint` wrote."""
+
+    path: str
+    clock: int  # highest seqno the checkpoint covers
+    records: int  # log records applied into it
+    memories: int
+    vectors: int
+    bytes: int  # all files of the checkpoint
+    seconds: float
+    instances: dict[int, int]  # instance id -> highest seqno of it covered
+
+
+def _file_crc(path: Path) -> int:
+    with open(path, "rb") as f:
+        crc = 0
+        while chunk := f.read(1 << 22):
+            crc = fmt.crc32c(chunk, crc)
+    return crc
+
+
+def _tail_crc(path: Path) -> int:
+    with open(path, "rb") as f:
+        f.seek(-4, 2)
+        return int.from_bytes(f.read(4), "little")
+
+
+def write(view: Field, root: Path) -> CheckpointInfo:
+    """Serialise ``view`` (a read-only Field nobody else uses) as the new live
+    checkpoint of ``root``. The caller holds the checkpoint writer lock."""
+    t0 = time.perf_counter()
+    positions = view._log.positions()
+    clock = int(view._log.clock)
+    instances: dict[int, int] = {}
+    for name, _offset, last, header_ok, _dead in positions:
+        inst = int(name.split("_", 1)[0], 16)
+        if header_ok:
+            instances[inst] = max(instances.get(inst, 0), int(last))
+    temp = store.new_temp_dir(root)
+    try:
+        mem_state, ids, vecs = view._memories.snapshot()
+        sidecars: dict[str, dict[str, int]] = {}
+        sidecars[VECTORS] = fmt.write_emb(temp / VECTORS, ids, vecs)
+        sidecars[VECTORS]["crc"] = _tail_crc(temp / VECTORS)
+        index_state = view._index.snapshot(str(temp / POSTING))
+        posting_bytes = (temp / POSTING).stat().st_size
+        sidecars[POSTING] = {"bytes": posting_bytes, "crc": _file_crc(temp / POSTING)}
+        if len(vecs):
+            unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-30)
+            mean = unit.mean(axis=0).astype(np.float32) if index_state["mean"] is None else \
+                np.frombuffer(index_state["mean"], "<f4").astype(np.float32)
+            if mean.shape[0] == vecs.shape[1]:
+                codes = binarize(np.ascontiguousarray(unit, np.float32), mean)
+                sidecars[CODES] = fmt.write_bin(temp / CODES, ids, codes, mean)
+                sidecars[CODES]["crc"] = _tail_crc(temp / CODES)
+        state = {
+            "chitta": _version.__version__,
+            "created_ms": int(time.time() * 1000),
+            "watermark": {
+                "clock": clock,
+                "positions": [list(p) for p in positions],
+                "instances": [[k, v] for k, v in sorted(instances.items())],
+            },
+            "applied": view._applied,
+            "unrouted": view._unrouted,
+            "organs": {
+                "memories": mem_state,
+                "graph": view._graph.snapshot(),
+                "settings": view._settings.snapshot(),
+                "encoder": view._encoder_organ.snapshot(),
+                "recall_index": index_state,
+            },
+            "sidecars": sidecars,
+        }
+        fmt.write_state(temp / STATE, state)
+        total = sum(p.stat().st_size for p in temp.iterdir())
+        final = store.publish(root, temp, clock)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+    store.prune(root, final)
+    return CheckpointInfo(
+        path=str(final),
+        clock=clock,
+        records=view._applied,
+        memories=len(view._memories),
+        vectors=len(ids),
+        bytes=total,
+        seconds=time.perf_counter() - t0,
+        instances=instances,
+    )
+
+
+@dataclass
+class Loaded:
+    """A checkpoint read and checked, ready to restore into fresh organs."""
+
+    path: Path
+    version: int
+    state: dict[str, Any]
+    vector_ids: Any
+    vectors: Any
+
+
+def read(root: Path) -> Loaded | None:
+    """The live checkpoint, fully checked (state, every sidecar's checksum and the
+    state's record of it). None when there is none; raises CorruptionError or
+    UnsupportedFormat when it cannot be used."""
+    path = store.current(root)
+    if path is None:
+        return None
+    version, state = fmt.read_state(path / STATE)
+    state = migrate(version, state)
+    try:
+        sidecars = state["sidecars"]
+        ids, vecs = fmt.read_emb(path / VECTORS)
+        want = sidecars[VECTORS]
+        if (want["count"], want["crc"]) != (len(ids), _tail_crc(path / VECTORS)):
+            raise CorruptionError(f"{VECTORS} is not the one the state file was written with")
+        want = sidecars[POSTING]
+        if (want["bytes"], want["crc"]) != ((path / POSTING).stat().st_size, _file_crc(path / POSTING)):
+            raise CorruptionError(f"{POSTING} is not the one the state file was written with")
+        if CODES in sidecars:
+            code_ids, _codes, _mean = fmt.read_bin(path / CODES)
+            want = sidecars[CODES]
+            if (want["count"], want["crc"]) != (len(code_ids), _tail_crc(path / CODES)) or not np.array_equal(
+                code_ids, ids
+            ):
+                raise CorruptionError(f"{CODES} does not match the state file and {VECTORS}")
+    except (KeyError, TypeError, ValueError, OSError) as exc:
+        raise CorruptionError(f"checkpoint {path.name}: {type(exc).__name__}: {exc}") from exc
+    return Loaded(path, version, state, ids, vecs)
+
+
+def migrate(version: int, state: dict[str, Any]) -> dict[str, Any]:
+    """Bring a state map of an older format version to the current one."""
+    if version == fmt.STATE_VERSION:
+        return state
+    raise UnsupportedFormat(f"no migration from checkpoint state version {version}")
+
+
+def restore(field: Field, loaded: Loaded) -> None:
+    """Fill ``field``'s fresh organs from ``loaded`` and seed its log positions.
+    Raises on anything malformed; the caller then discards the organs."""
+    organs = loaded.state["organs"]
+    mark = loaded.state["watermark"]
+    field._memories.restore(organs["memories"], loaded.vector_ids, loaded.vectors)
+    field._graph.restore(organs["graph"])
+    field._settings.restore(organs["settings"])
+    field._encoder_organ.restore(organs["encoder"])
+    live = list(field._memories.live_puts())
+    vec_ids = loaded.vector_ids
+    field._index.restore(organs["recall_index"], live, vec_ids, loaded.vectors, str(loaded.path / POSTING))
+    field._applied = int(loaded.state["applied"])
+    field._unrouted = int(loaded.state["unrouted"])
+    positions = [(str(n), int(o), int(s), bool(h), bool(d)) for n, o, s, h, d in mark["positions"]]
+    field._log.seed_positions(positions, int(mark["clock"]))
+
+
+def try_load(field: Field) -> Loaded | None:
+    """Read the live checkpoint of ``field``'s root; warn (CheckpointIgnored) and
+    return None when it exists but cannot be used."""
+    try:
+        return read(field.path)
+    except ChittaError as exc:
+        warnings.warn(
+            f"checkpoint ignored, the field is rebuilt from its log: {exc}", CheckpointIgnored, stacklevel=4
+        )
+        return None

@@ -260,7 +260,7 @@ class MemoriesOrgan:
         ids = self._sidecar_ids
         if not len(ids):
             return None
-        at = int(np.searchsorted(ids, mid))
+        at = int(np.searchsorted(ids, np.uint64(mid)))  # a plain int would compare as float64
         if at < len(ids) and int(ids[at]) == mid:
             return self._sidecar_vecs[int(self._sidecar_rows[at])]
         return None

@@ -17,12 +17,18 @@ from chitta.cli import EPILOG, EXIT_ERROR, _errors_to_exit, _field_path, main
               help="Unix socket to listen on (default: $XDG_RUNTIME_DIR/chitta/<field-hash>.sock).")
 @click.option("--durability", type=click.Choice(["flush", "fsync", "buffered"]), default="flush", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON line when ready.")
+@click.option("--maintain-every", type=click.FloatRange(min=0), default=300.0, show_default=True,
+              help="Seconds between maintenance rounds (passes + checkpoint when due); 0: never.")
+@click.option("--checkpoint-records", type=click.IntRange(min=1), default=None,
+              help="Records since the last checkpoint that make one due (default 50,000).")
 @click.pass_context
-def serve(ctx: click.Context, socket_path: str | None, durability: str, as_json: bool) -> None:
+def serve(ctx: click.Context, socket_path: str | None, durability: str, as_json: bool,
+          maintain_every: float, checkpoint_records: int | None) -> None:
     """Serve the field on a Unix socket until SIGTERM (docs/DAEMON.md).
 
     Other processes use it with chitta.connect(). The socket is mode 0600;
-    peers of another user are refused. SIGTERM or Ctrl-C stops it cleanly,
+    peers of another user are refused. Every --maintain-every seconds it runs
+    the maintenance passes and writes a checkpoint when one is due. SIGTERM or Ctrl-C stops it cleanly,
     with everything flushed.
 
     \b
@@ -41,7 +47,11 @@ def serve(ctx: click.Context, socket_path: str | None, durability: str, as_json:
         sys.stdout.flush()
 
     with _errors_to_exit():
-        run_daemon(_field_path(ctx), socket_path=socket_path, durability=durability, ready=ready)
+        from chitta.checkpoint import CheckpointPolicy
+
+        policy = CheckpointPolicy() if checkpoint_records is None else CheckpointPolicy(records=checkpoint_records)
+        run_daemon(_field_path(ctx), socket_path=socket_path, durability=durability, ready=ready,
+                   maintain_every=maintain_every or None, checkpoint_policy=policy)
 
 
 @main.command("mcp", epilog=EPILOG)

@@ -28,6 +28,8 @@ from typing import Any
 
 from chitta import protocol
 from chitta._version import __version__
+from chitta.checkpoint import CheckpointPolicy
+from chitta.daemon_maintenance import Maintainer
 from chitta.errors import ChittaError, ChittaIOError, InvalidArgument
 from chitta.field import Field
 from chitta.protocol import HEADER, ProtocolError
@@ -72,7 +74,15 @@ def _recv_exact(conn: socket.socket, n: int) -> bytes | None:
 class Daemon:
     """Serves one open :class:`Field` on a Unix socket until :meth:`shutdown`."""
 
-    def __init__(self, field: Field, socket_path: str | os.PathLike[str], *, max_frame: int = protocol.MAX_FRAME) -> None:
+    def __init__(
+        self,
+        field: Field,
+        socket_path: str | os.PathLike[str],
+        *,
+        max_frame: int = protocol.MAX_FRAME,
+        maintain_every: float | None = None,
+        checkpoint_policy: CheckpointPolicy | None = None,
+    ) -> None:
         self.field = field
         self.socket_path = Path(socket_path).absolute()
         if len(os.fsencode(str(self.socket_path))) > MAX_SOCKET_PATH:
@@ -85,6 +95,12 @@ class Daemon:
         self._conns_lock = threading.Lock()
         self._listener: socket.socket | None = None
         self.requests = 0
+        if maintain_every is not None and not maintain_every > 0:
+            raise InvalidArgument(f"maintain_every must be > 0 seconds or None, got {maintain_every!r}")
+        self.maintainer = (
+            None if maintain_every is None
+            else Maintainer(field, self._lock, maintain_every, checkpoint_policy or CheckpointPolicy())
+        )
 
     # ---- lifecycle ------------------------------------------------------------------------
     def bind(self) -> None:
@@ -118,6 +134,8 @@ class Daemon:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, self._on_signal)
+        if self.maintainer is not None:
+            self.maintainer.start()
         try:
             while not self._stop.is_set():
                 try:
@@ -155,6 +173,8 @@ class Daemon:
                 conn.shutdown(socket.SHUT_RD)
         for thread in threads:
             thread.join(timeout=30)
+        if self.maintainer is not None:
+            self.maintainer.stop()
         with self._lock:
             self.field.close()  # flushes what is buffered
 
@@ -239,6 +259,12 @@ class Daemon:
             "instance_id": self.field.instance_id,
             "pid": os.getpid(),
             "socket": str(self.socket_path),
+            "maintenance": None if self.maintainer is None else {
+                "every_s": self.maintainer.every_s,
+                "runs": self.maintainer.runs,
+                "checkpoints": self.maintainer.checkpoints,
+                "last": self.maintainer.last,
+            },
         }
 
 
@@ -249,14 +275,24 @@ def serve(
     durability: str = "flush",
     embedder: Any = "auto",
     ready: Any = None,
+    maintain_every: float | None = 300.0,
+    checkpoint_policy: CheckpointPolicy | None = None,
 ) -> None:
     """Open the field and serve it until SIGTERM/SIGINT. ``ready(daemon)`` is
-    called once the socket accepts connections."""
+    called once the socket accepts connections. Every ``maintain_every``
+    seconds (None: never) the maintenance passes run and, when
+    ``checkpoint_policy`` (default :class:`CheckpointPolicy`) finds one due, a
+    checkpoint is written."""
     from chitta.field import default_path
 
     field = Field(path if path is not None else default_path(), durability=durability, embedder=embedder)
     try:
-        daemon = Daemon(field, socket_path if socket_path is not None else default_socket(field.path))
+        daemon = Daemon(
+            field,
+            socket_path if socket_path is not None else default_socket(field.path),
+            maintain_every=maintain_every,
+            checkpoint_policy=checkpoint_policy,
+        )
         daemon.bind()
     except BaseException:
         field.close()

@@ -222,6 +222,10 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
 
         info = write_checkpoint(self._path)
         assert info is not None  # no policy: always written
+        with self._lock:  # what this handle counts as "since the last checkpoint" starts over
+            self._checkpoint_applied = self._applied
+            self._checkpoint_bytes = int(self._log.stats()["bytes"])
+            self.checkpoint_loaded = Path(info.path).name
         return info
 
     # ---- lifecycle -------------------------------------------------------------

@@ -25,6 +25,7 @@ import numpy as np
 
 from chitta import errors
 from chitta.errors import ChittaError, InvalidArgument
+from chitta.checkpoint.snapshot import CheckpointInfo
 from chitta.model import FieldStats, Memory
 from chitta.lifecycle.contradictions import ContradictionPair
 from chitta.lifecycle.curation import CurationReport
@@ -43,7 +44,9 @@ EXT_FACTOR = 4
 EXT_FIELD_STATS = 5
 EXT_REPORT = 6  # a lifecycle report dataclass: [class name, [field values]]
 
-_REPORTS: dict[str, type] = {c.__name__: c for c in (CurationReport, DedupReport, ContradictionPair)}
+_REPORTS: dict[str, type] = {
+    c.__name__: c for c in (CurationReport, DedupReport, ContradictionPair, CheckpointInfo)
+}
 _MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
 _STATS_FIELDS = tuple(f.name for f in dataclasses.fields(FieldStats))
 
@@ -286,6 +289,7 @@ METHODS: dict[str, Method] = {
         Method("learn_encoder"),
         Method("reencode"),
         Method("maintain"),
+        Method("checkpoint"),
         Method("refresh"),
         Method("stats", reads=True, schema=_obj({}),
                description="Counts and sizes of the field: memories, writer instances, segments, bytes."),

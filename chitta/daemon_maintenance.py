@@ -1,0 +1,66 @@
+"""The daemon's periodic work: the maintenance passes (write gate, encoder
+learning, re-encoding, surprise and demotion tiers) and, when the compaction
+policy says so, a checkpoint. Runs in one background thread of ``chitta serve``."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Any
+
+from chitta.checkpoint import CheckpointPolicy, store
+from chitta.errors import ChittaError, LockedError
+from chitta.field import Field
+
+
+class Maintainer:
+    """Every ``every_s`` seconds: ``field.maintain()`` under the daemon's lock,
+    then a checkpoint if ``policy`` finds one due (written by a read-only view,
+    so requests are served meanwhile)."""
+
+    def __init__(self, field: Field, lock: threading.Lock, every_s: float, policy: CheckpointPolicy) -> None:
+        self.field, self.lock, self.every_s, self.policy = field, lock, every_s, policy
+        self.runs = 0
+        self.last: dict[str, Any] = {}
+        self.checkpoints = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="chitta-maintenance", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=120)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            try:
+                self.run_once()
+            except ChittaError as exc:  # reported, retried next round; never takes the daemon down
+                print(f"chitta serve: maintenance failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+    def run_once(self) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        with self.lock:
+            self.field.refresh()
+            passes = self.field.maintain() if not self.field.read_only else {}
+            stats = self.field.stats()
+        result: dict[str, Any] = {"passes": passes, "checkpoint": None}
+        live = store.current(self.field.path) if stats.checkpoint else None
+        age = store.age_seconds(live) if live is not None else None
+        reason = self.policy.due(stats.records_since_checkpoint, stats.bytes_since_checkpoint, age)
+        if reason is not None:
+            try:
+                info = self.field.checkpoint()
+            except LockedError:
+                result["checkpoint"] = "skipped: another process is writing one"
+            else:
+                self.checkpoints += 1
+                result["checkpoint"] = {"reason": reason, "path": info.path, "seconds": round(info.seconds, 3)}
+        self.runs += 1
+        result["seconds"] = round(time.perf_counter() - t0, 3)
+        self.last = result
+        return result

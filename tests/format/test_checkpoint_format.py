@@ -1,0 +1,124 @@
+"""Checkpoint files against docs/FORMAT.md section 8, read by an independent
+parser (struct + the pure-Python CRC-32C), and every golden checkpoint version
+loading through its migration to the same field as replaying its log."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import struct
+import warnings
+from pathlib import Path
+
+import msgspec
+import pytest
+
+import chitta
+from chitta.checkpoint import format as fmt
+from chitta.errors import CheckpointIgnored
+from segment_oracle import crc32c, only_segment
+
+GOLDENS = Path(__file__).parent / "golden"
+V1 = GOLDENS / "checkpoint-v1"
+A, B, C = (1 << 32) | 1, (1 << 32) | 2, (1 << 32) | 3
+
+
+def _live(root: Path) -> Path:
+    name = (root / "checkpoint" / "CURRENT").read_bytes()
+    assert name.endswith(b"\n") and len(name) <= 64
+    return root / "checkpoint" / name.decode("ascii").strip()
+
+
+def _framed(path: Path, magic: bytes) -> tuple[int, int, int, bytes]:
+    data = path.read_bytes()
+    got_magic, version, a, b = struct.unpack_from("<8sIIQ", data, 0)
+    assert got_magic == magic
+    (crc,) = struct.unpack_from("<I", data, len(data) - 4)
+    assert crc == crc32c(data[:-4])
+    return version, a, b, data[24:-4]
+
+
+def test_v1_state_file_matches_the_spec() -> None:
+    version, flags, n, body = _framed(_live(V1) / "state", b"CHITSTAT")
+    assert (version, flags, n) == (1, 0, len(body))
+    state = msgspec.msgpack.decode(body)
+    assert set(state) == {"chitta", "created_ms", "watermark", "applied", "unrouted", "organs", "sidecars"}
+    seg = only_segment(V1)
+    assert state["watermark"] == {
+        "clock": 7,
+        "positions": [[seg.name, seg.stat().st_size, 7, True, False]],
+        "instances": [[1, 7]],
+    }
+    assert set(state["organs"]) == {"memories", "graph", "settings", "encoder", "recall_index"}
+    assert state["organs"]["graph"] == {"edges": [[B, A, "RelatedTo", 1.0]]}
+    assert set(state["sidecars"]) == {"vectors.emb", "codes.bin", "posting.idx"}
+
+
+def test_v1_sidecars_match_the_spec() -> None:
+    live = _live(V1)
+    version, dim, count, body = _framed(live / "vectors.emb", b"CHITEMB\x00")
+    assert (version, dim, count, len(body)) == (1, 4, 1, 8 + 16)
+    assert struct.unpack_from("<Q4f", body) == (B, 0.5, -0.5, 0.25, 1.0)
+    version, words, count, body = _framed(live / "codes.bin", b"CHITBIN\x00")
+    assert (version, words, count) == (1, 1, 1)
+    dim, pad = struct.unpack_from("<II", body)
+    mean = struct.unpack_from("<4f", body, 8)
+    norm = math.sqrt(0.25 + 0.25 + 0.0625 + 1.0)
+    assert (dim, pad) == (4, 0)
+    assert mean == pytest.approx([0.5 / norm, -0.5 / norm, 0.25 / norm, 1.0 / norm], rel=1e-6)
+    assert struct.unpack_from("<QQ", body, 8 + 16) == (B, 0)  # one vector: it is the mean, no bit set
+    state = msgspec.msgpack.decode(_framed(live / "state", b"CHITSTAT")[3])
+    for name in ("vectors.emb", "codes.bin"):
+        assert state["sidecars"][name]["crc"] == struct.unpack("<I", (live / name).read_bytes()[-4:])[0]
+    assert state["sidecars"]["posting.idx"]["crc"] == crc32c((live / "posting.idx").read_bytes())
+
+
+@pytest.mark.parametrize("golden", sorted(GOLDENS.glob("checkpoint-v*")), ids=lambda p: p.name)
+def test_every_golden_version_loads_to_the_replayed_field(tmp_path: Path, golden: Path) -> None:
+    root = tmp_path / "f"
+    shutil.copytree(golden, root)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CheckpointIgnored)
+        with chitta.open(root, read_only=True, embedder=None) as f:
+            assert f.checkpoint_loaded == _live(golden).name
+            loaded = [(m.id, m.text, m.strength, m.confidence, m.access_count, m.meta, m.embedding.tolist()
+                       if m.embedding is not None else None) for m in f.memories()]
+            assert f.stats().forgotten == 1 and C not in f
+            assert f._graph.neighbours(A) == [(B, "RelatedTo", False, 1.0)]
+    with chitta.open(root, read_only=True, embedder=None, load_checkpoint=False) as f:
+        replayed = [(m.id, m.text, m.strength, m.confidence, m.access_count, m.meta, m.embedding.tolist()
+                     if m.embedding is not None else None) for m in f.memories()]
+    assert loaded == replayed
+    assert loaded[1][1:3] == ("staging listens on port 8081", 2.0)
+    # The golden's writer continues after the watermark; the next open replays only that.
+    with chitta.open(root, instance_id=1, embedder=None) as f:
+        new = f.remember("written after the checkpoint")
+    with chitta.open(root, read_only=True, embedder=None) as f:
+        assert f.checkpoint_loaded is not None and new in f and len(f) == 3
+        assert f.stats().records_since_checkpoint == 1
+
+
+def test_state_reader_refuses_what_the_spec_forbids(tmp_path: Path) -> None:
+    good = (_live(V1) / "state").read_bytes()
+    body = good[24:-4]
+
+    def framed(magic: bytes = b"CHITSTAT", version: int = 1, flags: int = 0, n: int | None = None,
+               payload: bytes = body) -> Path:
+        head = struct.pack("<8sIIQ", magic, version, flags, len(payload) if n is None else n) + payload
+        path = tmp_path / f"state-{len(list(tmp_path.iterdir()))}"
+        path.write_bytes(head + struct.pack("<I", crc32c(head)))
+        return path
+
+    assert fmt.read_state(framed())[0] == 1
+    for bad, err in (
+        (framed(magic=b"CHITSTAX"), "magic"),
+        (framed(version=2), "version"),
+        (framed(version=0), "version"),
+        (framed(flags=1), "flags"),
+        (framed(n=len(body) + 1), "length"),
+        (framed(n=2**63), "length"),
+        (framed(payload=b"\xc1"), "undecodable"),
+        (framed(payload=msgspec.msgpack.encode([1, 2])), "not a map"),
+    ):
+        with pytest.raises(chitta.errors.CorruptionError, match=err):
+            fmt.read_state(bad)

@@ -364,11 +364,16 @@ class WriteMixin:
         now = self._now_ms()
         cutoff = now - int(STAGED_PRUNE_DAYS * MS_PER_DAY)
         old = []
-        for mid in self._index.staged_ids():
+        # Oldest arrivals first, stopping at the first one still young: a pass costs
+        # what it prunes, not the size of the field. (Arrivals from writers with
+        # skewed clocks may wait behind a younger one for that skew.)
+        for mid in self._index.staged_oldest_first():
             memory = self._memories.get(mid)
             # Age counts from when the memory was written, not from its event
             # time: imported history is not stale on arrival.
-            if memory is not None and memory.written_ms < cutoff and memory.access_count == 0:
+            if memory is None or memory.written_ms >= cutoff:
+                break
+            if memory.access_count == 0:
                 old.append(mid)
         self._commit_group([ops.DeleteMemory(id=mid, at_ms=now) for mid in sorted(old)])
         return len(old)

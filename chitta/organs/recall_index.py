@@ -12,6 +12,7 @@ replay stays a sequence of cheap dictionary updates. Never imports another organ
 from __future__ import annotations
 
 from collections import defaultdict, deque
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -57,6 +58,7 @@ class RecallIndexOrgan:
         self._created: dict[int, int] = {}
         self._time_cache: tuple[U64, npt.NDArray[np.int64]] | None = None
         self._staged: set[int] = set()
+        self._staged_order: deque[int] = deque()  # staged ids in arrival order (lazily cleaned)
         # keyword lane
         self._bm25 = BM25()
         self._text_pending: dict[int, str] = {}
@@ -126,6 +128,7 @@ class RecallIndexOrgan:
         self._created.update(zip(ids, (op.created_ms for op in run)))
         self._time_cache = None
         self._staged.update(ids)
+        self._staged_order.extend(ids)
         self._text_pending.update(zip(ids, (op.text for op in run)))
 
     def _put(self, op: ops.PutPayload) -> None:
@@ -140,6 +143,7 @@ class RecallIndexOrgan:
         self._created[mid] = op.created_ms
         self._time_cache = None
         self._staged.add(mid)
+        self._staged_order.append(mid)
         self._text_pending[mid] = op.text
         if op.embedding is not None:
             self._set_vector(mid, op.embedding)
@@ -289,6 +293,15 @@ class RecallIndexOrgan:
 
     def staged_ids(self) -> set[int]:
         return set(self._staged)
+
+    def staged_oldest_first(self) -> Iterator[int]:
+        """Staged ids in the order they arrived, oldest first (ids no longer staged
+        are dropped from the old end as they are met). Do not change the organ
+        while iterating."""
+        order, staged = self._staged_order, self._staged
+        while order and order[0] not in staged:
+            order.popleft()
+        return (mid for mid in order if mid in staged)
 
     def code_version(self, mid: int) -> int | None:
         return self._code_version.get(mid)
@@ -464,6 +477,7 @@ class RecallIndexOrgan:
             self._created[mid] = put.created_ms
             self._text_pending[mid] = text
         self._staged = set(np.frombuffer(state["staged"], "<u8").tolist())
+        self._staged_order = deque(mid for mid, _put, _text in live if mid in self._staged)
         if state["mean"] is not None:
             self._mean = np.frombuffer(state["mean"], "<f4").astype(np.float32)
         if len(vectors):

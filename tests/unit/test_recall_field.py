@@ -106,6 +106,17 @@ def test_stale_staged_memories_are_pruned_after_seven_days(field: chitta.Field) 
         assert set(again.ids()) == {kept, fresh}
 
 
+def test_write_gate_pass_reads_only_the_old_end_of_the_staged_queue(field: chitta.Field) -> None:
+    field.test_clock.t += 8 * DAY  # type: ignore[attr-defined]
+    young = field.remember_many([f"young note {i}" for i in range(2000)])  # the gate runs by itself here
+    assert set(field.ids()) == set(young)  # the old staged ones went
+    reads: list[int] = []
+    real_get = field._memories.get
+    field._memories.get = lambda mid: reads.append(mid) or real_get(mid)  # type: ignore[method-assign]
+    assert field.write_gate_pass() == 0
+    assert reads == [young[0]]  # the first young one stops the pass: it does not scan 2,000
+
+
 def test_budget_keeps_whole_memories_in_rank_order(field: chitta.Field) -> None:
     hits = field.recall("port listens staging production", k=4, touch=False)
     lines = [f"- [{h.memory.kind}] {h.text}\n" for h in hits]

@@ -144,6 +144,7 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
         self._recall_settings = recall_settings
         self._fresh_organs()
         self._embedded_writes = 0
+        self._since_learning = 0  # embedded writes since this handle's last learning step
         self.salvaged: list[dict[str, Any]] = []  # what salvage skipped, with where
         self.checkpoint_loaded: str | None = None  # the checkpoint this handle opened from
         self._checkpoint_applied = 0  # records the loaded checkpoint covers

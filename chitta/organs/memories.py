@@ -58,6 +58,23 @@ class MemoryRecord:
         self.deleted_ms: int | None = None
 
 
+_LABELS = ("kind", "realm", "session", "source_tool", "harness")
+
+
+def _share_labels(puts: list[ops.PutPayload]) -> None:
+    """Make equal label strings (kind, realm, ...) one object: a decoded million
+    memories would otherwise hold a million copies of "observation"."""
+    seen: dict[str, str] = {}
+    setattr_ = msgspec.structs.force_setattr
+    for put in puts:
+        for name in _LABELS:
+            value = getattr(put, name)
+            if value is not None:
+                shared = seen.setdefault(value, value)
+                if shared is not value:
+                    setattr_(put, name, shared)
+
+
 class MemoriesOrgan:
     name = "memories"
     handles = frozenset(
@@ -349,6 +366,7 @@ class MemoriesOrgan:
     def restore(self, state: dict[str, Any], ids: npt.NDArray[np.uint64], vecs: npt.NDArray[np.float32]) -> None:
         """Load a snapshot into this (fresh) organ. Raises on a malformed map."""
         puts = msgspec.msgpack.decode(state["puts"], type=list[ops.PutPayload])
+        _share_labels(puts)
         records: dict[int, MemoryRecord | ops.PutPayload] = dict(zip((p.id for p in puts), puts))
         if len(records) != len(puts):
             raise ValueError("snapshot repeats a memory id")

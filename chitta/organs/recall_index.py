@@ -476,8 +476,13 @@ class RecallIndexOrgan:
                 by_harness[put.harness].add(mid)
             self._created[mid] = put.created_ms
             self._text_pending[mid] = text
-        self._staged = set(np.frombuffer(state["staged"], "<u8").tolist())
-        self._staged_order = deque(mid for mid, _put, _text in live if mid in self._staged)
+        # Keep one int object per id (the memories organ's): a million ids held by
+        # several dicts and sets would otherwise each carry their own 32-byte copy.
+        staged = set(np.frombuffer(state["staged"], "<u8").tolist())
+        self._staged_order = deque(mid for mid, _put, _text in live if mid in staged)
+        self._staged = set(self._staged_order)
+        del staged
+        canonical = {mid: mid for mid, _put, _text in live}  # value: the object to share
         if state["mean"] is not None:
             self._mean = np.frombuffer(state["mean"], "<f4").astype(np.float32)
         if len(vectors):
@@ -488,7 +493,7 @@ class RecallIndexOrgan:
             n = len(ids)
             self._vecs = np.zeros((max(1024, n + n // 4), self.dim), np.float32)
             np.divide(vectors[keep], norms[keep, None], out=self._vecs[:n])
-            self._row_ids = ids.tolist()
+            self._row_ids = [canonical.get(mid, mid) for mid in ids.tolist()]
             self._row = dict(zip(self._row_ids, range(n)))
         self._recent.extend(state["recent"])
         self._posting = PostingIndex.load(posting_path)
@@ -496,4 +501,4 @@ class RecallIndexOrgan:
         versions = np.frombuffer(state["code_versions"], "<u4").tolist()
         if len(coded) != len(versions):
             raise ValueError("snapshot code versions do not match the coded ids")
-        self._code_version = dict(zip(coded, versions))
+        self._code_version = {canonical.get(mid, mid): ver for mid, ver in zip(coded, versions)}

@@ -114,6 +114,7 @@ class ChittaMCP:
         self._field: Field | None = None
         self._error: BaseException | None = None
         self._opener: threading.Thread | None = None
+        self._closed = False
         self._lock = threading.Lock()
 
     def _open(self) -> None:
@@ -133,6 +134,10 @@ class ChittaMCP:
 
     def field(self) -> Field:
         """The open field (opened here if :meth:`start_open` was not called)."""
+        if self._closed:
+            from chitta.errors import ClosedError
+
+            raise ClosedError("the MCP server is shutting down; its field is closed")
         if self._opener is not None:
             self._opener.join()
             self._opener = None
@@ -146,6 +151,7 @@ class ChittaMCP:
     def close(self) -> None:
         """Flush and close the field (waits for an open still in flight)."""
         with self._lock:
+            self._closed = True
             if self._opener is not None:
                 self._opener.join()
                 self._opener = None

@@ -36,6 +36,9 @@ print(t1 - t0, t2 - t1)
 """
 
 
+SERIAL_CODE = "import chitta.cli, chitta.cli_serve, chitta.field, mcp.server.lowlevel, mcp.server.stdio"
+
+
 def _chitta() -> list[str]:
     exe = Path(sys.executable).with_name("chitta")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "chitta.cli"]
@@ -128,6 +131,7 @@ def measure(runs: int, progress: Callable[[str], None] = lambda _: None) -> dict
             add("in-process: open the field (1,000 memories) + stats", opened)
             add("import mcp_types (the SDK's wire types alone)", run_s("import mcp_types"))
             add("import mcp.server.lowlevel (the SDK as served)", run_s("import mcp.server.lowlevel"))
+            add("serial: import chitta.cli, chitta.field, then the SDK", run_s(SERIAL_CODE))
             init, first = stdio_start_s(field)
             add("chitta mcp (stdio): spawn -> initialize answered", init)
             add("chitta mcp (stdio): spawn -> first tool answer", first)

@@ -16,7 +16,6 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-
 if TYPE_CHECKING:
     from chitta.field import Field
     from chitta.model import Memory
@@ -123,7 +122,7 @@ class ChittaMCP:
         try:
             path = self._path if self._path is not None else default_path()
             self._field = Field(path, embedder=self._embedder)
-        except BaseException as exc:  # re-raised by field(), on the caller's thread
+        except BaseException as exc:  # noqa: BLE001  (re-raised by field(), on the caller's thread)
             self._error = exc
 
     def start_open(self) -> None:

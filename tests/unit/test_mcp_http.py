@@ -135,7 +135,7 @@ def test_non_loopback_host_is_refused_without_allow_remote(tmp_path: Path, host:
 
 def test_http_options_need_http(tmp_path: Path) -> None:
     proc = subprocess.run([*chitta_command(), "--path", str(tmp_path / "f"), "mcp", "--port", "9"],
-                          capture_output=True, cwd=tmp_path, env=child_env(), timeout=60)
+                          capture_output=True, cwd=tmp_path, env=child_env(), timeout=60, check=False)
     assert proc.returncode == 2 and b"go with --http" in proc.stderr
 
 

@@ -100,7 +100,7 @@ def test_not_a_field_exits_before_serving(tmp_path: Path) -> None:
     bad = tmp_path / "notes"
     bad.mkdir()
     (bad / "todo.txt").write_text("not a field\n")
-    proc = subprocess.run([*chitta_command(), "--path", str(bad), "mcp"], stdin=subprocess.DEVNULL,
+    proc = subprocess.run([*chitta_command(), "--path", str(bad), "mcp"], stdin=subprocess.DEVNULL, check=False,
                           capture_output=True, cwd=tmp_path, env=child_env(), timeout=120)
     assert proc.returncode == 5 and proc.stdout == b""  # EXIT_NOT_FOUND; nothing written to the protocol stream
     assert b"NotAFieldError" in proc.stderr

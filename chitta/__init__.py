@@ -5,13 +5,19 @@
 ...     mid = field.remember("the build uses ninja", tags=["build"])
 ...     field.get(mid).text
 'the build uses ninja'
+
+``import chitta`` loads only the error classes: every other public name is
+imported on first use (PEP 562 ``__getattr__``), so a process that needs one
+surface (``chitta mcp``, a hook) does not pay for the others.
 """
 
 from __future__ import annotations
 
-from chitta import errors, inspect, ops
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from chitta import errors
 from chitta._native_paths import get_include, get_lib_dir
-from chitta._version import __version__
 from chitta.errors import (
     ChittaError,
     ClosedError,
@@ -23,9 +29,13 @@ from chitta.errors import (
     NotFound,
     UnknownOpType,
 )
-from chitta.client import RemoteField, connect
-from chitta.field import Field, default_path, open
-from chitta.model import FieldStats, Memory
+
+if TYPE_CHECKING:  # the lazy names, for type checkers
+    from chitta import inspect, ops
+    from chitta._version import __version__
+    from chitta.client import RemoteField, connect
+    from chitta.field import Field, default_path, open
+    from chitta.model import FieldStats, Memory
 
 __all__ = [
     "ChittaError",
@@ -51,3 +61,33 @@ __all__ = [
     "open",
     "ops",
 ]
+
+# public name -> (module, attribute or None for the module itself)
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "inspect": ("chitta.inspect", None),
+    "ops": ("chitta.ops", None),
+    "__version__": ("chitta._version", "__version__"),
+    "RemoteField": ("chitta.client", "RemoteField"),
+    "connect": ("chitta.client", "connect"),
+    "Field": ("chitta.field", "Field"),
+    "default_path": ("chitta.field", "default_path"),
+    "open": ("chitta.field", "open"),
+    "FieldStats": ("chitta.model", "FieldStats"),
+    "Memory": ("chitta.model", "Memory"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'chitta' has no attribute {name!r}") from None
+    value = importlib.import_module(module)
+    if attr is not None:
+        value = getattr(value, attr)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -55,25 +55,52 @@ def serve(ctx: click.Context, socket_path: str | None, durability: str, as_json:
 
 
 @main.command("mcp", epilog=EPILOG)
+@click.option("--http", "http", is_flag=True,
+              help="Serve streamable HTTP on HOST:PORT (path /mcp) instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="With --http: the address to listen on; loopback only unless --allow-remote.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8731, show_default=True,
+              help="With --http: the TCP port (0: any free port; the URL printed says which).")
+@click.option("--allow-remote", is_flag=True,
+              help="With --http: allow a non-loopback host (no authentication: anyone who reaches it can "
+                   "read and write the field).")
+@click.option("--json", "as_json", is_flag=True, help="With --http: print one JSON line when ready.")
 @click.pass_context
-def mcp_cmd(ctx: click.Context) -> None:
-    """Run the MCP server on stdio (needs the `mcp` extra; docs/MCP.md).
+def mcp_cmd(ctx: click.Context, http: bool, host: str, port: int, allow_remote: bool, as_json: bool) -> None:
+    """Run the MCP server on stdio, or with --http on loopback (needs the `mcp` extra; docs/MCP.md).
 
     Tools: remember, recall, get, forget, link, write_gate_stats, stats.
     Each server process is its own writer instance on the shared field.
+    With --http, one process serves many clients at http://HOST:PORT/mcp
+    until SIGTERM or Ctrl-C (the field is flushed and closed).
 
     \b
-    Example (Claude Code):
+    Examples:
       claude mcp add chitta -- chitta --path ~/.local/share/chitta/default mcp
+      chitta mcp --http --port 8731
+      claude mcp add --transport http chitta http://127.0.0.1:8731/mcp
     """
-    try:
-        import mcp.server.lowlevel  # noqa: F401  (the SDK; loaded here anyway)
+    if not http and (allow_remote or as_json or host != "127.0.0.1" or port != 8731):
+        raise click.UsageError("--host, --port, --allow-remote and --json go with --http")
+    from importlib.util import find_spec
 
-        from chitta.mcp_server import run_stdio
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        click.echo(f"chitta: the MCP server needs the mcp extra (pip install 'chitta[mcp]'): {exc}", err=True)
+    if find_spec("mcp") is None:  # pragma: no cover - depends on the environment
+        # (found, not imported: the SDK import is most of the start, and overlaps the field's open)
+        click.echo("chitta: the MCP server needs the mcp extra (pip install 'chitta[mcp]')", err=True)
         sys.exit(EXIT_ERROR)
     with _errors_to_exit():
-        run_stdio(_field_path(ctx))
+        if not http:
+            from chitta.mcp_server import run_stdio
 
+            run_stdio(_field_path(ctx))
+            return
+        from chitta.mcp_http import run_http
 
+        def ready(info: dict[str, Any]) -> None:
+            if as_json:
+                click.echo(json.dumps(info))
+            else:
+                click.echo(f"chitta mcp: {info['url']} (field {info['path']}, pid {info['pid']})")
+            sys.stdout.flush()
+
+        run_http(_field_path(ctx), host=host, port=port, allow_remote=allow_remote, ready=ready)

@@ -92,3 +92,38 @@ def test_two_servers_on_one_field_see_each_others_writes(tmp_path: Path) -> None
             assert s1["instance_id"] != s2["instance_id"] and s1["instances"] == s2["instances"] == 2
 
     run(main)
+
+
+def test_not_a_field_exits_before_serving(tmp_path: Path) -> None:
+    import subprocess
+
+    bad = tmp_path / "notes"
+    bad.mkdir()
+    (bad / "todo.txt").write_text("not a field\n")
+    proc = subprocess.run([*chitta_command(), "--path", str(bad), "mcp"], stdin=subprocess.DEVNULL, check=False,
+                          capture_output=True, cwd=tmp_path, env=child_env(), timeout=120)
+    assert proc.returncode == 5 and proc.stdout == b""  # EXIT_NOT_FOUND; nothing written to the protocol stream
+    assert b"NotAFieldError" in proc.stderr
+    assert sorted(p.name for p in bad.iterdir()) == ["todo.txt"]
+
+
+def test_state_opens_on_a_thread_and_reraises_its_error(tmp_path: Path) -> None:
+    from chitta.mcp_tools import ChittaMCP
+
+    state = ChittaMCP(tmp_path / "field", embedder=None)
+    state.start_open()
+    text, data = state.call("remember", {"text": "opened on a thread"}, "codex")
+    assert text == f"remembered {data['id']}" and state.field().get(data["id"]).harness == "codex"
+    state.close()
+    state.close()  # twice is fine
+    with pytest.raises(chitta.ClosedError):
+        state.call("stats", {}, None)
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "a").write_text("x")
+    broken = ChittaMCP(tmp_path / "junk", embedder=None)
+    broken.start_open()
+    with pytest.raises(chitta.NotAFieldError):
+        broken.field()
+    with pytest.raises(chitta.InvalidArgument):
+        broken.call("remember", {"txt": "x"}, None)  # arguments are checked before the field is needed
+    broken.close()

@@ -145,6 +145,9 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
                 routes.setdefault(int(op_type), []).append(organ)
         self._routes: dict[int, tuple[Organ, ...]] = {code: tuple(o) for code, o in routes.items()}
         self._put_organs = self._routes[int(OpType.PutPayload)]
+        # remember()'s fast path (chitta/field_write.py): one bound method per organ, one native call.
+        self._put_appliers = tuple(getattr(o, "apply_put", o.apply) for o in self._put_organs)
+        self._append_put = self._log.put_appender()
         self._engine = RecallEngine(self._memories, self._index, self._graph, settings=recall_settings)
         self._embedded_writes = 0
         self._applied = 0
@@ -222,9 +225,9 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
         for damage in result.damages:
             self.salvaged.append(dict(damage))
         decoded: list[tuple[int, list[Op]]] = []
-        for op_type, start, end, framed in result.runs():
+        for op_type, start, end in result.op_runs():
             try:
-                run = ops.decode_run(op_type, framed)
+                run = ops.decode_records(result, op_type, start, end)  # puts: built natively
             except ChittaError:
                 run = self._decode_each(result, op_type, start, end)
             if op_type == OpType.Batch:

@@ -10,6 +10,7 @@
 #include "util/crc32c.h"
 #include "wal/log.h"
 #include "wal/segment_format.h"
+#include "wal_py.h"
 
 namespace chitta_ext {
 namespace {
@@ -55,11 +56,13 @@ class PyLog {
     o.read_only = read_only;
     o.salvage = salvage;
     chitta::Status st;
+    std::unique_ptr<Log> log;
     {
       py::gil_scoped_release release;
-      st = Log::Open(root, o, &log_);
+      st = Log::Open(root, o, &log);
     }
     ThrowIfError(std::move(st));
+    log_ = std::move(log);
   }
 
   uint64_t Append(uint8_t op_type, py::buffer payload) {
@@ -126,11 +129,26 @@ class PyLog {
     return out;
   }
 
+  py::dict SyncStats() const {
+    const chitta::wal::SyncStats s = log_->sync_stats();
+    py::dict out;
+    out["syncs"] = s.syncs;
+    out["records"] = s.records;
+    out["sync_ns"] = s.sync_ns;
+    out["max_sync_ns"] = s.max_sync_ns;
+    out["delay_ns"] = s.delay_ns;
+    py::list per_sync;
+    for (uint64_t c : s.per_sync) per_sync.append(c);
+    out["per_sync"] = per_sync;
+    return out;
+  }
+
   const Log& log() const { return *log_; }
   Log& mutable_log() { return *log_; }
+  const std::shared_ptr<Log>& shared() const { return log_; }
 
  private:
-  std::unique_ptr<Log> log_;
+  std::shared_ptr<Log> log_;
 };
 
 template <typename T, typename F>
@@ -162,6 +180,35 @@ py::list Runs(const ReadBatch& b) {
     i = j;
   }
   return out;
+}
+
+// (op_type, start, end) of each run of one op type, without copying payloads.
+py::list OpRuns(const ReadBatch& b) {
+  py::list out;
+  size_t i = 0;
+  const size_t n = b.records.size();
+  while (i < n) {
+    size_t j = i;
+    while (j < n && b.records[j].op_type == b.records[i].op_type) ++j;
+    out.append(py::make_tuple(b.records[i].op_type, i, j));
+    i = j;
+  }
+  return out;
+}
+
+// Records [start, end) framed as one msgpack array of their payloads.
+py::bytes Framed(const ReadBatch& b, size_t start, size_t end) {
+  if (start > end || end > b.records.size()) throw py::index_error("record range out of bounds");
+  size_t bytes = 0;
+  for (size_t k = start; k < end; ++k) bytes += b.records[k].len;
+  std::string framed;
+  framed.reserve(bytes + 5);
+  AppendArrayHeader(&framed, end - start);
+  for (size_t k = start; k < end; ++k) {
+    framed.append(reinterpret_cast<const char*>(b.arena.data() + b.records[k].payload_pos),
+                  b.records[k].len);
+  }
+  return py::bytes(framed);
 }
 
 }  // namespace
@@ -198,7 +245,17 @@ CHITTA_BIND(wal) {
       })
       .def("runs", &Runs,
            "List of (op_type, start, end, framed): records [start, end) share op_type; framed is a "
-           "msgpack array of their payloads.");
+           "msgpack array of their payloads.")
+      .def("op_runs", &OpRuns,
+           "List of (op_type, start, end): records [start, end) share op_type (no payload copies).")
+      .def("framed", &Framed, py::arg("start"), py::arg("end"),
+           "Records [start, end) as one msgpack array of their payloads.")
+      .def("decode_puts", [](const ReadBatch& b, size_t start, size_t end, py::handle cls) {
+        if (start > end || end > b.records.size()) throw py::index_error("record range out of bounds");
+        return DecodePutRun(b, start, end, cls);
+      }, py::arg("start"), py::arg("end"), py::arg("cls"),
+           "(structs, fallback): PutPayload records [start, end) built natively as `cls` "
+           "instances; those it does not take are None and listed in fallback.");
 
   py::class_<PyLog>(m, "SegmentLog", "A field's multi-instance segment log (csrc/wal).")
       .def(py::init<const std::string&, uint32_t, const std::string&, uint64_t, bool, bool, bool>(),
@@ -230,6 +287,13 @@ CHITTA_BIND(wal) {
       .def("sync", &PyLog::Sync)
       .def("close", &PyLog::Close)
       .def("stats", &PyLog::Stats)
+      .def("sync_stats", &PyLog::SyncStats,
+           "Group commit counters: syncs, records, sync_ns, max_sync_ns, delay_ns, per_sync "
+           "(bucket b: syncs of [2**b, 2**(b+1)) records; the last bucket is open-ended).")
+      .def("put_appender", [](const PyLog& l) { return MakePutAppender(l.shared()); },
+           "A fast callable append_put(id, text, created_ms, written_ms) - or all 15 PutPayload "
+           "fields, meta as encoded msgpack - that encodes and appends one PutPayload; "
+           "returns the seqno.")
       .def_property_readonly("instance_id", [](const PyLog& l) { return l.log().instance_id(); })
       .def_property_readonly("clock", [](const PyLog& l) { return l.log().clock(); })
       .def_property_readonly("read_only", [](const PyLog& l) { return l.log().read_only(); })

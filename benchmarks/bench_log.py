@@ -71,6 +71,7 @@ PUT_CODE = int(ops.OpType.PutPayload)
 RECORD = b"\0" * 17 + PAYLOAD  # what a segment record costs on disk: header + payload
 
 RESULTS: dict[str, dict[str, Any]] = {}
+SYNC_STATS: dict[str, dict[str, Any]] = {}  # group-commit counters of each fsync case's last round
 
 
 # ---- harness ---------------------------------------------------------------------
@@ -242,26 +243,40 @@ def _threaded(threads: int, n: int, make: Callable[[str], tuple[Callable[[int], 
     return fn
 
 
-def _mt_field(d: str) -> tuple[Callable[[int], None], Callable[[], None]]:
-    f = chitta.open(os.path.join(d, "f"), durability="fsync", embedder=None)
+def _keep_sync_stats(key: str, log: Any, close: Callable[[], None]) -> Callable[[], None]:
+    def fn() -> None:
+        SYNC_STATS[key] = log.sync_stats()
+        close()
 
-    def work(count: int) -> None:
-        remember = f.remember
-        for _ in range(count):
-            remember(TEXT)
-
-    return work, f.close
+    return fn
 
 
-def _mt_log(d: str) -> tuple[Callable[[int], None], Callable[[], None]]:
-    log = _core.SegmentLog(d, instance_id=INSTANCE, durability="fsync")
+def _mt_field(key: str) -> Callable[[str], tuple[Callable[[int], None], Callable[[], None]]]:
+    def make(d: str) -> tuple[Callable[[int], None], Callable[[], None]]:
+        f = chitta.open(os.path.join(d, "f"), durability="fsync", embedder=None)
 
-    def work(count: int) -> None:
-        append = log.append
-        for _ in range(count):
-            append(PUT_CODE, PAYLOAD)
+        def work(count: int) -> None:
+            remember = f.remember
+            for _ in range(count):
+                remember(TEXT)
 
-    return work, log.close
+        return work, _keep_sync_stats(key, f._log, f.close)
+
+    return make
+
+
+def _mt_log(key: str) -> Callable[[str], tuple[Callable[[int], None], Callable[[], None]]]:
+    def make(d: str) -> tuple[Callable[[int], None], Callable[[], None]]:
+        log = _core.SegmentLog(d, instance_id=INSTANCE, durability="fsync")
+
+        def work(count: int) -> None:
+            append = log.append
+            for _ in range(count):
+                append(PUT_CODE, PAYLOAD)
+
+        return work, _keep_sync_stats(key, log, log.close)
+
+    return make
 
 
 def _mt_sqlite(d: str) -> tuple[Callable[[int], None], Callable[[], None]]:
@@ -283,9 +298,9 @@ def test_fsync(benchmark: Any, threads: int) -> None:
     """durability="fsync" with `threads` appenders (group commit) vs SQLite FULL with
     one connection per thread, and the one-thread Python write+fdatasync loop, interleaved."""
     run_group(benchmark, [
-        (f"mt/remember/{threads}", SYNC_N, _threaded(threads, SYNC_N, _mt_field),
+        (f"mt/remember/{threads}", SYNC_N, _threaded(threads, SYNC_N, _mt_field(f"mt/remember/{threads}")),
          {"what": "Field.remember, durability=fsync", "threads": threads}),
-        (f"mt/append/{threads}", SYNC_N, _threaded(threads, SYNC_N, _mt_log),
+        (f"mt/append/{threads}", SYNC_N, _threaded(threads, SYNC_N, _mt_log(f"mt/append/{threads}")),
          {"what": "SegmentLog.append, durability=fsync", "threads": threads, "payload_bytes": len(PAYLOAD)}),
         (f"mt/sqlite-FULL/{threads}", SYNC_N, _threaded(threads, SYNC_N, _mt_sqlite),
          {"what": "SQLite WAL synchronous=FULL, one row per transaction, a connection per thread",
@@ -370,6 +385,15 @@ def _replay_cases(data: Any) -> list[tuple[str, str, Callable[[], None]]]:
         assert total == REPLAY_N
         log.close()
 
+    def native_decode_records() -> None:
+        log = _core.SegmentLog(root, read_only=True)
+        result = log.read_new()
+        total = 0
+        for op_type, start, end in result.op_runs():
+            total += len(ops.decode_records(result, op_type, start, end))
+        assert total == REPLAY_N
+        log.close()
+
     def sqlite_fetch() -> None:
         con = sqlite3.connect(db)
         rows = con.execute("SELECT op, payload FROM t ORDER BY id").fetchall()
@@ -396,7 +420,9 @@ def _replay_cases(data: Any) -> list[tuple[str, str, Callable[[], None]]]:
     return [
         ("replay/field-open", "chitta.open(read_only=True): read, decode, apply into the organs", field_open),
         ("replay/native-read", "SegmentLog(read_only=True).read_new() (CRC-checked, merged)", native_read),
-        ("replay/native-read+decode", "read_new() + runs() + ops.decode_run (no organs)", native_decode),
+        ("replay/native-read+decode", "read_new() + runs() + ops.decode_run (msgspec; no organs)", native_decode),
+        ("replay/native-read+decode_records", "read_new() + op_runs() + ops.decode_records (puts built natively; "
+         "no organs)", native_decode_records),
         ("replay/sqlite-fetch", "SQLite SELECT op, payload ORDER BY id, fetchall", sqlite_fetch),
         ("replay/sqlite-fetch+decode", "SQLite fetchall + msgspec decode per row", sqlite_decode),
         ("replay/sqlite-fetch+decode+organ", "SQLite fetchall + msgspec decode + MemoriesOrgan._put per row",
@@ -447,7 +473,9 @@ def _ratio(a: str, b: str) -> str:
 
 
 def summary_lines() -> list[str]:
-    lines = [f"chitta log benchmarks: N={N:,} SYNC_N={SYNC_N:,} REPLAY_N={REPLAY_N:,} dir={BASE}"]
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    lines = [f"chitta log benchmarks: N={N:,} SYNC_N={SYNC_N:,} REPLAY_N={REPLAY_N:,} dir={BASE} "
+             f"(load average at the end: {load})"]
     lines.append("")
     lines.append("| case (one thread) | records/s | vs Python write+flush | vs SQLite NORMAL |")
     lines.append("|---|---|---|---|")
@@ -468,13 +496,26 @@ def summary_lines() -> list[str]:
     lines.append("")
     lines.append("| replay | ops/s | vs SQLite fetch | vs SQLite fetch+decode | vs SQLite fetch+decode+organ |")
     lines.append("|---|---|---|---|---|")
-    for key in ["replay/field-open", "replay/native-read", "replay/native-read+decode", "replay/sqlite-fetch",
+    for key in ["replay/field-open", "replay/native-read", "replay/native-read+decode",
+                "replay/native-read+decode_records", "replay/sqlite-fetch",
                 "replay/sqlite-fetch+decode", "replay/sqlite-fetch+decode+organ"]:
         if key in RESULTS:
             lines.append(f"| {key} | {_fmt(_rate(key))} | {_ratio(key, 'replay/sqlite-fetch')} | "
                          f"{_ratio(key, 'replay/sqlite-fetch+decode')} | "
                          f"{_ratio(key, 'replay/sqlite-fetch+decode+organ')} |")
     lines.append("")
+    if SYNC_STATS:
+        lines.append("| fsync case | syncs | records/sync | mean fdatasync | max fdatasync | mean leader delay "
+                     "| records-per-sync histogram (1, 2-3, 4-7, ...) |")
+        lines.append("|---|---|---|---|---|---|---|")
+        for key, s in SYNC_STATS.items():
+            n = max(1, s["syncs"])
+            hist = list(s["per_sync"])
+            while len(hist) > 1 and hist[-1] == 0:
+                hist.pop()
+            lines.append(f"| {key} | {s['syncs']} | {s['records'] / n:.1f} | {s['sync_ns'] / n / 1e6:.3f} ms | "
+                         f"{s['max_sync_ns'] / 1e6:.2f} ms | {s['delay_ns'] / n / 1e3:.0f} us | {hist} |")
+        lines.append("")
     if "replay/build" in RESULTS:
         r = RESULTS["replay/build"]
         lines.append(f"replay field: {r['records']:,} PutPayloads, mean payload {r['mean_payload_bytes']} bytes, "
@@ -513,8 +554,8 @@ def _print_summary(request: Any) -> Any:
     lines = summary_lines()
     out = os.environ.get("CHITTA_BENCH_JSON")
     if out:
-        Path(out).write_text(json.dumps({"N": N, "SYNC_N": SYNC_N, "REPLAY_N": REPLAY_N, "results": RESULTS},
-                                        indent=1))
+        Path(out).write_text(json.dumps({"N": N, "SYNC_N": SYNC_N, "REPLAY_N": REPLAY_N, "results": RESULTS,
+                                         "sync_stats": SYNC_STATS, "loadavg": os.getloadavg()}, indent=1))
     tr = request.config.pluginmanager.getplugin("terminalreporter")
     if tr is not None:
         tr.write_line("")

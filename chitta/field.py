@@ -143,6 +143,7 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
         self._lock = threading.RLock()
         self._recall_settings = recall_settings
         self._fresh_organs()
+        self._append_put = self._log.put_appender()  # remember()'s fast path: one native call
         self._embedded_writes = 0
         self._since_learning = 0  # embedded writes since this handle's last learning step
         self.salvaged: list[dict[str, Any]] = []  # what salvage skipped, with where
@@ -179,6 +180,8 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
                 routes.setdefault(int(op_type), []).append(organ)
         self._routes: dict[int, tuple[Organ, ...]] = {code: tuple(o) for code, o in routes.items()}
         self._put_organs = self._routes[int(OpType.PutPayload)]
+        # remember()'s fast path (chitta/field_write.py): one bound method per organ.
+        self._put_appliers = tuple(getattr(o, "apply_put", o.apply) for o in self._put_organs)
         self._engine = RecallEngine(self._memories, self._index, self._graph, settings=self._recall_settings)
         self._applied = 0
         self._unrouted = 0  # valid ops no organ of this version keeps state for
@@ -286,9 +289,9 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
         for damage in result.damages:
             self.salvaged.append(dict(damage))
         decoded: list[tuple[int, list[Op]]] = []
-        for op_type, start, end, framed in result.runs():
+        for op_type, start, end in result.op_runs():
             try:
-                run = ops.decode_run(op_type, framed)
+                run = ops.decode_records(result, op_type, start, end)  # puts: built natively
             except ChittaError:
                 run = self._decode_each(result, op_type, start, end)
             if op_type == OpType.Batch:

@@ -33,6 +33,9 @@ _NO_TAGS: tuple[str, ...] = ()
 _MEMORY_KINDS = ops.MEMORY_KINDS
 _PutPayload = ops.PutPayload
 _ENCODE = ops._ENCODER.encode  # ops.encode without its isinstance check (the op is ours)
+_OBSERVATION = "observation"  # remember()'s defaults, compared by identity on the fast path
+_ONE = 1.0
+_FAST_TEXT_CHARS = v.MAX_TEXT_BYTES // 4  # an ASCII text this short is within the byte limit
 _REMEMBER_KEYS = frozenset(
     {"text", "kind", "realm", "session", "source_tool", "tags", "confidence", "embedding", "meta", "at"}
 )
@@ -186,12 +189,12 @@ class WriteMixin:
         self: Field,
         text: str,
         *,
-        kind: str = "observation",
+        kind: str = _OBSERVATION,
         realm: str | None = None,
         session: str | None = None,
         source_tool: str | None = None,
-        tags: Iterable[str] = (),
-        confidence: float = 1.0,
+        tags: Iterable[str] = _NO_TAGS,
+        confidence: float = _ONE,
         embedding: Any = None,
         meta: Mapping[str, Any] | None = None,
         at: datetime | float | None = None,
@@ -212,10 +215,26 @@ class WriteMixin:
         local = next(self._ids)
         if local > _MAX_LOCAL_ID:
             raise ChittaError("this instance has used all 2**32 memory ids; open a new instance")
-        op = self._put_op(
-            (self._instance << 32) | local, text, kind, realm, session, source_tool, tags, confidence, embedding,
-            meta, at,
-        )
+        mid = (self._instance << 32) | local
+        if (
+            kind is _OBSERVATION and realm is None and session is None and source_tool is None and tags is _NO_TAGS
+            and confidence is _ONE and embedding is None and meta is None and at is None
+            and not self._encoding.enabled
+        ):
+            # The hot path (every argument but the text at its default, no
+            # embedder): the payload is encoded and appended natively in one
+            # call (the same bytes as ops.encode; tests/unit/test_log_put.py).
+            if type(text) is not str or not text.isascii() or len(text) > _FAST_TEXT_CHARS or text.isspace() or not text:
+                text = v.text(text)
+            now = int(self._clock() * 1000)
+            self._append_put(mid, text, now, now)
+            op = _PutPayload(id=mid, text=text, created_ms=now, written_ms=now)
+            with self._lock:
+                for apply in self._put_appliers:
+                    apply(op)
+                self._applied += 1
+            return mid
+        op = self._put_op(mid, text, kind, realm, session, source_tool, tags, confidence, embedding, meta, at)
         if op.embedding is None and not self._encoding.enabled:
             # The plain path: one PutPayload, encoded and routed directly.
             try:
@@ -224,8 +243,8 @@ class WriteMixin:
                 raise InvalidArgument(f"cannot encode PutPayload: {exc}") from exc
             self._log.append(_PUT, payload)
             with self._lock:
-                for organ in self._put_organs:
-                    organ.apply(op)
+                for apply in self._put_appliers:
+                    apply(op)
                 self._applied += 1
             return op.id
         group = self._with_vectors([op])

@@ -287,6 +287,24 @@ def decode_run(op_type: int, framed: bytes | bytearray | memoryview) -> list[Op]
     return out
 
 
+def decode_records(result: Any, op_type: int, start: int, end: int) -> list[Op]:
+    """Decode records ``[start, end)`` of a ``SegmentLog.read_new()`` result,
+    all of ``op_type``.
+
+    A run of PutPayloads is built natively (``ReadResult.decode_puts``: no
+    framing copy, equal short strings shared); the records it does not take
+    (a meta map, an unusual encoding, damage) and every other op type go
+    through msgspec, which raises CorruptionError for a damaged payload.
+    """
+    if op_type == OpType.PutPayload:
+        run: list[Op]
+        run, fallback = result.decode_puts(start, end, PutPayload)
+        for i in fallback:
+            run[i - start] = decode(op_type, result.payload(i))
+        return run
+    return decode_run(op_type, result.framed(start, end))
+
+
 def validate(op: Op) -> None:
     """Check what the schema types cannot: enum fields hold documented values,
     float32 byte fields are whole floats, sparse activations match features,
@@ -457,6 +475,7 @@ __all__ = [
     "UpsertWisdomCandidate",
     "UserModelEvent",
     "decode",
+    "decode_records",
     "decode_run",
     "encode",
     "f32_array",

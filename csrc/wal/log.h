@@ -97,6 +97,8 @@ class Log {
   Status Sync();
   Status Close();
   Status Stats(LogStats* out) const;
+  // Group commit counters of this Log's writer (all zero without one).
+  SyncStats sync_stats() const { return writer_ ? writer_->sync_stats() : SyncStats{}; }
 
   uint32_t instance_id() const { return instance_id_; }  // 0 when read-only
   uint64_t clock() const { return clock_.load(); }       // highest seqno seen or written

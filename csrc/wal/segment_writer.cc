@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "util/coding.h"
@@ -74,6 +75,7 @@ Status SegmentWriter::OpenNewSegmentLocked(uint64_t first_seqno) {
       }
       std::lock_guard<std::mutex> s(sync_mu_);
       synced_seqno_ = std::max(synced_seqno_, last_seqno_);
+      synced_records_ = written_records_;
     }
   }
   const std::string name = SegmentName(instance_id_, first_seqno);
@@ -164,6 +166,8 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
     if (durability_ == Durability::kFsync) {
       std::lock_guard<std::mutex> s(sync_mu_);
       written_seqno_ = seq;
+      ++written_records_;
+      if (syncing_) leader_cv_.notify_one();  // a leader may be waiting for company
     }
   }
   *seqno = seq;
@@ -172,6 +176,7 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
 }
 
 Status SegmentWriter::SyncThrough(uint64_t seqno) {
+  using Clock = std::chrono::steady_clock;
   std::unique_lock<std::mutex> l(sync_mu_);
   while (synced_seqno_ < seqno) {
     if (syncing_) {
@@ -179,18 +184,59 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
       continue;
     }
     syncing_ = true;  // this thread leads; the others wait for its fdatasync
+    uint64_t delayed_ns = 0;
+    if (last_group_ > 1) {
+      // Commit delay: others were appending alongside; let the ones on their
+      // way join this sync. Wait while records keep arriving.
+      const auto start = Clock::now();
+      const uint64_t max_ns =
+          std::clamp<uint64_t>(last_sync_ns_, kCommitMinDelayNs, kCommitMaxDelayNs);
+      const auto deadline = start + std::chrono::nanoseconds(max_ns);
+      const auto quiet = std::chrono::nanoseconds(kCommitQuietNs);
+      uint64_t seen = written_records_;
+      auto quiet_end = std::min(start + quiet, deadline);
+      while (true) {
+        const bool timed_out = leader_cv_.wait_until(l, quiet_end) == std::cv_status::timeout;
+        const auto now = Clock::now();
+        if (now >= deadline) break;
+        if (written_records_ != seen) {
+          seen = written_records_;
+          quiet_end = std::min(now + quiet, deadline);
+        } else if (timed_out) {
+          break;  // nobody came for a quiet period
+        }
+      }
+      delayed_ns = static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+    }
     const uint64_t target = written_seqno_;
+    const uint64_t target_records = written_records_;
     std::shared_ptr<Fd> fd = sync_fd_;
     l.unlock();
+    const auto t0 = Clock::now();
     const int rc = fd ? ::fdatasync(fd->fd) : 0;
     const int err = errno;
+    const uint64_t took = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
     l.lock();
     syncing_ = false;
     if (rc != 0) {
       sync_cv_.notify_all();
       return Status::IOError("fdatasync " + fd->path + ": " + file::ErrnoText(err));
     }
+    const uint64_t group = target_records > synced_records_ ? target_records - synced_records_ : 0;
+    synced_records_ = std::max(synced_records_, target_records);
     synced_seqno_ = std::max(synced_seqno_, target);
+    last_group_ = group;
+    last_sync_ns_ = took;
+    stats_.syncs++;
+    stats_.records += group;
+    stats_.sync_ns += took;
+    stats_.max_sync_ns = std::max(stats_.max_sync_ns, took);
+    stats_.delay_ns += delayed_ns;
+    size_t bucket = 0;
+    while (bucket + 1 < SyncStats::kBuckets && (group >> (bucket + 1)) != 0) ++bucket;
+    stats_.per_sync[bucket]++;
     sync_cv_.notify_all();
   }
   return Status::OK();
@@ -204,18 +250,27 @@ Status SegmentWriter::Flush() {
 Status SegmentWriter::Sync() {
   std::shared_ptr<Fd> fd;
   uint64_t last;
+  uint64_t records;
   {
     std::lock_guard<std::mutex> l(mu_);
     CHITTA_RETURN_IF_ERROR(FlushBufferLocked());
     fd = fd_;
     last = last_seqno_;
+    std::lock_guard<std::mutex> s(sync_mu_);
+    records = written_records_;
   }
   if (fd && ::fdatasync(fd->fd) != 0) {
     return Status::IOError("fdatasync " + fd->path + ": " + file::ErrnoText(errno));
   }
   std::lock_guard<std::mutex> s(sync_mu_);
   synced_seqno_ = std::max(synced_seqno_, last);
+  synced_records_ = std::max(synced_records_, records);
   return Status::OK();
+}
+
+SyncStats SegmentWriter::sync_stats() const {
+  std::lock_guard<std::mutex> s(sync_mu_);
+  return stats_;
 }
 
 Status SegmentWriter::Close() {

@@ -3,11 +3,15 @@
 // rotates at the configured size, and makes records durable as its mode says:
 //   kFlush    one write(2) per record: in the OS when Append returns
 //   kFsync    as kFlush, then group commit: concurrent appenders share one
-//             fdatasync, and Append returns once its record is on disk
+//             fdatasync, and Append returns once its record is on disk. The
+//             leader of a group waits briefly while other appenders keep
+//             arriving (commit delay: until none came for kCommitQuietNs, at
+//             most about one fdatasync's time) so more records share a sync.
 //   kBuffered records gather in memory; written on Flush(), rotation, Close()
 // Thread-safe: any number of threads may Append at once.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -21,6 +25,26 @@
 namespace chitta::wal {
 
 enum class Durability { kFlush = 0, kFsync = 1, kBuffered = 2 };
+
+// Group commit counters (kFsync), for benchmarks and operators.
+struct SyncStats {
+  static constexpr size_t kBuckets = 11;
+  uint64_t syncs = 0;        // fdatasync calls made by group-commit leaders
+  uint64_t records = 0;      // records those calls made durable
+  uint64_t sync_ns = 0;      // total time inside those fdatasync calls
+  uint64_t max_sync_ns = 0;  // the slowest one
+  uint64_t delay_ns = 0;     // total commit-delay wait of the leaders
+  // Records per sync: bucket b counts syncs of [2^b, 2^(b+1)) records; the last, 1024 and more.
+  std::array<uint64_t, kBuckets> per_sync{};
+};
+
+// Commit delay bounds: a leader waits while appenders keep arriving, until
+// none came for kCommitQuietNs, and never longer than the last fdatasync took
+// (clamped to [kCommitMinDelayNs, kCommitMaxDelayNs]). No wait when the last
+// group was a single record (one appender: waiting only adds latency).
+constexpr uint64_t kCommitQuietNs = 50'000;
+constexpr uint64_t kCommitMinDelayNs = 100'000;
+constexpr uint64_t kCommitMaxDelayNs = 2'000'000;
 
 class SegmentWriter {
  public:
@@ -47,6 +71,7 @@ class SegmentWriter {
   uint64_t current_size() const;
   uint64_t bytes_appended() const { return bytes_appended_.load(); }
   uint64_t last_seqno() const;
+  SyncStats sync_stats() const;
 
  private:
   struct Fd;
@@ -72,12 +97,18 @@ class SegmentWriter {
   std::atomic<uint64_t> bytes_appended_{0};
 
   // Group commit (kFsync). Lock order: mu_ before sync_mu_.
-  std::mutex sync_mu_;
-  std::condition_variable sync_cv_;
+  mutable std::mutex sync_mu_;
+  std::condition_variable sync_cv_;    // followers: wait for synced_seqno_
+  std::condition_variable leader_cv_;  // the leader's commit delay: a record arrived
   std::shared_ptr<Fd> sync_fd_;
   uint64_t written_seqno_ = 0;
   uint64_t synced_seqno_ = 0;
+  uint64_t written_records_ = 0;  // counts, for the records-per-sync statistics
+  uint64_t synced_records_ = 0;
+  uint64_t last_group_ = 0;    // records made durable by the last leader sync
+  uint64_t last_sync_ns_ = 0;  // how long that sync took
   bool syncing_ = false;
+  SyncStats stats_;
 };
 
 }  // namespace chitta::wal

@@ -1,0 +1,26 @@
+// _ext/wal_py.h
+// Pieces of the segment-log binding shared by bind_wal.cc (the classes) and
+// bind_wal_put.cc (the PutPayload fast paths: encode + append in one call,
+// and building a run of PutPayload structs straight from the read buffer).
+#pragma once
+
+#include <memory>
+
+#include "registry.h"
+#include "wal/log.h"
+
+namespace chitta_ext {
+
+// A callable append_put(id, text, created_ms, written_ms) or with all 15
+// PutPayload fields in format order (meta as pre-encoded msgpack bytes):
+// encodes the payload natively and appends it; returns the seqno. A plain
+// CPython fast-call function: it keeps the Log alive.
+py::object MakePutAppender(std::shared_ptr<chitta::wal::Log> log);
+
+// (structs, fallback): PutPayload structs of records [start, end) of `b`,
+// built by `cls`'s own slot layout; records the native reader does not take
+// (unusual shapes, damage) are None in `structs` and listed in `fallback`
+// (record indices) for the general decoder.
+py::tuple DecodePutRun(const chitta::wal::ReadBatch& b, size_t start, size_t end, py::handle cls);
+
+}  // namespace chitta_ext

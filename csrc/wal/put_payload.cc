@@ -1,0 +1,360 @@
+// csrc/wal/put_payload.cc
+#include "wal/put_payload.h"
+
+#include <cstring>
+
+namespace chitta::wal {
+namespace {
+
+void Put8(std::string* o, uint8_t b) { o->push_back(static_cast<char>(b)); }
+
+void PutBE(std::string* o, uint64_t v, int bytes) {
+  for (int s = (bytes - 1) * 8; s >= 0; s -= 8) Put8(o, static_cast<uint8_t>(v >> s));
+}
+
+void PutUint(std::string* o, uint64_t v) {
+  if (v < 128) {
+    Put8(o, static_cast<uint8_t>(v));
+  } else if (v <= 0xff) {
+    Put8(o, 0xcc);
+    PutBE(o, v, 1);
+  } else if (v <= 0xffff) {
+    Put8(o, 0xcd);
+    PutBE(o, v, 2);
+  } else if (v <= 0xffffffffu) {
+    Put8(o, 0xce);
+    PutBE(o, v, 4);
+  } else {
+    Put8(o, 0xcf);
+    PutBE(o, v, 8);
+  }
+}
+
+void PutInt(std::string* o, int64_t v) {
+  if (v >= 0) return PutUint(o, static_cast<uint64_t>(v));
+  const uint64_t u = static_cast<uint64_t>(v);
+  if (v >= -32) {
+    Put8(o, static_cast<uint8_t>(v));
+  } else if (v >= -128) {
+    Put8(o, 0xd0);
+    PutBE(o, u, 1);
+  } else if (v >= -32768) {
+    Put8(o, 0xd1);
+    PutBE(o, u, 2);
+  } else if (v >= INT32_MIN) {
+    Put8(o, 0xd2);
+    PutBE(o, u, 4);
+  } else {
+    Put8(o, 0xd3);
+    PutBE(o, u, 8);
+  }
+}
+
+void PutDouble(std::string* o, double d) {
+  uint64_t bits;
+  std::memcpy(&bits, &d, 8);
+  Put8(o, 0xcb);
+  PutBE(o, bits, 8);
+}
+
+void PutStr(std::string* o, std::string_view s) {
+  const size_t n = s.size();
+  if (n < 32) {
+    Put8(o, static_cast<uint8_t>(0xa0 | n));
+  } else if (n <= 0xff) {
+    Put8(o, 0xd9);
+    PutBE(o, n, 1);
+  } else if (n <= 0xffff) {
+    Put8(o, 0xda);
+    PutBE(o, n, 2);
+  } else {
+    Put8(o, 0xdb);
+    PutBE(o, n, 4);
+  }
+  o->append(s.data(), n);
+}
+
+void PutBin(std::string* o, std::string_view s) {
+  const size_t n = s.size();
+  if (n <= 0xff) {
+    Put8(o, 0xc4);
+    PutBE(o, n, 1);
+  } else if (n <= 0xffff) {
+    Put8(o, 0xc5);
+    PutBE(o, n, 2);
+  } else {
+    Put8(o, 0xc6);
+    PutBE(o, n, 4);
+  }
+  o->append(s.data(), n);
+}
+
+void PutArrayHeader(std::string* o, size_t n) {
+  if (n < 16) {
+    Put8(o, static_cast<uint8_t>(0x90 | n));
+  } else if (n <= 0xffff) {
+    Put8(o, 0xdc);
+    PutBE(o, n, 2);
+  } else {
+    Put8(o, 0xdd);
+    PutBE(o, n, 4);
+  }
+}
+
+void PutOptStr(std::string* o, const std::optional<std::string_view>& s) {
+  if (s) PutStr(o, *s);
+  else Put8(o, 0xc0);
+}
+
+void PutStrArray(std::string* o, const std::vector<std::string_view>& v) {
+  PutArrayHeader(o, v.size());
+  for (auto s : v) PutStr(o, s);
+}
+
+// ---- reading ----------------------------------------------------------------
+struct Reader {
+  const uint8_t* p;
+  const uint8_t* end;
+
+  bool Take(size_t n, const uint8_t** at) {
+    if (static_cast<size_t>(end - p) < n) return false;
+    *at = p;
+    p += n;
+    return true;
+  }
+  bool BE(size_t n, uint64_t* v) {
+    const uint8_t* at;
+    if (!Take(n, &at)) return false;
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; ++i) x = (x << 8) | at[i];
+    *v = x;
+    return true;
+  }
+  bool Byte(uint8_t* b) {
+    if (p == end) return false;
+    *b = *p++;
+    return true;
+  }
+  bool Peek(uint8_t* b) const {
+    if (p == end) return false;
+    *b = *p;
+    return true;
+  }
+  // Any msgpack integer as a signed 128-bit-free pair: (negative?, magnitude bits).
+  bool Int(bool* negative, uint64_t* v) {
+    uint8_t t;
+    if (!Byte(&t)) return false;
+    *negative = false;
+    if (t < 0x80) {
+      *v = t;
+      return true;
+    }
+    if (t >= 0xe0) {
+      *negative = true;
+      *v = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(t)));
+      return true;
+    }
+    uint64_t x;
+    switch (t) {
+      case 0xcc: return BE(1, v);
+      case 0xcd: return BE(2, v);
+      case 0xce: return BE(4, v);
+      case 0xcf: return BE(8, v);
+      case 0xd0:
+        if (!BE(1, &x)) return false;
+        *v = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(x)));
+        break;
+      case 0xd1:
+        if (!BE(2, &x)) return false;
+        *v = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(x)));
+        break;
+      case 0xd2:
+        if (!BE(4, &x)) return false;
+        *v = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(x)));
+        break;
+      case 0xd3:
+        if (!BE(8, &x)) return false;
+        *v = x;
+        break;
+      default: return false;
+    }
+    *negative = static_cast<int64_t>(*v) < 0;
+    return true;
+  }
+  bool U64(uint64_t* v) {
+    bool neg;
+    return Int(&neg, v) && !neg;
+  }
+  bool I64(int64_t* v) {
+    bool neg;
+    uint64_t u;
+    if (!Int(&neg, &u)) return false;
+    if (!neg && u > static_cast<uint64_t>(INT64_MAX)) return false;
+    *v = static_cast<int64_t>(u);
+    return true;
+  }
+  bool Str(std::string_view* s) {
+    uint8_t t;
+    if (!Byte(&t)) return false;
+    uint64_t n;
+    if ((t & 0xe0) == 0xa0) n = t & 0x1f;
+    else if (t == 0xd9) { if (!BE(1, &n)) return false; }
+    else if (t == 0xda) { if (!BE(2, &n)) return false; }
+    else if (t == 0xdb) { if (!BE(4, &n)) return false; }
+    else return false;
+    const uint8_t* at;
+    if (!Take(n, &at)) return false;
+    *s = std::string_view(reinterpret_cast<const char*>(at), n);
+    return true;
+  }
+  bool Nil() {
+    uint8_t t;
+    if (Peek(&t) && t == 0xc0) {
+      ++p;
+      return true;
+    }
+    return false;
+  }
+  bool OptStr(std::optional<std::string_view>* s) {
+    if (Nil()) {
+      s->reset();
+      return true;
+    }
+    std::string_view v;
+    if (!Str(&v)) return false;
+    *s = v;
+    return true;
+  }
+  bool Bin(std::string_view* s) {
+    uint8_t t;
+    if (!Byte(&t)) return false;
+    uint64_t n;
+    if (t == 0xc4) { if (!BE(1, &n)) return false; }
+    else if (t == 0xc5) { if (!BE(2, &n)) return false; }
+    else if (t == 0xc6) { if (!BE(4, &n)) return false; }
+    else return false;
+    const uint8_t* at;
+    if (!Take(n, &at)) return false;
+    *s = std::string_view(reinterpret_cast<const char*>(at), n);
+    return true;
+  }
+  bool ArrayHeader(uint64_t* n) {
+    uint8_t t;
+    if (!Byte(&t)) return false;
+    if ((t & 0xf0) == 0x90) {
+      *n = t & 0x0f;
+      return true;
+    }
+    if (t == 0xdc) return BE(2, n);
+    if (t == 0xdd) return BE(4, n);
+    return false;
+  }
+  bool StrArray(std::vector<std::string_view>* v) {
+    uint64_t n;
+    if (!ArrayHeader(&n) || n > static_cast<uint64_t>(end - p)) return false;
+    v->clear();
+    v->reserve(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      std::string_view s;
+      if (!Str(&s)) return false;
+      v->push_back(s);
+    }
+    return true;
+  }
+  bool Double(double* d) {
+    uint8_t t;
+    if (!Byte(&t)) return false;
+    uint64_t bits;
+    if (t == 0xcb) {
+      if (!BE(8, &bits)) return false;
+      std::memcpy(d, &bits, 8);
+      return true;
+    }
+    if (t == 0xca) {
+      if (!BE(4, &bits)) return false;
+      const uint32_t b32 = static_cast<uint32_t>(bits);
+      float f;
+      std::memcpy(&f, &b32, 4);
+      *d = f;
+      return true;
+    }
+    return false;  // ints in float fields: the general decoder converts them
+  }
+};
+
+}  // namespace
+
+void EncodePut(const PutFields& f, std::string* out) {
+  out->reserve(out->size() + 64 + f.text.size() + (f.embedding ? f.embedding->size() : 0) +
+               (f.meta_msgpack ? f.meta_msgpack->size() : 0));
+  Put8(out, 0x90 | kPutFields);
+  PutUint(out, f.id);
+  PutStr(out, f.text);
+  PutStr(out, f.kind);
+  PutInt(out, f.created_ms);
+  PutOptStr(out, f.realm);
+  PutOptStr(out, f.session);
+  PutOptStr(out, f.source_tool);
+  PutOptStr(out, f.harness);
+  PutStrArray(out, f.tags);
+  PutDouble(out, f.confidence);
+  PutDouble(out, f.strength);
+  if (f.embedding) PutBin(out, *f.embedding);
+  else Put8(out, 0xc0);
+  if (f.meta_msgpack) out->append(f.meta_msgpack->data(), f.meta_msgpack->size());
+  else Put8(out, 0xc0);
+  PutStrArray(out, f.artifacts);
+  PutInt(out, f.written_ms);
+}
+
+void EncodeSimplePut(uint64_t id, std::string_view text, int64_t created_ms, int64_t written_ms,
+                     std::string* out) {
+  out->reserve(out->size() + 64 + text.size());
+  Put8(out, 0x90 | kPutFields);
+  PutUint(out, id);
+  PutStr(out, text);
+  static const char kTail[] = "\xab" "observation";  // fixstr of 11
+  out->append(kTail, sizeof(kTail) - 1);
+  PutInt(out, created_ms);
+  // realm, session, source_tool, harness: nil; tags: []; confidence, strength: 1.0;
+  // embedding, meta: nil; artifacts: []
+  static const uint8_t kMiddle[] = {0xc0, 0xc0, 0xc0, 0xc0, 0x90, 0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0,
+                                    0xcb, 0x3f, 0xf0, 0,    0,    0,    0,    0, 0, 0xc0, 0xc0, 0x90};
+  out->append(reinterpret_cast<const char*>(kMiddle), sizeof(kMiddle));
+  PutInt(out, written_ms);
+}
+
+bool ParsePut(const uint8_t* p, size_t n, PutView* out) {
+  Reader r{p, p + n};
+  uint64_t count;
+  if (!r.ArrayHeader(&count) || count < 2 || count > kPutFields) return false;
+  *out = PutView{};
+  for (uint64_t field = 0; field < count; ++field) {
+    bool ok = false;
+    switch (field) {
+      case 0: ok = r.U64(&out->id); break;
+      case 1: ok = r.Str(&out->text); break;
+      case 2: ok = r.Str(&out->kind); break;
+      case 3: ok = r.I64(&out->created_ms); break;
+      case 4: ok = r.OptStr(&out->realm); break;
+      case 5: ok = r.OptStr(&out->session); break;
+      case 6: ok = r.OptStr(&out->source_tool); break;
+      case 7: ok = r.OptStr(&out->harness); break;
+      case 8: ok = r.StrArray(&out->tags); break;
+      case 9: ok = r.Double(&out->confidence); break;
+      case 10: ok = r.Double(&out->strength); break;
+      case 11: {
+        std::string_view emb;
+        ok = r.Nil() || (r.Bin(&emb) && (out->embedding = emb, true));
+        break;
+      }
+      case 12: ok = r.Nil(); break;  // a meta map: the general decoder's job
+      case 13: ok = r.StrArray(&out->artifacts); break;
+      case 14: ok = r.I64(&out->written_ms); break;
+    }
+    if (!ok) return false;
+  }
+  return r.p == r.end;
+}
+
+}  // namespace chitta::wal

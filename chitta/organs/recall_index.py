@@ -148,6 +148,8 @@ class RecallIndexOrgan:
         if op.embedding is not None:
             self._set_vector(mid, op.embedding)
 
+    apply_put = _put  # the Field's remember() path: one PutPayload, no dispatch
+
     def _update(self, op: ops.UpdateMemoryContent) -> None:
         mid = op.id
         if mid not in self._attrs:

@@ -19,6 +19,7 @@ import numpy as np
 from chitta import _validate as v
 from chitta import ops
 from chitta.errors import InvalidArgument
+from chitta.organs.dense_ann import DENSE_INDEX_KINDS
 from chitta.recall.engine import LANES
 from chitta.recall.hit import Hit
 from chitta.recall.render import render
@@ -141,6 +142,15 @@ class RecallMixin:
     def render(self: Field, hits: Sequence[Hit], budget_bytes: int | None = None) -> str:
         """The hits as ``- [kind] text`` lines within ``budget_bytes`` (never truncating one)."""
         return render(hits, budget_bytes).text
+
+    def set_dense_index(self: Field, kind: str) -> None:
+        """Choose the dense lane's index for fields above the exact-scan size (a
+        field-wide setting, logged): ``"hnsw"`` (a tiered HNSW graph, saved by
+        checkpoints), ``"hamming"`` (binary codes + exact rescoring) or ``"auto"``
+        (the default, currently the Hamming path)."""
+        self._check_writable()
+        v.choice(kind, frozenset(DENSE_INDEX_KINDS), "kind")
+        self._commit(ops.ConfigureField(key="dense_index", value=kind, at_ms=self._now_ms()))
 
     def write_gate_stats(self: Field) -> dict[str, Any]:
         """How many memories are staged (never recalled yet) and how old the oldest is."""

@@ -290,6 +290,7 @@ METHODS: dict[str, Method] = {
         Method("reencode"),
         Method("maintain"),
         Method("checkpoint"),
+        Method("set_dense_index"),
         Method("refresh"),
         Method("stats", reads=True, schema=_obj({}),
                description="Counts and sizes of the field: memories, writer instances, segments, bytes."),

@@ -30,6 +30,8 @@ STATE = "state"
 VECTORS = "vectors.emb"
 CODES = "codes.bin"
 POSTING = "posting.idx"
+GRAPH = "dense.hnsw"  # the tiered HNSW's base; its delta is dense.delta.hnsw
+GRAPH_DELTA = "dense.delta.hnsw"
 
 
 @dataclass(frozen=True)
@@ -77,9 +79,9 @@ def write(view: Field, root: Path) -> CheckpointInfo:
         sidecars: dict[str, dict[str, int]] = {}
         sidecars[VECTORS] = fmt.write_emb(temp / VECTORS, ids, vecs)
         sidecars[VECTORS]["crc"] = _tail_crc(temp / VECTORS)
-        index_state = view._index.snapshot(str(temp / POSTING))
-        posting_bytes = (temp / POSTING).stat().st_size
-        sidecars[POSTING] = {"bytes": posting_bytes, "crc": _file_crc(temp / POSTING)}
+        index_state = view._index.snapshot(str(temp / POSTING), str(temp / GRAPH))
+        for name in (POSTING, GRAPH, GRAPH_DELTA) if index_state["ann"] else (POSTING,):
+            sidecars[name] = {"bytes": (temp / name).stat().st_size, "crc": _file_crc(temp / name)}
         if len(vecs):
             unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-30)
             mean = unit.mean(axis=0).astype(np.float32) if index_state["mean"] is None else \
@@ -154,9 +156,12 @@ def read(root: Path) -> Loaded | None:
         want = sidecars[VECTORS]
         if (want["count"], want["crc"]) != (len(ids), _tail_crc(path / VECTORS)):
             raise CorruptionError(f"{VECTORS} is not the one the state file was written with")
-        want = sidecars[POSTING]
-        if (want["bytes"], want["crc"]) != ((path / POSTING).stat().st_size, _file_crc(path / POSTING)):
-            raise CorruptionError(f"{POSTING} is not the one the state file was written with")
+        for name in (POSTING, GRAPH, GRAPH_DELTA):
+            want = sidecars.get(name)
+            if want is None:
+                continue
+            if (want["bytes"], want["crc"]) != ((path / name).stat().st_size, _file_crc(path / name)):
+                raise CorruptionError(f"{name} is not the one the state file was written with")
         if CODES in sidecars:
             code_ids, _codes, _mean = fmt.read_bin(path / CODES)
             want = sidecars[CODES]
@@ -169,11 +174,34 @@ def read(root: Path) -> Loaded | None:
     return Loaded(path, version, state, ids, vecs)
 
 
+def _v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 added the dense-index setting and the HNSW sidecars. A version-1
+    checkpoint predates both: the setting was "auto" and there is no graph (a field
+    set to "hnsw" builds it on its first large query)."""
+    index = state["organs"]["recall_index"]
+    index.setdefault("dense_index", "auto")
+    index.setdefault("ann", False)
+    for key, value in state["organs"]["settings"]["values"]:
+        if key == "dense_index":
+            index["dense_index"] = value
+    return state
+
+
+_MIGRATIONS = {1: _v1_to_v2}  # version -> step to version + 1
+
+
 def migrate(version: int, state: dict[str, Any]) -> dict[str, Any]:
-    """Bring a state map of an older format version to the current one."""
-    if version == fmt.STATE_VERSION:
-        return state
-    raise UnsupportedFormat(f"no migration from checkpoint state version {version}")
+    """Bring a state map of an older format version to the current one, one step
+    per version."""
+    try:
+        while version < fmt.STATE_VERSION:
+            state = _MIGRATIONS[version](state)
+            version += 1
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorruptionError(f"checkpoint state version {version} could not be migrated: {exc}") from exc
+    if version != fmt.STATE_VERSION:
+        raise UnsupportedFormat(f"no migration from checkpoint state version {version}")
+    return state
 
 
 def restore(field: Field, loaded: Loaded) -> None:
@@ -187,7 +215,9 @@ def restore(field: Field, loaded: Loaded) -> None:
     field._encoder_organ.restore(organs["encoder"])
     live = list(field._memories.live_puts())
     vec_ids = loaded.vector_ids
-    field._index.restore(organs["recall_index"], live, vec_ids, loaded.vectors, str(loaded.path / POSTING))
+    field._index.restore(
+        organs["recall_index"], live, vec_ids, loaded.vectors, str(loaded.path / POSTING), str(loaded.path / GRAPH)
+    )
     field._applied = int(loaded.state["applied"])
     field._unrouted = int(loaded.state["unrouted"])
     positions = [(str(n), int(o), int(s), bool(h), bool(d)) for n, o, s, h, d in mark["positions"]]

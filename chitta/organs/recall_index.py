@@ -22,6 +22,7 @@ from chitta import ops
 from chitta.index.bm25 import BM25
 from chitta.index.hamming import HammingRescoreIndex
 from chitta.index.posting import PAD_ID, PostingIndex
+from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.ops import Op, OpType
 
 U64 = npt.NDArray[np.uint64]
@@ -50,8 +51,8 @@ class RecallIndexOrgan:
         }
     )
 
-    def __init__(self, *, exact_limit: int = EXACT_DENSE_LIMIT) -> None:
-        self.exact_limit = exact_limit
+    def __init__(self, *, exact_limit: int | None = None) -> None:
+        self.exact_limit = EXACT_DENSE_LIMIT if exact_limit is None else exact_limit
         # filters
         self._by: dict[str, dict[str, set[int]]] = {f: defaultdict(set) for f in ("kind", "realm", "session", "harness")}
         self._attrs: dict[int, tuple[str, str | None, str | None, str | None]] = {}
@@ -73,6 +74,8 @@ class RecallIndexOrgan:
         self._hamming: HammingRescoreIndex | None = None
         self._hamming_pending: set[int] = set()
         self._recent: deque[int] = deque(maxlen=8192)  # ids whose vectors were set last
+        self._dense_kind = "auto"  # ConfigureField "dense_index": the large-field dense path
+        self._ann: DenseANN | None = None
         # posting lane
         self._posting = PostingIndex()
         self._code_pending: dict[int, tuple[tuple[int, ...], bytes]] = {}
@@ -92,6 +95,9 @@ class RecallIndexOrgan:
                 self._staged.discard(op.id)  # type: ignore[attr-defined]
         elif t is ops.UpdateSparseCode:
             self._code(op)  # type: ignore[arg-type]
+        elif t is ops.ConfigureField and op.key == "dense_index":  # type: ignore[attr-defined]
+            if op.value in DENSE_INDEX_KINDS:  # type: ignore[attr-defined]
+                self._dense_kind = op.value  # type: ignore[attr-defined]
         elif t is ops.ConfigureField and op.key == "binary_mean":  # type: ignore[attr-defined]
             self._mean = np.frombuffer(op.value, dtype="<f4").astype(np.float32)  # type: ignore[attr-defined]
             self._hamming = None  # codes depend on the mean: rebuild on next use
@@ -207,6 +213,8 @@ class RecallIndexOrgan:
         self._row[mid] = row
         self._hamming_pending.add(mid)
         self._recent.append(mid)
+        if self._ann is not None:
+            self._ann.vector_set(mid)
 
     def _drop_vector(self, mid: int) -> None:
         row = self._row.pop(mid, None)
@@ -219,6 +227,8 @@ class RecallIndexOrgan:
             self._hamming_pending.discard(mid)
         elif self._hamming is not None and mid in self._hamming:
             self._hamming.remove(np.array([mid], np.uint64))
+        if self._ann is not None:
+            self._ann.vector_dropped(mid)
 
     def _code(self, op: ops.UpdateSparseCode) -> None:
         mid = op.id
@@ -263,6 +273,17 @@ class RecallIndexOrgan:
             self._hamming.add(ids, self._vecs[rows])
             self._hamming_pending.clear()
         return self._hamming
+
+    def _ensure_ann(self) -> DenseANN:
+        if self._ann is None:
+            self._ann = DenseANN(int(self.dim or 0))
+            for mid in self._row:
+                self._ann.vector_set(mid)
+        self._ann.catch_up(lambda ids: self._vecs[[self._row[i] for i in ids]])
+        return self._ann
+
+    def _uses_ann(self) -> bool:
+        return self._dense_kind == "hnsw" and len(self._row) > self.exact_limit
 
     # ---- queries --------------------------------------------------------------------
     @property
@@ -394,6 +415,8 @@ class RecallIndexOrgan:
             return self._exact(vector, rows, k)
         if len(self._row) <= self.exact_limit:
             return self._exact_all(vector, k)
+        if self._uses_ann():
+            return self._ensure_ann().search(vector, k)
         ids, cos = self._ensure_hamming().search(vector, k)
         keep = ids != PAD_ID
         return ids[keep], cos[keep]
@@ -434,16 +457,21 @@ class RecallIndexOrgan:
             "dim": self.dim,
             "coded": len(self._code_version),
             "staged": len(self._staged),
-            "dense_path": "exact" if len(self._row) <= self.exact_limit else "hamming+rescore",
+            "dense_index": self._dense_kind,
+            "dense_path": "exact" if len(self._row) <= self.exact_limit
+            else ("hnsw" if self._uses_ann() else "hamming+rescore"),
         }
 
     # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
-    def snapshot(self, posting_path: str) -> dict[str, Any]:
+    def snapshot(self, posting_path: str, ann_path: str) -> dict[str, Any]:
         """State not derivable from the live memories' puts and vectors: the staged
         set, code versions, the recorded binary mean, recent vector order. Writes the
-        posting index (pending codes folded in) to ``posting_path``."""
+        posting index (pending codes folded in) to ``posting_path`` and, when the
+        field's dense path is the graph, the graph (built now if need be) to
+        ``ann_path`` and its delta beside it."""
         self._flush_codes()
         self._posting.save(posting_path)
+        ann_files = self._ensure_ann().save(ann_path) if self._uses_ann() else []
         coded = np.fromiter(self._code_version.keys(), np.uint64, len(self._code_version))
         versions = np.fromiter(self._code_version.values(), np.uint32, len(self._code_version))
         return {
@@ -453,6 +481,8 @@ class RecallIndexOrgan:
             "mean": None if self._mean is None else self._mean.astype("<f4").tobytes(),
             "recent": list(self._recent),
             "posting": {"n_features": self._posting.n_features, "active": self._posting.active},
+            "dense_index": self._dense_kind,
+            "ann": bool(ann_files),
         }
 
     def restore(
@@ -462,6 +492,7 @@ class RecallIndexOrgan:
         vector_ids: U64,
         vectors: F32,
         posting_path: str,
+        ann_path: str,
     ) -> None:
         """Load a snapshot into this (fresh) organ: filters and texts from the live
         memories, vectors (normalised here) from the sidecar, codes from the posting file."""
@@ -499,6 +530,11 @@ class RecallIndexOrgan:
             self._row = dict(zip(self._row_ids, range(n)))
         self._recent.extend(state["recent"])
         self._posting = PostingIndex.load(posting_path)
+        self._dense_kind = state["dense_index"]
+        if self._dense_kind not in DENSE_INDEX_KINDS:
+            raise ValueError(f"unknown dense index {self._dense_kind!r}")
+        if state["ann"]:
+            self._ann = DenseANN.load(ann_path, int(self.dim or 0))
         coded = np.frombuffer(state["coded"], "<u8").tolist()
         versions = np.frombuffer(state["code_versions"], "<u4").tolist()
         if len(coded) != len(versions):

@@ -112,7 +112,7 @@ def test_state_reader_refuses_what_the_spec_forbids(tmp_path: Path) -> None:
     assert fmt.read_state(framed())[0] == 1
     for bad, err in (
         (framed(magic=b"CHITSTAX"), "magic"),
-        (framed(version=2), "version"),
+        (framed(version=fmt.STATE_VERSION + 1), "version"),
         (framed(version=0), "version"),
         (framed(flags=1), "flags"),
         (framed(n=len(body) + 1), "length"),

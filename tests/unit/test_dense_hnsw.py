@@ -1,0 +1,85 @@
+"""The dense lane's HNSW path (field setting dense_index="hnsw"): results agree
+with the exact scan, follow updates and forgets, and a checkpoint saves the graph
+(dense.hnsw + dense.delta.hnsw) so that an open loads it instead of rebuilding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import chitta
+from chitta.checkpoint import store
+from chitta.errors import InvalidArgument
+from chitta.organs import recall_index
+
+N, DIM = 400, 32
+
+
+@pytest.fixture(autouse=True)
+def _small_exact_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(recall_index, "EXACT_DENSE_LIMIT", 50)  # the graph serves fields above 50 vectors
+
+
+def _vectors(n: int, seed: int = 0) -> np.ndarray:
+    x = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _dense(f: chitta.Field, q: np.ndarray, k: int = 10) -> list[int]:
+    return [h.id for h in f.recall(vector=q, k=k, lanes=("dense",), touch=False)]
+
+
+def _exact(ids: list[int], vecs: np.ndarray, q: np.ndarray, k: int = 10) -> list[int]:
+    order = np.argsort(-(vecs @ q), kind="stable")[:k]
+    return [ids[i] for i in order]
+
+
+def test_hnsw_lane_matches_exact_scan_and_survives_a_checkpoint(tmp_path: Path) -> None:
+    root = tmp_path / "f"
+    vecs = _vectors(N)
+    queries = _vectors(30, seed=1)
+    with chitta.open(root, embedder=None) as f:
+        f.set_dense_index("hnsw")
+        ids = f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(vecs)])
+        assert f._index.stats()["dense_path"] == "hnsw"
+        got = [_dense(f, q) for q in queries]
+        overlap = np.mean([len(set(g) & set(_exact(ids, vecs, q))) / 10 for g, q in zip(got, queries)])
+        assert overlap >= 0.95
+        f.forget(ids[0])
+        f.update(ids[1], embedding=-vecs[1])
+        assert ids[0] not in _dense(f, vecs[0], k=N)
+        assert _dense(f, -vecs[1], k=1) == [ids[1]]
+        got = [_dense(f, q) for q in queries]
+        f.checkpoint()
+    live = store.current(root)
+    assert live is not None and {"dense.hnsw", "dense.delta.hnsw"} <= {p.name for p in live.iterdir()}
+    with chitta.open(root, embedder=None, read_only=True) as g:
+        assert g.checkpoint_loaded == live.name
+        assert g._index._ann is not None and len(g._index._ann.graph) > 0  # loaded, not rebuilt
+        assert [_dense(g, q) for q in queries] == got
+    with chitta.open(root, embedder=None) as h:  # changes after the watermark reach the loaded graph
+        new = h.remember("late", embedding=queries[0])
+        h.forget(ids[2])
+    with chitta.open(root, embedder=None, read_only=True) as g:
+        assert _dense(g, queries[0], k=1) == [new]
+        assert ids[2] not in _dense(g, vecs[2], k=N)
+
+
+def test_hamming_is_the_default_large_field_path(tmp_path: Path) -> None:
+    with chitta.open(tmp_path / "f", embedder=None) as f:
+        f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(_vectors(100))])
+        assert f._index.stats()["dense_path"] == "hamming+rescore"
+        f.checkpoint()
+    live = store.current(tmp_path / "f")
+    assert live is not None and not (live / "dense.hnsw").exists()
+
+
+def test_a_bad_dense_index_kind_is_refused_and_logs_nothing(tmp_path: Path) -> None:
+    with chitta.open(tmp_path / "f", embedder=None) as f:
+        before = f.stats().records_applied
+        for bad in ("faiss", "", None, 3):
+            with pytest.raises(InvalidArgument):
+                f.set_dense_index(bad)  # type: ignore[arg-type]
+        assert f.stats().records_applied == before

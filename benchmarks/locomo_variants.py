@@ -1,0 +1,93 @@
+"""The settings compared by ``locomo_ablate.py`` (one ranker per line of output)."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from locomo_ablate import Conv, adjacent, bm25_rank, ctx_vectors, dense_rank, fuse
+
+import chitta
+from chitta.importers import Turn, import_conversation
+from chitta.recall.query import keyword_query
+
+Ranker = Callable[[Conv, int], list[int]]
+_TMP = tempfile.mkdtemp(prefix="locomo-ablate-")
+
+
+def posting_lists(c: Conv, emb: Any) -> list[list[int]]:
+    """Posting-lane rankings from a real field (context vectors, 1 turn)."""
+    if c.posting is None:
+        root = Path(_TMP) / f"f{id(c)}"
+        with chitta.open(root, durability="buffered", embedder=emb) as f:
+            ids = import_conversation(f, [Turn(t["speaker"], t["said"], t["session"], t["at"]) for t in c.items])
+            pos = {mid: i for i, mid in enumerate(ids)}
+            c.posting = [[pos[h.id] for h in f.recall(vector=c.qvecs[qi], k=100, lanes=("posting",), touch=False)]
+                         for qi in range(len(c.questions))]
+    return c.posting
+
+
+def hybrid(emb: Any, *, w: dict[str, float], k: float = 20, ctx: int = 1, qproc: bool = False, stem: bool = False,
+           k1: float = 1.2, b: float = 0.75, adj: float = 0.0, seeds: int = 5, cos_tie: float = 0.02,
+           prf: float = 0.0) -> Ranker:
+    def rank(c: Conv, qi: int) -> list[int]:
+        q = c.questions[qi]["q"]
+        vecs = ctx_vectors(c, emb, ctx)
+        qv = c.qvecs[qi]
+        lists: dict[str, list[int]] = {}
+        if w.get("bm25", 0):
+            lists["bm25"] = bm25_rank(c, keyword_query(q) if qproc else q, k1=k1, b=b, stem=stem)
+        if w.get("dense", 0):
+            if prf:
+                top = dense_rank(vecs, qv)[:3]
+                qv = qv + prf * vecs[top].mean(axis=0)
+                qv = qv / np.linalg.norm(qv)
+            lists["dense"] = dense_rank(vecs, qv)
+        if w.get("posting", 0):
+            lists["posting"] = posting_lists(c, emb)[qi]
+        if adj:
+            lists["adj"] = adjacent(c, fuse(lists, w, k)[:seeds])
+        ids = fuse(lists, {**w, "adj": adj}, k)
+        if cos_tie and ids:  # the scorer: fused / best + 0.02 * cosine
+            from chitta.index.fusion import rrf_fuse
+
+            names = [n for n in lists if lists[n] and {**w, "adj": adj}.get(n, 0) > 0]
+            fid, fs = rrf_fuse([np.array(lists[n], np.uint64) for n in names], k=k,
+                               weights=[{**w, "adj": adj}[n] for n in names], limit=100)
+            best = float(fs[0])
+            sc = {int(i): float(s) / best + cos_tie * max(0.0, float(vecs[int(i)] @ c.qvecs[qi]))
+                  for i, s in zip(fid, fs)}
+            ids = sorted(sc, key=lambda i: (-sc[i], i))
+        return ids[:20]
+
+    return rank
+
+
+def variants(emb: Any) -> Iterator[tuple[str, Ranker]]:
+    B, D, P = "bm25", "dense", "posting"
+    yield "bm25 (as shipped)", hybrid(emb, w={B: 1}, cos_tie=0)
+    yield "bm25 + query processing", hybrid(emb, w={B: 1}, qproc=True, cos_tie=0)
+    yield "bm25 + stem", hybrid(emb, w={B: 1}, stem=True, cos_tie=0)
+    yield "bm25 + qproc + stem", hybrid(emb, w={B: 1}, qproc=True, stem=True, cos_tie=0)
+    for k1 in (0.9, 1.2, 1.5, 2.0):
+        for b in (0.5, 0.75, 0.9):
+            yield f"bm25 qproc+stem k1={k1} b={b}", hybrid(emb, w={B: 1}, qproc=True, stem=True, k1=k1, b=b, cos_tie=0)
+    for n in (0, 1, 2):
+        yield f"dense ctx={n}", hybrid(emb, w={D: 1}, ctx=n, cos_tie=0)
+    yield "posting ctx=1", hybrid(emb, w={P: 1}, cos_tie=0)
+    yield "hybrid (as shipped, no edges)", hybrid(emb, w={B: 1, D: 1, P: 0.5})
+    yield "hybrid qproc+stem", hybrid(emb, w={B: 1, D: 1, P: 0.5}, qproc=True, stem=True)
+    for wd in (0.5, 0.7, 1.0):
+        for wp in (0.0, 0.25, 0.5):
+            for k in (10, 20, 40):
+                yield (f"hybrid qs bm25=1 dense={wd} post={wp} k={k}",
+                       hybrid(emb, w={B: 1, D: wd, P: wp}, k=k, qproc=True, stem=True))
+    for n in (0, 2):
+        yield f"hybrid qs ctx={n}", hybrid(emb, w={B: 1, D: 1, P: 0.5}, ctx=n, qproc=True, stem=True)
+    for a in (0.2, 0.3, 0.5):
+        yield f"hybrid qs + adjacent turns w={a}", hybrid(emb, w={B: 1, D: 1, P: 0.5}, adj=a, qproc=True, stem=True)
+    for p in (0.3, 0.6):
+        yield f"hybrid qs + dense PRF {p}", hybrid(emb, w={B: 1, D: 1, P: 0.5}, prf=p, qproc=True, stem=True)

@@ -146,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     convs = load(emb, limit=args.limit)
     from locomo_variants import variants
 
-    for name, ranker in variants(emb):
+    from locomo_variants import bm25_extra
+
+    for name, ranker in [*variants(emb), *bm25_extra(emb)]:
         if args.only and args.only not in name:
             continue
         print(line(name, score(convs, ranker)), flush=True)

@@ -32,14 +32,15 @@ def posting_lists(c: Conv, emb: Any) -> list[list[int]]:
 
 def hybrid(emb: Any, *, w: dict[str, float], k: float = 20, ctx: int = 1, qproc: bool = False, stem: bool = False,
            k1: float = 1.2, b: float = 0.75, adj: float = 0.0, seeds: int = 5, cos_tie: float = 0.02,
-           prf: float = 0.0) -> Ranker:
+           prf: float = 0.0, kctx: int = 0, fwd: int = 0) -> Ranker:
     def rank(c: Conv, qi: int) -> list[int]:
         q = c.questions[qi]["q"]
-        vecs = ctx_vectors(c, emb, ctx)
+        vecs = ctx_vectors(c, emb, ctx) if (w.get("dense", 0) or cos_tie) else None
         qv = c.qvecs[qi]
         lists: dict[str, list[int]] = {}
         if w.get("bm25", 0):
-            lists["bm25"] = bm25_rank(c, keyword_query(q) if qproc else q, k1=k1, b=b, stem=stem)
+            lists["bm25"] = bm25_rank(c, keyword_query(q) if qproc else q, k1=k1, b=b, stem=stem,
+                                      texts=_ctx_texts(kctx, fwd) if (kctx or fwd) else None, key=f"{kctx}/{fwd}")
         if w.get("dense", 0):
             if prf:
                 top = dense_rank(vecs, qv)[:3]
@@ -91,3 +92,27 @@ def variants(emb: Any) -> Iterator[tuple[str, Ranker]]:
         yield f"hybrid qs + adjacent turns w={a}", hybrid(emb, w={B: 1, D: 1, P: 0.5}, adj=a, qproc=True, stem=True)
     for p in (0.3, 0.6):
         yield f"hybrid qs + dense PRF {p}", hybrid(emb, w={B: 1, D: 1, P: 0.5}, prf=p, qproc=True, stem=True)
+
+
+def _ctx_texts(n: int, fwd: int = 0) -> Callable[[Conv], list[str]]:
+    def f(c: Conv) -> list[str]:
+        it = c.items
+        out = []
+        for i, t in enumerate(it):
+            lo, hi = max(0, i - n), min(len(it), i + fwd + 1)
+            out.append("\n".join(it[j]["text"] for j in range(lo, hi) if it[j]["session"] == t["session"]))
+        return out
+
+    return f
+
+
+def bm25_extra(emb: Any) -> Iterator[tuple[str, Ranker]]:
+    for b in (0.3, 0.4):
+        yield f"bm25 qproc+stem k1=1.2 b={b}", hybrid(emb, w={"bm25": 1}, qproc=True, stem=True, b=b, cos_tie=0)
+    yield "bm25 qproc+stem over context 1 back 1 forward", hybrid(emb, w={"bm25": 1}, qproc=True, stem=True, kctx=1, fwd=1, cos_tie=0)
+    yield "bm25 qproc+stem over context 0 back 1 forward", hybrid(emb, w={"bm25": 1}, qproc=True, stem=True, kctx=0, fwd=1, cos_tie=0)
+    for n in (1, 2, 3):
+        def rank(c: Conv, qi: int, n: int = n) -> list[int]:
+            return bm25_rank(c, keyword_query(c.questions[qi]["q"]), stem=True, texts=_ctx_texts(n), key=f"ctx{n}")[:20]
+
+        yield f"bm25 qproc+stem over context text ({n} turn)", rank

@@ -22,6 +22,7 @@ from chitta.index.bm25 import BM25
 from chitta.index.hamming import HammingRescoreIndex
 from chitta.index.posting import PAD_ID, PostingIndex
 from chitta.ops import Op, OpType
+from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
@@ -54,6 +55,7 @@ class RecallIndexOrgan:
         self._bm25 = BM25()
         self._text_pending: dict[int, str] = {}
         self._text_indexed: set[int] = set()
+        self._kw_context: dict[int, tuple[str, str]] = {}  # id -> (text, recall context), chitta.recall.context
         # dense lane
         self.dim: int | None = None
         self._row: dict[int, int] = {}
@@ -119,7 +121,7 @@ class RecallIndexOrgan:
         self._created.update(zip(ids, (op.created_ms for op in run)))
         self._time_cache = None
         self._staged.update(ids)
-        self._text_pending.update(zip(ids, (op.text for op in run)))
+        self._text_pending.update(zip(ids, (self._keyword_text(op.id, op.text, op.meta) for op in run)))
 
     def _put(self, op: ops.PutPayload) -> None:
         mid = op.id
@@ -133,7 +135,7 @@ class RecallIndexOrgan:
         self._created[mid] = op.created_ms
         self._time_cache = None
         self._staged.add(mid)
-        self._text_pending[mid] = op.text
+        self._text_pending[mid] = self._keyword_text(mid, op.text, op.meta)
         if op.embedding is not None:
             self._set_vector(mid, op.embedding)
 
@@ -141,11 +143,19 @@ class RecallIndexOrgan:
         mid = op.id
         if mid not in self._attrs:
             return
-        if op.text is not None:
+        old = self._kw_context.get(mid)
+        # A new text keeps the current context; new meta (replacing the old)
+        # re-reads it. The organ keeps the text only of memories with a
+        # context, so meta that adds a context to one without takes effect
+        # with its next text update.
+        if op.text is not None or (op.meta is not None and old is not None):
+            text = op.text if op.text is not None else old[0]  # type: ignore[index]
+            meta = op.meta if op.meta is not None else ({CONTEXT_KEY: old[1]} if old else None)
             if mid in self._text_indexed:
                 self._bm25.remove(np.array([mid], np.uint64))
                 self._text_indexed.discard(mid)
-            self._text_pending[mid] = op.text
+            self._kw_context.pop(mid, None)
+            self._text_pending[mid] = self._keyword_text(mid, text, meta)
         if op.embedding is not None:
             self._set_vector(mid, op.embedding)
 
@@ -159,6 +169,7 @@ class RecallIndexOrgan:
         self._created.pop(mid, None)
         self._time_cache = None
         self._staged.discard(mid)
+        self._kw_context.pop(mid, None)
         if self._text_pending.pop(mid, None) is None and mid in self._text_indexed:
             self._bm25.remove(np.array([mid], np.uint64))
             self._text_indexed.discard(mid)
@@ -168,6 +179,13 @@ class RecallIndexOrgan:
             del self._code_version[mid]
             if mid in self._posting:
                 self._posting.remove(np.array([mid], np.uint64))
+
+    def _keyword_text(self, mid: int, text: str, meta: Any) -> str:
+        ctx = context_of(meta) if meta else None
+        if ctx is None:
+            return text
+        self._kw_context[mid] = (text, ctx)
+        return keyword_document(text, ctx)
 
     def _set_vector(self, mid: int, blob: bytes) -> None:
         v = np.frombuffer(blob, dtype="<f4").astype(np.float32)

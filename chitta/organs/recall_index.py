@@ -55,7 +55,8 @@ class RecallIndexOrgan:
         self._bm25 = BM25()
         self._text_pending: dict[int, str] = {}
         self._text_indexed: set[int] = set()
-        self._kw_context: dict[int, tuple[str, str]] = {}  # id -> (text, recall context), chitta.recall.context
+        # id -> (text, recall context or None) of memories that have or had a context (chitta.recall.context)
+        self._kw_context: dict[int, tuple[str, str | None]] = {}
         # dense lane
         self.dim: int | None = None
         self._row: dict[int, int] = {}
@@ -145,16 +146,15 @@ class RecallIndexOrgan:
             return
         old = self._kw_context.get(mid)
         # A new text keeps the current context; new meta (replacing the old)
-        # re-reads it. The organ keeps the text only of memories with a
-        # context, so meta that adds a context to one without takes effect
-        # with its next text update.
+        # re-reads it. The organ keeps the text only of memories that have or
+        # had a context, so a memory that never had one gets its first
+        # context from an update only together with its text.
         if op.text is not None or (op.meta is not None and old is not None):
             text = op.text if op.text is not None else old[0]  # type: ignore[index]
             meta = op.meta if op.meta is not None else ({CONTEXT_KEY: old[1]} if old else None)
             if mid in self._text_indexed:
                 self._bm25.remove(np.array([mid], np.uint64))
                 self._text_indexed.discard(mid)
-            self._kw_context.pop(mid, None)
             self._text_pending[mid] = self._keyword_text(mid, text, meta)
         if op.embedding is not None:
             self._set_vector(mid, op.embedding)
@@ -182,9 +182,8 @@ class RecallIndexOrgan:
 
     def _keyword_text(self, mid: int, text: str, meta: Any) -> str:
         ctx = context_of(meta) if meta else None
-        if ctx is None:
-            return text
-        self._kw_context[mid] = (text, ctx)
+        if ctx is not None or mid in self._kw_context:
+            self._kw_context[mid] = (text, ctx)
         return keyword_document(text, ctx)
 
     def _set_vector(self, mid: int, blob: bytes) -> None:

@@ -10,7 +10,9 @@ sets it to the earlier turns of the same session (measured on LoCoMo:
 benchmarks/RESULTS.md, section locomo).
 
 Nothing is persisted beyond the memory's own ``meta``; the keyword index is
-derived state, rebuilt from it on open.
+derived state, rebuilt from it on open. ``Field.update`` with new ``meta``
+re-reads the context (new text keeps it); a memory written without a
+context gets one by an update only when the same update also gives its text.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +22,10 @@ _TMP = tempfile.mkdtemp(prefix="locomo-ablate-")
 
 def posting_lists(c: Conv, emb: Any) -> list[list[int]]:
     """Posting-lane rankings from a real field (context vectors, 1 turn)."""
+    digest = hashlib.sha1("\n".join(c.texts).encode()).hexdigest()[:12]
+    cache = Path("/tmp/chitta-locomo-cache") / f"posting-{digest}.json"
+    if c.posting is None and cache.exists():
+        c.posting = json.loads(cache.read_text())
     if c.posting is None:
         root = Path(_TMP) / f"f{id(c)}"
         with chitta.open(root, durability="buffered", embedder=emb) as f:
@@ -27,6 +33,7 @@ def posting_lists(c: Conv, emb: Any) -> list[list[int]]:
             pos = {mid: i for i, mid in enumerate(ids)}
             c.posting = [[pos[h.id] for h in f.recall(vector=c.qvecs[qi], k=100, lanes=("posting",), touch=False)]
                          for qi in range(len(c.questions))]
+        cache.write_text(json.dumps(c.posting))
     return c.posting
 
 
@@ -81,17 +88,18 @@ def variants(emb: Any) -> Iterator[tuple[str, Ranker]]:
     yield "posting ctx=1", hybrid(emb, w={P: 1}, cos_tie=0)
     yield "hybrid (as shipped, no edges)", hybrid(emb, w={B: 1, D: 1, P: 0.5})
     yield "hybrid qproc+stem", hybrid(emb, w={B: 1, D: 1, P: 0.5}, qproc=True, stem=True)
-    for wd in (0.5, 0.7, 1.0):
+    yield "hybrid qproc+stem+kctx2", hybrid(emb, w={B: 1, D: 1, P: 0.5}, qproc=True, stem=True, kctx=2)
+    for wd in (0.3, 0.5, 0.7, 1.0):
         for wp in (0.0, 0.25, 0.5):
-            for k in (10, 20, 40):
-                yield (f"hybrid qs bm25=1 dense={wd} post={wp} k={k}",
-                       hybrid(emb, w={B: 1, D: wd, P: wp}, k=k, qproc=True, stem=True))
+            for k in (10, 20, 60):
+                yield (f"hybrid qsk2 bm25=1 dense={wd} post={wp} k={k}",
+                       hybrid(emb, w={B: 1, D: wd, P: wp}, k=k, qproc=True, stem=True, kctx=2))
     for n in (0, 2):
-        yield f"hybrid qs ctx={n}", hybrid(emb, w={B: 1, D: 1, P: 0.5}, ctx=n, qproc=True, stem=True)
-    for a in (0.2, 0.3, 0.5):
-        yield f"hybrid qs + adjacent turns w={a}", hybrid(emb, w={B: 1, D: 1, P: 0.5}, adj=a, qproc=True, stem=True)
+        yield f"hybrid qsk2 dense ctx={n}", hybrid(emb, w={B: 1, D: 1, P: 0.5}, ctx=n, qproc=True, stem=True, kctx=2)
+    for a in (0.2, 0.5):
+        yield f"hybrid qsk2 + adjacent turns w={a}", hybrid(emb, w={B: 1, D: 1, P: 0.5}, adj=a, qproc=True, stem=True, kctx=2)
     for p in (0.3, 0.6):
-        yield f"hybrid qs + dense PRF {p}", hybrid(emb, w={B: 1, D: 1, P: 0.5}, prf=p, qproc=True, stem=True)
+        yield f"hybrid qsk2 + dense PRF {p}", hybrid(emb, w={B: 1, D: 1, P: 0.5}, prf=p, qproc=True, stem=True, kctx=2)
 
 
 def _ctx_texts(n: int, fwd: int = 0) -> Callable[[Conv], list[str]]:
@@ -116,3 +124,21 @@ def bm25_extra(emb: Any) -> Iterator[tuple[str, Ranker]]:
             return bm25_rank(c, keyword_query(c.questions[qi]["q"]), stem=True, texts=_ctx_texts(n), key=f"ctx{n}")[:20]
 
         yield f"bm25 qproc+stem over context text ({n} turn)", rank
+
+
+def round2(emb: Any) -> Iterator[tuple[str, Ranker]]:
+    B, D, P = "bm25", "dense", "posting"
+    best = {B: 1, D: 0.3, P: 0.25}
+    for b in (0.3, 0.5, 0.75):
+        yield f"R2 bm25 qsk2 b={b}", hybrid(emb, w={B: 1}, qproc=True, stem=True, kctx=2, b=b, cos_tie=0)
+    for n in (1, 2, 3):
+        yield f"R2 hybrid best weights kctx={n}", hybrid(emb, w=best, qproc=True, stem=True, kctx=n)
+    yield "R2 hybrid best weights no qproc", hybrid(emb, w=best, stem=True, kctx=2)
+    yield "R2 hybrid best weights no stem", hybrid(emb, w=best, qproc=True, kctx=2)
+    yield "R2 hybrid best weights b=0.5", hybrid(emb, w=best, qproc=True, stem=True, kctx=2, b=0.5)
+    for n in (0, 2):
+        yield f"R2 hybrid best weights dense ctx={n}", hybrid(emb, w=best, ctx=n, qproc=True, stem=True, kctx=2)
+    for a in (0.1, 0.3):
+        yield f"R2 hybrid best + adjacent w={a}", hybrid(emb, w=best, adj=a, qproc=True, stem=True, kctx=2)
+    yield "R2 hybrid best + dense PRF 0.3", hybrid(emb, w=best, prf=0.3, qproc=True, stem=True, kctx=2)
+    yield "R2 hybrid best no cosine tiebreak", hybrid(emb, w=best, qproc=True, stem=True, kctx=2, cos_tie=0)

@@ -142,3 +142,66 @@ def round2(emb: Any) -> Iterator[tuple[str, Ranker]]:
         yield f"R2 hybrid best + adjacent w={a}", hybrid(emb, w=best, adj=a, qproc=True, stem=True, kctx=2)
     yield "R2 hybrid best + dense PRF 0.3", hybrid(emb, w=best, prf=0.3, qproc=True, stem=True, kctx=2)
     yield "R2 hybrid best no cosine tiebreak", hybrid(emb, w=best, qproc=True, stem=True, kctx=2, cos_tie=0)
+
+
+def _ctx_said(n: int) -> Callable[[Conv], list[str]]:
+    def f(c: Conv) -> list[str]:
+        it = c.items
+        return ["\n".join([*(it[j]["said"] for j in range(max(0, i - n), i) if it[j]["session"] == t["session"]),
+                           t["text"]]) for i, t in enumerate(it)]
+
+    return f
+
+
+def round3(emb: Any) -> Iterator[tuple[str, Ranker]]:
+    B, D, P = "bm25", "dense", "posting"
+    best = {B: 1, D: 0.3, P: 0.25}
+    base = hybrid(emb, w=best, qproc=True, stem=True, kctx=2)
+
+    def no_names(c: Conv, qi: int) -> list[int]:
+        q = keyword_query(c.questions[qi]["q"])
+        lists = {B: bm25_rank(c, q, stem=True, texts=_ctx_said(2), key="said2"),
+                 D: dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi]), P: posting_lists(c, emb)[qi]}
+        return fuse(lists, best, 20)[:20]
+
+    yield "R3 context lines without speaker names", no_names
+
+    def two_kw(w2: float) -> Ranker:
+        def r(c: Conv, qi: int) -> list[int]:
+            q = keyword_query(c.questions[qi]["q"])
+            lists = {B: bm25_rank(c, q, stem=True, texts=_ctx_texts(2), key="2/0"),
+                     "b0": bm25_rank(c, q, stem=True),
+                     D: dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi]), P: posting_lists(c, emb)[qi]}
+            return fuse(lists, {**best, "b0": w2}, 20)[:20]
+        return r
+
+    for w2 in (0.3, 0.6):
+        yield f"R3 + keyword lane on the turn alone w={w2}", two_kw(w2)
+
+    def dense_kq(c: Conv, qi: int) -> list[int]:
+        q = keyword_query(c.questions[qi]["q"])
+        qv = emb.embed([q])[0]
+        lists = {B: bm25_rank(c, q, stem=True, texts=_ctx_texts(2), key="2/0"),
+                 D: dense_rank(ctx_vectors(c, emb, 1), qv), P: posting_lists(c, emb)[qi]}
+        return fuse(lists, best, 20)[:20]
+
+    yield "R3 dense embeds the keyword query", dense_kq
+
+    def per_session(cap: int) -> Ranker:
+        def r(c: Conv, qi: int) -> list[int]:
+            q = keyword_query(c.questions[qi]["q"])
+            lists = {B: bm25_rank(c, q, stem=True, texts=_ctx_texts(2), key="2/0"),
+                     D: dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi]), P: posting_lists(c, emb)[qi]}
+            ids = fuse(lists, best, 20)
+            seen: dict[str, int] = {}
+            first, later = [], []
+            for i in ids:
+                s = c.items[i]["session"]
+                seen[s] = seen.get(s, 0) + 1
+                (first if seen[s] <= cap else later).append(i)
+            return (first + later)[:20]
+        return r
+
+    for cap in (2, 3, 5):
+        yield f"R3 at most {cap} per session before the rest", per_session(cap)
+    yield "R3 reference (best)", base

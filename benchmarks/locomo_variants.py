@@ -205,3 +205,40 @@ def round3(emb: Any) -> Iterator[tuple[str, Ranker]]:
     for cap in (2, 3, 5):
         yield f"R3 at most {cap} per session before the rest", per_session(cap)
     yield "R3 reference (best)", base
+
+
+def _ctx_boost(n: int, reps: int) -> Callable[[Conv], list[str]]:
+    def f(c: Conv) -> list[str]:
+        it = c.items
+        return ["\n".join([*(it[j]["text"] for j in range(max(0, i - n), i) if it[j]["session"] == t["session"]),
+                           *[t["text"]] * reps]) for i, t in enumerate(it)]
+
+    return f
+
+
+def round4(emb: Any) -> Iterator[tuple[str, Ranker]]:
+    B, D, P = "bm25", "dense", "posting"
+    best = {B: 1, D: 0.3, P: 0.25}
+    yield "R4 hybrid best b=0.3", hybrid(emb, w=best, qproc=True, stem=True, kctx=2, b=0.3)
+
+    def boosted(reps: int, w: dict[str, float] = best, k: int = 20) -> Ranker:
+        def r(c: Conv, qi: int) -> list[int]:
+            q = keyword_query(c.questions[qi]["q"])
+            lists = {B: bm25_rank(c, q, stem=True, texts=_ctx_boost(2, reps), key=f"boost{reps}"),
+                     D: dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi]), P: posting_lists(c, emb)[qi]}
+            return fuse(lists, w, k)[:20]
+        return r
+
+    yield "R4 turn text twice in the keyword document", boosted(2)
+    for r in (3, 4, 5, 6):
+        yield f"R4 turn text x{r} in the keyword document", boosted(r)
+    for wd in (0.2, 0.3, 0.5):
+        for wp in (0.0, 0.25):
+            for k in (10, 20):
+                yield f"R4 x3 weights 1/{wd}/{wp} k={k}", boosted(3, {B: 1, D: wd, P: wp}, k)
+    def bm25_only(reps: int) -> Ranker:
+        def r(c: Conv, qi: int) -> list[int]:
+            return bm25_rank(c, keyword_query(c.questions[qi]["q"]), stem=True, texts=_ctx_boost(2, reps),
+                             key=f"boost{reps}")[:20]
+        return r
+    yield "R4 bm25 alone, turn text x3", bm25_only(3)

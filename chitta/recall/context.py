@@ -4,8 +4,8 @@ A turn of a conversation ("Melanie: Yes, last Tuesday!") is often found
 through the turn before it ("Caroline: When did you run the charity
 race?"). A writer may put such surrounding text into the memory's
 ``meta["recall_context"]`` (a str): the keyword lane (BM25) then indexes the
-memory as ``context + "\\n" + text``, while the memory's text, rendering and
-everything else stay the memory alone. ``chitta.importers.import_conversation``
+memory as its context followed by its own text, weighted (``keyword_document``),
+while the memory's text, rendering and everything else stay the memory alone. ``chitta.importers.import_conversation``
 sets it to the earlier turns of the same session (measured on LoCoMo:
 benchmarks/RESULTS.md, section locomo).
 
@@ -22,6 +22,7 @@ from typing import Any
 
 CONTEXT_KEY = "recall_context"
 MAX_CONTEXT_CHARS = 8192  # a longer context is cut to its last 8192 characters
+OWN_TEXT_WEIGHT = 3  # the memory's own text counts 3 times against its context (LoCoMo dev, RESULTS.md)
 
 
 def context_of(meta: Mapping[str, Any] | None) -> str | None:
@@ -35,5 +36,7 @@ def context_of(meta: Mapping[str, Any] | None) -> str | None:
 
 
 def keyword_document(text: str, context: str | None) -> str:
-    """What the keyword lane indexes for a memory: its context, then its text."""
-    return f"{context}\n{text}" if context else text
+    """What the keyword lane indexes for a memory: its context, then its text
+    ``OWN_TEXT_WEIGHT`` times (so a term said in the memory itself weighs more
+    in BM25 than one only in its context; a cheap form of field weighting)."""
+    return "\n".join([context, *[text] * OWN_TEXT_WEIGHT]) if context else text

@@ -23,7 +23,7 @@ def test_context_of_reads_only_nonempty_strings() -> None:
     assert context_of({CONTEXT_KEY: "x"}) == "x"
     assert context_of({CONTEXT_KEY: "a" * (MAX_CONTEXT_CHARS + 5)}) == "a" * MAX_CONTEXT_CHARS
     assert keyword_document("t", None) == "t"
-    assert keyword_document("t", "c") == "c\nt"
+    assert keyword_document("t", "c") == "c\nt\nt\nt"  # own text weighted 3x (OWN_TEXT_WEIGHT)
 
 
 def test_memory_found_by_its_context_and_shown_without_it(tmp_path: Path) -> None:

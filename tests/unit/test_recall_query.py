@@ -37,3 +37,16 @@ def test_stop_list_is_lowercase_function_words() -> None:
     assert all(w == w.lower() and w.isalpha() for w in QUERY_STOPWORDS)
     assert {"what", "when", "did", "her", "the"} <= QUERY_STOPWORDS
     assert not {"caroline", "paris", "yesterday", "painting"} & QUERY_STOPWORDS
+
+
+def test_recall_keyword_lane_uses_content_words_and_stems(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import chitta
+
+    with chitta.open(tmp_path / "f", embedder=None) as field:
+        ben = field.remember("Ben: what did you do, what?")
+        ana = field.remember("Ana: I adopted a dog.")
+        hits = field.recall("What did Ana adopt?", lanes=("bm25",), touch=False)
+    # "what"/"did" are dropped from the query (Ben's line would match them);
+    # "adopt" finds "adopted" through the index's light stemming.
+    assert [h.id for h in hits] == [ana]
+    assert ben != ana

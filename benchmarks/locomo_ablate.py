@@ -146,9 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     convs = load(emb, limit=args.limit)
     from locomo_variants import variants
 
-    from locomo_variants import bm25_extra, round2, round3, round4
+    from locomo_variants import bm25_extra, round2, round3, round4, round6, round7
 
-    for name, ranker in [*variants(emb), *bm25_extra(emb), *round2(emb), *round3(emb), *round4(emb)]:
+    for name, ranker in [*variants(emb), *bm25_extra(emb), *round2(emb), *round3(emb), *round4(emb), *round6(emb), *round7(emb)]:
         if args.only and args.only not in name:
             continue
         print(line(name, score(convs, ranker)), flush=True)

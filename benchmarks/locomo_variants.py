@@ -242,3 +242,64 @@ def round4(emb: Any) -> Iterator[tuple[str, Ranker]]:
                              key=f"boost{reps}")[:20]
         return r
     yield "R4 bm25 alone, turn text x3", bm25_only(3)
+
+    def with_tie(tie: float) -> Ranker:
+        inner = boosted(3, {B: 1, D: 0.5, P: 0.0}, 20)
+
+        def r(c: Conv, qi: int) -> list[int]:
+            ids = inner(c, qi)
+            q = keyword_query(c.questions[qi]["q"])
+            lists = {B: bm25_rank(c, q, stem=True, texts=_ctx_boost(2, 3), key="boost3"),
+                     D: dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi])}
+            from chitta.index.fusion import rrf_fuse
+
+            fid, fs = rrf_fuse([np.array(v, np.uint64) for v in lists.values()], k=20, weights=[1.0, 0.5], limit=100)
+            vecs = ctx_vectors(c, emb, 1)
+            sc = {int(i): float(s) / float(fs[0]) + tie * max(0.0, float(vecs[int(i)] @ c.qvecs[qi])) for i, s in zip(fid, fs)}
+            return sorted(sc, key=lambda i: (-sc[i], i))[:20] if tie else ids
+
+        return r
+
+    for tie in (0.0, 0.01, 0.02):
+        yield f"R5 adopted, cosine tiebreak {tie}", with_tie(tie)
+
+
+def round6(emb: Any) -> Iterator[tuple[str, Ranker]]:
+    """Session prior (cluster hypothesis): a turn gains from the fused relevance of its session."""
+    from chitta.index.fusion import rrf_fuse
+
+    B, D = "bm25", "dense"
+
+    def session_prior(lam: float, top: int) -> Ranker:
+        def r(c: Conv, qi: int) -> list[int]:
+            q = keyword_query(c.questions[qi]["q"])
+            lists = [bm25_rank(c, q, stem=True, texts=_ctx_boost(2, 3), key="boost3"),
+                     dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi])]
+            fid, fs = rrf_fuse([np.array(v, np.uint64) for v in lists], k=20, weights=[1.0, 0.5], limit=100)
+            fused = {int(i): float(s) / float(fs[0]) for i, s in zip(fid, fs)}
+            sess: dict[str, list[float]] = {}
+            for i, s in fused.items():
+                sess.setdefault(c.items[i]["session"], []).append(s)
+            prior = {k: sum(sorted(v, reverse=True)[:top]) for k, v in sess.items()}
+            best = max(prior.values())
+            sc = {i: s + lam * prior[c.items[i]["session"]] / best for i, s in fused.items()}
+            return sorted(sc, key=lambda i: (-sc[i], i))[:20]
+        return r
+
+    for lam in (0.05, 0.1, 0.2, 0.4):
+        for top in (3, 10):
+            yield f"R6 session prior lam={lam} top={top}", session_prior(lam, top)
+
+
+def round7(emb: Any) -> Iterator[tuple[str, Ranker]]:
+    def params(k1: float, b: float) -> Ranker:
+        def r(c: Conv, qi: int) -> list[int]:
+            q = keyword_query(c.questions[qi]["q"])
+            lists = {"bm25": bm25_rank(c, q, k1=k1, b=b, stem=True, texts=_ctx_boost(2, 3), key="boost3"),
+                     "dense": dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi])}
+            return fuse(lists, {"bm25": 1.0, "dense": 0.5}, 20)[:20]
+        return r
+
+    for k1 in (0.9, 1.2, 1.5, 2.0):
+        for b in (0.5, 0.75, 0.9):
+            yield f"R7 adopted, BM25 k1={k1} b={b}", params(k1, b)

@@ -29,12 +29,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from eval_locomo import DEFAULT_DATA, normalise_evidence, turns  # noqa: E402
-from locomo_cache import CachedEmbedder  # noqa: E402
+from eval_locomo import DEFAULT_DATA, normalise_evidence, turns
+from locomo_cache import CachedEmbedder
 
-from chitta.importers import Turn, context_texts  # noqa: E402
-from chitta.index.bm25 import BM25, PAD_ID  # noqa: E402
-from chitta.index.fusion import rrf_fuse  # noqa: E402
+from chitta.importers import Turn, context_texts
+from chitta.index.bm25 import BM25, PAD_ID
+from chitta.index.fusion import rrf_fuse
 
 KS = (1, 5, 10, 20)
 POOL = 100
@@ -144,9 +144,7 @@ def main(argv: list[str] | None = None) -> int:
 
     emb = CachedEmbedder(OnnxMiniLM())
     convs = load(emb, limit=args.limit)
-    from locomo_variants import variants
-
-    from locomo_variants import bm25_extra, round2, round3, round4, round6, round7
+    from locomo_variants import bm25_extra, round2, round3, round4, round6, round7, variants
 
     for name, ranker in [*variants(emb), *bm25_extra(emb), *round2(emb), *round3(emb), *round4(emb), *round6(emb), *round7(emb)]:
         if args.only and args.only not in name:

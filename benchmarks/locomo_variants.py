@@ -268,8 +268,6 @@ def round6(emb: Any) -> Iterator[tuple[str, Ranker]]:
     """Session prior (cluster hypothesis): a turn gains from the fused relevance of its session."""
     from chitta.index.fusion import rrf_fuse
 
-    B, D = "bm25", "dense"
-
     def session_prior(lam: float, top: int) -> Ranker:
         def r(c: Conv, qi: int) -> list[int]:
             q = keyword_query(c.questions[qi]["q"])

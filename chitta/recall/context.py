@@ -22,7 +22,9 @@ from typing import Any
 
 CONTEXT_KEY = "recall_context"
 MAX_CONTEXT_CHARS = 8192  # a longer context is cut to its last 8192 characters
-OWN_TEXT_WEIGHT = 3  # the memory's own text counts 3 times against its context (LoCoMo dev, RESULTS.md)
+OWN_TEXT_WEIGHT = (
+    3  # the memory's own text counts 3 times against its context (LoCoMo dev, RESULTS.md)
+)
 
 
 def context_of(meta: Mapping[str, Any] | None) -> str | None:

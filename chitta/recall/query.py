@@ -19,17 +19,24 @@ from __future__ import annotations
 
 from chitta.index.bm25 import tokenize
 
+# fmt: off
 QUERY_STOPWORDS: frozenset[str] = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing done down during each few for from further had has
-    have having he her here hers herself him himself his how i if in into is it its itself just me
-    might more most must my myself no nor not now of off on once only or other ought our ours ourselves
-    out over own same shall she should so some such than that the their theirs them themselves then
-    there these they this those through to too under until up very was we were what when where which
-    while who whom whose why will with would you your yours yourself yourselves s t d ll m re ve
-    """.split()
+    (
+        "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as",
+        "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can",
+        "could", "did", "do", "does", "doing", "done", "down", "during", "each", "few", "for", "from",
+        "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself",
+        "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "might", "more",
+        "most", "must", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or",
+        "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "same", "shall", "she",
+        "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves",
+        "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up",
+        "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "whose",
+        "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "s", "t", "d",
+        "ll", "m", "re", "ve",
+    )
 )
+# fmt: on
 
 
 def keyword_query(text: str) -> str:

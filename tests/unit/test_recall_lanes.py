@@ -21,9 +21,26 @@ LISTS = {"bm25": [1, 2, 3], "dense": [3, 2, 1], "posting": [3, 1, 2]}
 
 class Memories:
     def get(self, mid: int) -> Memory:
-        return Memory(id=mid, text=f"m{mid}", kind="observation", realm=None, session=None, source_tool=None,
-                      harness=None, tags=(), confidence=1.0, strength=1.0, decay_rate=0.0, tier=0, created_ms=NOW,
-                      updated_ms=NOW, last_access_ms=NOW, access_count=0, meta=None, embedding=None)
+        return Memory(
+            id=mid,
+            text=f"m{mid}",
+            kind="observation",
+            realm=None,
+            session=None,
+            source_tool=None,
+            harness=None,
+            tags=(),
+            confidence=1.0,
+            strength=1.0,
+            decay_rate=0.0,
+            tier=0,
+            created_ms=NOW,
+            updated_ms=NOW,
+            last_access_ms=NOW,
+            access_count=0,
+            meta=None,
+            embedding=None,
+        )
 
     def is_live(self, mid: int) -> bool:
         return True
@@ -70,8 +87,14 @@ def hand_rrf(weights: dict[str, float], k: float = 20) -> dict[int, float]:
 
 
 def run(engine: RecallEngine) -> list[Any]:
-    return engine.recall(text="What did Ana adopt?", vector=np.ones(4, np.float32) / 2,
-                         code=np.zeros(2, np.uint32), k=3, allowed=None, now_ms=NOW)
+    return engine.recall(
+        text="What did Ana adopt?",
+        vector=np.ones(4, np.float32) / 2,
+        code=np.zeros(2, np.uint32),
+        k=3,
+        allowed=None,
+        now_ms=NOW,
+    )
 
 
 def test_default_weights_let_the_keyword_lane_lead() -> None:
@@ -88,7 +111,9 @@ def test_default_weights_let_the_keyword_lane_lead() -> None:
 
 
 def test_equal_weights_would_let_agreement_win() -> None:
-    settings = RecallSettings(lane_weights={"bm25": 1.0, "dense": 1.0, "posting": 1.0, "neighbour": 0.0})
+    settings = RecallSettings(
+        lane_weights={"bm25": 1.0, "dense": 1.0, "posting": 1.0, "neighbour": 0.0}
+    )
     hits = run(RecallEngine(Memories(), Index(), Graph(), settings=settings))
     want = hand_rrf(settings.lane_weights)  # 3: 1/23 + 1/21 + 1/21 is the largest
     assert [h.id for h in hits] == sorted(want, key=lambda m: -want[m]) == [3, 1, 2]

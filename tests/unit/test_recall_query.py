@@ -14,7 +14,10 @@ from chitta.recall.query import QUERY_STOPWORDS, keyword_query
         ("When did Caroline go to the LGBTQ support group?", "caroline go lgbtq support group"),
         ("What is Caroline's relationship status?", "caroline relationship status"),
         ("Where did Caroline move from 4 years ago?", "caroline move 4 years ago"),
-        ("Would Melanie be considered a member of the LGBTQ community?", "melanie considered member lgbtq community"),
+        (
+            "Would Melanie be considered a member of the LGBTQ community?",
+            "melanie considered member lgbtq community",
+        ),
         ("How many times has Jon been to Paris in 2023?", "many times jon paris 2023"),
     ],
 )

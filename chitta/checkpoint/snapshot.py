@@ -175,12 +175,14 @@ def read(root: Path) -> Loaded | None:
 
 
 def _v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
-    """Version 2 added the dense-index setting and the HNSW sidecars. A version-1
-    checkpoint predates both: the setting was "auto" and there is no graph (a field
-    set to "hnsw" builds it on its first large query)."""
+    """Version 2 added the dense-index setting, the HNSW sidecars and the keyword
+    lane's recall contexts. A version-1 checkpoint predates all three: the setting
+    was "auto", there is no graph (a field set to "hnsw" builds it on its first
+    large query) and no memory had a recall context."""
     index = state["organs"]["recall_index"]
     index.setdefault("dense_index", "auto")
     index.setdefault("ann", False)
+    index.setdefault("keyword_context", [])
     for key, value in state["organs"]["settings"]["values"]:
         if key == "dense_index":
             index["dense_index"] = value

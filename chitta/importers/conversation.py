@@ -10,7 +10,11 @@ benchmarks/RESULTS.md, section locomo):
 - its vector embeds the turn *with the ``context_turns`` turns before it in
   the same session* (one text, newline-joined): a reply such as "Yes, last
   Tuesday!" means little alone. The stored and keyword-indexed text stays the
-  turn alone, so BM25 and rendering see exactly what was said.
+  turn alone, so rendering shows exactly what was said;
+- the keyword lane finds it by its ``keyword_context_turns`` earlier turns of
+  the same session too: they go into ``meta["recall_context"]``
+  (:mod:`chitta.recall.context`), which BM25 indexes with the turn's text
+  (a question's words are often in the turn *before* the answer).
 
 Only the Field's public API is used; without an embedder (``embedder=None``)
 the turns are stored without vectors and recall runs on keywords.
@@ -26,11 +30,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chitta.errors import InvalidArgument
+from chitta.recall.context import CONTEXT_KEY
 
 if TYPE_CHECKING:
     from chitta.field import Field
 
 MAX_CONTEXT_TURNS = 16
+DEFAULT_KEYWORD_CONTEXT_TURNS = 2  # LoCoMo dev, held-out half: BM25 R@10 0.615 -> 0.730 (RESULTS.md, locomo)
 BATCH = 512  # turns per atomic remember_many group
 
 
@@ -69,14 +75,27 @@ def memory_text(turn: Turn) -> str:
     return f"{turn.speaker.strip()}: {turn.text.strip()}"
 
 
+def _earlier(turns: list[Turn], i: int, n: int) -> list[str]:
+    """Up to ``n`` turns before ``turns[i]`` in its session, as memory texts."""
+    return [memory_text(turns[j]) for j in range(max(0, i - n), i) if turns[j].session == turns[i].session]
+
+
 def context_texts(turns: list[Turn], context_turns: int) -> list[str]:
     """The text each turn is embedded from: up to ``context_turns`` earlier
     turns of the same session, then the turn itself, one per line."""
-    out = []
-    for i, turn in enumerate(turns):
-        lines = [memory_text(turns[j]) for j in range(max(0, i - context_turns), i) if turns[j].session == turn.session]
-        out.append("\n".join([*lines, memory_text(turn)]))
-    return out
+    return ["\n".join([*_earlier(turns, i, context_turns), memory_text(t)]) for i, t in enumerate(turns)]
+
+
+def keyword_contexts(turns: list[Turn], context_turns: int) -> list[str | None]:
+    """Each turn's recall context: up to ``context_turns`` earlier turns of its
+    session, one per line (None for a session's first turn, or when 0)."""
+    return ["\n".join(_earlier(turns, i, context_turns)) or None for i in range(len(turns))]
+
+
+def _meta(meta: Mapping[str, Any] | None, context: str | None) -> dict[str, Any] | None:
+    if context is None:
+        return None if meta is None else dict(meta)
+    return {CONTEXT_KEY: context, **(meta or {})}
 
 
 def import_conversation(
@@ -84,6 +103,7 @@ def import_conversation(
     turns: Iterable[Turn | Mapping[str, Any]],
     *,
     context_turns: int = 1,
+    keyword_context_turns: int = DEFAULT_KEYWORD_CONTEXT_TURNS,
     kind: str = "observation",
     realm: str | None = None,
     source_tool: str | None = None,
@@ -92,11 +112,15 @@ def import_conversation(
     """Store ``turns`` (in conversation order) as memories; returns their ids.
 
     ``context_turns``: how many earlier turns of the same session go into each
-    turn's embedding (0: the turn alone). Every turn is validated before
-    anything is written; each group of up to 512 turns is written atomically.
+    turn's embedding (0: the turn alone). ``keyword_context_turns``: how
+    many go into its ``meta["recall_context"]`` for the keyword lane (0:
+    none; a ``recall_context`` in the turn's own meta wins). Every turn is
+    validated before anything is written; each group of up to 512 turns is
+    written atomically.
     """
-    if isinstance(context_turns, bool) or not isinstance(context_turns, int) or not 0 <= context_turns <= MAX_CONTEXT_TURNS:
-        raise InvalidArgument(f"context_turns must be an int between 0 and {MAX_CONTEXT_TURNS}")
+    for name, value in (("context_turns", context_turns), ("keyword_context_turns", keyword_context_turns)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_CONTEXT_TURNS:
+            raise InvalidArgument(f"{name} must be an int between 0 and {MAX_CONTEXT_TURNS}")
     if isinstance(turns, (str, bytes)):
         raise InvalidArgument("turns must be a list of Turn or dicts, not a str")
     items = [_turn(t, i) for i, t in enumerate(turns)]
@@ -105,7 +129,8 @@ def import_conversation(
     tags = list(tags)
     common = {"kind": kind, "realm": realm, "source_tool": source_tool, "tags": tags}
     docs: list[dict[str, Any]] = [
-        {"text": memory_text(t), "session": t.session, "at": t.at, "meta": t.meta, **common} for t in items
+        {"text": memory_text(t), "session": t.session, "at": t.at, "meta": _meta(t.meta, ctx), **common}
+        for t, ctx in zip(items, keyword_contexts(items, keyword_context_turns))
     ]
     embedder = field._encoding.embedder if field._encoding.enabled else None  # noqa: SLF001 (same package)
     ids: list[int] = []

@@ -24,6 +24,7 @@ from chitta.index.hamming import HammingRescoreIndex
 from chitta.index.posting import PAD_ID, PostingIndex
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.ops import Op, OpType
+from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
@@ -61,9 +62,11 @@ class RecallIndexOrgan:
         self._staged: set[int] = set()
         self._staged_order: deque[int] = deque()  # staged ids in arrival order (lazily cleaned)
         # keyword lane
-        self._bm25 = BM25()
+        self._bm25 = BM25(stem=True)  # light stemming: LoCoMo dev keyword R@10 +0.03 (RESULTS.md, locomo)
         self._text_pending: dict[int, str] = {}
         self._text_indexed: set[int] = set()
+        # id -> (text, recall context or None) of memories that have or had a context (chitta.recall.context)
+        self._kw_context: dict[int, tuple[str, str | None]] = {}
         # dense lane
         self.dim: int | None = None
         self._row: dict[int, int] = {}
@@ -135,7 +138,7 @@ class RecallIndexOrgan:
         self._time_cache = None
         self._staged.update(ids)
         self._staged_order.extend(ids)
-        self._text_pending.update(zip(ids, (op.text for op in run)))
+        self._text_pending.update(zip(ids, (self._keyword_text(op.id, op.text, op.meta) for op in run)))
 
     def _put(self, op: ops.PutPayload) -> None:
         mid = op.id
@@ -150,7 +153,7 @@ class RecallIndexOrgan:
         self._time_cache = None
         self._staged.add(mid)
         self._staged_order.append(mid)
-        self._text_pending[mid] = op.text
+        self._text_pending[mid] = self._keyword_text(mid, op.text, op.meta)
         if op.embedding is not None:
             self._set_vector(mid, op.embedding)
 
@@ -160,11 +163,18 @@ class RecallIndexOrgan:
         mid = op.id
         if mid not in self._attrs:
             return
-        if op.text is not None:
+        old = self._kw_context.get(mid)
+        # A new text keeps the current context; new meta (replacing the old)
+        # re-reads it. The organ keeps the text only of memories that have or
+        # had a context, so a memory that never had one gets its first
+        # context from an update only together with its text.
+        if op.text is not None or (op.meta is not None and old is not None):
+            text = op.text if op.text is not None else old[0]  # type: ignore[index]
+            meta = op.meta if op.meta is not None else ({CONTEXT_KEY: old[1]} if old else None)
             if mid in self._text_indexed:
                 self._bm25.remove(np.array([mid], np.uint64))
                 self._text_indexed.discard(mid)
-            self._text_pending[mid] = op.text
+            self._text_pending[mid] = self._keyword_text(mid, text, meta)
         if op.embedding is not None:
             self._set_vector(mid, op.embedding)
 
@@ -178,6 +188,7 @@ class RecallIndexOrgan:
         self._created.pop(mid, None)
         self._time_cache = None
         self._staged.discard(mid)
+        self._kw_context.pop(mid, None)
         if self._text_pending.pop(mid, None) is None and mid in self._text_indexed:
             self._bm25.remove(np.array([mid], np.uint64))
             self._text_indexed.discard(mid)
@@ -187,6 +198,12 @@ class RecallIndexOrgan:
             del self._code_version[mid]
             if mid in self._posting:
                 self._posting.remove(np.array([mid], np.uint64))
+
+    def _keyword_text(self, mid: int, text: str, meta: Any) -> str:
+        ctx = context_of(meta) if meta else None
+        if ctx is not None or mid in self._kw_context:
+            self._kw_context[mid] = (text, ctx)
+        return keyword_document(text, ctx)
 
     def _set_vector(self, mid: int, blob: bytes) -> None:
         v = np.frombuffer(blob, dtype="<f4").astype(np.float32)
@@ -483,6 +500,7 @@ class RecallIndexOrgan:
             "posting": {"n_features": self._posting.n_features, "active": self._posting.active},
             "dense_index": self._dense_kind,
             "ann": bool(ann_files),
+            "keyword_context": [[mid, ctx] for mid, (_text, ctx) in self._kw_context.items()],
         }
 
     def restore(
@@ -509,6 +527,11 @@ class RecallIndexOrgan:
                 by_harness[put.harness].add(mid)
             self._created[mid] = put.created_ms
             self._text_pending[mid] = text
+        for mid, ctx in state["keyword_context"]:
+            text = self._text_pending.get(mid)
+            if text is not None:
+                self._kw_context[mid] = (text, ctx)
+                self._text_pending[mid] = keyword_document(text, ctx)
         # Keep one int object per id (the memories organ's): a million ids held by
         # several dicts and sets would otherwise each carry their own 32-byte copy.
         staged = set(np.frombuffer(state["staged"], "<u8").tolist())

@@ -21,7 +21,7 @@ from chitta.errors import CheckpointIgnored, InvalidArgument, LockedError
 from fieldtools import flip_byte, memory_dict, segment_files, truncate_by
 
 NOW = 1_780_000_000.0  # a fixed clock: recency factors are then equal on both sides
-QUERIES = ["topic 3 memory", "changed text", "triplet tea", "nothing like this at all", "item 42"]
+QUERIES = ["topic 3 memory", "changed text", "triplet tea", "nothing like this at all", "item 42", "tea ready"]
 
 
 def _open(root: Path, **kw: Any) -> chitta.Field:
@@ -37,6 +37,7 @@ def _build(root: Path, n: int = 300) -> list[int]:
             [{"text": f"memory {i} about topic {i % 7}", "realm": f"r{i % 3}", "tags": [f"t{i % 5}"]} for i in range(n)]
         )
         ids.append(f.remember("item 42 has a session", session="s1", kind="decision"))
+        ids.append(f.remember("the answer is yes", meta={"recall_context": "is the tea ready"}))
         f.forget(ids[3])
         f.update(ids[5], text="changed text five", strength=0.5)
         f.update(ids[6], embedding=np.full(384, 0.25, np.float32))

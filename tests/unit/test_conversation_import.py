@@ -102,3 +102,47 @@ def test_bad_context_turns_is_refused(tmp_path: Path, n: object) -> None:
         with pytest.raises(chitta.InvalidArgument):
             import_conversation(field, TURNS, context_turns=n)  # type: ignore[arg-type]
         assert len(field) == 0
+
+
+def test_keyword_contexts_are_earlier_turns_of_the_same_session() -> None:
+    from chitta.importers import keyword_contexts
+
+    assert keyword_contexts(TURNS, 2) == [
+        None,
+        "Ana: I adopted a dog named Pixel.",
+        "Ana: I adopted a dog named Pixel.\nBen: What breed is it?",
+        None,
+        "Ben: How is Pixel doing?",
+    ]
+    assert keyword_contexts(TURNS, 1)[2] == "Ben: What breed is it?"
+    assert keyword_contexts(TURNS, 0) == [None] * 5
+
+
+def test_turn_found_by_the_words_of_the_turn_before(tmp_path: Path) -> None:
+    from chitta.recall.context import CONTEXT_KEY
+
+    with chitta.open(tmp_path / "f", embedder=None) as field:
+        ids = import_conversation(field, TURNS)
+        assert field.get(ids[2]).meta == {CONTEXT_KEY: "Ana: I adopted a dog named Pixel.\nBen: What breed is it?"}
+        assert field.get(ids[2]).text == "Ana: A beagle, very loud."
+        hits = field.recall("breed", lanes=("bm25",), touch=False)
+    assert {h.id for h in hits} == {ids[1], ids[2]}
+
+
+def test_keyword_context_off_and_own_context_wins(tmp_path: Path) -> None:
+    from chitta.recall.context import CONTEXT_KEY
+
+    turns = [*TURNS[:2], Turn("Ana", "A beagle.", "s1", D1, {CONTEXT_KEY: "mine"})]
+    with chitta.open(tmp_path / "f", embedder=None) as field:
+        ids = import_conversation(field, turns)
+        assert field.get(ids[2]).meta == {CONTEXT_KEY: "mine"}
+        ids0 = import_conversation(field, TURNS, keyword_context_turns=0)
+        assert [field.get(i).meta for i in ids0] == [{"turn": "a"}, None, None, None, None]
+
+
+@pytest.mark.parametrize("bad", [-1, 17, 1.5, True, "2"])
+def test_bad_keyword_context_turns_refused_nothing_written(tmp_path: Path, bad: object) -> None:
+    with chitta.open(tmp_path / "f", embedder=None) as field:
+        with pytest.raises(chitta.errors.InvalidArgument, match="keyword_context_turns"):
+            import_conversation(field, TURNS, keyword_context_turns=bad)  # type: ignore[arg-type]
+        assert len(field) == 0

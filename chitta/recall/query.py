@@ -1,0 +1,50 @@
+"""Query processing for the keyword lane: what a question asks *about*.
+
+A memory is written as a statement ("Caroline: I went to a support group
+yesterday"); the query that finds it is often a question ("When did Caroline
+go to the support group?"). The question's function words (interrogatives,
+auxiliaries, pronouns, determiners, prepositions) match thousands of
+statements and only add noise to BM25, so :func:`keyword_query` drops them
+and keeps the content words: names, nouns, verbs, numbers and dates.
+
+The list is a general English function-word list (the classic
+information-retrieval stop list of pronouns, auxiliaries, determiners,
+conjunctions and prepositions, plus the interrogatives), applied to the
+query only: the index keeps its own small stop set, so nothing stored
+changes. A query made only of function words is kept as it was (better a
+noisy keyword search than none).
+"""
+
+from __future__ import annotations
+
+from chitta.index.bm25 import tokenize
+
+# fmt: off
+QUERY_STOPWORDS: frozenset[str] = frozenset(
+    (
+        "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as",
+        "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can",
+        "could", "did", "do", "does", "doing", "done", "down", "during", "each", "few", "for", "from",
+        "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself",
+        "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "might", "more",
+        "most", "must", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or",
+        "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "same", "shall", "she",
+        "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves",
+        "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up",
+        "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "whose",
+        "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "s", "t", "d",
+        "ll", "m", "re", "ve",
+    )
+)
+# fmt: on
+
+
+def keyword_query(text: str) -> str:
+    """``text`` without function words, as space-joined tokens for the BM25 lane.
+
+    Tokens follow :func:`chitta.index.bm25.tokenize` (lowercased word runs), so
+    the result tokenizes back to exactly the kept tokens. Returns ``text``
+    unchanged when no content word is left.
+    """
+    kept = [t for t in tokenize(text, stopwords=False) if t not in QUERY_STOPWORDS]
+    return " ".join(kept) if kept else text

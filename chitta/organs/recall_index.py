@@ -11,6 +11,7 @@ replay stays a sequence of cheap dictionary updates. Never imports another organ
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict, deque
 from typing import Any
 
@@ -399,11 +400,22 @@ class RecallIndexOrgan:
         return ids[order], sims[top][order].astype(np.float32)
 
     def cosines(self, vector: F32, ids: list[int]) -> dict[int, float]:
-        out: dict[int, float] = {}
-        for mid in ids:
-            row = self._row.get(mid)
-            if row is not None:
-                out[mid] = float(self._vecs[row] @ vector)
+        cos = self.cosine_array(vector, ids)
+        return {mid: c for mid, c in zip(ids, cos.tolist()) if not math.isnan(c)}
+
+    def cosine_array(self, vector: F32, ids: list[int]) -> npt.NDArray[np.float64]:
+        """Cosine of ``vector`` (unit length) with each memory of ``ids``; NaN where it has none.
+
+        One dot product per row (a stacked 1 x dim by dim x 1 product), so each
+        value is bit-for-bit ``float(self.vector(mid) @ vector)``.
+        """
+        out = np.full(len(ids), np.nan, np.float64)
+        get = self._row.get
+        rows = [get(mid, -1) for mid in ids]
+        have = [i for i, r in enumerate(rows) if r >= 0]
+        if have and self.dim is not None and vector.shape[0] == self.dim:
+            picked = self._vecs[[rows[i] for i in have]]
+            out[have] = (picked[:, None, :] @ vector[:, None])[:, 0, 0]
         return out
 
     def stats(self) -> dict[str, Any]:

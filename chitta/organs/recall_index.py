@@ -23,6 +23,7 @@ from chitta.index.bm25 import BM25
 from chitta.index.hamming import HammingRescoreIndex
 from chitta.index.posting import PAD_ID, PostingIndex
 from chitta.ops import Op, OpType
+from chitta.organs.recall_filters import SortedIds, intersect, without
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
@@ -51,6 +52,7 @@ class RecallIndexOrgan:
         self._created: dict[int, int] = {}
         self._time_cache: tuple[U64, npt.NDArray[np.int64]] | None = None
         self._staged: set[int] = set()
+        self._sorted_ids = SortedIds()  # derived: sorted id arrays of the filters
         # keyword lane
         self._bm25 = BM25()
         self._text_pending: dict[int, str] = {}
@@ -65,6 +67,7 @@ class RecallIndexOrgan:
         self._hamming: HammingRescoreIndex | None = None
         self._hamming_pending: set[int] = set()
         self._recent: deque[int] = deque(maxlen=8192)  # ids whose vectors were set last
+        self._row_index: tuple[U64, npt.NDArray[np.int64]] | None = None  # derived: sorted ids, their rows
         # posting lane
         self._posting = PostingIndex()
         self._code_pending: dict[int, tuple[tuple[int, ...], bytes]] = {}
@@ -119,6 +122,7 @@ class RecallIndexOrgan:
                 self._set_vector(mid, op.embedding)
         self._created.update(zip(ids, (op.created_ms for op in run)))
         self._time_cache = None
+        self._sorted_ids.clear()
         self._staged.update(ids)
         self._text_pending.update(zip(ids, (op.text for op in run)))
 
@@ -133,6 +137,7 @@ class RecallIndexOrgan:
                 self._by[field][value].add(mid)
         self._created[mid] = op.created_ms
         self._time_cache = None
+        self._sorted_ids.clear()
         self._staged.add(mid)
         self._text_pending[mid] = op.text
         if op.embedding is not None:
@@ -159,6 +164,7 @@ class RecallIndexOrgan:
                 self._by[field][value].discard(mid)
         self._created.pop(mid, None)
         self._time_cache = None
+        self._sorted_ids.clear()
         self._staged.discard(mid)
         if self._text_pending.pop(mid, None) is None and mid in self._text_indexed:
             self._bm25.remove(np.array([mid], np.uint64))
@@ -193,6 +199,7 @@ class RecallIndexOrgan:
             self._row_ids.append(mid)
         self._vecs[row] = v / norm
         self._row[mid] = row
+        self._row_index = None
         self._hamming_pending.add(mid)
         self._recent.append(mid)
 
@@ -200,6 +207,7 @@ class RecallIndexOrgan:
         row = self._row.pop(mid, None)
         if row is None:
             return
+        self._row_index = None
         self._vecs[row] = 0.0
         self._row_ids[row] = 0
         self._free_rows.append(row)
@@ -314,34 +322,26 @@ class RecallIndexOrgan:
         until_ms: int | None = None,
         include_staged: bool = True,
     ) -> U64 | None:
-        """Ids passing every given filter (None: no filter at all)."""
-        sets: list[set[int]] = []
+        """Ids passing every given filter, sorted (None: no filter at all)."""
+        arrays: list[U64] = []
+        cache = self._sorted_ids
         if kinds is not None:
-            sets.append(set().union(*(self._by["kind"].get(k, set()) for k in kinds)))
+            by_kind = self._by["kind"]
+            of_kind = [cache.members("kind", k, by_kind[k]) for k in sorted(kinds) if by_kind.get(k)]
+            arrays.append(np.unique(np.concatenate(of_kind)) if len(of_kind) > 1 else
+                          of_kind[0] if of_kind else np.zeros(0, np.uint64))
         for field, value in (("realm", realm), ("session", session), ("harness", harness)):
             if value is not None:
-                sets.append(self._by[field].get(value, set()))
-        time_ids: U64 | None = None
+                members = self._by[field].get(value)
+                arrays.append(cache.members(field, value, members) if members else np.zeros(0, np.uint64))
         if since_ms is not None or until_ms is not None:
-            ids, times = self._times()
-            mask = np.ones(len(ids), bool)
-            if since_ms is not None:
-                mask &= times >= since_ms
-            if until_ms is not None:
-                mask &= times <= until_ms
-            time_ids = ids[mask]
-        if not sets and time_ids is None and include_staged:
+            arrays.append(cache.in_time_range(self._created, since_ms, until_ms))
+        if not arrays and include_staged:
             return None
-        if sets:
-            sets.sort(key=len)
-            result = set(sets[0]).intersection(*sets[1:])
-        else:
-            result = set(self._attrs)
-        if time_ids is not None:
-            result.intersection_update(time_ids.tolist())
+        result = intersect(arrays) if arrays else cache.everything(self._attrs)  # type: ignore[arg-type]
         if not include_staged:
-            result.difference_update(self._staged)
-        return np.array(sorted(result), np.uint64)
+            result = without(result, self._staged)
+        return result
 
     def _times(self) -> tuple[U64, npt.NDArray[np.int64]]:
         if self._time_cache is None:
@@ -369,13 +369,30 @@ class RecallIndexOrgan:
         if not self._row or self.dim is None or vector.shape[0] != self.dim:
             return np.zeros(0, np.uint64), np.zeros(0, np.float32)
         if allowed is not None:
-            rows = np.array([self._row[i] for i in allowed.tolist() if i in self._row], np.int64)
-            return self._exact(vector, rows, k)
+            return self._exact(vector, self._rows_of(allowed), k)
         if len(self._row) <= self.exact_limit:
             return self._exact_all(vector, k)
         ids, cos = self._ensure_hamming().search(vector, k)
         keep = ids != PAD_ID
         return ids[keep], cos[keep]
+
+    def _rows_of(self, ids: U64) -> npt.NDArray[np.int64]:
+        """Rows of those of ``ids`` that have a vector, in the order of ``ids``."""
+        if self._row_index is None and len(ids) * 8 < len(self._row):  # few ids: not worth sorting every row
+            get = self._row.get
+            arr = np.array([get(i, -1) for i in ids.tolist()], np.int64)
+            return arr[arr >= 0]
+        if self._row_index is None:
+            keys = np.fromiter(self._row.keys(), np.uint64, len(self._row))
+            vals = np.fromiter(self._row.values(), np.int64, len(self._row))
+            order = np.argsort(keys)
+            self._row_index = (keys[order], vals[order])
+        keys, vals = self._row_index
+        if len(keys) == 0:
+            return np.zeros(0, np.int64)
+        pos = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
+        found = keys[pos] == ids
+        return vals[pos[found]]
 
     def _exact_all(self, vector: F32, k: int) -> tuple[U64, F32]:
         """Exact scan of every stored row in place (no gather); freed rows are skipped."""

@@ -16,8 +16,9 @@ for whole search calls (not run here, they include embedding and network
 hops): mem0 search p50 148 ms, Zep 87 ms.
 
 Remember: memories/s of ``remember_many`` (groups of 256) with caller vectors
-(no embedder), without vectors, with the hashing embedder, and with the ONNX
-MiniLM model (when installed; on a smaller N).
+(no embedder; also with numpy's BLAS held to one thread, to show what its
+thread pool costs on a busy machine), without vectors, with the hashing
+embedder, and with the ONNX MiniLM model (when installed; on a smaller N).
 
     python benchmarks/bench_recall.py [--sizes 10000,100000] [--queries 300] [--field-dir DIR] [--json]
     CHITTA_BENCH_RECALL_N=2000 pytest benchmarks/bench_recall.py --benchmark-disable   # smoke
@@ -147,10 +148,11 @@ def competitors(vecs: np.ndarray, docs: list[str], nq: int) -> dict[str, dict[st
     return out
 
 
-def remember_rate(root: Path, n: int, embedder: Any, vectors: bool) -> float:
+def remember_rate(root: Path, n: int, embedder: Any, vectors: bool, blas_one_thread: bool = False) -> float:
     docs = texts(n, seed=5)
     vecs = datagen.clustered_vectors(n, 384, seed=2) if vectors else None
-    with chitta.open(root, durability="buffered", embedder=embedder) as field:
+    ctx = one_thread() if blas_one_thread else contextlib.nullcontext()
+    with chitta.open(root, durability="buffered", embedder=embedder) as field, ctx:
         t0 = time.perf_counter()
         for lo in range(0, n, 256):
             items: list[dict[str, Any]] = [{"text": t} for t in docs[lo : lo + 256]]
@@ -174,6 +176,8 @@ def run(sizes: list[int], nq: int, write_n: int, field_dir: Path | None, console
             result["floors"][n] = competitors(vecs, docs, nq)
         if write_n:
             result["remember"]["caller vectors"] = remember_rate(Path(tmp) / "w1", write_n, None, True)
+            result["remember"]["caller vectors, BLAS on one thread"] = remember_rate(
+                Path(tmp) / "w1b", write_n, None, True, blas_one_thread=True)
             result["remember"]["no vectors"] = remember_rate(Path(tmp) / "w0", write_n, None, False)
             result["remember"]["hashing embedder"] = remember_rate(Path(tmp) / "w2", write_n, HashingEmbedder(), False)
             onnx = default_embedder()

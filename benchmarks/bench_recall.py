@@ -163,7 +163,8 @@ def remember_rate(root: Path, n: int, embedder: Any, vectors: bool, blas_one_thr
         return n / (time.perf_counter() - t0)
 
 
-def run(sizes: list[int], nq: int, write_n: int, field_dir: Path | None, console: Console) -> dict[str, Any]:
+def run(sizes: list[int], nq: int, write_n: int, field_dir: Path | None, console: Console,
+        rivals: bool = True) -> dict[str, Any]:
     from chitta.encode import HashingEmbedder, default_embedder
 
     result: dict[str, Any] = {"load_before": os.getloadavg(), "recall": {}, "floors": {}, "remember": {}}
@@ -173,7 +174,8 @@ def run(sizes: list[int], nq: int, write_n: int, field_dir: Path | None, console
             field, vecs, docs = build(fields / f"r{n}", n, progress)
             result["recall"][n] = recall_latency(field, vecs, docs, nq)
             field.close()
-            result["floors"][n] = competitors(vecs, docs, nq)
+            if rivals:
+                result["floors"][n] = competitors(vecs, docs, nq)
         if write_n:
             result["remember"]["caller vectors"] = remember_rate(Path(tmp) / "w1", write_n, None, True)
             result["remember"]["caller vectors, BLAS on one thread"] = remember_rate(
@@ -223,11 +225,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--write-n", type=int, default=10000, help="memories per throughput run (0: skip)")
     ap.add_argument("--field-dir", type=Path, default=None, help="keep and reuse the built fields here")
+    ap.add_argument("--no-competitors", action="store_true", help="skip SQLite FTS5, faiss and hnswlib")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
     sizes = [int(s) for s in args.sizes.split(",")]
-    result = run(sizes, args.queries, args.write_n, args.field_dir, console)
+    result = run(sizes, args.queries, args.write_n, args.field_dir, console, rivals=not args.no_competitors)
     if args.json:
         print(json.dumps(result))
     else:

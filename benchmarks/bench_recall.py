@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     result = run(sizes, args.queries, args.write_n, args.field_dir, console, rivals=not args.no_competitors)
     if args.json:
         print(json.dumps(result))

@@ -6,7 +6,8 @@ Python sets costs a set copy and a sort of every member on each query (tens
 of milliseconds at 100K memories); this cache keeps each filter value's members
 as a sorted array and the event times sorted once, so a query intersects
 sorted arrays instead. Derived state only: the organ clears it whenever a
-memory is put or dropped, and it is rebuilt on the next filtered query.
+memory is put or dropped (the staged array also when a memory leaves the
+write gate), and it is rebuilt on the next filtered query.
 """
 
 from __future__ import annotations
@@ -31,12 +32,25 @@ class SortedIds:
         self._arrays: dict[tuple[str, str], U64] = {}
         self._all: U64 | None = None
         self._by_time: tuple[U64, I64] | None = None  # ids ordered by event time, and the times
+        self._staged: U64 | None = None
 
     def clear(self) -> None:
         if self._arrays:
             self._arrays.clear()
         self._all = None
         self._by_time = None
+        self._staged = None
+
+    def staged_changed(self) -> None:
+        self._staged = None
+
+    def without_staged(self, ids: U64, staged: set[int]) -> U64:
+        """``ids`` (sorted) less the staged ones."""
+        if not staged or len(ids) == 0:
+            return ids
+        if self._staged is None:
+            self._staged = as_sorted(staged, len(staged))
+        return ids[~np.isin(ids, self._staged, assume_unique=True)]
 
     def members(self, field: str, value: str, members: set[int]) -> U64:
         key = (field, value)
@@ -77,9 +91,3 @@ def intersect(arrays: list[U64]) -> U64:
         out = np.intersect1d(out, other, assume_unique=True)
     return out
 
-
-def without(ids: U64, drop: set[int]) -> U64:
-    """``ids`` (sorted) less the members of ``drop``."""
-    if not drop or len(ids) == 0:
-        return ids
-    return ids[~np.isin(ids, as_sorted(drop, len(drop)), assume_unique=True)]

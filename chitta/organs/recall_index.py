@@ -23,7 +23,7 @@ from chitta.index.bm25 import BM25
 from chitta.index.hamming import HammingRescoreIndex
 from chitta.index.posting import PAD_ID, PostingIndex
 from chitta.ops import Op, OpType
-from chitta.organs.recall_filters import SortedIds, intersect, without
+from chitta.organs.recall_filters import SortedIds, intersect
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
@@ -83,8 +83,9 @@ class RecallIndexOrgan:
         elif t is ops.UpdateMemoryContent:
             self._update(op)  # type: ignore[arg-type]
         elif t is ops.UpdateState:
-            if op.touch:  # type: ignore[attr-defined]
+            if op.touch and op.id in self._staged:  # type: ignore[attr-defined]
                 self._staged.discard(op.id)  # type: ignore[attr-defined]
+                self._sorted_ids.staged_changed()
         elif t is ops.UpdateSparseCode:
             self._code(op)  # type: ignore[arg-type]
         elif t is ops.ConfigureField and op.key == "binary_mean":  # type: ignore[attr-defined]
@@ -340,7 +341,7 @@ class RecallIndexOrgan:
             return None
         result = intersect(arrays) if arrays else cache.everything(self._attrs)  # type: ignore[arg-type]
         if not include_staged:
-            result = without(result, self._staged)
+            result = cache.without_staged(result, self._staged)
         return result
 
     def _times(self) -> tuple[U64, npt.NDArray[np.int64]]:

@@ -356,14 +356,16 @@ class RecallIndexOrgan:
         if len(self._bm25) == 0 or (allowed is not None and len(allowed) == 0):
             return np.zeros(0, np.uint64)
         ids, _ = self._bm25.search(query, k, allowed=allowed)
-        return ids[ids != PAD_ID]
+        found: U64 = ids[ids != PAD_ID]
+        return found
 
     def posting(self, features: npt.NDArray[np.uint32], k: int, allowed: U64 | None) -> U64:
         self._flush_codes()
         if len(self._posting) == 0 or (allowed is not None and len(allowed) == 0):
             return np.zeros(0, np.uint64)
         ids, _ = self._posting.search(np.ascontiguousarray(np.sort(features), np.uint32), k, allowed=allowed)
-        return ids[ids != PAD_ID]
+        found: U64 = ids[ids != PAD_ID]
+        return found
 
     def dense(self, vector: F32, k: int, allowed: U64 | None) -> tuple[U64, F32]:
         """Top-k live memories by cosine with ``vector`` (unit length), best first."""
@@ -393,7 +395,8 @@ class RecallIndexOrgan:
             return np.zeros(0, np.int64)
         pos = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
         found = keys[pos] == ids
-        return vals[pos[found]]
+        rows: npt.NDArray[np.int64] = vals[pos[found]]
+        return rows
 
     def _exact_all(self, vector: F32, k: int) -> tuple[U64, F32]:
         """Exact scan of every stored row in place (no gather); freed rows are skipped."""

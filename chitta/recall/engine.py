@@ -8,6 +8,11 @@ Lanes (each returns ranked ids, filters applied inside via ``allowed``):
 - ``neighbour``: memories one edge away (any association, co-retrieval
   included) from the strongest candidates of the other lanes.
 
+Fused candidates are scored together: their state is gathered into one
+``CandidateBatch`` (columns) and ``Scorer.score_batch`` scores them all; only
+the ``k`` returned get a ``Memory``, lane ranks and (with ``explain``) the
+per-candidate ``Scorer.score`` explanation.
+
 The engine reads organs only through their public methods and writes nothing;
 the Field logs the touches of what it returns.
 """

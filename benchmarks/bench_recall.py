@@ -1,30 +1,43 @@
 """End-to-end ``Field.recall`` latency (query embedding excluded) and
-``Field.remember`` throughput.
+``Field.remember`` throughput, with competitors in the same run.
 
 Recall: a field of N memories (synthetic texts over a 5,000-word vocabulary,
 384-d ``datagen.clustered_vectors``), queried with a perturbed stored vector
 plus a 4-word text (``recall(text, vector=..., k=10, touch=False)``), so the
-time is the index + fusion + scoring path alone. p50/p99 per lane set:
-bm25, dense, posting, and the full hybrid. Published competitor numbers for
-the whole search call (not run here, they include their own embedding and
-network hops): mem0 search p50 148 ms, Zep 87 ms.
+time is the query's sparse code + index + fusion + scoring path alone. p50/p99
+per lane set: bm25, dense, posting, and the full hybrid, wall clock and the
+calling thread's CPU time. Competitors measured on the same data and queries,
+one thread each: SQLite FTS5 (``MATCH`` of the 4 words
+OR-ed, ``ORDER BY rank``, 50 rows) for the bm25 lane; faiss ``IndexFlatIP``
+(exact) and hnswlib (M=16, ef=64) top-50 search for the dense lane. They only
+search; chitta's lanes also fuse, score and build the hits (a floor for the
+dense lane, a rival engine for the keyword lane). Published numbers
+for whole search calls (not run here, they include embedding and network
+hops): mem0 search p50 148 ms, Zep 87 ms.
 
 Remember: memories/s of ``remember_many`` (groups of 256) with caller vectors
-(no embedder), with the hashing embedder, and with the ONNX MiniLM model (when
-installed; measured on a smaller N).
+(no embedder; also with numpy's BLAS held to one thread, to show what its
+thread pool costs on a busy machine), without vectors, with the hashing
+embedder, and with the ONNX MiniLM model (when installed; on a smaller N).
 
-    python benchmarks/bench_recall.py [--sizes 10000,100000] [--queries 300] [--json]
+    python benchmarks/bench_recall.py [--sizes 10000,100000] [--queries 300] [--field-dir DIR] [--json]
     CHITTA_BENCH_RECALL_N=2000 pytest benchmarks/bench_recall.py --benchmark-disable   # smoke
+
+``--field-dir`` keeps the built fields and reuses them on the next run (the
+same fields for a before/after comparison of two checkouts).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +47,18 @@ from rich.progress import Progress
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import datagen  # noqa: E402
+import datagen
 
-import chitta  # noqa: E402
+import chitta
+
+try:  # absent in checkouts older than the one-thread BLAS change
+    from chitta.recall.blas import one_thread
+except ImportError:  # pragma: no cover
+    one_thread = contextlib.nullcontext  # type: ignore[assignment]
 
 LANE_SETS = {"bm25": ("bm25",), "dense": ("dense",), "posting": ("posting",), "hybrid": None}
 VOCAB = [f"w{i}" for i in range(5000)]
+POOL = 50  # what each lane asks of its index at k=10 (RecallSettings.pool)
 
 
 def texts(n: int, seed: int = 3) -> list[str]:
@@ -48,42 +67,95 @@ def texts(n: int, seed: int = 3) -> list[str]:
     return [" ".join(VOCAB[w] for w in row) for row in words]
 
 
+def corpus(n: int) -> tuple[np.ndarray, list[str]]:
+    return datagen.clustered_vectors(n, 384, n_clusters=max(10, n // 100), seed=1), texts(n)
+
+
 def build(root: Path, n: int, progress: Progress | None = None) -> tuple[chitta.Field, np.ndarray, list[str]]:
-    vecs = datagen.clustered_vectors(n, 384, n_clusters=max(10, n // 100), seed=1)
-    docs = texts(n)
+    """The field of ``n`` memories at ``root`` (reopened when a finished one is there)."""
+    vecs, docs = corpus(n)
+    if (root / "BUILT").exists():
+        return chitta.open(root, embedder=None), vecs, docs
     field = chitta.open(root, durability="buffered", embedder=None)
     task = progress.add_task(f"writing {n:,}", total=n) if progress else None
-    for lo in range(0, n, 2048):
-        field.remember_many([{"text": t, "embedding": v} for t, v in zip(docs[lo : lo + 2048], vecs[lo : lo + 2048])])
-        if progress and task is not None:
-            progress.advance(task, min(2048, n - lo))
+    with one_thread():  # the encoder's learning steps are BLAS-heavy; the build is not what is timed
+        for lo in range(0, n, 2048):
+            field.remember_many([{"text": t, "embedding": v} for t, v in zip(docs[lo : lo + 2048], vecs[lo : lo + 2048])])
+            if progress and task is not None:
+                progress.advance(task, min(2048, n - lo))
+    field.flush()
+    (root / "BUILT").write_text(str(n))
     return field, vecs, docs
 
 
-def recall_latency(field: chitta.Field, vecs: np.ndarray, docs: list[str], nq: int) -> dict[str, dict[str, float]]:
-    queries = datagen.queries_near(vecs, nq, seed=7)
+def queries(vecs: np.ndarray, docs: list[str], nq: int) -> tuple[np.ndarray, list[str]]:
+    qv = datagen.queries_near(vecs, nq, seed=7)
     rng = np.random.default_rng(11)
-    qtexts = [" ".join(docs[int(i)].split()[:4]) for i in rng.integers(0, len(docs), nq)]
+    return qv, [" ".join(docs[int(i)].split()[:4]) for i in rng.integers(0, len(docs), nq)]
+
+
+def percentiles(fn: Callable[[int], object], nq: int) -> dict[str, float]:
+    """Wall-clock p50/p99 of ``fn(i)`` over the queries, and the p50 of the
+    calling thread's CPU time (what an idle machine would show, about)."""
+    fn(0)  # builds lazy indexes
+    wall, cpu = [], []
+    for i in range(nq):
+        c0, t0 = time.thread_time(), time.perf_counter()
+        fn(i)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.thread_time() - c0)
+    ms = np.array(wall) * 1000
+    return {"p50_ms": float(np.percentile(ms, 50)), "p99_ms": float(np.percentile(ms, 99)),
+            "cpu_p50_ms": float(np.percentile(np.array(cpu) * 1000, 50))}
+
+
+def recall_latency(field: chitta.Field, vecs: np.ndarray, docs: list[str], nq: int) -> dict[str, dict[str, float]]:
+    qv, qt = queries(vecs, docs, nq)
     out = {}
     for name, lanes in LANE_SETS.items():
-        field.recall(qtexts[0], vector=queries[0], k=10, lanes=lanes, touch=False)  # builds lazy indexes
-        times = []
-        for q, t in zip(queries, qtexts):
-            t0 = time.perf_counter()
-            field.recall(t, vector=q, k=10, lanes=lanes, touch=False)
-            times.append(time.perf_counter() - t0)
-        ms = np.array(times) * 1000
-        out[name] = {"p50_ms": float(np.percentile(ms, 50)), "p99_ms": float(np.percentile(ms, 99))}
+        out[name] = percentiles(
+            lambda i, lanes=lanes: field.recall(qt[i], vector=qv[i], k=10, lanes=lanes, touch=False), nq
+        )
     return out
 
 
-def remember_rate(root: Path, n: int, embedder: Any, vectors: bool) -> float:
+def competitors(vecs: np.ndarray, docs: list[str], nq: int) -> dict[str, dict[str, float]]:
+    """Search-only competitors on the same data and queries, one thread each."""
+    qv, qt = queries(vecs, docs, nq)
+    out: dict[str, dict[str, float]] = {}
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
+    db.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", enumerate(docs, 1))
+    fts = [" OR ".join(q.split()) for q in qt]
+    sql = f"SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank LIMIT {POOL}"
+    out["sqlite fts5 (bm25)"] = percentiles(lambda i: db.execute(sql, (fts[i],)).fetchall(), nq)
+    with contextlib.suppress(ImportError):
+        import faiss
+
+        faiss.omp_set_num_threads(1)
+        flat = faiss.IndexFlatIP(vecs.shape[1])
+        flat.add(vecs)
+        out["faiss flat (dense)"] = percentiles(lambda i: flat.search(qv[i : i + 1], POOL), nq)
+    with contextlib.suppress(ImportError):
+        import hnswlib
+
+        index = hnswlib.Index(space="ip", dim=vecs.shape[1])
+        index.init_index(max_elements=len(vecs), M=16, ef_construction=100, random_seed=1)
+        index.set_num_threads(1)
+        index.add_items(vecs, np.arange(len(vecs)))
+        index.set_ef(64)
+        out["hnswlib M16 ef64 (dense)"] = percentiles(lambda i: index.knn_query(qv[i], k=POOL), nq)
+    return out
+
+
+def remember_rate(root: Path, n: int, embedder: Any, vectors: bool, blas_one_thread: bool = False) -> float:
     docs = texts(n, seed=5)
     vecs = datagen.clustered_vectors(n, 384, seed=2) if vectors else None
-    with chitta.open(root, durability="buffered", embedder=embedder) as field:
+    ctx = one_thread() if blas_one_thread else contextlib.nullcontext()
+    with chitta.open(root, durability="buffered", embedder=embedder) as field, ctx:
         t0 = time.perf_counter()
         for lo in range(0, n, 256):
-            items = [{"text": t} for t in docs[lo : lo + 256]]
+            items: list[dict[str, Any]] = [{"text": t} for t in docs[lo : lo + 256]]
             if vecs is not None:
                 for item, v in zip(items, vecs[lo : lo + 256]):
                     item["embedding"] = v
@@ -91,51 +163,78 @@ def remember_rate(root: Path, n: int, embedder: Any, vectors: bool) -> float:
         return n / (time.perf_counter() - t0)
 
 
-def run(sizes: list[int], nq: int, write_n: int, console: Console) -> dict[str, Any]:
+def run(sizes: list[int], nq: int, write_n: int, field_dir: Path | None, console: Console,
+        rivals: bool = True) -> dict[str, Any]:
     from chitta.encode import HashingEmbedder, default_embedder
 
-    result: dict[str, Any] = {"recall": {}, "remember": {}}
+    result: dict[str, Any] = {"load_before": os.getloadavg(), "recall": {}, "floors": {}, "remember": {}}
     with tempfile.TemporaryDirectory() as tmp, Progress(console=console, transient=True) as progress:
+        fields = field_dir or Path(tmp)
         for n in sizes:
-            field, vecs, docs = build(Path(tmp) / f"r{n}", n, progress)
+            field, vecs, docs = build(fields / f"r{n}", n, progress)
             result["recall"][n] = recall_latency(field, vecs, docs, nq)
             field.close()
-        result["remember"]["caller vectors"] = remember_rate(Path(tmp) / "w1", write_n, None, True)
-        result["remember"]["no vectors"] = remember_rate(Path(tmp) / "w0", write_n, None, False)
-        result["remember"]["hashing embedder"] = remember_rate(Path(tmp) / "w2", write_n, HashingEmbedder(), False)
-        onnx = default_embedder()
-        if onnx.name != HashingEmbedder().name:
-            result["remember"]["onnx MiniLM"] = remember_rate(Path(tmp) / "w3", max(256, write_n // 20), onnx, False)
+            if rivals:
+                result["floors"][n] = competitors(vecs, docs, nq)
+        if write_n:
+            result["remember"]["caller vectors"] = remember_rate(Path(tmp) / "w1", write_n, None, True)
+            result["remember"]["caller vectors, BLAS on one thread"] = remember_rate(
+                Path(tmp) / "w1b", write_n, None, True, blas_one_thread=True)
+            result["remember"]["no vectors"] = remember_rate(Path(tmp) / "w0", write_n, None, False)
+            result["remember"]["hashing embedder"] = remember_rate(Path(tmp) / "w2", write_n, HashingEmbedder(), False)
+            onnx = default_embedder()
+            if onnx.name != HashingEmbedder().name:
+                result["remember"]["onnx MiniLM"] = remember_rate(Path(tmp) / "w3", max(256, write_n // 20), onnx, False)
+    result["load_after"] = os.getloadavg()
     return result
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default=os.environ.get("CHITTA_BENCH_RECALL_N", "10000,100000"))
-    ap.add_argument("--queries", type=int, default=300)
-    ap.add_argument("--write-n", type=int, default=10000)
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args(argv)
-    console = Console(stderr=args.json)
-    sizes = [int(s) for s in args.sizes.split(",")]
-    result = run(sizes, args.queries, args.write_n, console)
-    if args.json:
-        print(json.dumps(result))
-        return 0
-    table = Table(title="Field.recall latency (query embedding excluded), k=10", title_justify="left")
-    for col in ("N", "lanes", "p50 ms", "p99 ms", "vs mem0 148 ms p50", "vs Zep 87 ms p50"):
+def print_tables(result: dict[str, Any], console: Console) -> None:
+    load = "/".join(f"{x:.1f}" for x in result["load_before"])
+    table = Table(title=f"Field.recall latency (query embedding excluded), k=10; load {load} (1/5/15 min)",
+                  title_justify="left")
+    for col in ("N", "lanes", "p50 ms", "p99 ms", "CPU p50 ms", "vs mem0 148 ms p50", "vs Zep 87 ms p50"):
         table.add_column(col)
     for n, lanes in result["recall"].items():
         for name, t in lanes.items():
-            table.add_row(f"{n:,}", name, f"{t['p50_ms']:.3f}", f"{t['p99_ms']:.3f}",
+            table.add_row(f"{int(n):,}", name, f"{t['p50_ms']:.3f}", f"{t['p99_ms']:.3f}", f"{t['cpu_p50_ms']:.3f}",
                           f"{148 / t['p50_ms']:.0f}x", f"{87 / t['p50_ms']:.0f}x")
     console.print(table)
-    wt = Table(title="Field.remember_many throughput", title_justify="left")
-    wt.add_column("path")
-    wt.add_column("memories/s")
-    for name, rate in result["remember"].items():
-        wt.add_row(name, f"{rate:,.0f}")
-    console.print(wt)
+    floors = Table(title="Search alone, same data and queries, top-50, one thread", title_justify="left")
+    for col in ("N", "library", "p50 ms", "p99 ms", "CPU p50 ms", "chitta lane / it (p50)"):
+        floors.add_column(col)
+    for n, libs in result["floors"].items():
+        for name, t in libs.items():
+            lane = "bm25" if "bm25" in name else "dense"
+            mine = result["recall"][n][lane]["p50_ms"]
+            floors.add_row(f"{int(n):,}", name, f"{t['p50_ms']:.3f}", f"{t['p99_ms']:.3f}", f"{t['cpu_p50_ms']:.3f}",
+                           f"{mine / t['p50_ms']:.2f}x ({lane})")
+    console.print(floors)
+    if result["remember"]:
+        wt = Table(title="Field.remember_many throughput (groups of 256)", title_justify="left")
+        wt.add_column("path")
+        wt.add_column("memories/s")
+        for name, rate in result["remember"].items():
+            wt.add_row(name, f"{rate:,.0f}")
+        console.print(wt)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--sizes", default=os.environ.get("CHITTA_BENCH_RECALL_N", "10000,100000"))
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--write-n", type=int, default=10000, help="memories per throughput run (0: skip)")
+    ap.add_argument("--field-dir", type=Path, default=None, help="keep and reuse the built fields here")
+    ap.add_argument("--no-competitors", action="store_true", help="skip SQLite FTS5, faiss and hnswlib")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    console = Console(stderr=args.json)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    result = run(sizes, args.queries, args.write_n, args.field_dir, console, rivals=not args.no_competitors)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print_tables(result, console)
     return 0
 
 
@@ -145,6 +244,7 @@ def test_recall_bench_smoke(tmp_path: Path) -> None:
     lat = recall_latency(field, vecs, docs, 20)
     field.close()
     assert set(lat) == set(LANE_SETS)
+    assert "sqlite fts5 (bm25)" in competitors(vecs, docs, 5)
 
 
 if __name__ == "__main__":

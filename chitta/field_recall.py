@@ -20,6 +20,7 @@ from chitta import _validate as v
 from chitta import ops
 from chitta.errors import InvalidArgument
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS
+from chitta.recall.blas import one_thread
 from chitta.recall.engine import LANES
 from chitta.recall.hit import Hit
 from chitta.recall.render import render
@@ -104,6 +105,17 @@ class RecallMixin:
         if qvec is not None:
             norm = float(np.linalg.norm(qvec))
             qvec = qvec / norm if norm > 0 else None
+        with one_thread():  # BLAS on one thread: see chitta/recall/blas.py
+            return self._recall(
+                query, qvec, k, lane_set, budget_bytes, explain, touch,
+                {"kinds": kind_set, "realm": realm, "session": session, "harness": harness,
+                 "since_ms": since_ms, "until_ms": until_ms, "include_staged": include_staged},
+            )
+
+    def _recall(
+        self: Field, query: str | None, qvec: Any, k: int, lane_set: tuple[str, ...] | None,
+        budget_bytes: int | None, explain: bool, touch: bool, filters: dict[str, Any],
+    ) -> list[Hit]:
         code = None
         encoder = self._encoder_organ.encoder
         wants_posting = lane_set is None or "posting" in lane_set
@@ -111,10 +123,7 @@ class RecallMixin:
             code = encoder.encode(qvec[None, :]).features[0]
 
         with self._lock:
-            allowed = self._index.allowed(
-                kinds=kind_set, realm=realm, session=session, harness=harness,
-                since_ms=since_ms, until_ms=until_ms, include_staged=include_staged,
-            )
+            allowed = self._index.allowed(**filters)
             engine = self._engine
             if lane_set is not None:
                 engine = engine.with_lanes(lane_set)

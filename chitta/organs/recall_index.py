@@ -11,6 +11,7 @@ replay stays a sequence of cheap dictionary updates. Never imports another organ
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict, deque
 from collections.abc import Iterator
 from typing import Any
@@ -22,8 +23,9 @@ from chitta import ops
 from chitta.index.bm25 import BM25
 from chitta.index.hamming import HammingRescoreIndex
 from chitta.index.posting import PAD_ID, PostingIndex
-from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.ops import Op, OpType
+from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
+from chitta.organs.recall_filters import SortedIds, intersect
 from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 
 U64 = npt.NDArray[np.uint64]
@@ -61,6 +63,7 @@ class RecallIndexOrgan:
         self._time_cache: tuple[U64, npt.NDArray[np.int64]] | None = None
         self._staged: set[int] = set()
         self._staged_order: deque[int] = deque()  # staged ids in arrival order (lazily cleaned)
+        self._sorted_ids = SortedIds()  # derived: sorted id arrays of the filters
         # keyword lane
         self._bm25 = BM25(stem=True)  # light stemming: LoCoMo dev keyword R@10 +0.03 (RESULTS.md, locomo)
         self._text_pending: dict[int, str] = {}
@@ -79,6 +82,7 @@ class RecallIndexOrgan:
         self._recent: deque[int] = deque(maxlen=8192)  # ids whose vectors were set last
         self._dense_kind = "auto"  # ConfigureField "dense_index": the large-field dense path
         self._ann: DenseANN | None = None
+        self._row_index: tuple[U64, npt.NDArray[np.int64]] | None = None  # derived: sorted ids, their rows
         # posting lane
         self._posting = PostingIndex()
         self._code_pending: dict[int, tuple[tuple[int, ...], bytes]] = {}
@@ -94,8 +98,9 @@ class RecallIndexOrgan:
         elif t is ops.UpdateMemoryContent:
             self._update(op)  # type: ignore[arg-type]
         elif t is ops.UpdateState:
-            if op.touch:  # type: ignore[attr-defined]
+            if op.touch and op.id in self._staged:  # type: ignore[attr-defined]
                 self._staged.discard(op.id)  # type: ignore[attr-defined]
+                self._sorted_ids.staged_changed()
         elif t is ops.UpdateSparseCode:
             self._code(op)  # type: ignore[arg-type]
         elif t is ops.ConfigureField and op.key == "dense_index":  # type: ignore[attr-defined]
@@ -136,6 +141,7 @@ class RecallIndexOrgan:
                 self._set_vector(mid, op.embedding)
         self._created.update(zip(ids, (op.created_ms for op in run)))
         self._time_cache = None
+        self._sorted_ids.clear()
         self._staged.update(ids)
         self._staged_order.extend(ids)
         self._text_pending.update(zip(ids, (self._keyword_text(op.id, op.text, op.meta) for op in run)))
@@ -151,6 +157,7 @@ class RecallIndexOrgan:
                 self._by[field][value].add(mid)
         self._created[mid] = op.created_ms
         self._time_cache = None
+        self._sorted_ids.clear()
         self._staged.add(mid)
         self._staged_order.append(mid)
         self._text_pending[mid] = self._keyword_text(mid, op.text, op.meta)
@@ -187,6 +194,7 @@ class RecallIndexOrgan:
                 self._by[field][value].discard(mid)
         self._created.pop(mid, None)
         self._time_cache = None
+        self._sorted_ids.clear()
         self._staged.discard(mid)
         self._kw_context.pop(mid, None)
         if self._text_pending.pop(mid, None) is None and mid in self._text_indexed:
@@ -228,6 +236,7 @@ class RecallIndexOrgan:
             self._row_ids.append(mid)
         self._vecs[row] = v / norm
         self._row[mid] = row
+        self._row_index = None
         self._hamming_pending.add(mid)
         self._recent.append(mid)
         if self._ann is not None:
@@ -237,6 +246,7 @@ class RecallIndexOrgan:
         row = self._row.pop(mid, None)
         if row is None:
             return
+        self._row_index = None
         self._vecs[row] = 0.0
         self._row_ids[row] = 0
         self._free_rows.append(row)
@@ -373,34 +383,26 @@ class RecallIndexOrgan:
         until_ms: int | None = None,
         include_staged: bool = True,
     ) -> U64 | None:
-        """Ids passing every given filter (None: no filter at all)."""
-        sets: list[set[int]] = []
+        """Ids passing every given filter, sorted (None: no filter at all)."""
+        arrays: list[U64] = []
+        cache = self._sorted_ids
         if kinds is not None:
-            sets.append(set().union(*(self._by["kind"].get(k, set()) for k in kinds)))
+            by_kind = self._by["kind"]
+            of_kind = [cache.members("kind", k, by_kind[k]) for k in sorted(kinds) if by_kind.get(k)]
+            arrays.append(np.unique(np.concatenate(of_kind)) if len(of_kind) > 1 else
+                          of_kind[0] if of_kind else np.zeros(0, np.uint64))
         for field, value in (("realm", realm), ("session", session), ("harness", harness)):
             if value is not None:
-                sets.append(self._by[field].get(value, set()))
-        time_ids: U64 | None = None
+                members = self._by[field].get(value)
+                arrays.append(cache.members(field, value, members) if members else np.zeros(0, np.uint64))
         if since_ms is not None or until_ms is not None:
-            ids, times = self._times()
-            mask = np.ones(len(ids), bool)
-            if since_ms is not None:
-                mask &= times >= since_ms
-            if until_ms is not None:
-                mask &= times <= until_ms
-            time_ids = ids[mask]
-        if not sets and time_ids is None and include_staged:
+            arrays.append(cache.in_time_range(self._created, since_ms, until_ms))
+        if not arrays and include_staged:
             return None
-        if sets:
-            sets.sort(key=len)
-            result = set(sets[0]).intersection(*sets[1:])
-        else:
-            result = set(self._attrs)
-        if time_ids is not None:
-            result.intersection_update(time_ids.tolist())
+        result = intersect(arrays) if arrays else cache.everything(self._attrs)  # type: ignore[arg-type]
         if not include_staged:
-            result.difference_update(self._staged)
-        return np.array(sorted(result), np.uint64)
+            result = cache.without_staged(result, self._staged)
+        return result
 
     def _times(self) -> tuple[U64, npt.NDArray[np.int64]]:
         if self._time_cache is None:
@@ -414,22 +416,23 @@ class RecallIndexOrgan:
         if len(self._bm25) == 0 or (allowed is not None and len(allowed) == 0):
             return np.zeros(0, np.uint64)
         ids, _ = self._bm25.search(query, k, allowed=allowed)
-        return ids[ids != PAD_ID]
+        found: U64 = ids[ids != PAD_ID]
+        return found
 
     def posting(self, features: npt.NDArray[np.uint32], k: int, allowed: U64 | None) -> U64:
         self._flush_codes()
         if len(self._posting) == 0 or (allowed is not None and len(allowed) == 0):
             return np.zeros(0, np.uint64)
         ids, _ = self._posting.search(np.ascontiguousarray(np.sort(features), np.uint32), k, allowed=allowed)
-        return ids[ids != PAD_ID]
+        found: U64 = ids[ids != PAD_ID]
+        return found
 
     def dense(self, vector: F32, k: int, allowed: U64 | None) -> tuple[U64, F32]:
         """Top-k live memories by cosine with ``vector`` (unit length), best first."""
         if not self._row or self.dim is None or vector.shape[0] != self.dim:
             return np.zeros(0, np.uint64), np.zeros(0, np.float32)
         if allowed is not None:
-            rows = np.array([self._row[i] for i in allowed.tolist() if i in self._row], np.int64)
-            return self._exact(vector, rows, k)
+            return self._exact(vector, self._rows_of(allowed), k)
         if len(self._row) <= self.exact_limit:
             return self._exact_all(vector, k)
         if self._uses_ann():
@@ -437,6 +440,25 @@ class RecallIndexOrgan:
         ids, cos = self._ensure_hamming().search(vector, k)
         keep = ids != PAD_ID
         return ids[keep], cos[keep]
+
+    def _rows_of(self, ids: U64) -> npt.NDArray[np.int64]:
+        """Rows of those of ``ids`` that have a vector, in the order of ``ids``."""
+        if self._row_index is None and len(ids) * 8 < len(self._row):  # few ids: not worth sorting every row
+            get = self._row.get
+            arr = np.array([get(i, -1) for i in ids.tolist()], np.int64)
+            return arr[arr >= 0]
+        if self._row_index is None:
+            keys = np.fromiter(self._row.keys(), np.uint64, len(self._row))
+            vals = np.fromiter(self._row.values(), np.int64, len(self._row))
+            order = np.argsort(keys)
+            self._row_index = (keys[order], vals[order])
+        keys, vals = self._row_index
+        if len(keys) == 0:
+            return np.zeros(0, np.int64)
+        pos = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
+        found = keys[pos] == ids
+        rows: npt.NDArray[np.int64] = vals[pos[found]]
+        return rows
 
     def _exact_all(self, vector: F32, k: int) -> tuple[U64, F32]:
         """Exact scan of every stored row in place (no gather); freed rows are skipped."""
@@ -461,11 +483,22 @@ class RecallIndexOrgan:
         return ids[order], sims[top][order].astype(np.float32)
 
     def cosines(self, vector: F32, ids: list[int]) -> dict[int, float]:
-        out: dict[int, float] = {}
-        for mid in ids:
-            row = self._row.get(mid)
-            if row is not None:
-                out[mid] = float(self._vecs[row] @ vector)
+        cos = self.cosine_array(vector, ids)
+        return {mid: c for mid, c in zip(ids, cos.tolist()) if not math.isnan(c)}
+
+    def cosine_array(self, vector: F32, ids: list[int]) -> npt.NDArray[np.float64]:
+        """Cosine of ``vector`` (unit length) with each memory of ``ids``; NaN where it has none.
+
+        One dot product per row (a stacked 1 x dim by dim x 1 product), so each
+        value is bit-for-bit ``float(self.vector(mid) @ vector)``.
+        """
+        out = np.full(len(ids), np.nan, np.float64)
+        get = self._row.get
+        rows = [get(mid, -1) for mid in ids]
+        have = [i for i, r in enumerate(rows) if r >= 0]
+        if have and self.dim is not None and vector.shape[0] == self.dim:
+            picked = self._vecs[[rows[i] for i in have]]
+            out[have] = (picked[:, None, :] @ vector[:, None])[:, 0, 0]
         return out
 
     def stats(self) -> dict[str, Any]:

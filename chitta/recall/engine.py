@@ -8,6 +8,11 @@ Lanes (each returns ranked ids, filters applied inside via ``allowed``):
 - ``neighbour``: memories one edge away (any association, co-retrieval
   included) from the strongest candidates of the other lanes.
 
+Fused candidates are scored together: their state is gathered into one
+``CandidateBatch`` (columns) and ``Scorer.score_batch`` scores them all; only
+the ``k`` returned get a ``Memory``, lane ranks and (with ``explain``) the
+per-candidate ``Scorer.score`` explanation.
+
 The engine reads organs only through their public methods and writes nothing;
 the Field logs the touches of what it returns.
 """
@@ -26,7 +31,7 @@ from chitta.model import Memory
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Hit
 from chitta.recall.query import keyword_query
-from chitta.recall.scorer import CandidateView, Scorer
+from chitta.recall.scorer import CandidateBatch, Scorer
 
 U64 = npt.NDArray[np.uint64]
 
@@ -57,7 +62,7 @@ class IndexView(Protocol):
     def keyword(self, query: str, k: int, allowed: U64 | None) -> U64: ...
     def dense(self, vector: Any, k: int, allowed: U64 | None) -> tuple[U64, Any]: ...
     def posting(self, features: Any, k: int, allowed: U64 | None) -> U64: ...
-    def cosines(self, vector: Any, ids: list[int]) -> dict[int, float]: ...
+    def cosine_array(self, vector: Any, ids: list[int]) -> npt.NDArray[np.float64]: ...
     def is_staged(self, mid: int) -> bool: ...
 
 
@@ -157,40 +162,60 @@ class RecallEngine:
             weights=[self.settings.lane_weights.get(n, 0.0) for n in names],
             limit=pool, return_ranks=True,
         )
-        id_list = [int(i) for i in ids]
-        cos = self.index.cosines(vector, id_list) if vector is not None else {}
-        best = float(fused[0]) if len(fused) else 0.0
-        is_live = self.memories.is_live
-        scored: list[tuple[float, int, int, tuple[Any, ...]]] = []
-        for pos, mid in enumerate(id_list):
-            state = self.memories.scoring_state(mid)
-            if state is None:
-                continue
-            kind, created_ms, confidence, strength, tier = state
-            edges = self.graph.neighbours(mid)
-            view = CandidateView(
-                fused=float(fused[pos]),
-                cosine=cos.get(mid),
-                access_ms=self.memories.access_times(mid),
-                created_ms=created_ms,
-                confidence=confidence,
-                strength=strength,
-                staged=self.index.is_staged(mid),
-                tier=tier,
-                kind=kind,
-                suppressed=suppression(edges, is_live) if edges else 1.0,
-            )
-            score, factors = self.scorer.score(view, best_fused=best, now_ms=now_ms)
-            scored.append((-score, mid, pos, factors))
-        scored.sort(key=lambda t: (t[0], t[1]))
+        id_list: list[int] = ids.tolist()
+        batch, keep = self._candidates(id_list, fused, vector)
+        if not keep:
+            return []
+        best = float(fused[0])
+        scores = self.scorer.score_batch(batch, best_fused=best, now_ms=now_ms)
+        kept_ids = ids[keep]
+        order = np.lexsort((kept_ids, -scores))  # score desc, then id asc
         hits: list[Hit] = []
-        for neg_score, mid, pos, factors in scored[:k]:  # build full memories only for what is returned
+        for j in order[:k].tolist():  # build full memories only for what is returned
+            pos = keep[j]
+            mid = id_list[pos]
             memory = self.memories.get(mid)
             if memory is None:
                 continue
-            lane_ranks = {names[j]: int(ranks[pos, j]) for j in range(len(names)) if ranks[pos, j] > 0}
+            lane_ranks = {names[c]: int(ranks[pos, c]) for c in range(len(names)) if ranks[pos, c] > 0}
+            factors = self.scorer.score(batch.view(j), best_fused=best, now_ms=now_ms)[1] if explain else ()
             hits.append(Hit(
-                id=mid, text=memory.text, score=-neg_score, memory=memory, lanes=lane_ranks,
-                fused=float(fused[pos]), factors=factors if explain else (),
+                id=mid, text=memory.text, score=float(scores[j]), memory=memory, lanes=lane_ranks,
+                fused=float(fused[pos]), factors=factors,
             ))
         return hits
+
+    def _candidates(
+        self, id_list: list[int], fused: npt.NDArray[np.float64], vector: npt.NDArray[np.float32] | None
+    ) -> tuple[CandidateBatch, list[int]]:
+        """The scoring state of the live candidates, and their positions in ``id_list``."""
+        state_of = self.memories.scoring_state
+        states = [state_of(mid) for mid in id_list]
+        keep = [pos for pos, st in enumerate(states) if st is not None]
+        if len(keep) < len(states):
+            id_list = [id_list[p] for p in keep]
+            states = [states[p] for p in keep]
+        access_of, staged_of, edges_of = self.memories.access_times, self.index.is_staged, self.graph.neighbours
+        is_live = self.memories.is_live
+        suppressed = []
+        for mid in id_list:
+            edges = edges_of(mid)
+            suppressed.append(suppression(edges, is_live) if edges else 1.0)
+        if vector is not None:
+            cosine = self.index.cosine_array(vector, id_list)
+        else:
+            cosine = np.full(len(id_list), np.nan)
+        kinds, created, confidence, strength, tier = zip(*states) if states else ((),) * 5
+        batch = CandidateBatch(
+            fused=fused[keep] if len(keep) < len(fused) else fused,
+            cosine=cosine,
+            access_ms=[access_of(mid) for mid in id_list],
+            created_ms=np.array(created, np.int64),
+            confidence=np.array(confidence, np.float64),
+            strength=np.array(strength, np.float64),
+            staged=np.array([staged_of(mid) for mid in id_list], np.bool_),
+            tier=np.array(tier, np.int64),
+            kind=kinds,
+            suppressed=np.array(suppressed, np.float64),
+        )
+        return batch, keep

@@ -89,7 +89,8 @@ def activation(access_ms: Iterable[int], now_ms: int, decay: float = 0.5) -> flo
 
 def freshness(created_ms: int, now_ms: int, rate: float = 0.01) -> float:
     age_days = max(0.0, (now_ms - created_ms) / MS_PER_DAY)
-    return (1.0 - rate) ** age_days
+    value: float = (1.0 - rate) ** age_days
+    return value
 
 
 def confidence_weight(confidence: float) -> float:

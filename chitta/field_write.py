@@ -22,6 +22,7 @@ from chitta.encode.field_encoding import code_ops
 from chitta.encode.gloss import gloss_triplet, triplet_text
 from chitta.errors import ChittaError, ClosedError, InvalidArgument, NotFound
 from chitta.ops import Op, OpType
+from chitta.recall.blas import one_thread
 
 if TYPE_CHECKING:
     from chitta.field import Field
@@ -181,7 +182,8 @@ class WriteMixin:
 
             encoder = SparseEncoder.from_op(next(op for op in setup if isinstance(op, ops.UpdateSparseEncoder)))
         vectors = np.stack([np.frombuffer(p.embedding, "<f4") for p in with_vec])  # type: ignore[arg-type]
-        group.extend(code_ops(encoder, [p.id for p in with_vec], vectors.astype(np.float32)))
+        with one_thread():  # agents share a few cores: see chitta/recall/blas.py
+            group.extend(code_ops(encoder, [p.id for p in with_vec], vectors.astype(np.float32)))
         return group
 
     # ---- the public write API ----------------------------------------------------------
@@ -412,7 +414,9 @@ class WriteMixin:
         vectors = self._index.recent_vectors(max_vectors)
         if len(vectors) == 0:
             return encoder.version
-        self._commit(encoder.learn(vectors, at_ms=self._now_ms()))
+        with one_thread():  # many small products: threads only wait for each other here
+            step = encoder.learn(vectors, at_ms=self._now_ms())
+        self._commit(step)
         return encoder.version
 
     def reencode(self: Field, *, batch: int = 512) -> int:

@@ -66,8 +66,8 @@ class Index:
     def posting(self, features: Any, k: int, allowed: Any) -> Any:
         return np.array(LISTS["posting"], np.uint64)
 
-    def cosines(self, vector: Any, ids: list[int]) -> dict[int, float]:
-        return {}
+    def cosine_array(self, vector: Any, ids: list[int]) -> Any:
+        return np.full(len(ids), np.nan)  # no vectors: the cosine factor is absent
 
     def is_staged(self, mid: int) -> bool:
         return False

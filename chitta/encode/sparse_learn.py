@@ -155,7 +155,11 @@ def decorrelate(
 
 
 def homeostasis(
-    thresholds: npt.NDArray[np.float32], wins: npt.NDArray[np.int64], n_inputs: int, active: int, eta: float
+    thresholds: npt.NDArray[np.float32],
+    wins: npt.NDArray[np.int64],
+    n_inputs: int,
+    active: int,
+    eta: float,
 ) -> npt.NDArray[np.float32]:
     """Step 6: ``theta_i + eta * (wins_i / n_inputs - active / n_features)`` for every atom."""
     fair = active / len(thresholds)
@@ -175,7 +179,9 @@ def learning_step(
 ) -> Step:
     """One step on unit inputs ``x`` whose codes are ``feats`` / ``acts`` (see the module docstring)."""
     n_features, dim = atoms.shape
-    total_all = np.bincount(feats.ravel(), weights=acts.ravel().astype(np.float64), minlength=n_features)
+    total_all = np.bincount(
+        feats.ravel(), weights=acts.ravel().astype(np.float64), minlength=n_features
+    )
     wins = np.bincount(feats.ravel(), minlength=n_features).astype(np.int64)
     rows = np.flatnonzero(total_all > 0)
     if len(rows) > limit:

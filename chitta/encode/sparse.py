@@ -135,9 +135,9 @@ class SparseEncoder:
         lr: float = 0.5,
         complexity: float = 1e-4,
         decorrelation: float = 0.01,
-        max_step: float = 0.3,
+        max_step: float = 0.1,
         max_rows: int = 256,
-        centring: float = 1.0,
+        centring: float = 0.5,
         homeostasis: float = 5.0,
         settle: bool = False,
     ) -> None:

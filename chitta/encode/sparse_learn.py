@@ -63,10 +63,10 @@ class Hyper:
     """Hyperparameters of a learning step (see the module docstring)."""
 
     lr: float = 0.5
-    max_step: float = 0.3
+    max_step: float = 0.1
     complexity: float = 1e-4
     decorrelation: float = 0.01
-    centring: float = 1.0
+    centring: float = 0.5
     homeostasis: float = 5.0
     settle: bool = False
 

@@ -12,13 +12,14 @@ fire together. How badly a memory's winners reconstruct it is its *surprise*.
 State and the log
 -----------------
 The state is ``atoms``: float32 ``[n_features, dim]``, every row of unit L2
-norm, and ``version`` (0 at init, +1 per applied learning step). It changes
-only through :meth:`SparseEncoder.apply` of an
-:class:`~chitta.ops.UpdateSparseEncoder` op: version 0 (no rows) names the
-shape and seed, version ``v`` overwrites the rows step ``v`` changed with their
-new values, and the thresholds when it carries them (ops written before
-thresholds existed carry none: replaying them leaves all thresholds 0). :meth:`SparseEncoder.learn` computes such an op without applying it,
-so replaying the same ops in the same order gives bit-identical atoms
+norm, ``thresholds``: float32 ``[n_features]`` and ``version`` (0 at init, +1
+per applied learning step). It changes only through
+:meth:`SparseEncoder.apply` of an :class:`~chitta.ops.UpdateSparseEncoder` op:
+version 0 (no rows) names the shape and seed, version ``v`` overwrites the rows
+step ``v`` changed with their new values, and the thresholds when it carries
+them (ops written before thresholds existed carry none: replaying them leaves
+every threshold 0). :meth:`SparseEncoder.learn` computes such an op without
+applying it, so replaying the same ops in the same order gives bit-identical atoms
 (DESIGN.md principle 5: learning is logged as its result, never re-derived).
 An op whose version is not ``current + 1`` is skipped when it is old (a
 concurrent learner's step from the same base; the first in replay order wins)
@@ -42,10 +43,13 @@ For an input ``y`` (float32, finite, non-zero) let ``x = y / ||y||``. Then
   scale ``c``, i.e. the normalised residual of ``x`` after its code's
   reconstruction. Since ``x . x_hat = sum a_i^2 >= 0``, ``s`` lies in
   ``[0, 1]``: 0 = perfectly predicted by its winners, 1 = not at all (also
-  when every activation is 0). With the random initial atoms (dim 256) it is
-  about 0.6; learning lowers it for data like what was learned, and it stays
-  high for memories unlike anything seen, which is what later issues read to
-  make surprising memories resist decay.
+  when every activation is 0). With the random initial atoms it is about
+  0.55 (dim 256) to 0.63 (MiniLM, dim 384); learning lowers it for data like
+  what was learned (the default centring 0.5 keeps half of the inputs' common
+  direction in the atoms so it can still be reconstructed; centring 1 raises
+  surprise on real sentence embeddings), and it stays high for memories unlike
+  anything seen, which is what later issues read to make surprising memories
+  resist decay.
 
 Thresholds and learning
 -----------------------

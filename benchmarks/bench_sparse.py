@@ -87,8 +87,11 @@ def _ms(values: list[float]) -> str:
 def _table(title: str, results: dict[str, dict[str, list[float]]]) -> None:
     """results[variant] = {"recall": [...per seed], "ratio": [...], "surprise": [...], "hub": [...]}"""
     print(f"\n{title}; seeds {SEEDS}")
-    print("| encoder | recall | learned / random | min ratio | mean surprise | top atom share |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| encoder | recall | learned / random | min ratio | mean surprise | top atom share "
+        "| op bytes per memory per pass |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for name, r in results.items():
         ratio = (
             "1.00x"
@@ -98,7 +101,7 @@ def _table(title: str, results: dict[str, dict[str, list[float]]]) -> None:
         low = "-" if name == "random" else f"{min(r['ratio']):.2f}x"
         print(
             f"| {name} | {_ms(r['recall'])} | {ratio} | {low} | {np.mean(r['surprise']):.3f} | "
-            f"{np.mean(r['hub']):.3f} |"
+            f"{np.mean(r['hub']):.3f} | {np.mean(r['log']) / 1024:.1f} KiB |"
         )
 
 
@@ -122,23 +125,27 @@ def _compare(
 ) -> dict[str, dict[str, list[float]]]:
     """For every seed and variant: per-question scores of random and learned encoders."""
     out: dict[str, dict[str, list[float]]] = {
-        n: {"recall": [], "ratio": [], "surprise": [], "hub": []} for n in ("random", *VARIANTS)
+        n: {"recall": [], "ratio": [], "surprise": [], "hub": [], "log": []}
+        for n in ("random", *VARIANTS)
     }
     for seed in SEEDS:
         base = 0.0
         for name in ("random", *VARIANTS):
             per_q: list[float] = []
             surprise, hub = [], []
+            log_bytes = n_stored = 0
             for store, queries_truth in groups:
                 enc = SparseEncoder(store.shape[1], seed=seed)
+                n_stored += len(store)
                 if name != "random":
-                    enc.fit(
+                    fitted = enc.fit(
                         store,
                         passes=PASSES,
                         batch_size=fit_batch,
                         shuffle_seed=seed,
                         max_rows=VARIANTS[name],
                     )
+                    log_bytes += sum(len(op.atoms) + len(op.thresholds) for op in fitted)
                 ids, codes = _posting_topk(enc, store, queries_truth[0], 10)
                 per_q += score(ids, queries_truth[1])
                 surprise.append(float(codes.surprise.mean()))
@@ -149,6 +156,7 @@ def _compare(
             out[name]["ratio"].append(r / max(base, 1e-9))
             out[name]["surprise"].append(float(np.mean(surprise)))
             out[name]["hub"].append(float(np.mean(hub)))
+            out[name]["log"].append(log_bytes / n_stored / PASSES)
     return out
 
 

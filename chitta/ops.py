@@ -353,6 +353,11 @@ def _validate_sparse_encoder(op: UpdateSparseEncoder) -> None:
             f"UpdateSparseEncoder has {len(rows)} rows of dim {op.dim} but "
             f"{len(op.atoms)} atom bytes (want {4 * len(rows) * op.dim})"
         )
+    if op.thresholds and (op.version == 0 or len(op.thresholds) != 4 * op.n_features):
+        raise InvalidArgument(
+            f"UpdateSparseEncoder thresholds are {len(op.thresholds)} bytes; want none, or "
+            f"{4 * op.n_features} (one float32 per atom) on a version >= 1 op"
+        )
 
 
 def _jsonable(value: Any) -> Any:

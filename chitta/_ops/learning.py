@@ -223,7 +223,10 @@ class UpdateSparseEncoder(OpBase, frozen=True, kw_only=True, array_like=True):
     of one learning step applied to version ``v - 1``: ``rows`` are the atom
     ids that changed (ascending, unique) and ``atoms`` their new values,
     little-endian float32, ``len(rows) x dim``, row-major. Replay overwrites
-    those rows with these values (nothing is re-derived).
+    those rows with these values (nothing is re-derived). ``thresholds``
+    (added later, optional): empty = the per-atom thresholds stay as they were
+    (all 0 for an encoder whose ops never carried any); else every atom's new
+    threshold, little-endian float32, ``n_features`` of them.
     """
 
     op_type: ClassVar[OpType] = OpType.UpdateSparseEncoder
@@ -236,3 +239,4 @@ class UpdateSparseEncoder(OpBase, frozen=True, kw_only=True, array_like=True):
     atoms: bytes = b""
     active: U32 = 64
     at_ms: I64 = 0
+    thresholds: bytes = b""

@@ -447,6 +447,7 @@ SAMPLES: list[ops.Op] = [
         atoms=np.array([[0.6, 0.8], [1.0, 0.0]], "<f4").tobytes(),
         active=4,
         at_ms=5,
+        thresholds=np.linspace(-0.5, 0.5, 16, dtype="<f4").tobytes(),
     ),
     ops.ConfigureField(key="embedder", value={"name": "m@abc", "family": "f", "dim": 384}, at_ms=1),
 ]

@@ -175,14 +175,18 @@ def read(root: Path) -> Loaded | None:
 
 
 def _v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
-    """Version 2 added the dense-index setting, the HNSW sidecars and the keyword
-    lane's recall contexts. A version-1 checkpoint predates all three: the setting
-    was "auto", there is no graph (a field set to "hnsw" builds it on its first
-    large query) and no memory had a recall context."""
+    """Version 2 added the dense-index setting, the HNSW sidecars, the keyword
+    lane's recall contexts and the sparse encoder's per-atom thresholds. A
+    version-1 checkpoint predates all four: the setting was "auto", there is no
+    graph (a field set to "hnsw" builds it on its first large query), no memory
+    had a recall context and every threshold was 0."""
     index = state["organs"]["recall_index"]
     index.setdefault("dense_index", "auto")
     index.setdefault("ann", False)
     index.setdefault("keyword_context", [])
+    encoder = state["organs"]["encoder"]["encoder"]
+    if encoder is not None:
+        encoder.setdefault("thresholds", None)
     for key, value in state["organs"]["settings"]["values"]:
         if key == "dense_index":
             index["dense_index"] = value

@@ -372,12 +372,20 @@ class SparseEncoder:
         )
 
     def restore_rows(
-        self, rows: npt.NDArray[np.intp], atoms: npt.NDArray[np.float32], updates: npt.NDArray[np.int64], version: int
+        self,
+        rows: npt.NDArray[np.intp],
+        atoms: npt.NDArray[np.float32],
+        updates: npt.NDArray[np.int64],
+        version: int,
+        thresholds: npt.NDArray[np.float32] | None = None,
     ) -> None:
-        """Set learned rows, their update counts and the version (a checkpoint's
-        snapshot of this encoder; the log's ops are the other way to get here)."""
+        """Set learned rows, their update counts, the per-atom thresholds and the
+        version (a checkpoint's snapshot of this encoder; the log's ops are the
+        other way to get here)."""
         self._atoms[rows] = atoms
         self._updates[rows] = updates
+        if thresholds is not None:
+            self._thresholds[:] = thresholds
         self._version = version
 
     def apply(self, op: ops.UpdateSparseEncoder) -> bool:

@@ -60,6 +60,7 @@ class EncoderOrgan:
                 "rows": rows.astype("<u4").tobytes(),
                 "atoms": np.ascontiguousarray(enc.atoms[rows], "<f4").tobytes(),
                 "updates": np.ascontiguousarray(updates[rows], "<i8").tobytes(),
+                "thresholds": np.ascontiguousarray(enc.thresholds, "<f4").tobytes(),
             },
             "skipped": self.skipped,
         }
@@ -76,5 +77,8 @@ class EncoderOrgan:
         updates = np.frombuffer(snap["updates"], "<i8")
         if len(updates) != len(rows) or (len(rows) and int(rows.max()) >= enc.n_features):
             raise ValueError("encoder snapshot rows do not match its shape")
-        enc.restore_rows(rows, atoms, updates, int(snap["version"]))
+        thresholds = None if snap["thresholds"] is None else np.frombuffer(snap["thresholds"], "<f4")
+        if thresholds is not None and len(thresholds) != enc.n_features:
+            raise ValueError("encoder snapshot thresholds do not match its shape")
+        enc.restore_rows(rows, atoms, updates, int(snap["version"]), thresholds)
         self.encoder = enc

@@ -58,7 +58,9 @@ def _observe(f: chitta.Field) -> dict[str, Any]:
     stats = f.stats().as_dict()
     out["stats"] = {k: stats[k] for k in ("memories", "forgotten", "records_applied", "embedding_dim")}
     enc = f._encoder_organ.encoder
-    out["encoder"] = None if enc is None else (enc.version, enc.atoms.tobytes(), enc.updates.tobytes())
+    out["encoder"] = None if enc is None else (
+        enc.version, enc.atoms.tobytes(), enc.updates.tobytes(), enc.thresholds.tobytes()
+    )
     out["codes"] = {mid: f._index.code_features(mid) for mid in f._index.coded_ids()}
     out["code_versions"] = {mid: f._index.code_version(mid) for mid in f._index.coded_ids()}
     out["recall"] = [
@@ -111,7 +113,7 @@ def test_learned_encoder_state_survives_a_checkpoint(tmp_path: Path) -> None:
     root = tmp_path / "f"
     with _open(root) as f:
         f.remember_many([f"sentence number {i} on subject {i % 31}" for i in range(1100)])  # > one learning step
-        assert f._encoder_organ.version >= 1
+        assert f._encoder_organ.version >= 1 and f._encoder_organ.encoder.thresholds.any()
         f.checkpoint()
         f.remember_many([f"late sentence {i}" for i in range(20)])
     observed, _ = _from_checkpoint(root)

@@ -173,24 +173,27 @@ class McpHost:
                 scope.cancel()
                 return
 
-    async def _signals(self, scope: Any) -> None:
+    async def _signals(self, scope: Any, *, task_status: Any) -> None:
         import signal
 
         import anyio
 
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            task_status.started()
             async for _ in signals:
                 scope.cancel()
                 return
 
-    async def serve(self, server: Any) -> None:
+    async def serve(self, server: Any, ready: Callable[[dict[str, Any]], None] | None = None) -> None:
         import anyio
         from anyio.abc import SocketListener
 
         assert self._listener is not None
         listener = await SocketListener.from_socket(self._listener)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._signals, tg.cancel_scope)
+            await tg.start(self._signals, tg.cancel_scope)
+            if ready is not None:  # only now: a SIGTERM right after it stops the host cleanly
+                ready(self.info())
             if self.idle_exit_s is not None:
                 tg.start_soon(self._idle_watch, tg.cancel_scope)
             while True:
@@ -199,6 +202,12 @@ class McpHost:
 
     def run(self, ready: Callable[[dict[str, Any]], None] | None = None) -> None:
         """Bind, open the field (overlapping the SDK import), call ``ready(info)``, serve until stopped."""
+        import signal
+
+        def early_stop(signum: int, frame: Any) -> None:
+            raise SystemExit(0)  # before serving: the finally below still closes and cleans up
+
+        previous = {sig: signal.signal(sig, early_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
             self.bind()
             self.state.start_open()
@@ -208,11 +217,11 @@ class McpHost:
 
             server = build_server(self.state)
             self.state.field()  # a bad path fails here, before anything is served
-            if ready is not None:
-                ready(self.info())
-            anyio.run(self.serve, server)
+            anyio.run(self.serve, server, ready)
         finally:
             self.close()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 def run_host(path: str | os.PathLike[str] | None = None, *, socket_path: str | os.PathLike[str] | None = None,

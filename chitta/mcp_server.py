@@ -2,7 +2,8 @@
 
 One process per agent window on stdio (:func:`run_stdio`), each its own writer
 instance; or one process for many clients over streamable HTTP on loopback
-(``chitta/mcp_http.py``). The tool table lives in ``chitta/mcp_tools.py``. Bad
+(``chitta/mcp_http.py``); or a warm ``chitta mcp-host`` (``chitta/mcp_host.py``)
+serving the sessions that ``chitta mcp`` forwards to it (``chitta/mcp_forward.py``). The tool table lives in ``chitta/mcp_tools.py``. Bad
 arguments (schema or value checks) are JSON-RPC errors ``-32602``; a missing
 memory or another chitta error is a tool result with ``isError``. A remember
 without ``source_tool`` records the MCP client's name (``clientInfo.name``),

@@ -235,3 +235,17 @@ def test_forwarder_imports_only_the_standard_library() -> None:
             "'pydantic', 'chitta._core'} & set(sys.modules); print(sorted(heavy))")
     out = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_idle_host_exits_and_removes_its_socket(tmp_path: Path, runtime: Path) -> None:
+    with chitta.open(tmp_path / "field", embedder=None):
+        pass
+    proc = subprocess.Popen([*chitta_command(), "--path", str(tmp_path / "field"), "mcp-host", "--idle-exit", "0.5"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", env=child_env())
+    try:
+        assert proc.wait(timeout=STARTUP_S) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not mcp_forward.host_socket(tmp_path / "field").exists()

@@ -1,5 +1,6 @@
 """Cold start of ``chitta mcp``: process spawn to the first tool answer, with the
-SDK's own clients (stdio ``ClientSession``; streamable HTTP), beside the parts:
+SDK's own clients (stdio ``ClientSession``; streamable HTTP), in-process
+(``--no-host``) and forwarded to a warm ``chitta mcp-host``, beside the parts:
 a bare Python, ``import chitta``, what opening a field imports, the SDK's imports
 and the open itself, so the share of each shows. No embedder is loaded.
 
@@ -44,7 +45,7 @@ def _chitta() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "chitta.cli"]
 
 
-def stdio_start_s(field: Path) -> tuple[float, float]:
+def stdio_start_s(field: Path, *extra: str, env: dict[str, str] = ENV) -> tuple[float, float]:
     """Seconds from spawning ``chitta mcp`` to the initialize answer, and to a ``stats`` answer."""
     import anyio
     import mcp_types as types
@@ -52,8 +53,8 @@ def stdio_start_s(field: Path) -> tuple[float, float]:
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     cmd = _chitta()
-    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "--path", str(field), "mcp"],
-                                   cwd=str(field.parent), env=ENV)
+    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "--path", str(field), "mcp", *extra],
+                                   cwd=str(field.parent), env=env)
     out: list[float] = []
 
     async def main() -> None:
@@ -98,6 +99,26 @@ def http_start_s(field: Path) -> float:
         proc.wait(timeout=60)
 
 
+class WarmHost:
+    """``chitta mcp-host`` on its own runtime directory, ready to forward to."""
+
+    def __init__(self, field: Path, runtime: Path) -> None:
+        self.env = {**ENV, "XDG_RUNTIME_DIR": str(runtime)}
+        self.proc = subprocess.Popen([*_chitta(), "--path", str(field), "mcp-host", "--json"],
+                                     stdout=subprocess.PIPE, cwd="/", env=self.env)
+        assert self.proc.stdout is not None
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.proc.stdout, selectors.EVENT_READ)
+            assert sel.select(120), "chitta mcp-host did not start"
+        assert self.proc.stdout.readline(), "chitta mcp-host failed"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
 def run_s(code: str, *args: str) -> float:
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-c", code, *args], check=True, cwd="/", env=ENV)
@@ -116,27 +137,40 @@ def measure(runs: int, progress: Callable[[str], None] = lambda _: None) -> dict
     def add(name: str, value: float) -> None:
         rows.setdefault(name, []).append(value)
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(prefix="cmb", dir="/tmp") as run:
         field = Path(tmp) / "field"
         import chitta
 
         with chitta.open(field, embedder=None) as f:
             f.remember_many([f"note {i}" for i in range(1000)])
-        for i in range(runs):  # interleaved, so a burst of load spreads over every row
-            progress(f"run {i + 1}/{runs}")
-            add("python -c pass", run_s("pass"))
-            add("import chitta", run_s("import chitta"))
-            imp, opened = open_parts_s(field)
-            add("in-process: import chitta.field (what an open needs)", imp)
-            add("in-process: open the field (1,000 memories) + stats", opened)
-            add("import mcp_types (the SDK's wire types alone)", run_s("import mcp_types"))
-            add("import mcp.server.lowlevel (the SDK as served)", run_s("import mcp.server.lowlevel"))
-            add("serial: import chitta.cli, chitta.field, then the SDK", run_s(SERIAL_CODE))
-            init, first = stdio_start_s(field)
-            add("chitta mcp (stdio): spawn -> initialize answered", init)
-            add("chitta mcp (stdio): spawn -> first tool answer", first)
-            add("chitta mcp --http: spawn -> first tool answer", http_start_s(field))
+        host = WarmHost(field, Path(run))
+        try:
+            _measure_runs(field, runs, host, add, progress)
+        finally:
+            host.stop()
     return {k: {"min_s": min(v), "median_s": statistics.median(v), "runs": len(v)} for k, v in rows.items()}
+
+
+def _measure_runs(field: Path, runs: int, host: WarmHost, add: Callable[[str, float], None],
+                  progress: Callable[[str], None]) -> None:
+    for i in range(runs):  # interleaved, so a burst of load spreads over every row
+        progress(f"run {i + 1}/{runs}")
+        add("python -c pass", run_s("pass"))
+        add("import chitta", run_s("import chitta"))
+        imp, opened = open_parts_s(field)
+        add("in-process: import chitta.field (what an open needs)", imp)
+        add("in-process: open the field (1,000 memories) + stats", opened)
+        add("import mcp_types (the SDK's wire types alone)", run_s("import mcp_types"))
+        add("import mcp.server.lowlevel (the SDK as served)", run_s("import mcp.server.lowlevel"))
+        add("serial: import chitta.cli, chitta.field, then the SDK", run_s(SERIAL_CODE))
+        add("import chitta.mcp_forward (all the forwarder imports)", run_s("import chitta.mcp_forward"))
+        init, first = stdio_start_s(field, "--no-host")
+        add("chitta mcp --no-host (stdio, SDK in-process): spawn -> initialize answered", init)
+        add("chitta mcp --no-host (stdio, SDK in-process): spawn -> first tool answer", first)
+        init, first = stdio_start_s(field, env=host.env)
+        add("chitta mcp (stdio, warm mcp-host): spawn -> initialize answered", init)
+        add("chitta mcp (stdio, warm mcp-host): spawn -> first tool answer", first)
+        add("chitta mcp --http: spawn -> first tool answer", http_start_s(field))
 
 
 def test_mcp_cold_start(benchmark: Any, tmp_path: Path) -> None:
@@ -147,7 +181,7 @@ def test_mcp_cold_start(benchmark: Any, tmp_path: Path) -> None:
 
     with chitta.open(tmp_path / "field", embedder=None) as f:
         f.remember("x")
-    benchmark.pedantic(stdio_start_s, args=(tmp_path / "field",), rounds=1, iterations=1)
+    benchmark.pedantic(stdio_start_s, args=(tmp_path / "field", "--no-host"), rounds=1, iterations=1)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,10 @@ Exit codes (also in ``chitta --help``):
 
 from __future__ import annotations
 
+from chitta.mcp_forward import fast_path as _mcp_fast_path
+
+_mcp_fast_path()  # `chitta [--path P] mcp` with a warm MCP host: forward stdio to it and exit (docs/MCP.md)
+
 import json
 import sys
 from collections.abc import Callable, Iterator

@@ -65,12 +65,18 @@ def serve(ctx: click.Context, socket_path: str | None, durability: str, as_json:
               help="With --http: allow a non-loopback host (no authentication: anyone who reaches it can "
                    "read and write the field).")
 @click.option("--json", "as_json", is_flag=True, help="With --http: print one JSON line when ready.")
+@click.option("--no-host", is_flag=True,
+              help="stdio: serve in this process only; neither forward to a warm `chitta mcp-host` nor start one.")
 @click.pass_context
-def mcp_cmd(ctx: click.Context, http: bool, host: str, port: int, allow_remote: bool, as_json: bool) -> None:
+def mcp_cmd(ctx: click.Context, http: bool, host: str, port: int, allow_remote: bool, as_json: bool,
+            no_host: bool) -> None:
     """Run the MCP server on stdio, or with --http on loopback (needs the `mcp` extra; docs/MCP.md).
 
     Tools: remember, recall, get, forget, link, write_gate_stats, stats.
     Each server process is its own writer instance on the shared field.
+    On stdio, when a `chitta mcp-host` serves the field this process only
+    forwards bytes to it (fast start); when none does, it starts one in the
+    background and serves this session itself (--no-host: neither).
     With --http, one process serves many clients at http://HOST:PORT/mcp
     until SIGTERM or Ctrl-C (the field is flushed and closed).
 
@@ -82,6 +88,19 @@ def mcp_cmd(ctx: click.Context, http: bool, host: str, port: int, allow_remote: 
     """
     if not http and (allow_remote or as_json or host != "127.0.0.1" or port != 8731):
         raise click.UsageError("--host, --port, --allow-remote and --json go with --http")
+    if http and no_host:
+        raise click.UsageError("--no-host goes with stdio, not --http")
+    opened = None
+    if not http and not no_host:
+        from chitta import mcp_forward
+
+        with _errors_to_exit():
+            code = mcp_forward.try_forward(_field_path(ctx))
+        if code is not None:
+            sys.exit(code)
+
+        def opened() -> None:
+            mcp_forward.spawn_host(_field_path(ctx))
     from importlib.util import find_spec
 
     if find_spec("mcp") is None:  # pragma: no cover - depends on the environment
@@ -92,7 +111,7 @@ def mcp_cmd(ctx: click.Context, http: bool, host: str, port: int, allow_remote: 
         if not http:
             from chitta.mcp_server import run_stdio
 
-            run_stdio(_field_path(ctx))
+            run_stdio(_field_path(ctx), opened=opened)
             return
         from chitta.mcp_http import run_http
 
@@ -104,3 +123,41 @@ def mcp_cmd(ctx: click.Context, http: bool, host: str, port: int, allow_remote: 
             sys.stdout.flush()
 
         run_http(_field_path(ctx), host=host, port=port, allow_remote=allow_remote, ready=ready)
+
+
+@main.command("mcp-host", epilog=EPILOG)
+@click.option("--idle-exit", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Exit after this many seconds with no session open; 0: never.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON line when ready.")
+@click.pass_context
+def mcp_host_cmd(ctx: click.Context, idle_exit: float, as_json: bool) -> None:
+    """Keep the MCP SDK warm: serve MCP sessions for `chitta mcp` on a Unix socket (docs/MCP.md).
+
+    `chitta mcp` forwards its stdio to this host when it runs, so an agent
+    window's server answers in a fraction of a second instead of paying the
+    SDK's import. `chitta mcp` starts one itself (idle exit after an hour)
+    when none runs. The socket is mode 0600; peers of another user are
+    refused. SIGTERM or Ctrl-C stops it (the field is flushed and closed).
+
+    \b
+    Examples:
+      chitta mcp-host &
+      chitta --path ./field mcp-host --json --idle-exit 600
+    """
+    from importlib.util import find_spec
+
+    if find_spec("mcp") is None:  # pragma: no cover - depends on the environment
+        click.echo("chitta: the MCP host needs the mcp extra (pip install 'chitta[mcp]')", err=True)
+        sys.exit(EXIT_ERROR)
+
+    def ready(info: dict[str, Any]) -> None:
+        if as_json:
+            click.echo(json.dumps(info))
+        else:
+            click.echo(f"chitta mcp-host: {info['path']} on {info['socket']} (pid {info['pid']})")
+        sys.stdout.flush()
+
+    with _errors_to_exit():
+        from chitta.mcp_host import run_host
+
+        run_host(_field_path(ctx), idle_exit_s=idle_exit or None, ready=ready)

@@ -2,7 +2,8 @@
 
 One process per agent window on stdio (:func:`run_stdio`), each its own writer
 instance; or one process for many clients over streamable HTTP on loopback
-(``chitta/mcp_http.py``). The tool table lives in ``chitta/mcp_tools.py``. Bad
+(``chitta/mcp_http.py``); or a warm ``chitta mcp-host`` (``chitta/mcp_host.py``)
+serving the sessions that ``chitta mcp`` forwards to it (``chitta/mcp_forward.py``). The tool table lives in ``chitta/mcp_tools.py``. Bad
 arguments (schema or value checks) are JSON-RPC errors ``-32602``; a missing
 memory or another chitta error is a tool result with ``isError``. A remember
 without ``source_tool`` records the MCP client's name (``clientInfo.name``),
@@ -17,6 +18,7 @@ The field opens with a lazy embedder: no model loads before a call needs one.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from chitta.mcp_tools import TOOLS, Answer, ChittaMCP, client_name, memory_json
@@ -61,8 +63,12 @@ def build_server(state: ChittaMCP) -> Any:
                   instructions=INSTRUCTIONS)
 
 
-def run_stdio(path: str | os.PathLike[str] | None = None, *, embedder: Any = "auto") -> None:
-    """Serve the MCP tools on stdin/stdout until the client closes them."""
+def run_stdio(path: str | os.PathLike[str] | None = None, *, embedder: Any = "auto",
+              opened: Callable[[], None] | None = None) -> None:
+    """Serve the MCP tools on stdin/stdout until the client closes them.
+
+    ``opened()`` runs once the field is open, before serving (``chitta mcp``
+    starts the background host there, so a bad path starts none)."""
     state = ChittaMCP(path, embedder=embedder)
     state.start_open()  # overlaps the SDK import below
     try:
@@ -71,6 +77,8 @@ def run_stdio(path: str | os.PathLike[str] | None = None, *, embedder: Any = "au
 
         server = build_server(state)
         state.field()  # a bad path fails here, before the client waits on us
+        if opened is not None:
+            opened()
 
         async def main() -> None:
             async with stdio_server() as (read_stream, write_stream):

@@ -23,7 +23,7 @@ import chitta
 @asynccontextmanager
 async def session(field: Path, client: str = "claude-code") -> AsyncIterator[ClientSession]:
     cmd = chitta_command()
-    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "--path", str(field), "mcp"],
+    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "--path", str(field), "mcp", "--no-host"],
                                    cwd=str(field.parent), env=child_env())
     info = types.Implementation(name=client, version="1")
     async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=info) as s:

@@ -219,7 +219,7 @@ def restore(field: Field, loaded: Loaded) -> None:
     field._graph.restore(organs["graph"])
     field._settings.restore(organs["settings"])
     field._encoder_organ.restore(organs["encoder"])
-    live = list(field._memories.live_puts())
+    live = field._memories.live_puts()
     vec_ids = loaded.vector_ids
     field._index.restore(
         organs["recall_index"], live, vec_ids, loaded.vectors, str(loaded.path / POSTING), str(loaded.path / GRAPH)

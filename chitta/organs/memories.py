@@ -9,6 +9,7 @@ Never imports another organ.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -64,15 +65,17 @@ _LABELS = ("kind", "realm", "session", "source_tool", "harness")
 def _share_labels(puts: list[ops.PutPayload]) -> None:
     """Make equal label strings (kind, realm, ...) one object: a decoded million
     memories would otherwise hold a million copies of "observation"."""
-    seen: dict[str, str] = {}
-    setattr_ = msgspec.structs.force_setattr
-    for put in puts:
-        for name in _LABELS:
-            value = getattr(put, name)
+    force = msgspec.structs.force_setattr
+    for name in _LABELS:
+        values = list(map(attrgetter(name), puts))
+        if not any(values):
+            continue
+        canon: dict[str, str] = {}
+        for put, value in zip(puts, values):
             if value is not None:
-                shared = seen.setdefault(value, value)
+                shared = canon.setdefault(value, value)
                 if shared is not value:
-                    setattr_(put, name, shared)
+                    force(put, name, shared)
 
 
 class MemoriesOrgan:
@@ -392,11 +395,17 @@ class MemoriesOrgan:
         self._touches = {int(k): list(v) for k, v in state["touches"]}
         self.ignored = int(state["ignored"])
 
-    def live_puts(self) -> Iterator[tuple[int, ops.PutPayload, str]]:
-        """(id, the put that made it, its current text) of every live memory, in order."""
+    def live_puts(self) -> tuple[list[int], list[ops.PutPayload], list[str]]:
+        """Columns of every live memory, in order: ids, the puts that made them,
+        their current texts."""
         put_type = ops.PutPayload
-        for mid, rec in self._records.items():
-            if rec.__class__ is put_type:
-                yield mid, rec, rec.text  # type: ignore[misc, union-attr]
-            elif rec.deleted_ms is None:  # type: ignore[union-attr]
-                yield mid, rec.put, rec.text  # type: ignore[union-attr]
+        items = [
+            (mid, rec)
+            for mid, rec in self._records.items()
+            if rec.__class__ is put_type or rec.deleted_ms is None  # type: ignore[union-attr]
+        ]
+        return (
+            [mid for mid, _ in items],
+            [rec if rec.__class__ is put_type else rec.put for _, rec in items],  # type: ignore[misc, union-attr]
+            [rec.text for _, rec in items],
+        )

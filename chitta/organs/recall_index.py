@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict, deque
 from collections.abc import Iterator
+from itertools import compress
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -36,9 +38,14 @@ EXACT_DENSE_LIMIT = 20_000  # up to this many vectors (or allowed ids) the dense
 
 def _row_norms(rows: F32) -> F32:
     """L2 norm of each row, computed the same way for one row or a million (the
-    checkpoint path must normalise bit-for-bit as the replay path does)."""
+    checkpoint path must normalise bit-for-bit as the replay path does); in
+    blocks, so a million rows need no million-row temporary."""
     rows = np.ascontiguousarray(rows, np.float32)
-    return np.sqrt(np.add.reduce(rows * rows, axis=1))
+    out = np.empty(len(rows), np.float32)
+    for lo in range(0, len(rows), 8192):
+        block = rows[lo : lo + 8192]
+        out[lo : lo + len(block)] = np.sqrt(np.add.reduce(block * block, axis=1))
+    return out
 
 
 class RecallIndexOrgan:
@@ -539,7 +546,7 @@ class RecallIndexOrgan:
     def restore(
         self,
         state: dict[str, Any],
-        live: list[tuple[int, ops.PutPayload, str]],
+        live: tuple[list[int], list[ops.PutPayload], list[str]],
         vector_ids: U64,
         vectors: F32,
         posting_path: str,
@@ -547,19 +554,23 @@ class RecallIndexOrgan:
     ) -> None:
         """Load a snapshot into this (fresh) organ: filters and texts from the live
         memories, vectors (normalised here) from the sidecar, codes from the posting file."""
+        mids, puts, texts = live
         attrs = self._attrs
-        by_kind, by_realm, by_session, by_harness = (self._by[f] for f in ("kind", "realm", "session", "harness"))
-        for mid, put, text in live:
-            attrs[mid] = (put.kind, put.realm, put.session, put.harness)
-            by_kind[put.kind].add(mid)
-            if put.realm is not None:
-                by_realm[put.realm].add(mid)
-            if put.session is not None:
-                by_session[put.session].add(mid)
-            if put.harness is not None:
-                by_harness[put.harness].add(mid)
-            self._created[mid] = put.created_ms
-            self._text_pending[mid] = text
+        columns = {f: list(map(attrgetter(f), puts)) for f in ("kind", "realm", "session", "harness")}
+        attrs.update(zip(mids, zip(*columns.values())))
+        for field, values in columns.items():
+            by = self._by[field]
+            distinct = set(values)
+            distinct.discard(None)
+            if len(distinct) <= 32:  # few values (kinds, harnesses): one C-level pass each
+                for value in distinct:
+                    by[value].update(compress(mids, map(value.__eq__, values)))
+            else:
+                for mid, value in zip(mids, values):
+                    if value is not None:
+                        by[value].add(mid)
+        self._created.update(zip(mids, map(attrgetter("created_ms"), puts)))
+        self._text_pending.update(zip(mids, texts))
         for mid, ctx in state["keyword_context"]:
             text = self._text_pending.get(mid)
             if text is not None:
@@ -568,10 +579,10 @@ class RecallIndexOrgan:
         # Keep one int object per id (the memories organ's): a million ids held by
         # several dicts and sets would otherwise each carry their own 32-byte copy.
         staged = set(np.frombuffer(state["staged"], "<u8").tolist())
-        self._staged_order = deque(mid for mid, _put, _text in live if mid in staged)
+        self._staged_order = deque(mid for mid in mids if mid in staged)
         self._staged = set(self._staged_order)
         del staged
-        canonical = {mid: mid for mid, _put, _text in live}  # value: the object to share
+        canonical = dict(zip(mids, mids))  # value: the object to share
         if state["mean"] is not None:
             self._mean = np.frombuffer(state["mean"], "<f4").astype(np.float32)
         if len(vectors):
@@ -581,7 +592,10 @@ class RecallIndexOrgan:
             self.dim = int(vectors.shape[1])
             n = len(ids)
             self._vecs = np.zeros((max(1024, n + n // 4), self.dim), np.float32)
-            np.divide(vectors[keep], norms[keep, None], out=self._vecs[:n])
+            if n == len(vectors):  # the usual case: no gather copy of a million rows
+                np.divide(vectors, norms[:, None], out=self._vecs[:n])
+            else:
+                np.divide(vectors[keep], norms[keep, None], out=self._vecs[:n])
             self._row_ids = [canonical.get(mid, mid) for mid in ids.tolist()]
             self._row = dict(zip(self._row_ids, range(n)))
         self._recent.extend(state["recent"])

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict, deque
 from collections.abc import Iterator
-from itertools import compress
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, eq
 from typing import Any
 
 import numpy as np
@@ -564,7 +564,7 @@ class RecallIndexOrgan:
             distinct.discard(None)
             if len(distinct) <= 32:  # few values (kinds, harnesses): one C-level pass each
                 for value in distinct:
-                    by[value].update(compress(mids, map(value.__eq__, values)))
+                    by[value].update(compress(mids, map(eq, repeat(value), values)))
             else:
                 for mid, value in zip(mids, values):
                     if value is not None:

@@ -20,7 +20,6 @@ from chitta import ops
 from chitta.model import Memory
 from chitta.ops import Op, OpType
 
-
 MAX_TRACE = 32  # access times kept per memory for ACT-R base-level activation
 
 
@@ -351,7 +350,7 @@ class MemoriesOrgan:
             dims[len(b)] = dims.get(len(b), 0) + 1
         width = max(dims, key=lambda w: dims[w]) if dims else 0
         main = [i for i, b in enumerate(blobs) if len(b) == width]
-        odd = [[vec_ids[i], blobs[i]] for i, b in enumerate(blobs) if len(b) != width]
+        odd = [[vec_ids[i], b] for i, b in enumerate(blobs) if len(b) != width]
         ids = np.array([vec_ids[i] for i in main], np.uint64)
         vecs = np.frombuffer(b"".join(blobs[i] for i in main), "<f4").reshape(len(main), width // 4)
         state = {

@@ -1,0 +1,138 @@
+"""Snapshot and restore of the recall-index organ for checkpoints (a mixin of
+RecallIndexOrgan, which owns the state; chitta/checkpoint, docs/FORMAT.md 8)."""
+
+from __future__ import annotations
+
+from collections import deque
+from itertools import compress, repeat
+from operator import attrgetter, eq
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from chitta import ops
+from chitta.index.posting import PostingIndex
+from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
+from chitta.organs.recall_index_dense import _row_norms
+from chitta.recall.context import keyword_document
+
+U64 = npt.NDArray[np.uint64]
+F32 = npt.NDArray[np.float32]
+
+
+class IndexSnapshot:
+    """snapshot() / restore(); the attributes are RecallIndexOrgan's."""
+
+    _attrs: dict[int, tuple[str, str | None, str | None, str | None]]
+    _by: dict[str, Any]
+    _created: dict[int, int]
+    _text_pending: dict[int, str]
+    _kw_context: dict[int, tuple[str, str | None]]
+    _staged: set[int]
+    _staged_order: deque[int]
+    _mean: F32 | None
+    _vecs: F32
+    _row_ids: list[int]
+    _row: dict[int, int]
+    _recent: deque[int]
+    _posting: PostingIndex
+    _code_version: dict[int, int]
+    _dense_kind: str
+    _ann: DenseANN | None
+    dim: int | None
+
+    def _flush_codes(self) -> None: ...
+    def _uses_ann(self) -> bool: ...
+    def _ensure_ann(self) -> DenseANN: ...
+
+    def snapshot(self, posting_path: str, ann_path: str) -> dict[str, Any]:
+        """State not derivable from the live memories' puts and vectors: the staged
+        set, code versions, the recorded binary mean, recent vector order. Writes the
+        posting index (pending codes folded in) to ``posting_path`` and, when the
+        field's dense path is the graph, the graph (built now if need be) to
+        ``ann_path`` and its delta beside it."""
+        self._flush_codes()
+        self._posting.save(posting_path)
+        ann_files = self._ensure_ann().save(ann_path) if self._uses_ann() else []
+        coded = np.fromiter(self._code_version.keys(), np.uint64, len(self._code_version))
+        versions = np.fromiter(self._code_version.values(), np.uint32, len(self._code_version))
+        return {
+            "staged": np.fromiter(self._staged, np.uint64, len(self._staged)).astype("<u8").tobytes(),
+            "coded": coded.astype("<u8").tobytes(),
+            "code_versions": versions.astype("<u4").tobytes(),
+            "mean": None if self._mean is None else self._mean.astype("<f4").tobytes(),
+            "recent": list(self._recent),
+            "posting": {"n_features": self._posting.n_features, "active": self._posting.active},
+            "dense_index": self._dense_kind,
+            "ann": bool(ann_files),
+            "keyword_context": [[mid, ctx] for mid, (_text, ctx) in self._kw_context.items()],
+        }
+
+    def restore(
+        self,
+        state: dict[str, Any],
+        live: tuple[list[int], list[ops.PutPayload], list[str]],
+        vector_ids: U64,
+        vectors: F32,
+        posting_path: str,
+        ann_path: str,
+    ) -> None:
+        """Load a snapshot into this (fresh) organ: filters and texts from the live
+        memories, vectors (normalised here) from the sidecar, codes from the posting file."""
+        mids, puts, texts = live
+        attrs = self._attrs
+        columns = {f: list(map(attrgetter(f), puts)) for f in ("kind", "realm", "session", "harness")}
+        attrs.update(zip(mids, zip(*columns.values())))
+        for field, values in columns.items():
+            by = self._by[field]
+            distinct = set(values)
+            distinct.discard(None)
+            if len(distinct) <= 32:  # few values (kinds, harnesses): one C-level pass each
+                for value in distinct:
+                    by[value].update(compress(mids, map(eq, repeat(value), values)))
+            else:
+                for mid, value in zip(mids, values):
+                    if value is not None:
+                        by[value].add(mid)
+        self._created.update(zip(mids, map(attrgetter("created_ms"), puts)))
+        self._text_pending.update(zip(mids, texts))
+        for mid, ctx in state["keyword_context"]:
+            text = self._text_pending.get(mid)
+            if text is not None:
+                self._kw_context[mid] = (text, ctx)
+                self._text_pending[mid] = keyword_document(text, ctx)
+        # Keep one int object per id (the memories organ's): a million ids held by
+        # several dicts and sets would otherwise each carry their own 32-byte copy.
+        staged = set(np.frombuffer(state["staged"], "<u8").tolist())
+        self._staged_order = deque(mid for mid in mids if mid in staged)
+        self._staged = set(self._staged_order)
+        del staged
+        canonical = dict(zip(mids, mids))  # value: the object to share
+        if state["mean"] is not None:
+            self._mean = np.frombuffer(state["mean"], "<f4").astype(np.float32)
+        if len(vectors):
+            norms = _row_norms(vectors)
+            keep = np.isfinite(norms) & (norms > 0)
+            ids = vector_ids[keep]
+            self.dim = int(vectors.shape[1])
+            n = len(ids)
+            self._vecs = np.zeros((max(1024, n + n // 4), self.dim), np.float32)
+            if n == len(vectors):  # the usual case: no gather copy of a million rows
+                np.divide(vectors, norms[:, None], out=self._vecs[:n])
+            else:
+                np.divide(vectors[keep], norms[keep, None], out=self._vecs[:n])
+            self._row_ids = [canonical.get(mid, mid) for mid in ids.tolist()]
+            self._row = dict(zip(self._row_ids, range(n)))
+        self._recent.extend(state["recent"])
+        self._posting = PostingIndex.load(posting_path)
+        self._dense_kind = state["dense_index"]
+        if self._dense_kind not in DENSE_INDEX_KINDS:
+            raise ValueError(f"unknown dense index {self._dense_kind!r}")
+        if state["ann"]:
+            self._ann = DenseANN.load(ann_path, int(self.dim or 0))
+        coded = np.frombuffer(state["coded"], "<u8").tolist()
+        versions = np.frombuffer(state["code_versions"], "<u4").tolist()
+        if len(coded) != len(versions):
+            raise ValueError("snapshot code versions do not match the coded ids")
+        self._code_version = {canonical.get(mid, mid): ver for mid, ver in zip(coded, versions)}

@@ -40,9 +40,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import datagen  # noqa: E402
+import datagen
 
-import chitta  # noqa: E402
+import chitta
 
 DIM = 384
 BATCH = 2048

@@ -20,8 +20,8 @@ from types import TracebackType
 from typing import Any
 
 from chitta import _core, ops
-from chitta.checkpoint.snapshot import CheckpointInfo
 from chitta import _validate as v
+from chitta.checkpoint.snapshot import CheckpointInfo
 from chitta.encode.field_encoding import FieldEncoding
 from chitta.errors import (
     ChittaError,

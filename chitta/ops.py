@@ -34,7 +34,6 @@ from chitta._ops.code import (
     UpsertCodeFile,
     UpsertSymbol,
 )
-from chitta._ops.field_config import CONFIG_KEYS, ConfigureField
 from chitta._ops.events import (
     ANALYTICS_EVENTS,
     BRANCH_EVENTS,
@@ -58,6 +57,7 @@ from chitta._ops.events import (
     TriggerEvent,
     UserModelEvent,
 )
+from chitta._ops.field_config import CONFIG_KEYS, ConfigureField
 from chitta._ops.knowledge import (
     AddTriplet,
     AssertFact,

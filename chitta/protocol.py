@@ -24,12 +24,12 @@ import msgspec
 import numpy as np
 
 from chitta import errors
-from chitta.errors import ChittaError, InvalidArgument
 from chitta.checkpoint.snapshot import CheckpointInfo
-from chitta.model import FieldStats, Memory
+from chitta.errors import ChittaError, InvalidArgument
 from chitta.lifecycle.contradictions import ContradictionPair
 from chitta.lifecycle.curation import CurationReport
 from chitta.lifecycle.dedup import DedupReport
+from chitta.model import FieldStats, Memory
 from chitta.recall.hit import Factor, Hit
 
 MAX_FRAME = 16 << 20  # bytes of one frame's body, either direction

@@ -15,9 +15,9 @@ for extra in (_HERE.parent / "benchmarks", _HERE):
         sys.path.insert(0, str(extra))
 
 
-import os  # noqa: E402
+import os
 
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture(autouse=True)

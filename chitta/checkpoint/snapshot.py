@@ -20,7 +20,7 @@ import numpy as np
 from chitta import _version
 from chitta.checkpoint import format as fmt
 from chitta.checkpoint import store
-from chitta.errors import ChittaError, CheckpointIgnored, CorruptionError, UnsupportedFormat
+from chitta.errors import CheckpointIgnored, ChittaError, CorruptionError, UnsupportedFormat
 from chitta.index.hamming import binarize
 
 if TYPE_CHECKING:

@@ -132,14 +132,14 @@ def import_conversation(
         {"text": memory_text(t), "session": t.session, "at": t.at, "meta": _meta(t.meta, ctx), **common}
         for t, ctx in zip(items, keyword_contexts(items, keyword_context_turns))
     ]
-    embedder = field._encoding.embedder if field._encoding.enabled else None  # noqa: SLF001 (same package)
+    embedder = field._encoding.embedder if field._encoding.enabled else None
     ids: list[int] = []
     start = 0
     if embedder is not None and context_turns > 0:
         vectors = np.asarray(embedder.embed(context_texts(items, context_turns)), np.float32)
         for doc, vec in zip(docs, vectors):
             doc["embedding"] = vec
-        if field._vector_dim() is None:  # noqa: SLF001
+        if field._vector_dim() is None:
             # A first write without a vector lets the field record which model
             # made its vectors (the first turn has no earlier context anyway).
             first = dict(docs[0])

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from segment_oracle import crc32c, only_segment
 
 import chitta
 from chitta.checkpoint import format as fmt
 from chitta.errors import CheckpointIgnored
-from segment_oracle import crc32c, only_segment
 
 GOLDENS = Path(__file__).parent / "golden"
 V1 = GOLDENS / "checkpoint-v1"

@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fieldtools import flip_byte, memory_dict, segment_files, truncate_by
 
 import chitta
 from chitta.checkpoint import CheckpointPolicy, store
 from chitta.checkpoint import format as fmt
 from chitta.checkpoint.run import write_checkpoint
 from chitta.errors import CheckpointIgnored, InvalidArgument, LockedError
-from fieldtools import flip_byte, memory_dict, segment_files, truncate_by
 
 NOW = 1_780_000_000.0  # a fixed clock: recency factors are then equal on both sides
 QUERIES = ["topic 3 memory", "changed text", "triplet tea", "nothing like this at all", "item 42", "tea ready"]
@@ -165,9 +165,8 @@ def test_writers_keep_appending_while_a_checkpoint_is_written(tmp_path: Path) ->
 def test_a_second_checkpoint_writer_is_refused_not_queued(tmp_path: Path) -> None:
     root = tmp_path / "f"
     _build(root, n=20)
-    with store.writer_lock(root.absolute()):
-        with pytest.raises(LockedError):
-            write_checkpoint(root)
+    with store.writer_lock(root.absolute()), pytest.raises(LockedError):
+        write_checkpoint(root)
 
 
 # ---- damage: the log stays the truth --------------------------------------------------------
@@ -182,10 +181,9 @@ def _checkpointed(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _assert_ignored(root: Path, match: str) -> None:
-    with pytest.warns(CheckpointIgnored, match=match):
-        with _open(root, read_only=True) as f:
-            assert f.checkpoint_loaded is None
-            observed = _observe(f)
+    with pytest.warns(CheckpointIgnored, match=match), _open(root, read_only=True) as f:
+        assert f.checkpoint_loaded is None
+        observed = _observe(f)
     assert observed == _replayed(root)
 
 
@@ -247,7 +245,7 @@ def test_a_checkpoint_that_does_not_match_the_log_is_ignored(tmp_path: Path) -> 
 
 def test_a_malformed_state_map_is_ignored_not_half_applied(tmp_path: Path) -> None:
     root, live = _checkpointed(tmp_path)
-    version, state = fmt.read_state(live / "state")
+    _version, state = fmt.read_state(live / "state")
     state["organs"]["graph"] = {"edges": [[1, 2]]}  # wrong arity, valid checksum
     fmt.write_state(live / "state", state)
     _assert_ignored(root, "ValueError")

@@ -14,11 +14,11 @@ import warnings
 from pathlib import Path
 
 import pytest
+from fieldtools import memory_dict
 
 import chitta
 from chitta.checkpoint import store
 from chitta.errors import CheckpointIgnored
-from fieldtools import memory_dict
 
 # Writes, then checkpoints, forever; prints each id once remember() returned.
 # PAUSE_AT names a rename of the publish step (0: tmp -> ckpt-, 1: CURRENT.tmp ->

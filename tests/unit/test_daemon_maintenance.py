@@ -67,6 +67,5 @@ def test_a_client_asks_for_a_checkpoint(tmp_path: Path) -> None:
 
 
 def test_maintain_every_must_be_positive(tmp_path: Path) -> None:
-    with chitta.open(tmp_path / "f", embedder=None) as field:
-        with pytest.raises(InvalidArgument):
-            Daemon(field, tmp_path / "s.sock", maintain_every=0)
+    with chitta.open(tmp_path / "f", embedder=None) as field, pytest.raises(InvalidArgument):
+        Daemon(field, tmp_path / "s.sock", maintain_every=0)

@@ -9,6 +9,7 @@ so the watermark and the state always agree, and the writers of the field
 
 from __future__ import annotations
 
+import shutil
 import time
 import warnings
 from dataclasses import dataclass
@@ -113,8 +114,6 @@ def write(view: Field, root: Path) -> CheckpointInfo:
         total = sum(p.stat().st_size for p in temp.iterdir())
         final = store.publish(root, temp, clock)
     except BaseException:
-        import shutil
-
         shutil.rmtree(temp, ignore_errors=True)
         raise
     store.prune(root, final)

@@ -25,12 +25,13 @@ import fcntl
 import os
 import socket
 import stat
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from chitta.errors import ChittaIOError, InvalidArgument
+from chitta.errors import ChittaError, ChittaIOError, InvalidArgument
 from chitta.mcp_forward import check_peer, host_socket
 from chitta.mcp_tools import ChittaMCP
 
@@ -88,7 +89,8 @@ class McpHost:
         if len(os.fsencode(str(self.socket_path))) > MAX_SOCKET_PATH:
             raise InvalidArgument(f"socket path is longer than {MAX_SOCKET_PATH} bytes: {self.socket_path}")
         self.idle_exit_s = idle_exit_s
-        self.state = ChittaMCP(self.field_path, embedder=embedder)
+        self.embedder = embedder
+        self.state = ChittaMCP(self.field_path, embedder=embedder)  # the start-up check of the path
         self.sessions = 0  # open now
         self.served = 0  # since start
         self.refused = 0
@@ -140,10 +142,14 @@ class McpHost:
                 "idle_exit_s": self.idle_exit_s}
 
     # ---- serving --------------------------------------------------------------------------
-    async def _session(self, server: Any, stream: Any) -> None:
+    async def _session(self, stream: Any) -> None:
+        """One agent window: its own writer instance (a Field opened for this
+        session, closed with it) behind its own SDK server."""
         import anyio
         from anyio.abc import SocketAttribute
         from mcp.server.stdio import stdio_server
+
+        from chitta.mcp_server import build_server
 
         async with stream:
             try:
@@ -153,13 +159,20 @@ class McpHost:
                 return
             self.sessions += 1
             self.served += 1
+            state = ChittaMCP(self.field_path, embedder=self.embedder)
             try:
+                await anyio.to_thread.run_sync(state.field)  # opens it (ms for a field with a checkpoint)
+                server = build_server(state)
                 lines = _Lines(stream)
                 async with stdio_server(stdin=lines, stdout=lines) as (read, write):  # type: ignore[arg-type]
                     await server.run(read, write, server.create_initialization_options())
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                 pass  # the client went away mid-write: only this session ends
+            except ChittaError as exc:  # the field cannot be opened now: this session ends, the host stays
+                print(f"chitta mcp-host: session refused: {type(exc).__name__}: {exc}", file=sys.stderr)
             finally:
+                with anyio.CancelScope(shield=True):  # also when the host is stopping
+                    await anyio.to_thread.run_sync(state.close)  # flushes this window's writes
                 self.sessions -= 1
                 self._idle_since = time.monotonic()
 
@@ -184,7 +197,7 @@ class McpHost:
                 scope.cancel()
                 return
 
-    async def serve(self, server: Any, ready: Callable[[dict[str, Any]], None] | None = None) -> None:
+    async def serve(self, ready: Callable[[dict[str, Any]], None] | None = None) -> None:
         import anyio
         from anyio.abc import SocketListener
 
@@ -198,7 +211,7 @@ class McpHost:
                 tg.start_soon(self._idle_watch, tg.cancel_scope)
             while True:
                 stream = await listener.accept()
-                tg.start_soon(self._session, server, stream)
+                tg.start_soon(self._session, stream)
 
     def run(self, ready: Callable[[dict[str, Any]], None] | None = None) -> None:
         """Bind, open the field (overlapping the SDK import), call ``ready(info)``, serve until stopped."""
@@ -213,11 +226,11 @@ class McpHost:
             self.state.start_open()
             import anyio
 
-            from chitta.mcp_server import build_server
+            import chitta.mcp_server  # noqa: F401  the SDK, imported once for every session
 
-            server = build_server(self.state)
             self.state.field()  # a bad path fails here, before anything is served
-            anyio.run(self.serve, server, ready)
+            self.state.close()  # sessions open their own instances
+            anyio.run(self.serve, ready)
         finally:
             self.close()
             for sig, handler in previous.items():

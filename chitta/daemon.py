@@ -17,7 +17,6 @@ import hashlib
 import os
 import signal
 import socket
-import stat
 import struct
 import sys
 import threading
@@ -27,6 +26,7 @@ from types import FrameType
 from typing import Any
 
 from chitta import protocol
+from chitta._sockets import private_dir
 from chitta._version import __version__
 from chitta.checkpoint import CheckpointPolicy
 from chitta.daemon_maintenance import Maintainer
@@ -47,15 +47,6 @@ def default_socket(field_path: str | os.PathLike[str]) -> Path:
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     base = Path(runtime) / "chitta" if runtime else Path(f"/tmp/chitta-{os.getuid()}")
     return base / f"{digest}.sock"
-
-
-def _private_dir(directory: Path) -> None:
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    st = directory.stat()
-    if st.st_uid != os.getuid():
-        raise ChittaIOError(f"{directory} belongs to uid {st.st_uid}, not to this user")
-    if stat.S_IMODE(st.st_mode) & 0o022:
-        raise ChittaIOError(f"{directory} is writable by others; refusing to put a socket there")
 
 
 def _recv_exact(conn: socket.socket, n: int) -> bytes | None:
@@ -104,7 +95,7 @@ class Daemon:
 
     # ---- lifecycle ------------------------------------------------------------------------
     def bind(self) -> None:
-        _private_dir(self.socket_path.parent)
+        private_dir(self.socket_path.parent)
         if self.socket_path.exists() or self.socket_path.is_symlink():
             probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:

@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+from chitta._sockets import private_dir
 from chitta.errors import ChittaError, ChittaIOError, InvalidArgument
 from chitta.mcp_forward import check_peer, host_socket
 from chitta.mcp_tools import ChittaMCP
@@ -66,15 +67,6 @@ class _Lines:
         return None
 
 
-def _private_dir(directory: Path) -> None:
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    st = directory.stat()
-    if st.st_uid != os.getuid():
-        raise ChittaIOError(f"{directory} belongs to uid {st.st_uid}, not to this user")
-    if stat.S_IMODE(st.st_mode) & 0o022:
-        raise ChittaIOError(f"{directory} is writable by others; refusing to put a socket there")
-
-
 class McpHost:
     """Serves MCP sessions for one field on a Unix socket until stopped."""
 
@@ -100,7 +92,7 @@ class McpHost:
 
     # ---- lifecycle ------------------------------------------------------------------------
     def _take_lock(self) -> None:
-        _private_dir(self.socket_path.parent)
+        private_dir(self.socket_path.parent)
         fd = os.open(f"{self.socket_path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -88,6 +88,15 @@ def _vectors(vectors: npt.ArrayLike, dim: int, name: str) -> tuple[npt.NDArray[n
     return np.ascontiguousarray(vectors), one
 
 
+def _add_args(ids: IdsLike, vectors: npt.ArrayLike, dim: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
+    """The checked (ids, vectors) of an ``add``: equal lengths, ``dim`` columns."""
+    id_arr = _ids(ids)
+    vec, _ = _vectors(vectors, dim, "vectors")
+    if len(id_arr) != len(vec):
+        raise InvalidArgument(f"{len(id_arr)} ids for {len(vec)} vectors")
+    return id_arr, vec
+
+
 def _allowed(allowed: IdsLike | None) -> npt.NDArray[np.uint64] | None:
     return None if allowed is None else _ids(allowed, "allowed")
 

@@ -19,6 +19,7 @@ from chitta.index._hnsw_common import (
     Metric,
     PathLike,
     SearchResult,
+    _add_args,
     _allowed,
     _contains,
     _finish,
@@ -132,10 +133,7 @@ class TieredHNSW:
 
     def add(self, ids: IdsLike, vectors: npt.NDArray[np.float32], *, num_threads: int = 1) -> None:
         """Adds to the base until it holds ``threshold`` nodes, then to the delta. All or nothing."""
-        id_arr = _ids(ids)
-        vec, _ = _vectors(vectors, self.dim, "vectors")
-        if len(id_arr) != len(vec):
-            raise InvalidArgument(f"{len(id_arr)} ids for {len(vec)} vectors")
+        id_arr, vec = _add_args(ids, vectors, self.dim)
         self._index.add(id_arr, vec, _threads(num_threads))
 
     def remove(self, ids: IdsLike) -> None:

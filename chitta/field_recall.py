@@ -116,17 +116,16 @@ class RecallMixin:
         self: Field, query: str | None, qvec: Any, k: int, lane_set: tuple[str, ...] | None,
         budget_bytes: int | None, explain: bool, touch: bool, filters: dict[str, Any],
     ) -> list[Hit]:
+        engine = self._engine if lane_set is None else self._engine.with_lanes(lane_set)
         code = None
         encoder = self._encoder_organ.encoder
-        wants_posting = lane_set is None or "posting" in lane_set
+        # The query's sparse code (a 384 x 16,384 product) only when the posting lane counts.
+        wants_posting = engine.settings.lane_weights.get("posting", 0.0) > 0
         if wants_posting and qvec is not None and encoder is not None and encoder.dim == qvec.shape[0]:
             code = encoder.encode(qvec[None, :]).features[0]
 
         with self._lock:
             allowed = self._index.allowed(**filters)
-            engine = self._engine
-            if lane_set is not None:
-                engine = engine.with_lanes(lane_set)
             hits = engine.recall(
                 text=query, vector=qvec, code=code, k=k, allowed=allowed,
                 now_ms=self._now_ms(), explain=explain,

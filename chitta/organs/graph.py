@@ -12,6 +12,8 @@ from typing import Any
 from chitta import ops
 from chitta.ops import Op, OpType
 
+SUPPRESSING_EDGES = frozenset({"Supersedes", "Contradicts"})  # chitta.recall.factors.suppression
+
 
 class GraphOrgan:
     name = "graph"
@@ -21,6 +23,8 @@ class GraphOrgan:
         # id -> {(other, edge kind, outgoing?): weight}
         self._adj: dict[int, dict[tuple[int, str, bool], float]] = defaultdict(dict)
         self.edges = 0
+        # Targets of a Supersedes / Contradicts edge: the only memories recall scoring may suppress.
+        self.suppression_targets: set[int] = set()
 
     def apply(self, op: Op) -> None:
         if type(op) is ops.AddAssocEdge:
@@ -32,6 +36,8 @@ class GraphOrgan:
             self._adj[e.src][fwd] = self._adj[e.src].get(fwd, 0.0) + e.weight
             back = (e.src, e.edge, False)
             self._adj[e.dst][back] = self._adj[e.dst].get(back, 0.0) + e.weight
+            if e.edge in SUPPRESSING_EDGES:
+                self.suppression_targets.add(e.dst)
 
     def apply_run(self, op_type: OpType, run: list[Op]) -> None:
         for op in run:
@@ -59,4 +65,6 @@ class GraphOrgan:
         for src, dst, kind, w in state["edges"]:
             self._adj[src][(dst, kind, True)] = w
             self._adj[dst][(src, kind, False)] = w
+            if kind in SUPPRESSING_EDGES:
+                self.suppression_targets.add(dst)
         self.edges = len(state["edges"])

@@ -67,6 +67,8 @@ class IndexView(Protocol):
 
 
 class GraphView(Protocol):
+    suppression_targets: set[int]  # memories with an incoming Supersedes / Contradicts edge
+
     def neighbours(self, mid: int) -> list[tuple[int, str, bool, float]]: ...
 
 
@@ -195,12 +197,14 @@ class RecallEngine:
         if len(keep) < len(states):
             id_list = [id_list[p] for p in keep]
             states = [states[p] for p in keep]
-        access_of, staged_of, edges_of = self.memories.access_times, self.index.is_staged, self.graph.neighbours
-        is_live = self.memories.is_live
-        suppressed = []
-        for mid in id_list:
-            edges = edges_of(mid)
-            suppressed.append(suppression(edges, is_live) if edges else 1.0)
+        access_of, staged_of = self.memories.access_times, self.index.is_staged
+        suppressed = np.ones(len(id_list), np.float64)
+        targets = self.graph.suppression_targets
+        if targets:
+            edges_of, is_live = self.graph.neighbours, self.memories.is_live
+            for pos, mid in enumerate(id_list):
+                if mid in targets:
+                    suppressed[pos] = suppression(edges_of(mid), is_live)
         if vector is not None:
             cosine = self.index.cosine_array(vector, id_list)
         else:
@@ -216,6 +220,6 @@ class RecallEngine:
             staged=np.array([staged_of(mid) for mid in id_list], np.bool_),
             tier=np.array(tier, np.int64),
             kind=kinds,
-            suppressed=np.array(suppressed, np.float64),
+            suppressed=suppressed,
         )
         return batch, keep

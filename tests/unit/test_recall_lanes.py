@@ -74,6 +74,8 @@ class Index:
 
 
 class Graph:
+    suppression_targets: set[int] = set()
+
     def neighbours(self, mid: int) -> list[tuple[int, str, bool, float]]:
         return []
 

@@ -335,6 +335,27 @@ def _rrf_fuse(
 
 # ---- end fusion --------------------------------------------------------------
 
+# ---- scoring -----------------------------------------------------------------
+
+def _score_candidates(
+    fused: npt.NDArray[np.float64],
+    cosine: npt.NDArray[np.float64],
+    created_ms: npt.NDArray[np.int64],
+    access_offsets: npt.NDArray[np.int64],
+    access_ms: npt.NDArray[np.int64],
+    confidence: npt.NDArray[np.float64],
+    strength: npt.NDArray[np.float64],
+    staged: npt.NDArray[np.uint8],
+    tier: npt.NDArray[np.int64],
+    kind_weight: npt.NDArray[np.float64],
+    suppressed: npt.NDArray[np.float64],
+    best_fused: float,
+    now_ms: int,
+    weights: tuple[float, float, float, float, float, float, float, float],
+) -> npt.NDArray[np.float64]: ...
+
+# ---- end scoring -------------------------------------------------------------
+
 # ---- hashembed ---------------------------------------------------------------
 
 HASHEMBED_MAX_DIM: int

@@ -31,7 +31,7 @@ from chitta.model import Memory
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Hit
 from chitta.recall.query import keyword_query
-from chitta.recall.scorer import CandidateBatch, Scorer
+from chitta.recall.scorer import CandidateBatch, Scorer, access_columns
 
 U64 = npt.NDArray[np.uint64]
 
@@ -210,10 +210,12 @@ class RecallEngine:
         else:
             cosine = np.full(len(id_list), np.nan)
         kinds, created, confidence, strength, tier = zip(*states) if states else ((),) * 5
+        access_offsets, access_ms = access_columns([access_of(mid) for mid in id_list])
         batch = CandidateBatch(
             fused=fused[keep] if len(keep) < len(fused) else fused,
             cosine=cosine,
-            access_ms=[access_of(mid) for mid in id_list],
+            access_offsets=access_offsets,
+            access_ms=access_ms,
             created_ms=np.array(created, np.int64),
             confidence=np.array(confidence, np.float64),
             strength=np.array(strength, np.float64),

@@ -13,11 +13,11 @@ New factors are added to ``RELEVANCE``-style terms or to the multipliers.
 
 Two forms of the same arithmetic: ``score`` takes one ``CandidateView`` and
 explains it (the reference, and what ``explain=True`` shows); ``score_batch``
-scores all of a query's candidates at once from a ``CandidateBatch`` (numpy
-for the arithmetic, Python's ``math`` for the powers, logarithms and
-exponentials so that every value is bit-for-bit the one ``score`` computes).
-Recall ranks with ``score_batch`` (tests/unit/test_recall_vectorised.py checks
-the two agree).
+scores all of a query's candidates at once from a ``CandidateBatch`` in one
+native call (csrc/scoring: the same operations in the same order, the C
+library's log/exp/pow as Python's ``math``, no floating-point contraction, so
+every value is bit-for-bit the one ``score`` computes). Recall ranks with
+``score_batch`` (tests/unit/test_recall_vectorised.py checks the two agree).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from chitta import _core
 from chitta.recall import factors as f
 from chitta.recall.hit import Factor
 
@@ -55,13 +56,15 @@ class CandidateView:
 class CandidateBatch:
     """What the scorer needs to know about ``n`` candidates, column by column.
 
-    ``cosine`` holds NaN where a candidate has no vector; ``access_ms`` is each
-    candidate's access times (creation first), as ``CandidateView.access_ms``.
+    ``cosine`` holds NaN where a candidate has no vector. Candidate ``i``'s
+    access times (creation first, as ``CandidateView.access_ms``) are
+    ``access_ms[access_offsets[i]:access_offsets[i + 1]]``.
     """
 
     fused: F64
     cosine: F64
-    access_ms: Sequence[tuple[int, ...]]
+    access_offsets: npt.NDArray[np.int64]
+    access_ms: npt.NDArray[np.int64]
     created_ms: npt.NDArray[np.int64]
     confidence: F64
     strength: F64
@@ -75,12 +78,22 @@ class CandidateBatch:
 
     def view(self, i: int) -> CandidateView:
         cos = float(self.cosine[i])
+        lo, hi = int(self.access_offsets[i]), int(self.access_offsets[i + 1])
         return CandidateView(
-            fused=float(self.fused[i]), cosine=None if math.isnan(cos) else cos, access_ms=self.access_ms[i],
+            fused=float(self.fused[i]), cosine=None if math.isnan(cos) else cos,
+            access_ms=tuple(self.access_ms[lo:hi].tolist()),
             created_ms=int(self.created_ms[i]), confidence=float(self.confidence[i]),
             strength=float(self.strength[i]), staged=bool(self.staged[i]), tier=int(self.tier[i]),
             kind=self.kind[i], suppressed=float(self.suppressed[i]),
         )
+
+
+def access_columns(traces: Sequence[Sequence[int]]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """``(offsets, flat times)`` of per-candidate access traces, as ``CandidateBatch`` holds them."""
+    offsets = np.zeros(len(traces) + 1, np.int64)
+    np.cumsum([len(t) for t in traces], out=offsets[1:])
+    flat = np.fromiter((t for trace in traces for t in trace), np.int64, count=int(offsets[-1]))
+    return offsets, flat
 
 
 class Scorer:
@@ -118,42 +131,13 @@ class Scorer:
     def score_batch(self, c: CandidateBatch, *, best_fused: float, now_ms: int) -> F64:
         """``score(c.view(i), ...)[0]`` for every candidate ``i``, as one array."""
         s = self.settings
-        n = len(c)
-        if n == 0:
-            return np.zeros(0, np.float64)
-        fused = c.fused / best_fused if best_fused > 0 else np.zeros(n, np.float64)
-        cos = c.cosine
-        similarity = np.where(np.isnan(cos), 0.0, np.maximum(0.0, np.nan_to_num(cos)))
-        score = s.w_fused * fused + s.w_similarity * similarity
-        act = np.array(_activations(c.access_ms, now_ms, s.actr_decay), np.float64)
-        age_days = np.maximum(0.0, (now_ms - c.created_ms) / f.MS_PER_DAY).tolist()
-        base = 1.0 - s.freshness_rate
-        fresh = np.array([base**a for a in age_days], np.float64)
-        context = 1.0 - s.w_activation - s.w_freshness + s.w_activation * act + s.w_freshness * fresh
-        strength = np.maximum(0.0, c.strength)
         kinds = s.kind_weights
-        score *= context
-        score *= 0.5 + 0.5 * c.confidence
-        score *= 2.0 * strength / (1.0 + strength)
-        score *= np.where(c.staged, s.staged_multiplier, 1.0)
-        score *= 1.0 / (1.0 + s.tier_step * np.maximum(0, c.tier))
-        score *= np.array([kinds.get(k, 1.0) for k in c.kind], np.float64)
-        score *= c.suppressed
-        return score
-
-
-def _activations(access: Sequence[tuple[int, ...]], now_ms: int, decay: float) -> list[float]:
-    """``factors.activation`` of each access trace (same operations, same order)."""
-    nd = -decay
-    log, exp = math.log, math.exp
-    out: list[float] = []
-    for times in access:
-        total = 0.0
-        for t in times:
-            age = (now_ms - t) / 1000.0
-            total += max(1.0, age) ** nd
-        if total > 0:
-            out.append(1.0 / (1.0 + exp(-(log(total) + 2.0))))
-        else:
-            out.append(0.0)
-    return out
+        return _core._score_candidates(
+            np.ascontiguousarray(c.fused, np.float64), np.ascontiguousarray(c.cosine, np.float64),
+            c.created_ms, c.access_offsets, c.access_ms, c.confidence, c.strength,
+            np.ascontiguousarray(c.staged, np.uint8), c.tier,
+            np.array([kinds.get(k, 1.0) for k in c.kind], np.float64), c.suppressed,
+            float(best_fused), int(now_ms),
+            (s.w_fused, s.w_similarity, s.w_activation, s.w_freshness, s.freshness_rate, s.actr_decay,
+             s.staged_multiplier, s.tier_step),
+        )

@@ -20,7 +20,9 @@ from _recall_reference import reference_recall, same_hits
 import chitta
 from chitta import ops
 from chitta.recall.blas import one_thread
-from chitta.recall.scorer import CandidateBatch, CandidateView, Scorer
+from chitta.errors import InvalidArgument
+from chitta.recall.factors import FactorSettings
+from chitta.recall.scorer import CandidateBatch, CandidateView, Scorer, access_columns
 
 T0 = 1_790_000_000.0
 DAY = 86_400.0
@@ -122,23 +124,35 @@ def test_score_batch_is_bit_for_bit_score_on_edge_values() -> None:
             tier=int(rng.integers(-1, 4)), kind=str(rng.choice([*KINDS, "unknown-kind"])),
             suppressed=float(rng.choice([1.0, 0.6, 0.3])),
         ))
+    offsets, flat = access_columns([v.access_ms for v in views])
     batch = CandidateBatch(
         fused=np.array([v.fused for v in views]),
         cosine=np.array([np.nan if v.cosine is None else v.cosine for v in views]),
-        access_ms=[v.access_ms for v in views], created_ms=np.array([v.created_ms for v in views], np.int64),
+        access_offsets=offsets, access_ms=flat, created_ms=np.array([v.created_ms for v in views], np.int64),
         confidence=np.array([v.confidence for v in views]), strength=np.array([v.strength for v in views]),
         staged=np.array([v.staged for v in views]), tier=np.array([v.tier for v in views], np.int64),
         kind=[v.kind for v in views], suppressed=np.array([v.suppressed for v in views]),
     )
-    scorer = Scorer()
-    for best in (0.0, 0.7):
-        got = scorer.score_batch(batch, best_fused=best, now_ms=now)
-        want = [scorer.score(v, best_fused=best, now_ms=now)[0] for v in views]
-        assert got.tolist() == want
-        assert all(batch.view(i) == v for i, v in enumerate(views))
+    odd = FactorSettings(w_fused=0.7, w_similarity=0.3, w_activation=0.2, w_freshness=0.15, freshness_rate=0.05,
+                         actr_decay=0.7, staged_multiplier=0.5, tier_step=0.4, kind_weights={"decision": 1.7})
+    for scorer in (Scorer(), Scorer(odd)):
+        for best in (0.0, 0.7):
+            got = scorer.score_batch(batch, best_fused=best, now_ms=now)
+            want = [scorer.score(v, best_fused=best, now_ms=now)[0] for v in views]
+            assert got.tolist() == want
+    assert all(batch.view(i) == v for i, v in enumerate(views))
+
+
+def test_score_batch_refuses_malformed_access_columns() -> None:
+    one = np.ones(1)
+    bad = CandidateBatch(one, one, np.array([0, 5], np.int64), np.zeros(2, np.int64), np.zeros(1, np.int64), one,
+                         one, np.zeros(1, bool), np.zeros(1, np.int64), ["observation"], one)
+    with pytest.raises(InvalidArgument):
+        Scorer().score_batch(bad, best_fused=1.0, now_ms=0)
 
 
 def test_an_empty_batch_scores_nothing() -> None:
-    empty = CandidateBatch(np.zeros(0), np.zeros(0), [], np.zeros(0, np.int64), np.zeros(0), np.zeros(0),
-                           np.zeros(0, bool), np.zeros(0, np.int64), [], np.zeros(0))
+    empty = CandidateBatch(np.zeros(0), np.zeros(0), np.zeros(1, np.int64), np.zeros(0, np.int64),
+                           np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool), np.zeros(0, np.int64),
+                           [], np.zeros(0))
     assert Scorer().score_batch(empty, best_fused=1.0, now_ms=0).shape == (0,)

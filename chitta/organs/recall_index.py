@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Iterator
+from itertools import compress, repeat
+from operator import attrgetter, eq
 from typing import Any
 
 import numpy as np
@@ -33,6 +35,28 @@ from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
+
+_LABEL_FIELDS = ("kind", "realm", "session", "harness")
+_LABEL_GETTERS = tuple(attrgetter(f) for f in _LABEL_FIELDS)
+_ID, _CREATED, _TEXT, _META, _EMBEDDING = (attrgetter(f) for f in ("id", "created_ms", "text", "meta", "embedding"))
+
+
+def _add_members(by: dict[str, set[int]], ids: list[int], column: list[str | None]) -> None:
+    """Add each id to the member set of its label (None: no label) in bulk:
+    one set update per distinct label when there are few, else one add per id."""
+    values = set(column)
+    if len(values) == 1:
+        value = column[0]
+        if value is not None:
+            by[value].update(ids)
+    elif len(values) <= 8:
+        for value in values:
+            if value is not None:
+                by[value].update(compress(ids, map(eq, column, repeat(value))))
+    else:
+        for mid, value in zip(ids, column):
+            if value is not None:
+                by[value].add(mid)
 
 class RecallIndexOrgan(DenseLane, IndexSnapshot):
     name = "recall_index"
@@ -111,33 +135,34 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
             self.apply(op)
 
     def _put_run(self, run: list[ops.PutPayload]) -> None:
-        """Replay's fast path for a run of puts: the same result as ``_put`` on
-        each in turn, with bulk dictionary and set updates."""
-        ids = [op.id for op in run]
-        if len(set(ids)) != len(ids) or not self._attrs.keys().isdisjoint(ids):
+        """Replay's (and deferred remember's) fast path for a run of puts: the same
+        result as ``_put`` on each in turn, built column by column with bulk
+        dictionary and set updates (no per-op Python loop when the run has no
+        vectors and no recall context)."""
+        ids = list(map(_ID, run))
+        attrs = self._attrs
+        if len(set(ids)) != len(ids) or not attrs.keys().isdisjoint(ids):
             for op in run:
                 self._put(op)
             return
-        attrs = self._attrs
-        by_kind, by_realm, by_session, by_harness = (self._by[f] for f in ("kind", "realm", "session", "harness"))
-        for op in run:
-            mid = op.id
-            attrs[mid] = (op.kind, op.realm, op.session, op.harness)
-            by_kind[op.kind].add(mid)
-            if op.realm is not None:
-                by_realm[op.realm].add(mid)
-            if op.session is not None:
-                by_session[op.session].add(mid)
-            if op.harness is not None:
-                by_harness[op.harness].add(mid)
-            if op.embedding is not None:
-                self._set_vector(mid, op.embedding)
-        self._created.update(zip(ids, (op.created_ms for op in run)))
+        columns = [list(map(getter, run)) for getter in _LABEL_GETTERS]
+        attrs.update(zip(ids, zip(*columns)))
+        for field, column in zip(_LABEL_FIELDS, columns):
+            _add_members(self._by[field], ids, column)
+        self._created.update(zip(ids, map(_CREATED, run)))
         self._time_cache = None
         self._sorted_ids.clear()
         self._staged.update(ids)
         self._staged_order.extend(ids)
-        self._text_pending.update(zip(ids, (self._keyword_text(op.id, op.text, op.meta) for op in run)))
+        if any(map(_META, run)):
+            self._text_pending.update(zip(ids, (self._keyword_text(op.id, op.text, op.meta) for op in run)))
+        else:  # no meta, so no recall context: the keyword document is the text
+            # (fresh ids: none of them is in _kw_context, _drop removed any old entry)
+            self._text_pending.update(zip(ids, map(_TEXT, run)))
+        if any(map(_EMBEDDING, run)):
+            for op in run:
+                if op.embedding is not None:
+                    self._set_vector(op.id, op.embedding)
 
     def _put(self, op: ops.PutPayload) -> None:
         mid = op.id

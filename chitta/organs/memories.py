@@ -59,6 +59,7 @@ class MemoryRecord:
 
 
 _LABELS = ("kind", "realm", "session", "source_tool", "harness")
+_ID, _EMBEDDING = attrgetter("id"), attrgetter("embedding")
 
 
 class ScoringStates(NamedTuple):
@@ -144,7 +145,7 @@ class MemoriesOrgan:
     def _put_run(self, run: list[ops.PutPayload]) -> None:
         """Apply a run of puts; the same result as ``_put`` on each in turn."""
         records = self._records
-        ids = [op.id for op in run]
+        ids = list(map(_ID, run))
         if not ids:
             return
         lo, hi = min(ids), max(ids)
@@ -153,7 +154,7 @@ class MemoriesOrgan:
             lo >> 32 != inst  # ids of several instances
             or len(set(ids)) != len(ids)  # a duplicate inside the run
             or not records.keys().isdisjoint(ids)  # a put of an existing id
-            or (self.embedding_dim is None and any(op.embedding is not None for op in run))
+            or (self.embedding_dim is None and any(map(_EMBEDDING, run)))
         ):
             put = self._put
             for op in run:

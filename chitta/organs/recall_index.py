@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Iterator
-from itertools import compress, repeat
-from operator import attrgetter, eq
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -37,26 +36,18 @@ U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
 
 _LABEL_FIELDS = ("kind", "realm", "session", "harness")
-_LABEL_GETTERS = tuple(attrgetter(f) for f in _LABEL_FIELDS)
 _ID, _CREATED, _TEXT, _META, _EMBEDDING = (attrgetter(f) for f in ("id", "created_ms", "text", "meta", "embedding"))
 
 
-def _add_members(by: dict[str, set[int]], ids: list[int], column: list[str | None]) -> None:
-    """Add each id to the member set of its label (None: no label) in bulk:
-    one set update per distinct label when there are few, else one add per id."""
-    values = set(column)
-    if len(values) == 1:
-        value = column[0]
-        if value is not None:
-            by[value].update(ids)
-    elif len(values) <= 8:
-        for value in values:
-            if value is not None:
-                by[value].update(compress(ids, map(eq, column, repeat(value))))
-    else:
-        for mid, value in zip(ids, column):
-            if value is not None:
-                by[value].add(mid)
+class _Shared(dict[tuple[Any, ...], tuple[Any, ...]]):
+    """Equal label tuples as one object: most memories share their (kind, realm,
+    session, harness), so ``_attrs`` holds one tuple per distinct combination
+    rather than one per memory (grows with the combinations ever seen)."""
+
+    def __missing__(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
+        self[key] = key
+        return key
+
 
 class RecallIndexOrgan(DenseLane, IndexSnapshot):
     name = "recall_index"
@@ -76,6 +67,7 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         # filters
         self._by: dict[str, dict[str, set[int]]] = {f: defaultdict(set) for f in ("kind", "realm", "session", "harness")}
         self._attrs: dict[int, tuple[str, str | None, str | None, str | None]] = {}
+        self._shared_attrs = _Shared()
         self._created: dict[int, int] = {}
         self._time_cache: tuple[U64, npt.NDArray[np.int64]] | None = None
         self._staged: set[int] = set()
@@ -84,7 +76,7 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         # keyword lane
         self._bm25 = BM25(stem=True)  # light stemming: LoCoMo dev keyword R@10 +0.03 (RESULTS.md, locomo)
         self._text_pending: dict[int, str] = {}
-        self._text_indexed: set[int] = set()
+        # (which ids the BM25 index holds: ``mid in self._bm25``; no Python-side set of them)
         # id -> (text, recall context or None) of memories that have or had a context (chitta.recall.context)
         self._kw_context: dict[int, tuple[str, str | None]] = {}
         # dense lane
@@ -136,19 +128,26 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
 
     def _put_run(self, run: list[ops.PutPayload]) -> None:
         """Replay's (and deferred remember's) fast path for a run of puts: the same
-        result as ``_put`` on each in turn, built column by column with bulk
-        dictionary and set updates (no per-op Python loop when the run has no
-        vectors and no recall context)."""
+        result as ``_put`` on each in turn, with bulk dictionary and set updates
+        (one loop for the labels; measured faster than building label columns)."""
         ids = list(map(_ID, run))
         attrs = self._attrs
         if len(set(ids)) != len(ids) or not attrs.keys().isdisjoint(ids):
             for op in run:
                 self._put(op)
             return
-        columns = [list(map(getter, run)) for getter in _LABEL_GETTERS]
-        attrs.update(zip(ids, zip(*columns)))
-        for field, column in zip(_LABEL_FIELDS, columns):
-            _add_members(self._by[field], ids, column)
+        shared = self._shared_attrs
+        by_kind, by_realm, by_session, by_harness = (self._by[f] for f in _LABEL_FIELDS)
+        for op in run:
+            mid, realm, session, harness = op.id, op.realm, op.session, op.harness
+            attrs[mid] = shared[(op.kind, realm, session, harness)]
+            by_kind[op.kind].add(mid)
+            if realm is not None:
+                by_realm[realm].add(mid)
+            if session is not None:
+                by_session[session].add(mid)
+            if harness is not None:
+                by_harness[harness].add(mid)
         self._created.update(zip(ids, map(_CREATED, run)))
         self._time_cache = None
         self._sorted_ids.clear()
@@ -168,7 +167,7 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         mid = op.id
         if mid in self._attrs:
             return  # duplicate put: the memories organ keeps the first
-        attrs = (op.kind, op.realm, op.session, op.harness)
+        attrs = self._shared_attrs[(op.kind, op.realm, op.session, op.harness)]
         self._attrs[mid] = attrs
         for field, value in zip(("kind", "realm", "session", "harness"), attrs):
             if value is not None:
@@ -196,9 +195,8 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         if op.text is not None or (op.meta is not None and old is not None):
             text = op.text if op.text is not None else old[0]  # type: ignore[index]
             meta = op.meta if op.meta is not None else ({CONTEXT_KEY: old[1]} if old else None)
-            if mid in self._text_indexed:
+            if mid in self._bm25:
                 self._bm25.remove(np.array([mid], np.uint64))
-                self._text_indexed.discard(mid)
             self._text_pending[mid] = self._keyword_text(mid, text, meta)
         if op.embedding is not None:
             self._set_vector(mid, op.embedding)
@@ -215,9 +213,8 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         self._sorted_ids.clear()
         self._staged.discard(mid)
         self._kw_context.pop(mid, None)
-        if self._text_pending.pop(mid, None) is None and mid in self._text_indexed:
+        if self._text_pending.pop(mid, None) is None and mid in self._bm25:
             self._bm25.remove(np.array([mid], np.uint64))
-            self._text_indexed.discard(mid)
         self._drop_vector(mid)
         self._code_pending.pop(mid, None)
         if mid in self._code_version:
@@ -245,7 +242,6 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         if self._text_pending:
             ids = np.fromiter(self._text_pending.keys(), np.uint64, len(self._text_pending))
             self._bm25.add(ids, list(self._text_pending.values()))
-            self._text_indexed.update(self._text_pending)
             self._text_pending.clear()
 
     def _flush_codes(self) -> None:

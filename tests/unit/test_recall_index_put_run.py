@@ -20,7 +20,7 @@ def _state(o: RecallIndexOrgan) -> dict[str, Any]:
         "staged": set(o._staged),
         "staged_order": list(o.staged_oldest_first()),
         "kw_context": dict(o._kw_context),
-        "indexed": set(o._text_indexed),
+        "indexed": {mid for mid in o._attrs if mid in o._bm25},
         "vectors": {mid: o.vector(mid).tolist() for mid in o._row},  # type: ignore[union-attr]
         "keyword": o.keyword("alpha beta gamma", 50, None).tolist(),
     }

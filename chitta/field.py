@@ -254,7 +254,7 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
         self.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else f"{len(self._memories)} memories"
+        state = "closed" if self._closed else f"{len(self)} memories"
         return f"<chitta.Field {str(self._path)!r} {state}>"
 
     @property

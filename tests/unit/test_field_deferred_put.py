@@ -71,3 +71,10 @@ def test_concurrent_fast_puts_are_all_applied(tmp_path: Path) -> None:
             t.join()
         assert sorted(f.ids()) == sorted(mid for ids in got for mid in ids)
         assert len(f) == 8_000
+
+
+def test_repr_counts_queued_puts(tmp_path: Path) -> None:
+    with chitta.open(tmp_path / "f", embedder=None) as f:
+        f.remember("one")
+        f.remember("two")
+        assert "2 memories" in repr(f)

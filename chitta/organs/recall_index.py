@@ -13,7 +13,6 @@ restore for checkpoints in ``recall_index_snapshot.py``.
 
 from __future__ import annotations
 
-from array import array
 from collections import defaultdict, deque
 from collections.abc import Iterator
 from operator import attrgetter
@@ -95,7 +94,7 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         self._row_index: tuple[U64, npt.NDArray[np.int64]] | None = None  # derived: sorted ids, their rows
         # posting lane
         self._posting = PostingIndex()
-        self._code_pending: dict[int, tuple[array[int], bytes]] = {}
+        self._code_pending: dict[int, tuple[tuple[int, ...], bytes]] = {}
         self._code_version: dict[int, int] = {}
 
     # ---- applying -----------------------------------------------------------------
@@ -235,9 +234,7 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
             return
         if mid in self._code_version and mid in self._posting:
             self._posting.remove(np.array([mid], np.uint64))
-        # The feature ids as 4-byte machine ints until the posting index takes them
-        # (a tuple of 64 Python ints would hold ~2.3 KB per memory until then).
-        self._code_pending[mid] = (array("I", op.features), op.activations)
+        self._code_pending[mid] = (op.features, op.activations)
         self._code_version[mid] = op.encoder_version
 
     # ---- keeping native indexes current -----------------------------------------
@@ -254,7 +251,7 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         self._code_pending.clear()
         if items:
             ids = np.array([m for m, _, _ in items], np.uint64)
-            feats = np.frombuffer(b"".join(f for _, f, _ in items), np.uint32).reshape(len(items), -1)
+            feats = np.array([f for _, f, _ in items], np.uint32)
             acts = np.frombuffer(b"".join(a for _, _, a in items), dtype="<f4").reshape(len(items), -1)
             order = np.argsort(feats, axis=1, kind="stable")  # the index wants sorted rows
             self._posting.add(ids, np.take_along_axis(feats, order, 1),

@@ -148,7 +148,7 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
         # remember()'s fast path appends natively and queues its PutPayload here;
         # the organs take the queue in one batch (_apply_pending) before any read
         # or other write of this handle, so every public call sees its writes.
-        self._pending_puts: list[ops.PutPayload] = []
+        self._pending_puts: list[Op] = []
         self._embedded_writes = 0
         self._since_learning = 0  # embedded writes since this handle's last learning step
         self.salvaged: list[dict[str, Any]] = []  # what salvage skipped, with where

@@ -30,7 +30,13 @@ write loops; the same bytes go to every competitor.
 Replay field: ``CHITTA_BENCH_REPLAY_N`` PutPayloads of short texts (~106-byte payloads),
 appended with ``SegmentLog(durability="buffered")`` (one instance, one segment)
 and then opened with ``chitta.open(path, read_only=True)``; the same payloads go
-into one SQLite table in one transaction.
+into one SQLite table in one transaction. ``test_replay_rss`` opens that field in
+a child process and reports resident memory per memory after the open and after
+the first recall (which builds the keyword index).
+
+``Field.remember`` cases end with a read (``len(field)``) inside the timing:
+remember's fast path queues its puts and the organs take them on the next call,
+so that work is counted.
 """
 
 from __future__ import annotations
@@ -120,6 +126,7 @@ def _field_remember(durability: str, n: int) -> Callable[[str], float]:
         t0 = time.perf_counter()
         for _ in range(n):
             remember(TEXT)
+        assert len(f) == n  # a read: remember()'s queued puts reach the organs here, inside the timing
         f.close()  # buffered: the write happens here
         return time.perf_counter() - t0
 
@@ -260,7 +267,11 @@ def _mt_field(key: str) -> Callable[[str], tuple[Callable[[int], None], Callable
             for _ in range(count):
                 remember(TEXT)
 
-        return work, _keep_sync_stats(key, f._log, f.close)
+        def close() -> None:
+            len(f)  # a read: the queued puts reach the organs inside the timing
+            f.close()
+
+        return work, _keep_sync_stats(key, f._log, close)
 
     return make
 
@@ -455,6 +466,35 @@ def test_replay(benchmark: Any, replay_data: Any) -> None:
         RESULTS[key] = info
 
 
+_RSS_CHILD = """
+import json, sys, time
+def rss(): return int(open("/proc/self/statm").read().split()[1]) * 4096
+import tempfile
+import chitta
+with tempfile.TemporaryDirectory() as d, chitta.open(d + "/warm", embedder=None) as w:  # load the lazy modules
+    w.remember("warm up")
+    w.recall("warm", k=1)
+r0 = rss(); t0 = time.perf_counter()
+f = chitta.open(sys.argv[1], read_only=True, embedder=None)
+t1 = time.perf_counter(); r1 = rss(); n = len(f)
+f.recall("build host", k=10, touch=False)
+t2 = time.perf_counter(); r2 = rss()
+print(json.dumps({"memories": n, "open_s": t1 - t0, "first_recall_s": t2 - t1,
+                  "open_bytes_per_memory": (r1 - r0) / n, "recall_bytes_per_memory": (r2 - r0) / n}))
+"""
+
+
+def test_replay_rss(replay_data: Any) -> None:
+    """Resident memory per memory of the replay field opened from the log (no
+    vectors), in a fresh child process: after open, and after the first recall."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _RSS_CHILD, replay_data["root"]], cwd=BASE,
+                         capture_output=True, text=True, check=True, timeout=600)
+    RESULTS["replay/rss"] = json.loads(out.stdout.strip().splitlines()[-1])
+
+
 # ---- summary ------------------------------------------------------------------------
 def _rate(key: str) -> float | None:
     r = RESULTS.get(key)
@@ -515,6 +555,12 @@ def summary_lines() -> list[str]:
                 hist.pop()
             lines.append(f"| {key} | {s['syncs']} | {s['records'] / n:.1f} | {s['sync_ns'] / n / 1e6:.3f} ms | "
                          f"{s['max_sync_ns'] / 1e6:.2f} ms | {s['delay_ns'] / n / 1e3:.0f} us | {hist} |")
+        lines.append("")
+    if "replay/rss" in RESULTS:
+        r = RESULTS["replay/rss"]
+        lines.append(f"replay field opened in a child process: {r['memories']:,} memories, open {r['open_s']:.2f} s, "
+                     f"{r['open_bytes_per_memory']:.0f} B RSS per memory; after the first recall "
+                     f"(+{r['first_recall_s']:.2f} s) {r['recall_bytes_per_memory']:.0f} B per memory")
         lines.append("")
     if "replay/build" in RESULTS:
         r = RESULTS["replay/build"]

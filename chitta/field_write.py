@@ -36,6 +36,9 @@ _PutPayload = ops.PutPayload
 _ENCODE = ops._ENCODER.encode  # ops.encode without its isinstance check (the op is ours)
 _OBSERVATION = "observation"  # remember()'s defaults, compared by identity on the fast path
 _ONE = 1.0
+# remember()'s fast path queues its puts (Field._apply_pending); at this many
+# the call applies them itself, so a handle that only writes stays bounded.
+_PENDING_LIMIT = 4096
 _FAST_TEXT_CHARS = v.MAX_TEXT_BYTES // 4  # an ASCII text this short is within the byte limit
 _REMEMBER_KEYS = frozenset(
     {"text", "kind", "realm", "session", "source_tool", "tags", "confidence", "embedding", "meta", "at"}
@@ -82,6 +85,8 @@ class WriteMixin:
             raise InvalidArgument(f"the change encodes to {len(payload)} bytes; split it (limit {_core.MAX_PAYLOAD})")
         seqno: int = self._log.append(code, payload)
         with self._lock:
+            if self._pending_puts:
+                self._apply_pending()
             if code == _BATCH:
                 for inner in op.unpack():  # type: ignore[attr-defined]
                     self._route(inner)
@@ -230,11 +235,10 @@ class WriteMixin:
                 text = v.text(text)
             now = int(self._clock() * 1000)
             self._append_put(mid, text, now, now)
-            op = _PutPayload(id=mid, text=text, created_ms=now, written_ms=now)
-            with self._lock:
-                for apply in self._put_appliers:
-                    apply(op)
-                self._applied += 1
+            pending = self._pending_puts
+            pending.append(_PutPayload(id=mid, text=text, created_ms=now, written_ms=now))
+            if len(pending) >= _PENDING_LIMIT:
+                self._apply_pending()
             return mid
         op = self._put_op(mid, text, kind, realm, session, source_tool, tags, confidence, embedding, meta, at)
         if op.embedding is None and not self._encoding.enabled:
@@ -245,6 +249,8 @@ class WriteMixin:
                 raise InvalidArgument(f"cannot encode PutPayload: {exc}") from exc
             self._log.append(_PUT, payload)
             with self._lock:
+                if self._pending_puts:
+                    self._apply_pending()  # keep this handle's puts in call order
                 for apply in self._put_appliers:
                     apply(op)
                 self._applied += 1

@@ -8,9 +8,9 @@ Never imports another organ.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import numpy as np
@@ -59,6 +59,21 @@ class MemoryRecord:
 
 
 _LABELS = ("kind", "realm", "session", "source_tool", "harness")
+_ID, _EMBEDDING = attrgetter("id"), attrgetter("embedding")
+
+
+class ScoringStates(NamedTuple):
+    """What recall scores, for many ids at once (``MemoriesOrgan.scoring_states``):
+    one entry per id asked, in order. Where ``live`` is False (never existed or
+    forgotten) the entry is a placeholder: kind "", zeros, no access times."""
+
+    live: npt.NDArray[np.bool_]
+    kind: list[str]
+    created_ms: npt.NDArray[np.int64]
+    confidence: npt.NDArray[np.float64]
+    strength: npt.NDArray[np.float64]
+    tier: npt.NDArray[np.int64]
+    access_ms: list[tuple[int, ...]]  # creation time, then the recent accesses (as access_times)
 
 
 def _share_labels(puts: list[ops.PutPayload]) -> None:
@@ -130,7 +145,7 @@ class MemoriesOrgan:
     def _put_run(self, run: list[ops.PutPayload]) -> None:
         """Apply a run of puts; the same result as ``_put`` on each in turn."""
         records = self._records
-        ids = [op.id for op in run]
+        ids = list(map(_ID, run))
         if not ids:
             return
         lo, hi = min(ids), max(ids)
@@ -139,7 +154,7 @@ class MemoriesOrgan:
             lo >> 32 != inst  # ids of several instances
             or len(set(ids)) != len(ids)  # a duplicate inside the run
             or not records.keys().isdisjoint(ids)  # a put of an existing id
-            or (self.embedding_dim is None and any(op.embedding is not None for op in run))
+            or (self.embedding_dim is None and any(map(_EMBEDDING, run)))
         ):
             put = self._put
             for op in run:
@@ -247,6 +262,45 @@ class MemoriesOrgan:
             return None
         put = rec.put  # type: ignore[union-attr]
         return (put.kind, put.created_ms, rec.confidence, rec.strength, rec.tier)  # type: ignore[union-attr]
+
+    def scoring_states(self, ids: Sequence[int]) -> ScoringStates:
+        """``scoring_state`` and ``access_times`` of many ids in one call, as columns."""
+        n = len(ids)
+        live = [False] * n
+        kind = [""] * n
+        created = [0] * n
+        confidence = [0.0] * n
+        strength = [0.0] * n
+        tier = [0] * n
+        access: list[tuple[int, ...]] = [()] * n
+        get, touches, put_type = self._records.get, self._touches, ops.PutPayload
+        for pos, mid in enumerate(ids):
+            rec = get(mid)
+            if rec is None:
+                continue
+            if rec.__class__ is put_type:
+                put: ops.PutPayload = rec  # type: ignore[assignment]
+                confidence[pos], strength[pos] = put.confidence, put.strength
+            else:
+                r: MemoryRecord = rec  # type: ignore[assignment]
+                if r.deleted_ms is not None:
+                    continue
+                put = r.put
+                confidence[pos], strength[pos], tier[pos] = r.confidence, r.strength, r.tier
+            live[pos] = True
+            kind[pos] = put.kind
+            created[pos] = put.created_ms
+            trace = touches.get(mid)
+            access[pos] = (put.created_ms, *trace) if trace else (put.created_ms,)
+        return ScoringStates(
+            live=np.array(live, np.bool_),
+            kind=kind,
+            created_ms=np.array(created, np.int64),
+            confidence=np.array(confidence, np.float64),
+            strength=np.array(strength, np.float64),
+            tier=np.array(tier, np.int64),
+            access_ms=access,
+        )
 
     def access_times(self, mid: int) -> tuple[int, ...]:
         """Creation time and the most recent accesses (at most MAX_TRACE), in ms."""

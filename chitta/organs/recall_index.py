@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Iterator
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,20 @@ from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
 
+_LABEL_FIELDS = ("kind", "realm", "session", "harness")
+_ID, _CREATED, _TEXT, _META, _EMBEDDING = (attrgetter(f) for f in ("id", "created_ms", "text", "meta", "embedding"))
+
+
+class _Shared(dict[tuple[Any, ...], tuple[Any, ...]]):
+    """Equal label tuples as one object: most memories share their (kind, realm,
+    session, harness), so ``_attrs`` holds one tuple per distinct combination
+    rather than one per memory (grows with the combinations ever seen)."""
+
+    def __missing__(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
+        self[key] = key
+        return key
+
+
 class RecallIndexOrgan(DenseLane, IndexSnapshot):
     name = "recall_index"
     handles = frozenset(
@@ -52,6 +67,7 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         # filters
         self._by: dict[str, dict[str, set[int]]] = {f: defaultdict(set) for f in ("kind", "realm", "session", "harness")}
         self._attrs: dict[int, tuple[str, str | None, str | None, str | None]] = {}
+        self._shared_attrs = _Shared()
         self._created: dict[int, int] = {}
         self._time_cache: tuple[U64, npt.NDArray[np.int64]] | None = None
         self._staged: set[int] = set()
@@ -60,7 +76,7 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         # keyword lane
         self._bm25 = BM25(stem=True)  # light stemming: LoCoMo dev keyword R@10 +0.03 (RESULTS.md, locomo)
         self._text_pending: dict[int, str] = {}
-        self._text_indexed: set[int] = set()
+        # (which ids the BM25 index holds: ``mid in self._bm25``; no Python-side set of them)
         # id -> (text, recall context or None) of memories that have or had a context (chitta.recall.context)
         self._kw_context: dict[int, tuple[str, str | None]] = {}
         # dense lane
@@ -111,39 +127,47 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
             self.apply(op)
 
     def _put_run(self, run: list[ops.PutPayload]) -> None:
-        """Replay's fast path for a run of puts: the same result as ``_put`` on
-        each in turn, with bulk dictionary and set updates."""
-        ids = [op.id for op in run]
-        if len(set(ids)) != len(ids) or not self._attrs.keys().isdisjoint(ids):
+        """Replay's (and deferred remember's) fast path for a run of puts: the same
+        result as ``_put`` on each in turn, with bulk dictionary and set updates
+        (one loop for the labels; measured faster than building label columns)."""
+        ids = list(map(_ID, run))
+        attrs = self._attrs
+        if len(set(ids)) != len(ids) or not attrs.keys().isdisjoint(ids):
             for op in run:
                 self._put(op)
             return
-        attrs = self._attrs
-        by_kind, by_realm, by_session, by_harness = (self._by[f] for f in ("kind", "realm", "session", "harness"))
+        shared = self._shared_attrs
+        by_kind, by_realm, by_session, by_harness = (self._by[f] for f in _LABEL_FIELDS)
         for op in run:
-            mid = op.id
-            attrs[mid] = (op.kind, op.realm, op.session, op.harness)
+            mid, realm, session, harness = op.id, op.realm, op.session, op.harness
+            attrs[mid] = shared[(op.kind, realm, session, harness)]
             by_kind[op.kind].add(mid)
-            if op.realm is not None:
-                by_realm[op.realm].add(mid)
-            if op.session is not None:
-                by_session[op.session].add(mid)
-            if op.harness is not None:
-                by_harness[op.harness].add(mid)
-            if op.embedding is not None:
-                self._set_vector(mid, op.embedding)
-        self._created.update(zip(ids, (op.created_ms for op in run)))
+            if realm is not None:
+                by_realm[realm].add(mid)
+            if session is not None:
+                by_session[session].add(mid)
+            if harness is not None:
+                by_harness[harness].add(mid)
+        self._created.update(zip(ids, map(_CREATED, run)))
         self._time_cache = None
         self._sorted_ids.clear()
         self._staged.update(ids)
         self._staged_order.extend(ids)
-        self._text_pending.update(zip(ids, (self._keyword_text(op.id, op.text, op.meta) for op in run)))
+        if any(map(_META, run)):
+            self._text_pending.update(zip(ids, (self._keyword_text(op.id, op.text, op.meta) for op in run)))
+        else:  # no meta, so no recall context: the keyword document is the text
+            # (fresh ids: none of them is in _kw_context, _drop removed any old entry)
+            self._text_pending.update(zip(ids, map(_TEXT, run)))
+        if any(map(_EMBEDDING, run)):
+            for op in run:
+                if op.embedding is not None:
+                    self._set_vector(op.id, op.embedding)
 
     def _put(self, op: ops.PutPayload) -> None:
         mid = op.id
         if mid in self._attrs:
             return  # duplicate put: the memories organ keeps the first
-        attrs = (op.kind, op.realm, op.session, op.harness)
+        attrs = self._shared_attrs[(op.kind, op.realm, op.session, op.harness)]
         self._attrs[mid] = attrs
         for field, value in zip(("kind", "realm", "session", "harness"), attrs):
             if value is not None:
@@ -171,9 +195,8 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         if op.text is not None or (op.meta is not None and old is not None):
             text = op.text if op.text is not None else old[0]  # type: ignore[index]
             meta = op.meta if op.meta is not None else ({CONTEXT_KEY: old[1]} if old else None)
-            if mid in self._text_indexed:
+            if mid in self._bm25:
                 self._bm25.remove(np.array([mid], np.uint64))
-                self._text_indexed.discard(mid)
             self._text_pending[mid] = self._keyword_text(mid, text, meta)
         if op.embedding is not None:
             self._set_vector(mid, op.embedding)
@@ -190,9 +213,8 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         self._sorted_ids.clear()
         self._staged.discard(mid)
         self._kw_context.pop(mid, None)
-        if self._text_pending.pop(mid, None) is None and mid in self._text_indexed:
+        if self._text_pending.pop(mid, None) is None and mid in self._bm25:
             self._bm25.remove(np.array([mid], np.uint64))
-            self._text_indexed.discard(mid)
         self._drop_vector(mid)
         self._code_pending.pop(mid, None)
         if mid in self._code_version:
@@ -220,7 +242,6 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         if self._text_pending:
             ids = np.fromiter(self._text_pending.keys(), np.uint64, len(self._text_pending))
             self._bm25.add(ids, list(self._text_pending.values()))
-            self._text_indexed.update(self._text_pending)
             self._text_pending.clear()
 
     def _flush_codes(self) -> None:

@@ -57,3 +57,31 @@ def test_put_runs_match_per_op_apply() -> None:
     assert fast.get((1 << 32) | 7).text == "new"  # type: ignore[union-attr]
     assert fast.get((1 << 32) | 9) == ref.get((1 << 32) | 9)
     assert fast.next_local_id(1) == 62 and fast.next_local_id(3) == 6
+
+
+def test_scoring_states_match_the_per_id_calls() -> None:
+    organ = MemoriesOrgan()
+    organ.apply_run(OpType.PutPayload, [_put((1 << 32) | i) for i in range(1, 9)])
+    for op in (
+        ops.UpdateState(id=(1 << 32) | 2, at_ms=70, confidence=0.25, strength=2.0),
+        ops.UpdateState(id=(1 << 32) | 2, at_ms=80, touch=True),
+        ops.UpdateState(id=(1 << 32) | 3, at_ms=90, touch=True),  # touched, still a fresh put otherwise
+        ops.DemoteMemory(id=(1 << 32) | 5, tier=2, at_ms=95),
+        ops.DeleteMemory(id=(1 << 32) | 6, at_ms=99),
+    ):
+        organ.apply(op)
+    asked = [(1 << 32) | i for i in (3, 1, 2, 5, 6, 99, 3)]  # a forgotten, a missing, a repeat
+    got = organ.scoring_states(asked)
+    assert len(got.live) == len(got.kind) == len(got.access_ms) == len(asked)
+    for pos, mid in enumerate(asked):
+        state = organ.scoring_state(mid)
+        if state is None:
+            assert not got.live[pos] and got.kind[pos] == "" and got.access_ms[pos] == ()
+            continue
+        assert got.live[pos]
+        row = (got.kind[pos], int(got.created_ms[pos]), float(got.confidence[pos]),
+               float(got.strength[pos]), int(got.tier[pos]))
+        assert row == state
+        assert got.access_ms[pos] == organ.access_times(mid)
+    empty = organ.scoring_states([])
+    assert len(empty.live) == 0 and empty.created_ms.dtype == "int64"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,9 @@ from chitta.recall.factors import suppression
 from chitta.recall.hit import Hit
 from chitta.recall.query import keyword_query
 from chitta.recall.scorer import CandidateBatch, Scorer, access_columns
+
+if TYPE_CHECKING:
+    from chitta.organs.memories import ScoringStates
 
 U64 = npt.NDArray[np.uint64]
 
@@ -54,8 +57,7 @@ class RecallSettings:
 class MemoriesView(Protocol):
     def get(self, mid: int) -> Memory | None: ...
     def is_live(self, mid: int) -> bool: ...
-    def scoring_state(self, mid: int) -> tuple[str, int, float, float, int] | None: ...
-    def access_times(self, mid: int) -> tuple[int, ...]: ...
+    def scoring_states(self, ids: list[int]) -> ScoringStates: ...
 
 
 class IndexView(Protocol):
@@ -191,13 +193,15 @@ class RecallEngine:
         self, id_list: list[int], fused: npt.NDArray[np.float64], vector: npt.NDArray[np.float32] | None
     ) -> tuple[CandidateBatch, list[int]]:
         """The scoring state of the live candidates, and their positions in ``id_list``."""
-        state_of = self.memories.scoring_state
-        states = [state_of(mid) for mid in id_list]
-        keep = [pos for pos, st in enumerate(states) if st is not None]
-        if len(keep) < len(states):
+        st = self.memories.scoring_states(id_list)
+        if st.live.all():
+            keep = list(range(len(id_list)))
+            kinds, access, columns = st.kind, st.access_ms, (fused, st.created_ms, st.confidence, st.strength, st.tier)
+        else:
+            keep = np.flatnonzero(st.live).tolist()
             id_list = [id_list[p] for p in keep]
-            states = [states[p] for p in keep]
-        access_of, staged_of = self.memories.access_times, self.index.is_staged
+            kinds, access = [st.kind[p] for p in keep], [st.access_ms[p] for p in keep]
+            columns = tuple(c[keep] for c in (fused, st.created_ms, st.confidence, st.strength, st.tier))
         suppressed = np.ones(len(id_list), np.float64)
         targets = self.graph.suppression_targets
         if targets:
@@ -209,19 +213,12 @@ class RecallEngine:
             cosine = self.index.cosine_array(vector, id_list)
         else:
             cosine = np.full(len(id_list), np.nan)
-        kinds, created, confidence, strength, tier = zip(*states) if states else ((),) * 5
-        access_offsets, access_ms = access_columns([access_of(mid) for mid in id_list])
+        access_offsets, access_ms = access_columns(access)
+        staged_of = self.index.is_staged
         batch = CandidateBatch(
-            fused=fused[keep] if len(keep) < len(fused) else fused,
-            cosine=cosine,
-            access_offsets=access_offsets,
-            access_ms=access_ms,
-            created_ms=np.array(created, np.int64),
-            confidence=np.array(confidence, np.float64),
-            strength=np.array(strength, np.float64),
+            fused=columns[0], cosine=cosine, access_offsets=access_offsets, access_ms=access_ms,
+            created_ms=columns[1], confidence=columns[2], strength=columns[3],
             staged=np.array([staged_of(mid) for mid in id_list], np.bool_),
-            tier=np.array(tier, np.int64),
-            kind=kinds,
-            suppressed=suppressed,
+            tier=columns[4], kind=kinds, suppressed=suppressed,
         )
         return batch, keep

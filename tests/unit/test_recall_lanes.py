@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from chitta.model import Memory
+from chitta.organs.memories import ScoringStates
 from chitta.recall.engine import RecallEngine, RecallSettings
 
 NOW = 1_700_000_000_000
@@ -45,11 +46,12 @@ class Memories:
     def is_live(self, mid: int) -> bool:
         return True
 
-    def scoring_state(self, mid: int) -> tuple[str, int, float, float, int]:
-        return ("observation", NOW, 1.0, 1.0, 0)
-
-    def access_times(self, mid: int) -> tuple[int, ...]:
-        return (NOW,)
+    def scoring_states(self, ids: list[int]) -> ScoringStates:
+        n = len(ids)
+        return ScoringStates(
+            live=np.ones(n, bool), kind=["observation"] * n, created_ms=np.full(n, NOW, np.int64),
+            confidence=np.ones(n), strength=np.ones(n), tier=np.zeros(n, np.int64), access_ms=[(NOW,)] * n,
+        )
 
 
 class Index:

@@ -173,12 +173,16 @@ void Index::InsertCountedLocked(uint64_t id, std::vector<std::pair<uint32_t, uin
     }
     AddBound(&list, tf, length);
     ++list.df;
-    fwd_.push_back(term);
-    fwd_.push_back(tf);
+  }
+  if (fwd_ready_.load(std::memory_order_relaxed)) {
+    for (const auto& [term, tf] : term_tfs) {
+      fwd_.push_back(term);
+      fwd_.push_back(tf);
+    }
+    fwd_off_.push_back(fwd_.size() / 2);
   }
   ord_ids_.push_back(id);
   doc_len_.push_back(length);
-  fwd_off_.push_back(fwd_.size() / 2);
   id_to_ord_.emplace(id, ord);
   ++live_;
   total_len_ += length;
@@ -196,6 +200,7 @@ Status Index::Remove(const uint64_t* ids, size_t n) {
       return Status::NotFound("id " + std::to_string(ids[i]) + " is not indexed");
     }
   }
+  if (n > 0) EnsureForward();
   for (size_t i = 0; i < n; ++i) {
     auto it = id_to_ord_.find(ids[i]);
     const uint32_t ord = it->second;
@@ -243,23 +248,28 @@ void Index::CompactLocked() {
   big_tf_.swap(big_tf);
   size_t w = 0;
   uint64_t fw = 0;  // pairs written
+  const bool fwd = fwd_ready_.load(std::memory_order_relaxed);
   for (size_t ord = 0; ord < ord_ids_.size(); ++ord) {
     if (remap[ord] == kDeadLen) continue;
-    const uint64_t begin = fwd_off_[ord], end = fwd_off_[ord + 1];
-    fwd_off_[w] = fw;
-    for (uint64_t j = begin; j < end; ++j, ++fw) {  // fw <= j: moves only backwards
-      fwd_[2 * fw] = fwd_[2 * j];
-      fwd_[2 * fw + 1] = fwd_[2 * j + 1];
+    if (fwd) {
+      const uint64_t begin = fwd_off_[ord], end = fwd_off_[ord + 1];
+      fwd_off_[w] = fw;
+      for (uint64_t j = begin; j < end; ++j, ++fw) {  // fw <= j: moves only backwards
+        fwd_[2 * fw] = fwd_[2 * j];
+        fwd_[2 * fw + 1] = fwd_[2 * j + 1];
+      }
     }
     ord_ids_[w] = ord_ids_[ord];
     doc_len_[w] = doc_len_[ord];
     id_to_ord_[ord_ids_[w]] = static_cast<uint32_t>(w);
     ++w;
   }
-  fwd_off_[w] = fw;
-  fwd_off_.resize(w + 1);
-  fwd_.resize(2 * fw);
-  fwd_.shrink_to_fit();
+  if (fwd) {
+    fwd_off_[w] = fw;
+    fwd_off_.resize(w + 1);
+    fwd_.resize(2 * fw);
+    fwd_.shrink_to_fit();
+  }
   ord_ids_.resize(w);
   doc_len_.resize(w);
   dead_ = 0;
@@ -305,8 +315,35 @@ uint32_t Index::TfAt(uint32_t term, const PostingList& list, size_t i) const {
   return big_tf_.at((uint64_t{term} << 32) | list.ords[i]);
 }
 
+void Index::EnsureForward() const {
+  if (fwd_ready_.load(std::memory_order_acquire)) return;
+  std::lock_guard guard(fwd_mu_);
+  if (fwd_ready_.load(std::memory_order_relaxed)) return;
+  // Invert the posting lists: term order gives each document's pairs sorted by term.
+  const size_t slots = ord_ids_.size();
+  std::vector<uint64_t> off(slots + 1, 0);
+  for (const PostingList& list : postings_) {
+    for (uint32_t o : list.ords) ++off[o + 1];
+  }
+  for (size_t o = 0; o < slots; ++o) off[o + 1] += off[o];
+  std::vector<uint32_t> fwd(2 * off[slots]);
+  std::vector<uint64_t> fill(off.begin(), off.end() - 1);
+  for (uint32_t term = 0; term < postings_.size(); ++term) {
+    const PostingList& list = postings_[term];
+    for (size_t i = 0; i < list.ords.size(); ++i) {
+      const uint64_t at = 2 * fill[list.ords[i]]++;
+      fwd[at] = term;
+      fwd[at + 1] = TfAt(term, list, i);
+    }
+  }
+  fwd_.swap(fwd);
+  fwd_off_.swap(off);
+  fwd_ready_.store(true, std::memory_order_release);
+}
+
 std::vector<Index::DocTerms> Index::ExportDocs() const {
   std::shared_lock lock(mu_);
+  EnsureForward();
   std::vector<DocTerms> docs;
   docs.reserve(live_);
   for (size_t ord = 0; ord < ord_ids_.size(); ++ord) {

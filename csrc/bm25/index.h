@@ -26,9 +26,11 @@
 // mutator validates the whole batch first and changes nothing on error.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -151,6 +153,7 @@ class Index {
   void CompactLocked();
   uint32_t TfAt(uint32_t term, const PostingList& list, size_t i) const;
   void AddBound(PostingList* list, uint32_t tf, uint32_t len);
+  void EnsureForward() const;  // caller holds mu_ (shared or exclusive)
   void RebuildBoundsLocked();
   void SearchExhaustiveLocked(const std::vector<QueryTerm>& terms, const Norm& norm,
                               const std::vector<uint32_t>* allowed_ords, Accumulator accumulator,
@@ -175,9 +178,14 @@ class Index {
   std::vector<uint32_t> doc_len_;   // kDeadLen for tombstones
   // Forward index: the (term, tf) pairs of ordinal o, sorted by term, are
   // fwd_[2 * fwd_off_[o] .. 2 * fwd_off_[o + 1]). Removal leaves them (dead
-  // ordinals are never read); compaction drops them.
-  std::vector<uint32_t> fwd_;
-  std::vector<uint64_t> fwd_off_{0};
+  // ordinals are never read); compaction drops them. Derived from the posting
+  // lists: Load leaves it unbuilt (fwd_ready_ false) and EnsureForward() builds
+  // it on first need (Remove, ExportDocs, a small filtered search). Built under
+  // the shared lock by one thread (fwd_mu_); writers hold the lock exclusively.
+  mutable std::vector<uint32_t> fwd_;
+  mutable std::vector<uint64_t> fwd_off_{0};
+  mutable std::atomic<bool> fwd_ready_{true};
+  mutable std::mutex fwd_mu_;
   size_t live_ = 0;
   size_t dead_ = 0;
   uint64_t total_len_ = 0;

@@ -255,7 +255,6 @@ Result<std::unique_ptr<Index>> Index::Load(const std::string& path) {
   x.postings_.resize(terms);
   x.term_ids_.reserve(terms);
   uint64_t text_off = 0, post_off = 0;
-  std::vector<uint32_t> per_doc(docs + 1, 0);  // pairs per document, then offsets
   for (uint64_t t = 0; t < terms; ++t) {
     const uint32_t df = GetLE<uint32_t>(dfs_p + 4 * t);
     const uint32_t tlen = GetLE<uint32_t>(tlen_p + 4 * t);
@@ -277,7 +276,6 @@ Result<std::unique_ptr<Index>> Index::Load(const std::string& path) {
         return corrupt("posting list of term " + std::to_string(t) + " not ascending or out of range", 0);
       }
       if (list.tfs[i] == 0) return corrupt("zero term frequency", 0);
-      ++per_doc[list.ords[i]];
     }
   }
   if (text_off != term_bytes || post_off != postings) return corrupt("sections do not add up", 0);
@@ -292,32 +290,27 @@ Result<std::unique_ptr<Index>> Index::Load(const std::string& path) {
       return corrupt("large term frequency entry without its posting", 0);
     }
   }
-  // Forward index by inversion (term order gives pairs sorted by term), with
-  // each document's length checked against the sum of its tfs.
-  x.fwd_off_.assign(docs + 1, 0);
-  for (uint64_t o = 0; o < docs; ++o) x.fwd_off_[o + 1] = x.fwd_off_[o] + per_doc[o];
-  x.fwd_.resize(2 * x.fwd_off_[docs]);
-  std::vector<uint64_t> fill(x.fwd_off_.begin(), x.fwd_off_.end() - 1);
+  // Each document's length must equal the sum of its tfs. The forward index
+  // is left to EnsureForward() (first Remove or small filtered search).
   std::vector<uint64_t> sum(docs, 0);
   for (uint32_t t = 0; t < terms; ++t) {
     const PostingList& list = x.postings_[t];
     for (size_t i = 0; i < list.ords.size(); ++i) {
-      const uint32_t o = list.ords[i];
       uint32_t tf = list.tfs[i];
       if (tf == kTfOverflow) {
-        auto it = x.big_tf_.find((uint64_t{t} << 32) | o);
+        auto it = x.big_tf_.find((uint64_t{t} << 32) | list.ords[i]);
         if (it == x.big_tf_.end()) return corrupt("overflowing term frequency without its entry", 0);
         tf = it->second;
       }
-      x.fwd_[2 * fill[o]] = t;
-      x.fwd_[2 * fill[o] + 1] = tf;
-      ++fill[o];
-      sum[o] += tf;
+      sum[list.ords[i]] += tf;
     }
   }
   for (uint64_t o = 0; o < docs; ++o) {
     if (sum[o] != x.doc_len_[o]) return corrupt("document length differs from its terms", 0);
   }
+  x.fwd_.clear();
+  x.fwd_off_.clear();
+  x.fwd_ready_.store(false);
   x.RebuildBoundsLocked();
   return index;
 }

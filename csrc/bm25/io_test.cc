@@ -65,10 +65,15 @@ std::unique_ptr<Index> Build(uint64_t n, bool remove_some) {
 }
 
 void ExpectSameSearches(const Index& a, const Index& b) {
+  const std::vector<uint64_t> few = {1, 8, 15, 22, 29, 36, 43, 50};  // small: forward-index scoring
   for (const char* q : {"word1 word2", "word7 runs", "zz word3", "word49 word0 word0", "nothing"}) {
-    std::vector<Hit> x, y;
+    std::vector<Hit> x, y, fx, fy;
     ASSERT_TRUE(a.Search(q, 20, nullptr, &x).ok());
     ASSERT_TRUE(b.Search(q, 20, nullptr, &y).ok());
+    ASSERT_TRUE(a.Search(q, 5, &few, &fx).ok());
+    ASSERT_TRUE(b.Search(q, 5, &few, &fy).ok());
+    ASSERT_EQ(fx.size(), fy.size()) << q;
+    for (size_t i = 0; i < fx.size(); ++i) EXPECT_EQ(fx[i].id, fy[i].id) << q;
     ASSERT_EQ(x.size(), y.size()) << q;
     for (size_t i = 0; i < x.size(); ++i) {
       EXPECT_EQ(x[i].id, y[i].id) << q;
@@ -93,6 +98,7 @@ TEST(Bm25Io, RoundTripSearchesIdentically) {
     EXPECT_EQ(l.AverageDocLength(), index->AverageDocLength());
     EXPECT_EQ(l.DocFreq("zz"), 1u);
     ExpectSameSearches(*index, l);
+    EXPECT_EQ(l.ExportDocs().size(), index->ExportDocs().size());
     // The loaded index keeps working: removal (forward index) and additions.
     const uint64_t gone[] = {1};
     ASSERT_TRUE(loaded.value()->Remove(gone, 1).ok());

@@ -70,6 +70,7 @@ Status Index::Search(std::string_view query, size_t k, const std::vector<uint64_
     size_t postings = 0;
     for (const QueryTerm& qt : terms) postings += postings_[qt.term].ords.size();
     if (allowed_ords.size() * terms.size() * 4 <= postings) {
+      EnsureForward();
       SearchForwardLocked(terms, norm, std::move(allowed_ords), k, out);
       return Status::OK();
     }

@@ -9,8 +9,11 @@
 // below the current k-th score and the essential rest: candidates come only
 // from the essential lists (usually the one or two rarest terms), and the
 // frequent terms are probed by galloping search, after their block bound has
-// failed to rule the document out. WAND re-sorts cursors per document, which
-// costs more than it saves at 2-6 terms.
+// failed to rule the document out. Windows of the essential lists (up to the
+// nearest block end) whose block bounds sum below the k-th score are skipped
+// whole: this is what keeps queries of only frequent terms (whose lists are
+// all essential) from scoring every posting. WAND re-sorts cursors per
+// document, which costs more than it saves at 2-6 terms.
 //
 // Exactness. A document's score is summed in query-term order exactly as the
 // exhaustive path sums it (float adds from 0 in the same order), so scores are
@@ -22,6 +25,7 @@
 // margin far above the float rounding of the contributions and their sum.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 
 #include "bm25/index.h"
@@ -50,6 +54,8 @@ struct Cursor {
   size_t pos;
   size_t block;    // block index of the last block-bound check
   double ub;       // bound of any contribution of this term
+  size_t ub_blk;   // block whose bound ub_blk_val caches (SIZE_MAX: none)
+  double ub_blk_val;
   uint32_t term;
   uint32_t qi;     // position in query-term order (the summation order)
   float weight;
@@ -78,7 +84,7 @@ void Index::SearchPrunedLocked(const std::vector<QueryTerm>& terms, const Norm& 
   for (size_t i = 0; i < m; ++i) {
     const PostingList& list = postings_[terms[i].term];
     cur[i] = {list.ords.data(), list.tfs.data(), list.ords.size(), 0, 0,
-              bound(terms[i].weight, list.max_tf, list.min_len), terms[i].term,
+              bound(terms[i].weight, list.max_tf, list.min_len), SIZE_MAX, 0.0, terms[i].term,
               static_cast<uint32_t>(i), terms[i].weight};
   }
   // Ascending bound: a prefix [0, essential) is non-essential.
@@ -100,6 +106,29 @@ void Index::SearchPrunedLocked(const std::vector<QueryTerm>& terms, const Norm& 
   double theta = 0.0;    // the k-th score once the heap is full
   bool full = false;
   std::vector<float> contrib(m, 0.0f);
+  uint32_t checked_upto = kDeadLen;  // end of the last window that could not be skipped
+  auto block_ub = [&](Cursor& cu, size_t blk) {
+    if (cu.ub_blk != blk) {
+      const BlockBound& bb = postings_[cu.term].blocks[blk];
+      cu.ub_blk = blk;
+      cu.ub_blk_val = bound(cu.weight, bb.max_tf, bb.min_len);
+    }
+    return cu.ub_blk_val;
+  };
+  // Largest block bound of a non-essential term over [lo, hi] (its global
+  // bound when the window spans many of its blocks: not worth the walk).
+  auto window_ub = [&](Cursor& cu, uint32_t lo, uint32_t hi) {
+    const size_t nblocks = postings_[cu.term].blocks.size();
+    size_t blk = std::max(cu.block, cu.pos / kBlock);
+    while (blk < nblocks && cu.ords[std::min((blk + 1) * kBlock, cu.n) - 1] < lo) ++blk;
+    cu.block = blk;
+    double best = 0.0;
+    for (size_t b = blk; b < nblocks && cu.ords[b * kBlock] <= hi; ++b) {
+      if (b - blk == 8) return cu.ub;
+      best = std::max(best, block_ub(cu, b));
+    }
+    return best;
+  };
   auto tf_at = [&](const Cursor& cu) {
     const uint16_t tf = cu.tfs[cu.pos];
     return tf != kTfOverflow ? uint32_t{tf} : TfAt(cu.term, postings_[cu.term], cu.pos);
@@ -112,6 +141,33 @@ void Index::SearchPrunedLocked(const std::vector<QueryTerm>& terms, const Norm& 
       if (cur[i].pos < cur[i].n) doc = std::min(doc, cur[i].ords[cur[i].pos]);
     }
     if (doc == kDeadLen) break;
+    if (full && (checked_upto == kDeadLen || doc > checked_upto)) {
+      // Window [doc, upto]: up to the first end of an essential cursor's block.
+      // Every essential posting in it lies in that cursor's current block, and
+      // every non-essential one in the blocks overlapping the window: those
+      // blocks' bounds bound every score in it. Below the k-th score, the whole
+      // window is skipped.
+      uint32_t upto = kDeadLen;
+      double window = 0.0;
+      for (size_t i = essential; i < m; ++i) {
+        Cursor& cu = cur[i];
+        if (cu.pos >= cu.n) continue;
+        const size_t blk = cu.pos / kBlock;
+        upto = std::min(upto, cu.ords[std::min((blk + 1) * kBlock, cu.n) - 1]);
+        window += block_ub(cu, blk);
+      }
+      for (size_t i = 0; i < essential && window * margin < theta; ++i) {
+        window += window_ub(cur[i], doc, upto);
+      }
+      if (window * margin < theta) {
+        for (size_t i = essential; i < m; ++i) {
+          Cursor& cu = cur[i];
+          cu.pos = Seek(cu.ords, cu.n, cu.pos, upto + 1);
+        }
+        continue;
+      }
+      checked_upto = upto;  // checked once per window: its documents follow
+    }
     const uint32_t len = doc_len_[doc];
     const bool live = len != kDeadLen &&
                       (filter == nullptr || ((bits[doc >> 6] >> (doc & 63)) & 1) != 0);
@@ -149,8 +205,7 @@ void Index::SearchPrunedLocked(const std::vector<QueryTerm>& terms, const Norm& 
         continue;
       }
       if (full) {
-        const BlockBound& bb = list.blocks[blk];
-        if ((partial + prefix[i] + bound(cu.weight, bb.max_tf, bb.min_len)) * margin < theta) {
+        if ((partial + prefix[i] + block_ub(cu, blk)) * margin < theta) {
           pruned = true;
           break;
         }

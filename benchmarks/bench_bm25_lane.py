@@ -90,8 +90,8 @@ def run_size(n: int, nq: int, ks: list[int], passes: int, rivals: bool, console:
                 a, b = ix.search(q, k, method="pruned"), ix.search(q, k, method="exhaustive")
                 assert np.array_equal(a[0], b[0]) and a[1].tobytes() == b[1].tobytes(), q
         with console.status(f"N={n:,}: timing, k={k}"):
-            out[f"exhaustive_k{k}"] = _lat(lambda q: ix.search(q, k, method="exhaustive"), qs, passes)
-            out[f"pruned_k{k}"] = _lat(lambda q: ix.search(q, k, method="pruned"), qs, passes)
+            out[f"exhaustive_k{k}"] = _lat(lambda q, k=k: ix.search(q, k, method="exhaustive"), qs, passes)
+            out[f"pruned_k{k}"] = _lat(lambda q, k=k: ix.search(q, k, method="pruned"), qs, passes)
     if rivals:
         try:
             import bm25s
@@ -108,7 +108,7 @@ def run_size(n: int, nq: int, ks: list[int], passes: int, rivals: bool, console:
                 qt = [[w for w in tokenize(q, stem=True) if w in ref.vocab_dict] for q in qs]
             for k in ks:
                 with console.status(f"N={n:,}: timing bm25s, k={k}"):
-                    out[f"bm25s_k{k}"] = _lat(lambda q: ref.retrieve([q], k=k, show_progress=False, n_threads=1),
+                    out[f"bm25s_k{k}"] = _lat(lambda q, k=k: ref.retrieve([q], k=k, show_progress=False, n_threads=1),
                                               [q for q in qt if q], passes)  # type: ignore[arg-type,misc]
             del ref
     return out

@@ -10,9 +10,10 @@ import struct
 from collections import Counter
 from pathlib import Path
 
+from segment_oracle import crc32c
+
 import chitta
 from chitta.index.bm25 import tokenize
-from segment_oracle import crc32c
 
 GOLDEN = Path(__file__).parent / "golden" / "checkpoint-v3"
 

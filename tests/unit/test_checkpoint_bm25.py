@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 import chitta
-from chitta.checkpoint import store
 from chitta.checkpoint import format as fmt
+from chitta.checkpoint import store
 from chitta.errors import CheckpointIgnored
 
 NOW = 1_780_000_000.0
@@ -81,7 +81,9 @@ def test_a_bm25_sidecar_from_another_checkpoint_is_refused(tmp_path: Path) -> No
     live = store.current(root.absolute())
     assert live is not None and live != first
     (live / "bm25.idx").write_bytes(saved)  # intact on its own, but not this state's
-    with pytest.warns(CheckpointIgnored, match="bm25.idx"), _open(root, read_only=True) as f:
+    with pytest.warns(CheckpointIgnored, match="bm25.idx"):
+        f = _open(root, read_only=True)
+    with f:
         assert f.checkpoint_loaded is None
         got = _keyword(f)
     with _open(root, read_only=True, load_checkpoint=False) as f:

@@ -28,15 +28,16 @@ Scoring, for each distinct query term ``t`` repeated ``qtf`` times in the query:
 
 ``N``, ``df``, ``|D|`` (tokens after stopword removal) and ``avgdl`` count live
 documents only and stay exact under ``remove``. Scores are float32.
-
-Search is pruned (block-max MaxScore: documents that cannot reach the top ``k``
-are skipped using per-term and per-block bounds) and returns exactly what the
-exhaustive scan returns: the same ids, scores and order (``method`` picks one for
-benchmarks and tests). ``save`` / ``load`` write and read the index file
-(docs/FORMAT.md section 8, ``bm25.idx``) so that an index need not be rebuilt
-from its texts.
 Unlike bm25s' "lucene" method (and Lucene >= 8) the constant factor ``k1 + 1``
 is kept, so scores are ``k1 + 1`` times theirs; rankings are the same.
+
+Search is pruned (block-max MaxScore: documents that cannot reach the top ``k``
+are skipped using per-term and per-block bounds) when the query terms' posting
+lists are long (65,536 postings or more; shorter ones are scanned, which is
+faster), and returns exactly what the exhaustive scan returns: the same ids,
+scores and order (``method`` forces one, for benchmarks and tests). ``save`` and
+``load`` write and read the index file (docs/FORMAT.md section 8, ``bm25.idx``),
+so that an index need not be rebuilt from its texts.
 """
 
 from __future__ import annotations
@@ -163,8 +164,8 @@ class BM25:
         score 0 (``k`` may exceed ``len(self)``; at most ``MAX_K``). An empty
         query, or one of only stopwords or unknown terms, returns all padding.
         ``allowed`` restricts hits to those ids (ids not in the index are
-        ignored; an empty ``allowed`` gives no hits). ``method`` picks the pruned
-        search (``"auto"``) or the exhaustive scan, and ``accumulator`` the
+        ignored; an empty ``allowed`` gives no hits). ``method`` forces the pruned
+        search or the exhaustive scan (``"auto"``: by the lists' length), and ``accumulator`` the
         exhaustive scan's score accumulator (for benchmarks and tests: results
         are identical).
         """

@@ -54,8 +54,11 @@ struct Hit {
 // sort them. kAuto picks dense (measured faster, benchmarks/RESULTS.md).
 enum class Accumulator { kAuto, kDense, kSparse };
 
-// Which algorithm Search() runs; kAuto = kPruned. Results are identical.
+// Which algorithm Search() runs. kAuto: kExhaustive when the query terms'
+// lists hold fewer than kPrunedMinPostings postings, else kPruned. Results
+// are identical whichever runs.
 enum class Method { kAuto, kExhaustive, kPruned };
+inline constexpr size_t kPrunedMinPostings = 65536;
 
 class Index {
  public:

@@ -60,15 +60,17 @@ Status Index::Search(std::string_view query, size_t k, const std::vector<uint64_
     if (allowed_ords.empty()) return Status::OK();
   }
   const std::vector<uint32_t>* filter = allowed != nullptr ? &allowed_ords : nullptr;
-  if (method == Method::kExhaustive) {
+  size_t postings = 0;
+  for (const QueryTerm& qt : terms) postings += postings_[qt.term].ords.size();
+  // Short lists: the term-at-a-time scan costs less than the pruned search's
+  // per-document cursor work (measured on LoCoMo questions, benchmarks/RESULTS.md).
+  if (method == Method::kExhaustive || (method == Method::kAuto && postings < kPrunedMinPostings)) {
     SearchExhaustiveLocked(terms, norm, filter, accumulator, k, out);
     return Status::OK();
   }
   if (filter != nullptr) {
     // Few allowed documents: score each from the forward index (cost ~ allowed
     // x terms) instead of walking posting lists (cost ~ the lists' lengths).
-    size_t postings = 0;
-    for (const QueryTerm& qt : terms) postings += postings_[qt.term].ords.size();
     if (allowed_ords.size() * terms.size() * 4 <= postings) {
       EnsureForward();
       SearchForwardLocked(terms, norm, std::move(allowed_ords), k, out);

@@ -61,16 +61,17 @@ def test_pruned_equals_exhaustive_on_random_zipf_corpora(
             _assert_same(ix, query, k, few)
 
 
-def test_pruned_is_the_default_and_keeps_tie_order() -> None:
+@pytest.mark.parametrize("method", ["auto", "pruned"])
+def test_ties_keep_the_exhaustive_order(method: str) -> None:
     ix = BM25()
-    n = 3000
+    n = 40000  # "red fox": 80,000 postings, above the size where "auto" prunes
     ids = np.arange(n, 0, -1, dtype=np.uint64)  # ids fall as ordinals rise
     ix.add(ids, ["red fox" if i % 3 else "red fox jumps" for i in range(n)])
-    got_ids, got_scores = ix.search("red fox", 25)
+    got_ids, got_scores = ix.search("red fox", 25, method=method)  # type: ignore[arg-type]
     want_ids, want_scores = ix.search("red fox", 25, method="exhaustive")
     assert np.array_equal(got_ids, want_ids) and got_scores.tobytes() == want_scores.tobytes()
     tied = got_scores == got_scores[0]
-    assert np.all(np.diff(got_ids[tied].astype(np.int64)) > 0)  # equal scores: smaller id first
+    assert tied.sum() > 1 and np.all(np.diff(got_ids[tied].astype(np.int64)) > 0)  # smaller id first
 
 
 def test_bad_method_rejected() -> None:

@@ -64,6 +64,13 @@ chitta::bm25::Accumulator AccumulatorFrom(const std::string& name) {
   ThrowInvalid("accumulator must be 'auto', 'dense' or 'sparse'");
 }
 
+chitta::bm25::Method MethodFrom(const std::string& name) {
+  if (name == "auto") return chitta::bm25::Method::kAuto;
+  if (name == "exhaustive") return chitta::bm25::Method::kExhaustive;
+  if (name == "pruned") return chitta::bm25::Method::kPruned;
+  ThrowInvalid("method must be 'auto', 'exhaustive' or 'pruned', got '" + name + "'");
+}
+
 }  // namespace
 
 CHITTA_BIND(bm25) {
@@ -90,6 +97,29 @@ CHITTA_BIND(bm25) {
       "Tokenize str (or UTF-8 bytes) with the BM25 tokenizer.");
 
   py::class_<Index>(m, "_BM25")
+      .def_static(
+          "load",
+          [](const std::string& path) {
+            chitta::Result<std::unique_ptr<Index>> r = chitta::Status::OK();
+            {
+              py::gil_scoped_release release;
+              r = Index::Load(path);
+            }
+            if (!r.ok()) ThrowIfError(r.status());
+            return std::move(r.value());
+          },
+          py::arg("path"))
+      .def(
+          "save",
+          [](const Index& self, const std::string& path) {
+            chitta::Status st;
+            {
+              py::gil_scoped_release release;
+              st = self.Save(path);
+            }
+            ThrowIfError(std::move(st));
+          },
+          py::arg("path"))
       .def(py::init([](double k1, double b, bool stem, bool stopwords) {
              ThrowIfError(Index::ValidateParams(k1, b));
              return std::make_unique<Index>(k1, b, chitta::bm25::TokenizerOptions{stem, stopwords});
@@ -138,10 +168,11 @@ CHITTA_BIND(bm25) {
       .def(
           "search",
           [](const Index& self, const py::object& query, int64_t k, const py::object& allowed,
-             const std::string& accumulator) {
+             const std::string& accumulator, const std::string& method) {
             if (k <= 0) ThrowInvalid("k must be >= 1");
             const std::string_view q = Utf8Of(query, 0);
             const auto acc = AccumulatorFrom(accumulator);
+            const auto how = MethodFrom(method);
             std::vector<uint64_t> allowed_ids;
             const bool filtered = !allowed.is_none();
             if (filtered) {
@@ -153,13 +184,13 @@ CHITTA_BIND(bm25) {
             {
               py::gil_scoped_release release;
               st = self.Search(q, static_cast<size_t>(k), filtered ? &allowed_ids : nullptr,
-                               &hits, acc);
+                               &hits, acc, how);
             }
             ThrowIfError(std::move(st));
             return HitsToArrays(hits, static_cast<size_t>(k));
           },
           py::arg("query"), py::arg("k"), py::arg("allowed") = py::none(),
-          py::arg("accumulator") = "auto")
+          py::arg("accumulator") = "auto", py::arg("method") = "auto")
       .def("__len__", &Index::size)
       .def("contains", &Index::Contains)
       .def("doc_freq", [](const Index& self, const std::string& t) { return self.DocFreq(t); })

@@ -11,6 +11,10 @@ sampled (seeded) from the LoCoMo turns, and the queries are the LoCoMo
 questions; otherwise a deterministic synthetic vocabulary with Zipf word
 frequencies. ``extra_info['corpus']`` says which was used.
 
+The pruned search (the default) and the exhaustive scan are timed side by side;
+the Zipf lane corpus at 100K / 1M (p50/p99, load from the sidecar) is
+``bench_bm25_lane.py``.
+
 Competitors: bm25s (method="lucene", numpy backend, fed the chitta tokenizer's
 tokens so the top-10 can be compared; tokenization is *excluded* from its
 timings but included in chitta's) and SQLite FTS5 (stdlib sqlite3, its own
@@ -160,12 +164,21 @@ def test_index_fts5(benchmark: Any, corpus: Any) -> None:
 def test_query_chitta(benchmark: Any, corpus: Any, chitta_index: BM25) -> None:
     queries = corpus[1]
     benchmark(lambda: [chitta_index.search(q, K) for q in queries])
-    _info(benchmark, corpus, per="all queries", accumulator="auto")
+    _info(benchmark, corpus, per="all queries", accumulator="auto", method="pruned")
+
+
+def test_query_chitta_exhaustive(benchmark: Any, corpus: Any, chitta_index: BM25) -> None:
+    queries = corpus[1]
+    for q in queries:  # the pruned search returns exactly the exhaustive top k
+        a, b = chitta_index.search(q, K), chitta_index.search(q, K, method="exhaustive")
+        assert np.array_equal(a[0], b[0]) and a[1].tobytes() == b[1].tobytes()
+    benchmark(lambda: [chitta_index.search(q, K, method="exhaustive") for q in queries])
+    _info(benchmark, corpus, per="all queries", accumulator="auto", method="exhaustive")
 
 
 def test_query_chitta_sparse_accumulator(benchmark: Any, corpus: Any, chitta_index: BM25) -> None:
     queries = corpus[1]
-    benchmark(lambda: [chitta_index.search(q, K, accumulator="sparse") for q in queries])
+    benchmark(lambda: [chitta_index.search(q, K, accumulator="sparse", method="exhaustive") for q in queries])
     _info(benchmark, corpus, per="all queries", accumulator="sparse")
 
 

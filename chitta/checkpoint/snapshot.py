@@ -33,6 +33,7 @@ CODES = "codes.bin"
 POSTING = "posting.idx"
 GRAPH = "dense.hnsw"  # the tiered HNSW's base; its delta is dense.delta.hnsw
 GRAPH_DELTA = "dense.delta.hnsw"
+BM25 = "bm25.idx"  # the keyword index (state version 3; absent: rebuilt from the texts)
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,9 @@ def write(view: Field, root: Path) -> CheckpointInfo:
         sidecars: dict[str, dict[str, int]] = {}
         sidecars[VECTORS] = fmt.write_emb(temp / VECTORS, ids, vecs)
         sidecars[VECTORS]["crc"] = _tail_crc(temp / VECTORS)
-        index_state = view._index.snapshot(str(temp / POSTING), str(temp / GRAPH))
+        index_state = view._index.snapshot(str(temp / POSTING), str(temp / GRAPH), bm25_path=str(temp / BM25))
+        if index_state["keyword_index"]:
+            sidecars[BM25] = {"bytes": (temp / BM25).stat().st_size, "crc": _tail_crc(temp / BM25)}
         for name in (POSTING, GRAPH, GRAPH_DELTA) if index_state["ann"] else (POSTING,):
             sidecars[name] = {"bytes": (temp / name).stat().st_size, "crc": _file_crc(temp / name)}
         if len(vecs):
@@ -161,6 +164,9 @@ def read(root: Path) -> Loaded | None:
                 continue
             if (want["bytes"], want["crc"]) != ((path / name).stat().st_size, _file_crc(path / name)):
                 raise CorruptionError(f"{name} is not the one the state file was written with")
+        want = sidecars.get(BM25)  # its own CRC is checked when it is loaded
+        if want is not None and (want["bytes"], want["crc"]) != ((path / BM25).stat().st_size, _tail_crc(path / BM25)):
+            raise CorruptionError(f"{BM25} is not the one the state file was written with")
         if CODES in sidecars:
             code_ids, _codes, _mean = fmt.read_bin(path / CODES)
             want = sidecars[CODES]
@@ -192,7 +198,14 @@ def _v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-_MIGRATIONS = {1: _v1_to_v2}  # version -> step to version + 1
+def _v2_to_v3(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 added the keyword index sidecar ``bm25.idx``; without it the
+    keyword index is built from the memories' texts, as version 2 did."""
+    state["organs"]["recall_index"].setdefault("keyword_index", False)
+    return state
+
+
+_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3}  # version -> step to version + 1
 
 
 def migrate(version: int, state: dict[str, Any]) -> dict[str, Any]:
@@ -221,7 +234,8 @@ def restore(field: Field, loaded: Loaded) -> None:
     live = field._memories.live_puts()
     vec_ids = loaded.vector_ids
     field._index.restore(
-        organs["recall_index"], live, vec_ids, loaded.vectors, str(loaded.path / POSTING), str(loaded.path / GRAPH)
+        organs["recall_index"], live, vec_ids, loaded.vectors, str(loaded.path / POSTING), str(loaded.path / GRAPH),
+        bm25_path=str(loaded.path / BM25),
     )
     field._applied = int(loaded.state["applied"])
     field._unrouted = int(loaded.state["unrouted"])

@@ -30,10 +30,19 @@ Scoring, for each distinct query term ``t`` repeated ``qtf`` times in the query:
 documents only and stay exact under ``remove``. Scores are float32.
 Unlike bm25s' "lucene" method (and Lucene >= 8) the constant factor ``k1 + 1``
 is kept, so scores are ``k1 + 1`` times theirs; rankings are the same.
+
+Search is pruned (block-max MaxScore: documents that cannot reach the top ``k``
+are skipped using per-term and per-block bounds) when the query terms' posting
+lists are long (65,536 postings or more; shorter ones are scanned, which is
+faster), and returns exactly what the exhaustive scan returns: the same ids,
+scores and order (``method`` forces one, for benchmarks and tests). ``save`` and
+``load`` write and read the index file (docs/FORMAT.md section 8, ``bm25.idx``),
+so that an index need not be rebuilt from its texts.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -146,6 +155,7 @@ class BM25:
         allowed: npt.ArrayLike | None = None,
         *,
         accumulator: Literal["auto", "dense", "sparse"] = "auto",
+        method: Literal["auto", "pruned", "exhaustive"] = "auto",
     ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
         """Best ``k`` documents for ``query``: ``(ids uint64[k], scores float32[k])``.
 
@@ -154,8 +164,10 @@ class BM25:
         score 0 (``k`` may exceed ``len(self)``; at most ``MAX_K``). An empty
         query, or one of only stopwords or unknown terms, returns all padding.
         ``allowed`` restricts hits to those ids (ids not in the index are
-        ignored; an empty ``allowed`` gives no hits). ``accumulator`` picks the
-        score accumulator (for benchmarks; results are identical).
+        ignored; an empty ``allowed`` gives no hits). ``method`` forces the pruned
+        search or the exhaustive scan (``"auto"``: by the lists' length), and ``accumulator`` the
+        exhaustive scan's score accumulator (for benchmarks and tests: results
+        are identical).
         """
         if not isinstance(query, str):
             raise InvalidArgument(f"query must be str, got {type(query).__name__}")
@@ -164,7 +176,23 @@ class BM25:
         if not 1 <= int(k) <= MAX_K:
             raise InvalidArgument(f"k must be in [1, {MAX_K}], got {int(k)}")
         allowed_arr = None if allowed is None else _as_ids(allowed, "allowed")
-        return self._index.search(query, int(k), allowed_arr, accumulator)
+        if method not in ("auto", "pruned", "exhaustive"):
+            raise InvalidArgument(f"method must be 'auto', 'pruned' or 'exhaustive', got {method!r}")
+        return self._index.search(query, int(k), allowed_arr, accumulator, method)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the live documents to ``path`` (via ``path.tmp``, fsynced, renamed).
+        ChittaIOError when it cannot be written."""
+        self._index.save(os.fspath(path))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> BM25:
+        """Read a file written by :meth:`save`: the index with its k1, b and tokenizer
+        options. CorruptionError for a damaged or foreign file (UnsupportedFormat
+        for another major version), ChittaIOError when it cannot be read."""
+        self = cls.__new__(cls)
+        self._index = _core._BM25.load(os.fspath(path))
+        return self
 
     def doc_freq(self, term: str) -> int:
         """Live documents containing ``term`` (a token as ``tokenize`` yields it)."""

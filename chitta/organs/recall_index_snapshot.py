@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta import ops
+from chitta.index.bm25 import BM25
 from chitta.index.posting import PostingIndex
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.recall_index_dense import _row_norms
@@ -28,6 +29,8 @@ class IndexSnapshot:
     _by: dict[str, Any]
     _created: dict[int, int]
     _text_pending: dict[int, str]
+    _text_indexed: set[int]
+    _bm25: BM25
     _kw_context: dict[int, tuple[str, str | None]]
     _staged: set[int]
     _staged_order: deque[int]
@@ -43,17 +46,22 @@ class IndexSnapshot:
     dim: int | None
 
     def _flush_codes(self) -> None: ...
+    def _flush_text(self) -> None: ...
     def _uses_ann(self) -> bool: ...
     def _ensure_ann(self) -> DenseANN: ...
 
-    def snapshot(self, posting_path: str, ann_path: str) -> dict[str, Any]:
+    def snapshot(self, posting_path: str, ann_path: str, *, bm25_path: str | None = None) -> dict[str, Any]:
         """State not derivable from the live memories' puts and vectors: the staged
         set, code versions, the recorded binary mean, recent vector order. Writes the
-        posting index (pending codes folded in) to ``posting_path`` and, when the
+        posting index (pending codes folded in) to ``posting_path``, the keyword
+        index (pending texts folded in) to ``bm25_path`` when given and, when the
         field's dense path is the graph, the graph (built now if need be) to
         ``ann_path`` and its delta beside it."""
         self._flush_codes()
         self._posting.save(posting_path)
+        if bm25_path is not None:
+            self._flush_text()
+            self._bm25.save(bm25_path)
         ann_files = self._ensure_ann().save(ann_path) if self._uses_ann() else []
         coded = np.fromiter(self._code_version.keys(), np.uint64, len(self._code_version))
         versions = np.fromiter(self._code_version.values(), np.uint32, len(self._code_version))
@@ -67,6 +75,7 @@ class IndexSnapshot:
             "dense_index": self._dense_kind,
             "ann": bool(ann_files),
             "keyword_context": [[mid, ctx] for mid, (_text, ctx) in self._kw_context.items()],
+            "keyword_index": bm25_path is not None,
         }
 
     def restore(
@@ -77,9 +86,13 @@ class IndexSnapshot:
         vectors: F32,
         posting_path: str,
         ann_path: str,
+        *,
+        bm25_path: str | None = None,
     ) -> None:
         """Load a snapshot into this (fresh) organ: filters and texts from the live
-        memories, vectors (normalised here) from the sidecar, codes from the posting file."""
+        memories, vectors (normalised here) from the sidecar, codes from the posting
+        file, the keyword index from ``bm25_path`` when the snapshot has one (else
+        it is built from the texts on the first keyword query)."""
         mids, puts, texts = live
         attrs = self._attrs
         columns = {f: list(map(attrgetter(f), puts)) for f in ("kind", "realm", "session", "harness")}
@@ -96,12 +109,19 @@ class IndexSnapshot:
                     if value is not None:
                         by[value].add(mid)
         self._created.update(zip(mids, map(attrgetter("created_ms"), puts)))
-        self._text_pending.update(zip(mids, texts))
-        for mid, ctx in state["keyword_context"]:
-            text = self._text_pending.get(mid)
-            if text is not None:
-                self._kw_context[mid] = (text, ctx)
-                self._text_pending[mid] = keyword_document(text, ctx)
+        if state["keyword_index"] and bm25_path is not None:
+            self._restore_bm25(bm25_path, mids)
+            by_id = dict(zip(mids, texts)) if state["keyword_context"] else {}
+            for mid, ctx in state["keyword_context"]:
+                if mid in by_id:
+                    self._kw_context[mid] = (by_id[mid], ctx)
+        else:
+            self._text_pending.update(zip(mids, texts))
+            for mid, ctx in state["keyword_context"]:
+                text = self._text_pending.get(mid)
+                if text is not None:
+                    self._kw_context[mid] = (text, ctx)
+                    self._text_pending[mid] = keyword_document(text, ctx)
         # Keep one int object per id (the memories organ's): a million ids held by
         # several dicts and sets would otherwise each carry their own 32-byte copy.
         staged = set(np.frombuffer(state["staged"], "<u8").tolist())
@@ -136,3 +156,16 @@ class IndexSnapshot:
         if len(coded) != len(versions):
             raise ValueError("snapshot code versions do not match the coded ids")
         self._code_version = {canonical.get(mid, mid): ver for mid, ver in zip(coded, versions)}
+
+    def _restore_bm25(self, path: str, mids: list[int]) -> None:
+        """The keyword index from its sidecar; refused (ValueError, the checkpoint is
+        then ignored) unless it is configured as this organ's and holds one document
+        per live memory."""
+        fresh = self._bm25
+        loaded = BM25.load(path)
+        if (loaded.k1, loaded.b, loaded.stem, loaded.stopwords) != (fresh.k1, fresh.b, fresh.stem, fresh.stopwords):
+            raise ValueError(f"{path}: keyword index configured differently from this field's")
+        if len(loaded) != len(mids):
+            raise ValueError(f"{path}: keyword index holds {len(loaded)} documents, the field {len(mids)}")
+        self._bm25 = loaded
+        self._text_indexed = set(mids)

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <thread>
 #include <unordered_set>
 #include <utility>
 
@@ -65,10 +66,32 @@ Status Index::CheckNewIdsLocked(const uint64_t* ids, size_t n) const {
 
 Status Index::Add(const uint64_t* ids, const std::string_view* texts, size_t n) {
   // Tokenize outside the lock so searches keep running meanwhile.
+  // Large batches (a rebuild from the log) tokenize on several threads.
   std::vector<std::vector<std::string>> tokens(n);
-  for (size_t i = 0; i < n; ++i) {
-    Status st = Tokenize(texts[i], tokenizer_, &tokens[i]);
-    if (!st.ok()) return Status::InvalidArgument("text " + std::to_string(i) + ": " + st.message());
+  std::vector<Status> errors;
+  auto run = [&](size_t begin, size_t end, Status* first_error) {
+    for (size_t i = begin; i < end; ++i) {
+      Status st = Tokenize(texts[i], tokenizer_, &tokens[i]);
+      if (!st.ok()) {
+        *first_error = Status::InvalidArgument("text " + std::to_string(i) + ": " + st.message());
+        return;
+      }
+    }
+  };
+  const size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  const size_t workers = n < 8192 ? 1 : std::min<size_t>({hw, 8, n / 4096});
+  errors.resize(workers);
+  if (workers == 1) {
+    run(0, n, &errors[0]);
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t w = 0; w < workers; ++w) {
+      threads.emplace_back(run, n * w / workers, n * (w + 1) / workers, &errors[w]);
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  for (Status& st : errors) {
+    if (!st.ok()) return std::move(st);
   }
   std::unique_lock lock(mu_);
   CHITTA_RETURN_IF_ERROR(CheckNewIdsLocked(ids, n));
@@ -100,11 +123,45 @@ void Index::InsertLocked(uint64_t id, const std::vector<std::string>& tokens) {
   InsertCountedLocked(id, std::move(term_tfs), static_cast<uint32_t>(tokens.size()));
 }
 
+void Index::AddBound(PostingList* list, uint32_t tf, uint32_t len) {
+  // Called after the posting was appended: a new block starts every kBlock postings.
+  if ((list->ords.size() - 1) % kBlock == 0) {
+    list->blocks.push_back({tf, len});
+  } else {
+    BlockBound& last = list->blocks.back();
+    last.max_tf = std::max(last.max_tf, tf);
+    last.min_len = std::min(last.min_len, len);
+  }
+  list->max_tf = std::max(list->max_tf, tf);
+  list->min_len = std::min(list->min_len, len);
+}
+
+void Index::RebuildBoundsLocked() {
+  for (uint32_t term = 0; term < postings_.size(); ++term) {
+    PostingList& list = postings_[term];
+    list.blocks.clear();
+    list.blocks.reserve((list.ords.size() + kBlock - 1) / kBlock);
+    list.max_tf = 0;
+    list.min_len = kDeadLen;
+    for (size_t i = 0; i < list.ords.size(); ++i) {
+      const uint32_t tf = TfAt(term, list, i);
+      const uint32_t len = doc_len_[list.ords[i]];
+      if (i % kBlock == 0) {
+        list.blocks.push_back({tf, len});
+      } else {
+        list.blocks.back().max_tf = std::max(list.blocks.back().max_tf, tf);
+        list.blocks.back().min_len = std::min(list.blocks.back().min_len, len);
+      }
+      list.max_tf = std::max(list.max_tf, tf);
+      list.min_len = std::min(list.min_len, len);
+    }
+    list.blocks.shrink_to_fit();
+  }
+}
+
 void Index::InsertCountedLocked(uint64_t id, std::vector<std::pair<uint32_t, uint32_t>> term_tfs,
                                 uint32_t length) {
   const auto ord = static_cast<uint32_t>(ord_ids_.size());
-  std::vector<uint32_t> flat;
-  flat.reserve(term_tfs.size() * 2);
   for (const auto& [term, tf] : term_tfs) {
     PostingList& list = postings_[term];
     list.ords.push_back(ord);  // new ordinals are the largest: lists stay sorted
@@ -114,13 +171,18 @@ void Index::InsertCountedLocked(uint64_t id, std::vector<std::pair<uint32_t, uin
     } else {
       list.tfs.push_back(static_cast<uint16_t>(tf));
     }
+    AddBound(&list, tf, length);
     ++list.df;
-    flat.push_back(term);
-    flat.push_back(tf);
+  }
+  if (fwd_ready_.load(std::memory_order_relaxed)) {
+    for (const auto& [term, tf] : term_tfs) {
+      fwd_.push_back(term);
+      fwd_.push_back(tf);
+    }
+    fwd_off_.push_back(fwd_.size() / 2);
   }
   ord_ids_.push_back(id);
   doc_len_.push_back(length);
-  doc_terms_.push_back(std::move(flat));
   id_to_ord_.emplace(id, ord);
   ++live_;
   total_len_ += length;
@@ -138,19 +200,18 @@ Status Index::Remove(const uint64_t* ids, size_t n) {
       return Status::NotFound("id " + std::to_string(ids[i]) + " is not indexed");
     }
   }
+  if (n > 0) EnsureForward();
   for (size_t i = 0; i < n; ++i) {
     auto it = id_to_ord_.find(ids[i]);
     const uint32_t ord = it->second;
     id_to_ord_.erase(it);
-    const std::vector<uint32_t>& flat = doc_terms_[ord];
-    for (size_t j = 0; j < flat.size(); j += 2) {
-      --postings_[flat[j]].df;
-      if (flat[j + 1] >= kTfOverflow) big_tf_.erase((uint64_t{flat[j]} << 32) | ord);
+    for (uint64_t j = 2 * fwd_off_[ord]; j < 2 * fwd_off_[ord + 1]; j += 2) {
+      --postings_[fwd_[j]].df;
+      if (fwd_[j + 1] >= kTfOverflow) big_tf_.erase((uint64_t{fwd_[j]} << 32) | ord);
     }
     total_len_ -= doc_len_[ord];
     doc_len_[ord] = kDeadLen;
     ord_ids_[ord] = kPadId;
-    std::vector<uint32_t>().swap(doc_terms_[ord]);
     --live_;
     ++dead_;
   }
@@ -186,20 +247,33 @@ void Index::CompactLocked() {
   }
   big_tf_.swap(big_tf);
   size_t w = 0;
+  uint64_t fw = 0;  // pairs written
+  const bool fwd = fwd_ready_.load(std::memory_order_relaxed);
   for (size_t ord = 0; ord < ord_ids_.size(); ++ord) {
     if (remap[ord] == kDeadLen) continue;
-    if (w != ord) {  // self-move-assignment would empty the vector
-      ord_ids_[w] = ord_ids_[ord];
-      doc_len_[w] = doc_len_[ord];
-      doc_terms_[w] = std::move(doc_terms_[ord]);
+    if (fwd) {
+      const uint64_t begin = fwd_off_[ord], end = fwd_off_[ord + 1];
+      fwd_off_[w] = fw;
+      for (uint64_t j = begin; j < end; ++j, ++fw) {  // fw <= j: moves only backwards
+        fwd_[2 * fw] = fwd_[2 * j];
+        fwd_[2 * fw + 1] = fwd_[2 * j + 1];
+      }
     }
+    ord_ids_[w] = ord_ids_[ord];
+    doc_len_[w] = doc_len_[ord];
     id_to_ord_[ord_ids_[w]] = static_cast<uint32_t>(w);
     ++w;
   }
+  if (fwd) {
+    fwd_off_[w] = fw;
+    fwd_off_.resize(w + 1);
+    fwd_.resize(2 * fw);
+    fwd_.shrink_to_fit();
+  }
   ord_ids_.resize(w);
   doc_len_.resize(w);
-  doc_terms_.resize(w);
   dead_ = 0;
+  RebuildBoundsLocked();
 }
 
 size_t Index::size() const {
@@ -241,15 +315,43 @@ uint32_t Index::TfAt(uint32_t term, const PostingList& list, size_t i) const {
   return big_tf_.at((uint64_t{term} << 32) | list.ords[i]);
 }
 
+void Index::EnsureForward() const {
+  if (fwd_ready_.load(std::memory_order_acquire)) return;
+  std::lock_guard guard(fwd_mu_);
+  if (fwd_ready_.load(std::memory_order_relaxed)) return;
+  // Invert the posting lists: term order gives each document's pairs sorted by term.
+  const size_t slots = ord_ids_.size();
+  std::vector<uint64_t> off(slots + 1, 0);
+  for (const PostingList& list : postings_) {
+    for (uint32_t o : list.ords) ++off[o + 1];
+  }
+  for (size_t o = 0; o < slots; ++o) off[o + 1] += off[o];
+  std::vector<uint32_t> fwd(2 * off[slots]);
+  std::vector<uint64_t> fill(off.begin(), off.end() - 1);
+  for (uint32_t term = 0; term < postings_.size(); ++term) {
+    const PostingList& list = postings_[term];
+    for (size_t i = 0; i < list.ords.size(); ++i) {
+      const uint64_t at = 2 * fill[list.ords[i]]++;
+      fwd[at] = term;
+      fwd[at + 1] = TfAt(term, list, i);
+    }
+  }
+  fwd_.swap(fwd);
+  fwd_off_.swap(off);
+  fwd_ready_.store(true, std::memory_order_release);
+}
+
 std::vector<Index::DocTerms> Index::ExportDocs() const {
   std::shared_lock lock(mu_);
+  EnsureForward();
   std::vector<DocTerms> docs;
   docs.reserve(live_);
   for (size_t ord = 0; ord < ord_ids_.size(); ++ord) {
     if (doc_len_[ord] == kDeadLen) continue;
     DocTerms d{ord_ids_[ord], {}};
-    const std::vector<uint32_t>& flat = doc_terms_[ord];
-    for (size_t j = 0; j < flat.size(); j += 2) d.terms.emplace_back(terms_[flat[j]], flat[j + 1]);
+    for (uint64_t j = 2 * fwd_off_[ord]; j < 2 * fwd_off_[ord + 1]; j += 2) {
+      d.terms.emplace_back(terms_[fwd_[j]], fwd_[j + 1]);
+    }
     docs.push_back(std::move(d));
   }
   return docs;

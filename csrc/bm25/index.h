@@ -15,13 +15,22 @@
 // add and remove: removed documents leave tombstones that are skipped and
 // compacted away once they outnumber the live ones.
 //
+// Search strategies (identical results, bit for bit): kExhaustive scores every
+// posting of every query term (term at a time, search.cc); kPruned is block-max
+// MaxScore (search_pruned.cc): per-term and per-block (32 postings) bounds on
+// tf and length, kept on add, let it skip documents that cannot reach the top k;
+// a small `allowed` set is scored straight from the forward index instead.
+//
 // Thread safety: Search() may run concurrently from many threads (shared lock,
 // per-thread scratch); Add/Remove/SetParams take the lock exclusively. Every
 // mutator validates the whole batch first and changes nothing on error.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -44,6 +53,12 @@ struct Hit {
 // all ordinals plus a touched list; kSparse: collect (ordinal, score) pairs and
 // sort them. kAuto picks dense (measured faster, benchmarks/RESULTS.md).
 enum class Accumulator { kAuto, kDense, kSparse };
+
+// Which algorithm Search() runs. kAuto: kExhaustive when the query terms'
+// lists hold fewer than kPrunedMinPostings postings, else kPruned. Results
+// are identical whichever runs.
+enum class Method { kAuto, kExhaustive, kPruned };
+inline constexpr size_t kPrunedMinPostings = 65536;
 
 class Index {
  public:
@@ -71,7 +86,15 @@ class Index {
   // Errors: k == 0, invalid UTF-8 in the query.
   [[nodiscard]] Status Search(std::string_view query, size_t k,
                               const std::vector<uint64_t>* allowed, std::vector<Hit>* out,
-                              Accumulator accumulator = Accumulator::kAuto) const;
+                              Accumulator accumulator = Accumulator::kAuto,
+                              Method method = Method::kAuto) const;
+
+  // Writes the live documents to `path` (docs/FORMAT.md section 8, "bm25.idx"):
+  // tokenizer options, k1, b, ids, lengths, terms and posting lists, CRC-32C.
+  [[nodiscard]] Status Save(const std::string& path) const;
+  // Reads a file written by Save. Corruption (bad magic, lengths, CRC, any
+  // inconsistency) or Unsupported (another major version); never crashes.
+  static Result<std::unique_ptr<Index>> Load(const std::string& path);
 
   size_t size() const;
   bool Contains(uint64_t id) const;
@@ -93,11 +116,34 @@ class Index {
   [[nodiscard]] Status ImportDocs(const std::vector<DocTerms>& docs);
 
  private:
+  // Bounds of one block of kBlock postings (positions [i * kBlock, ...)): the
+  // largest tf and the smallest document length in it. Removal leaves them
+  // (still bounds, just looser); compaction recomputes them.
+  struct BlockBound {
+    uint32_t max_tf;
+    uint32_t min_len;
+  };
   struct PostingList {
     std::vector<uint32_t> ords;  // ascending
     std::vector<uint16_t> tfs;   // kTfOverflow -> see big_tf_
-    uint32_t df = 0;             // live documents only
+    std::vector<BlockBound> blocks;
+    uint32_t df = 0;              // live documents only
+    uint32_t max_tf = 0;          // over the whole list (same rules as blocks)
+    uint32_t min_len = 0xFFFFFFFFu;
   };
+  struct QueryTerm {
+    uint32_t term;
+    float weight;  // qtf * idf
+  };
+  // Length norm k1 * (1 - b + b * len / avgdl) = a + c * len.
+  struct Norm {
+    float k1, a, c;
+    float Contribution(float weight, uint32_t tf, uint32_t len) const {
+      const float f = static_cast<float>(tf);
+      return weight * f * (k1 + 1.0f) / (f + a + c * static_cast<float>(len));
+    }
+  };
+  static constexpr size_t kBlock = 32;  // 32 beat 16, 64 and 128 at 1M (tail latency)
   static constexpr uint16_t kTfOverflow = 0xFFFF;
   static constexpr uint32_t kDeadLen = 0xFFFFFFFFu;
   static constexpr size_t kMaxOrdinals = 0xFFFFFFFEu;
@@ -109,7 +155,18 @@ class Index {
   uint32_t TermIdLocked(const std::string& term);
   void CompactLocked();
   uint32_t TfAt(uint32_t term, const PostingList& list, size_t i) const;
-
+  void AddBound(PostingList* list, uint32_t tf, uint32_t len);
+  void EnsureForward() const;  // caller holds mu_ (shared or exclusive)
+  void RebuildBoundsLocked();
+  void SearchExhaustiveLocked(const std::vector<QueryTerm>& terms, const Norm& norm,
+                              const std::vector<uint32_t>* allowed_ords, Accumulator accumulator,
+                              size_t k, std::vector<Hit>* out) const;
+  void SearchPrunedLocked(const std::vector<QueryTerm>& terms, const Norm& norm,
+                          const std::vector<uint32_t>* allowed_ords, size_t k,
+                          std::vector<Hit>* out) const;
+  void SearchForwardLocked(const std::vector<QueryTerm>& terms, const Norm& norm,
+                           std::vector<uint32_t> allowed_ords, size_t k,
+                           std::vector<Hit>* out) const;
   TokenizerOptions tokenizer_;
   double k1_;
   double b_;
@@ -122,7 +179,16 @@ class Index {
   std::unordered_map<uint64_t, uint32_t> id_to_ord_;
   std::vector<uint64_t> ord_ids_;   // kPadId for tombstones
   std::vector<uint32_t> doc_len_;   // kDeadLen for tombstones
-  std::vector<std::vector<uint32_t>> doc_terms_;  // flattened (term, tf) pairs
+  // Forward index: the (term, tf) pairs of ordinal o, sorted by term, are
+  // fwd_[2 * fwd_off_[o] .. 2 * fwd_off_[o + 1]). Removal leaves them (dead
+  // ordinals are never read); compaction drops them. Derived from the posting
+  // lists: Load leaves it unbuilt (fwd_ready_ false) and EnsureForward() builds
+  // it on first need (Remove, ExportDocs, a small filtered search). Built under
+  // the shared lock by one thread (fwd_mu_); writers hold the lock exclusively.
+  mutable std::vector<uint32_t> fwd_;
+  mutable std::vector<uint64_t> fwd_off_{0};
+  mutable std::atomic<bool> fwd_ready_{true};
+  mutable std::mutex fwd_mu_;
   size_t live_ = 0;
   size_t dead_ = 0;
   uint64_t total_len_ = 0;

@@ -6,53 +6,20 @@
 #include <mutex>
 
 #include "bm25/index.h"
+#include "bm25/top_k.h"
 
 namespace chitta::bm25 {
 namespace {
-
-// Best first: higher score, then smaller id.
-bool Better(const Hit& a, const Hit& b) {
-  return a.score > b.score || (a.score == b.score && a.id < b.id);
-}
-
-class TopK {
- public:
-  explicit TopK(size_t k) : k_(k) {}
-  void Offer(uint64_t id, float score) {
-    const Hit h{id, score};
-    if (heap_.size() < k_) {
-      heap_.push_back(h);
-      std::push_heap(heap_.begin(), heap_.end(), Better);  // top = worst kept
-    } else if (Better(h, heap_.front())) {
-      std::pop_heap(heap_.begin(), heap_.end(), Better);
-      heap_.back() = h;
-      std::push_heap(heap_.begin(), heap_.end(), Better);
-    }
-  }
-  void Finish(std::vector<Hit>* out) {
-    std::sort_heap(heap_.begin(), heap_.end(), Better);
-    out->assign(heap_.begin(), heap_.end());
-  }
-
- private:
-  size_t k_;
-  std::vector<Hit> heap_;
-};
 
 struct DenseScratch {
   std::vector<float> acc;
   std::vector<uint32_t> touched;
 };
 
-struct QueryTerm {
-  uint32_t term;
-  float weight;  // qtf * idf
-};
-
 }  // namespace
 
 Status Index::Search(std::string_view query, size_t k, const std::vector<uint64_t>* allowed,
-                     std::vector<Hit>* out, Accumulator accumulator) const {
+                     std::vector<Hit>* out, Accumulator accumulator, Method method) const {
   out->clear();
   if (k == 0) return Status::InvalidArgument("k must be >= 1");
   std::vector<std::string> tokens;
@@ -78,15 +45,9 @@ Status Index::Search(std::string_view query, size_t k, const std::vector<uint64_
   if (terms.empty()) return Status::OK();
 
   const double avgdl = static_cast<double>(total_len_) / n_docs;
-  // Length norm k1 * (1 - b + b * len / avgdl) = a + c * len. An index whose
-  // documents are all empty has avgdl 0 but then no postings either.
-  const float k1 = static_cast<float>(k1_);
-  const float a = static_cast<float>(k1_ * (1.0 - b_));
-  const float c = avgdl > 0 ? static_cast<float>(k1_ * b_ / avgdl) : 0.0f;
-  auto contribution = [&](float weight, uint32_t tf, uint32_t len) {
-    const float f = static_cast<float>(tf);
-    return weight * f * (k1 + 1.0f) / (f + a + c * static_cast<float>(len));
-  };
+  // An index whose documents are all empty has avgdl 0 but then no postings either.
+  const Norm norm{static_cast<float>(k1_), static_cast<float>(k1_ * (1.0 - b_)),
+                  avgdl > 0 ? static_cast<float>(k1_ * b_ / avgdl) : 0.0f};
 
   // Allowed ids -> ordinals (unknown ids and padding are ignored).
   std::vector<uint32_t> allowed_ords;
@@ -98,7 +59,36 @@ Status Index::Search(std::string_view query, size_t k, const std::vector<uint64_
     }
     if (allowed_ords.empty()) return Status::OK();
   }
+  const std::vector<uint32_t>* filter = allowed != nullptr ? &allowed_ords : nullptr;
+  size_t postings = 0;
+  for (const QueryTerm& qt : terms) postings += postings_[qt.term].ords.size();
+  // Short lists: the term-at-a-time scan costs less than the pruned search's
+  // per-document cursor work (measured on LoCoMo questions, benchmarks/RESULTS.md).
+  if (method == Method::kExhaustive || (method == Method::kAuto && postings < kPrunedMinPostings)) {
+    SearchExhaustiveLocked(terms, norm, filter, accumulator, k, out);
+    return Status::OK();
+  }
+  if (filter != nullptr) {
+    // Few allowed documents: score each from the forward index (cost ~ allowed
+    // x terms) instead of walking posting lists (cost ~ the lists' lengths).
+    if (allowed_ords.size() * terms.size() * 4 <= postings) {
+      EnsureForward();
+      SearchForwardLocked(terms, norm, std::move(allowed_ords), k, out);
+      return Status::OK();
+    }
+  }
+  SearchPrunedLocked(terms, norm, filter, k, out);
+  return Status::OK();
+}
 
+void Index::SearchExhaustiveLocked(const std::vector<QueryTerm>& terms, const Norm& norm,
+                                   const std::vector<uint32_t>* filter, Accumulator accumulator,
+                                   size_t k, std::vector<Hit>* out) const {
+  auto contribution = [&](float weight, uint32_t tf, uint32_t len) {
+    return norm.Contribution(weight, tf, len);
+  };
+  const bool filtered = filter != nullptr;
+  std::vector<uint32_t> allowed_ords = filtered ? *filter : std::vector<uint32_t>();
   TopK top(k);
   if (accumulator == Accumulator::kSparse) {
     std::vector<std::pair<uint32_t, float>> pairs;
@@ -115,7 +105,7 @@ Status Index::Search(std::string_view query, size_t k, const std::vector<uint64_
     // same order the dense accumulator uses, so both give identical floats.
     std::stable_sort(pairs.begin(), pairs.end(),
                      [](const auto& x, const auto& y) { return x.first < y.first; });
-    if (allowed != nullptr) {
+    if (filtered) {
       std::sort(allowed_ords.begin(), allowed_ords.end());
       allowed_ords.erase(std::unique(allowed_ords.begin(), allowed_ords.end()),
                          allowed_ords.end());
@@ -125,7 +115,7 @@ Status Index::Search(std::string_view query, size_t k, const std::vector<uint64_
       const uint32_t ord = pairs[i].first;
       float sum = 0.0f;
       for (; i < pairs.size() && pairs[i].first == ord; ++i) sum += pairs[i].second;
-      if (allowed != nullptr) {
+      if (filtered) {
         while (ai < allowed_ords.size() && allowed_ords[ai] < ord) ++ai;
         if (ai == allowed_ords.size() || allowed_ords[ai] != ord) continue;
       }
@@ -151,7 +141,7 @@ Status Index::Search(std::string_view query, size_t k, const std::vector<uint64_
         acc[ord] += contribution(qt.weight, tf, len);
       }
     }
-    if (allowed == nullptr) {
+    if (!filtered) {
       for (uint32_t ord : touched) top.Offer(ord_ids_[ord], acc[ord]);
     } else {
       // Reading zeroes the slot, so an id listed twice in `allowed` counts once.
@@ -164,7 +154,6 @@ Status Index::Search(std::string_view query, size_t k, const std::vector<uint64_
     for (uint32_t ord : touched) acc[ord] = 0.0f;
   }
   top.Finish(out);
-  return Status::OK();
 }
 
 }  // namespace chitta::bm25

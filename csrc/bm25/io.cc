@@ -1,0 +1,318 @@
+// csrc/bm25/io.cc
+// Index::Save / Index::Load: the BM25 index file. Spec: docs/FORMAT.md section 8
+// ("bm25.idx", v1.0); constants in bm25_format.h. The reader maps the file,
+// checks the size implied by the header against the real size and the CRC
+// before reading any section, and checks every ordinal, count and term before
+// using it: a damaged file gives Corruption, never a crash.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "bm25/bm25_format.h"
+#include "bm25/index.h"
+#include "util/crc32c.h"
+#include "util/file.h"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "bm25/io.cc writes arrays with memcpy: little-endian hosts only");
+
+namespace chitta::bm25 {
+namespace {
+
+template <typename T>
+void PutLE(uint8_t* dst, T v) {
+  std::memcpy(dst, &v, sizeof(T));
+}
+template <typename T>
+T GetLE(const uint8_t* src) {
+  T v;
+  std::memcpy(&v, src, sizeof(T));
+  return v;
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const {
+    if (f) std::fclose(f);
+  }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+class CrcWriter {
+ public:
+  explicit CrcWriter(std::FILE* f) : f_(f) {}
+  template <typename T>
+  bool Write(const std::vector<T>& v) {
+    return Write(v.data(), v.size() * sizeof(T));
+  }
+  bool Write(const void* data, size_t n) {
+    if (n == 0) return true;
+    crc_ = crc32c::Extend(crc_, data, n);
+    return std::fwrite(data, 1, n, f_) == n;
+  }
+  uint32_t crc() const { return crc_; }
+
+ private:
+  std::FILE* f_;
+  uint32_t crc_ = 0;
+};
+
+std::string ErrnoText(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + std::strerror(errno);
+}
+
+}  // namespace
+
+Status Index::Save(const std::string& path) const {
+  std::shared_lock lock(mu_);
+  // Live ordinals renumbered densely, live terms (df > 0) renumbered densely.
+  std::vector<uint32_t> remap(ord_ids_.size(), kDeadLen);
+  std::vector<uint64_t> ids;
+  std::vector<uint32_t> lens;
+  ids.reserve(live_);
+  lens.reserve(live_);
+  for (size_t ord = 0; ord < ord_ids_.size(); ++ord) {
+    if (doc_len_[ord] == kDeadLen) continue;
+    remap[ord] = static_cast<uint32_t>(ids.size());
+    ids.push_back(ord_ids_[ord]);
+    lens.push_back(doc_len_[ord]);
+  }
+  std::vector<uint32_t> dfs, term_lens;
+  std::vector<uint32_t> term_map(postings_.size(), kDeadLen);
+  std::string term_bytes;
+  uint64_t n_postings = 0;
+  for (uint32_t t = 0; t < postings_.size(); ++t) {
+    if (postings_[t].df == 0) continue;
+    term_map[t] = static_cast<uint32_t>(dfs.size());
+    dfs.push_back(postings_[t].df);
+    term_lens.push_back(static_cast<uint32_t>(terms_[t].size()));
+    term_bytes += terms_[t];
+    n_postings += postings_[t].df;
+  }
+
+  const std::string tmp = path + ".tmp";
+  File f(std::fopen(tmp.c_str(), "wb"));
+  if (!f) return Status::IOError(ErrnoText("cannot create", tmp));
+  uint8_t header[format::kHeaderBytes] = {0};
+  std::memcpy(header + format::kOffMagic, format::kMagic, sizeof(format::kMagic));
+  PutLE<uint16_t>(header + format::kOffMajor, format::kMajor);
+  PutLE<uint16_t>(header + format::kOffMinor, format::kMinor);
+  PutLE<uint32_t>(header + format::kOffHeaderBytes, format::kHeaderBytes);
+  PutLE<uint32_t>(header + format::kOffFlags, (tokenizer_.stem ? format::kFlagStem : 0u) |
+                                                  (tokenizer_.stopwords ? format::kFlagStopwords : 0u));
+  PutLE<double>(header + format::kOffK1, k1_);
+  PutLE<double>(header + format::kOffB, b_);
+  PutLE<uint64_t>(header + format::kOffDocs, ids.size());
+  PutLE<uint64_t>(header + format::kOffTerms, dfs.size());
+  PutLE<uint64_t>(header + format::kOffPostings, n_postings);
+  PutLE<uint64_t>(header + format::kOffTermBytes, term_bytes.size());
+
+  std::vector<uint32_t> big;  // (term, ordinal, tf) triples, new numbering
+  for (const auto& [key, tf] : big_tf_) {
+    const uint32_t t = static_cast<uint32_t>(key >> 32), ord = static_cast<uint32_t>(key);
+    if (term_map[t] == kDeadLen || remap[ord] == kDeadLen) continue;
+    big.insert(big.end(), {term_map[t], remap[ord], tf});
+  }
+  PutLE<uint64_t>(header + format::kOffBigTfs, big.size() / 3);
+
+  CrcWriter w(f.get());
+  bool ok = w.Write(header, sizeof(header)) && w.Write(ids) && w.Write(lens) && w.Write(dfs) &&
+            w.Write(term_lens) && w.Write(term_bytes.data(), term_bytes.size());
+  std::vector<uint32_t> ords;
+  for (uint32_t t = 0; ok && t < postings_.size(); ++t) {
+    if (term_map[t] == kDeadLen) continue;
+    ords.clear();
+    for (uint32_t o : postings_[t].ords) {
+      if (remap[o] != kDeadLen) ords.push_back(remap[o]);
+    }
+    ok = w.Write(ords);
+  }
+  std::vector<uint16_t> tfs;
+  for (uint32_t t = 0; ok && t < postings_.size(); ++t) {
+    if (term_map[t] == kDeadLen) continue;
+    const PostingList& list = postings_[t];
+    tfs.clear();
+    for (size_t i = 0; i < list.ords.size(); ++i) {
+      if (remap[list.ords[i]] != kDeadLen) tfs.push_back(list.tfs[i]);
+    }
+    ok = w.Write(tfs);
+  }
+  ok = ok && w.Write(big);
+  uint8_t trailer[format::kTrailerBytes];
+  PutLE<uint32_t>(trailer, w.crc());
+  ok = ok && std::fwrite(trailer, 1, sizeof(trailer), f.get()) == sizeof(trailer);
+  ok = ok && std::fflush(f.get()) == 0 && ::fsync(fileno(f.get())) == 0;
+  if (!ok) {
+    Status st = Status::IOError(ErrnoText("cannot write", tmp));
+    f.reset();
+    std::remove(tmp.c_str());
+    return st;
+  }
+  if (std::fclose(f.release()) != 0) {
+    Status st = Status::IOError(ErrnoText("cannot close", tmp));
+    std::remove(tmp.c_str());
+    return st;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    Status st = Status::IOError(ErrnoText("cannot rename to", path));
+    std::remove(tmp.c_str());
+    return st;
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<Index>> Index::Load(const std::string& path) {
+  file::MappedFile mf;
+  CHITTA_RETURN_IF_ERROR(file::MappedFile::Open(path, &mf));
+  const uint8_t* p = mf.data();
+  const uint64_t size = mf.size();
+  auto corrupt = [&](const std::string& why, int64_t offset) {
+    return Status::Corruption("bm25 index file: " + why).At(path, offset);
+  };
+  if (size < format::kHeaderBytes + format::kTrailerBytes) {
+    return corrupt("file too short (" + std::to_string(size) + " bytes)", 0);
+  }
+  if (std::memcmp(p + format::kOffMagic, format::kMagic, sizeof(format::kMagic)) != 0) {
+    return corrupt("bad magic (not a BM25 index file)", format::kOffMagic);
+  }
+  const uint16_t major = GetLE<uint16_t>(p + format::kOffMajor);
+  if (major != format::kMajor) {
+    return Status::Unsupported("bm25 index file has major version " + std::to_string(major) +
+                               "; this reader knows " + std::to_string(format::kMajor))
+        .At(path, format::kOffMajor);
+  }
+  const uint32_t header_bytes = GetLE<uint32_t>(p + format::kOffHeaderBytes);
+  if (header_bytes < format::kHeaderBytes || header_bytes > size - format::kTrailerBytes) {
+    return corrupt("header_bytes out of range", format::kOffHeaderBytes);
+  }
+  if (crc32c::Value(p, size - format::kTrailerBytes) != GetLE<uint32_t>(p + size - format::kTrailerBytes)) {
+    return Status::CrcMismatch("bm25 index file: CRC-32C mismatch").At(path, int64_t(size - 4));
+  }
+  const uint32_t flags = GetLE<uint32_t>(p + format::kOffFlags);
+  if ((flags & ~format::kKnownFlags) != 0) return corrupt("unknown flags", format::kOffFlags);
+  const double k1 = GetLE<double>(p + format::kOffK1), b = GetLE<double>(p + format::kOffB);
+  if (!ValidateParams(k1, b).ok()) return corrupt("k1 or b out of range", format::kOffK1);
+  const uint64_t docs = GetLE<uint64_t>(p + format::kOffDocs);
+  const uint64_t terms = GetLE<uint64_t>(p + format::kOffTerms);
+  const uint64_t postings = GetLE<uint64_t>(p + format::kOffPostings);
+  const uint64_t term_bytes = GetLE<uint64_t>(p + format::kOffTermBytes);
+  const uint64_t bigs = GetLE<uint64_t>(p + format::kOffBigTfs);
+  // Each count is bounded by the size before any product is formed.
+  for (uint64_t count : {docs, terms, postings, term_bytes, bigs}) {
+    if (count > size) return corrupt("a count exceeds the file size", format::kOffDocs);
+  }
+  if (docs > kMaxOrdinals || terms > kMaxOrdinals) return corrupt("too many documents or terms", format::kOffDocs);
+  const uint64_t want = uint64_t{header_bytes} + 12 * docs + 8 * terms + term_bytes + 6 * postings +
+                        format::kBigTfBytes * bigs + format::kTrailerBytes;
+  if (want != size) {
+    return corrupt("size " + std::to_string(size) + " does not match the header (" +
+                       std::to_string(want) + ")",
+                   format::kOffDocs);
+  }
+  uint64_t off = header_bytes;
+  auto section = [&](uint64_t bytes) {
+    const uint8_t* s = p + off;
+    off += bytes;
+    return s;
+  };
+  const uint8_t* ids_p = section(8 * docs);
+  const uint8_t* lens_p = section(4 * docs);
+  const uint8_t* dfs_p = section(4 * terms);
+  const uint8_t* tlen_p = section(4 * terms);
+  const uint8_t* text_p = section(term_bytes);
+  const uint8_t* ords_p = section(4 * postings);
+  const uint8_t* tfs_p = section(2 * postings);
+  const uint8_t* big_p = section(format::kBigTfBytes * bigs);
+
+  auto index = std::make_unique<Index>(
+      k1, b, TokenizerOptions{(flags & format::kFlagStem) != 0, (flags & format::kFlagStopwords) != 0});
+  Index& x = *index;  // not shared yet: no lock needed
+  x.ord_ids_.resize(docs);
+  x.doc_len_.resize(docs);
+  if (docs > 0) {
+    std::memcpy(x.ord_ids_.data(), ids_p, 8 * docs);
+    std::memcpy(x.doc_len_.data(), lens_p, 4 * docs);
+  }
+  x.id_to_ord_.reserve(docs);
+  for (uint64_t o = 0; o < docs; ++o) {
+    if (x.ord_ids_[o] == kPadId) return corrupt("reserved id 2**64-1", int64_t(header_bytes + 8 * o));
+    if (x.doc_len_[o] == kDeadLen) return corrupt("document length out of range", int64_t(header_bytes + 8 * docs + 4 * o));
+    if (!x.id_to_ord_.emplace(x.ord_ids_[o], static_cast<uint32_t>(o)).second) {
+      return corrupt("id " + std::to_string(x.ord_ids_[o]) + " repeated", int64_t(header_bytes + 8 * o));
+    }
+    x.total_len_ += x.doc_len_[o];
+  }
+  x.live_ = docs;
+  // Terms and posting lists.
+  x.terms_.reserve(terms);
+  x.postings_.resize(terms);
+  x.term_ids_.reserve(terms);
+  uint64_t text_off = 0, post_off = 0;
+  for (uint64_t t = 0; t < terms; ++t) {
+    const uint32_t df = GetLE<uint32_t>(dfs_p + 4 * t);
+    const uint32_t tlen = GetLE<uint32_t>(tlen_p + 4 * t);
+    if (df == 0 || df > postings - post_off) return corrupt("bad posting count of term " + std::to_string(t), 0);
+    if (tlen == 0 || tlen > term_bytes - text_off) return corrupt("bad length of term " + std::to_string(t), 0);
+    std::string term(reinterpret_cast<const char*>(text_p + text_off), tlen);
+    text_off += tlen;
+    if (!x.term_ids_.emplace(term, static_cast<uint32_t>(t)).second) return corrupt("term repeated", 0);
+    x.terms_.push_back(std::move(term));
+    PostingList& list = x.postings_[t];
+    list.df = df;
+    list.ords.resize(df);
+    list.tfs.resize(df);
+    std::memcpy(list.ords.data(), ords_p + 4 * post_off, 4 * size_t{df});
+    std::memcpy(list.tfs.data(), tfs_p + 2 * post_off, 2 * size_t{df});
+    post_off += df;
+    for (uint32_t i = 0; i < df; ++i) {
+      if (list.ords[i] >= docs || (i > 0 && list.ords[i] <= list.ords[i - 1])) {
+        return corrupt("posting list of term " + std::to_string(t) + " not ascending or out of range", 0);
+      }
+      if (list.tfs[i] == 0) return corrupt("zero term frequency", 0);
+    }
+  }
+  if (text_off != term_bytes || post_off != postings) return corrupt("sections do not add up", 0);
+  for (uint64_t i = 0; i < bigs; ++i) {
+    const uint32_t t = GetLE<uint32_t>(big_p + 12 * i), o = GetLE<uint32_t>(big_p + 12 * i + 4),
+                   tf = GetLE<uint32_t>(big_p + 12 * i + 8);
+    if (t >= terms || tf < kTfOverflow) return corrupt("bad large term frequency entry", 0);
+    const PostingList& list = x.postings_[t];
+    auto it = std::lower_bound(list.ords.begin(), list.ords.end(), o);
+    if (it == list.ords.end() || *it != o || list.tfs[it - list.ords.begin()] != kTfOverflow ||
+        !x.big_tf_.emplace((uint64_t{t} << 32) | o, tf).second) {
+      return corrupt("large term frequency entry without its posting", 0);
+    }
+  }
+  // Each document's length must equal the sum of its tfs. The forward index
+  // is left to EnsureForward() (first Remove or small filtered search).
+  std::vector<uint64_t> sum(docs, 0);
+  for (uint32_t t = 0; t < terms; ++t) {
+    const PostingList& list = x.postings_[t];
+    for (size_t i = 0; i < list.ords.size(); ++i) {
+      uint32_t tf = list.tfs[i];
+      if (tf == kTfOverflow) {
+        auto it = x.big_tf_.find((uint64_t{t} << 32) | list.ords[i]);
+        if (it == x.big_tf_.end()) return corrupt("overflowing term frequency without its entry", 0);
+        tf = it->second;
+      }
+      sum[list.ords[i]] += tf;
+    }
+  }
+  for (uint64_t o = 0; o < docs; ++o) {
+    if (sum[o] != x.doc_len_[o]) return corrupt("document length differs from its terms", 0);
+  }
+  x.fwd_.clear();
+  x.fwd_off_.clear();
+  x.fwd_ready_.store(false);
+  x.RebuildBoundsLocked();
+  return index;
+}
+
+}  // namespace chitta::bm25

@@ -121,6 +121,21 @@ def test_learned_encoder_state_survives_a_checkpoint(tmp_path: Path) -> None:
     assert observed == _replayed(root)
 
 
+def test_a_field_without_vectors_checkpoints_and_loads(tmp_path: Path) -> None:
+    root = tmp_path / "f"
+    with chitta.open(root, embedder=None) as f:
+        ids = [f.remember(f"plain note {i}") for i in range(5)]
+        info = f.checkpoint()
+        assert info.vectors == 0 and info.memories == 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CheckpointIgnored)
+        g = chitta.open(root, embedder=None)
+    with g:
+        assert g.checkpoint_loaded is not None
+        assert [g.get(i).text for i in ids] == [f"plain note {i}" for i in range(5)]
+        assert g.recall("plain note 3", k=1)[0].id == ids[3]
+
+
 def test_second_checkpoint_builds_on_the_first_and_old_ones_are_pruned(tmp_path: Path) -> None:
     root = tmp_path / "f"
     _build(root, n=60)

@@ -69,6 +69,7 @@ class IndexView(Protocol):
 
 
 class GraphView(Protocol):
+    edges: int  # how many distinct edges there are (none: no neighbour lane)
     suppression_targets: set[int]  # memories with an incoming Supersedes / Contradicts edge
 
     def neighbours(self, mid: int) -> list[tuple[int, str, bool, float]]: ...
@@ -114,7 +115,7 @@ class RecallEngine:
             out["dense"] = self.index.dense(vector, pool, allowed)[0]
         if code is not None and weights.get("posting", 0) > 0:
             out["posting"] = self.index.posting(code, pool, allowed)
-        if weights.get("neighbour", 0) > 0 and out:
+        if weights.get("neighbour", 0) > 0 and out and self.graph.edges:
             seeds, _ = self._fuse(out)
             out["neighbour"] = self._neighbours(seeds[: self.settings.neighbour_seeds], pool, allowed)
         return out

@@ -76,6 +76,7 @@ class Index:
 
 
 class Graph:
+    edges = 0
     suppression_targets: set[int] = set()
 
     def neighbours(self, mid: int) -> list[tuple[int, str, bool, float]]:

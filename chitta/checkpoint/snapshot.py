@@ -192,7 +192,14 @@ def _v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-_MIGRATIONS = {1: _v1_to_v2}  # version -> step to version + 1
+def _v2_to_v3(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 added the recall index's optional ``speakers`` list (who said
+    each memory). A version-2 checkpoint has none: restore takes each speaker
+    from its put's meta (a later meta update of a speaker is not seen there)."""
+    return state
+
+
+_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3}  # version -> step to version + 1
 
 
 def migrate(version: int, state: dict[str, Any]) -> dict[str, Any]:

@@ -29,12 +29,13 @@ from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.recall_filters import SortedIds, intersect
 from chitta.organs.recall_index_dense import EXACT_DENSE_LIMIT, DenseLane
 from chitta.organs.recall_index_snapshot import IndexSnapshot
+from chitta.organs.recall_speakers import SpeakerIndex
 from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
 
-class RecallIndexOrgan(DenseLane, IndexSnapshot):
+class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
     name = "recall_index"
     handles = frozenset(
         {
@@ -63,6 +64,7 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         self._text_indexed: set[int] = set()
         # id -> (text, recall context or None) of memories that have or had a context (chitta.recall.context)
         self._kw_context: dict[int, tuple[str, str | None]] = {}
+        self._init_speakers()  # who said each memory (meta["speaker"]): recall_speakers.py
         # dense lane
         self.dim: int | None = None
         self._row: dict[int, int] = {}
@@ -132,6 +134,8 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
                 by_harness[op.harness].add(mid)
             if op.embedding is not None:
                 self._set_vector(mid, op.embedding)
+            if op.meta:
+                self._note_speaker(mid, op.meta)
         self._created.update(zip(ids, (op.created_ms for op in run)))
         self._time_cache = None
         self._sorted_ids.clear()
@@ -154,6 +158,8 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         self._staged.add(mid)
         self._staged_order.append(mid)
         self._text_pending[mid] = self._keyword_text(mid, op.text, op.meta)
+        if op.meta:
+            self._note_speaker(mid, op.meta)
         if op.embedding is not None:
             self._set_vector(mid, op.embedding)
 
@@ -164,6 +170,8 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         if mid not in self._attrs:
             return
         old = self._kw_context.get(mid)
+        if op.meta is not None:  # new meta replaces the old: its speaker too
+            self._note_speaker(mid, op.meta)
         # A new text keeps the current context; new meta (replacing the old)
         # re-reads it. The organ keeps the text only of memories that have or
         # had a context, so a memory that never had one gets its first
@@ -190,6 +198,7 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         self._sorted_ids.clear()
         self._staged.discard(mid)
         self._kw_context.pop(mid, None)
+        self._forget_speaker(mid)
         if self._text_pending.pop(mid, None) is None and mid in self._text_indexed:
             self._bm25.remove(np.array([mid], np.uint64))
             self._text_indexed.discard(mid)

@@ -45,6 +45,8 @@ class IndexSnapshot:
     def _flush_codes(self) -> None: ...
     def _uses_ann(self) -> bool: ...
     def _ensure_ann(self) -> DenseANN: ...
+    def speakers_state(self) -> list[list[Any]]: ...
+    def restore_speakers(self, saved: list[list[Any]] | None, mids: list[int], metas: list[Any]) -> None: ...
 
     def snapshot(self, posting_path: str, ann_path: str) -> dict[str, Any]:
         """State not derivable from the live memories' puts and vectors: the staged
@@ -67,6 +69,7 @@ class IndexSnapshot:
             "dense_index": self._dense_kind,
             "ann": bool(ann_files),
             "keyword_context": [[mid, ctx] for mid, (_text, ctx) in self._kw_context.items()],
+            "speakers": self.speakers_state(),  # state v3 (optional; absent: from the puts' meta)
         }
 
     def restore(
@@ -97,6 +100,7 @@ class IndexSnapshot:
                         by[value].add(mid)
         self._created.update(zip(mids, map(attrgetter("created_ms"), puts)))
         self._text_pending.update(zip(mids, texts))
+        self.restore_speakers(state.get("speakers"), mids, list(map(attrgetter("meta"), puts)))
         for mid, ctx in state["keyword_context"]:
             text = self._text_pending.get(mid)
             if text is not None:

@@ -240,3 +240,27 @@ def round9(emb: Any) -> Iterator[tuple[str, Ranker]]:
         yield f"R9 speaker prior x(1+{lam})", speaker_prior(emb, lam)
     for rep in (2, 3):
         yield f"R9 names x{rep} in the keyword query", name_emphasis(emb, rep)
+
+
+def with_prior(emb: Any, wd: float, ctx: int, lam: float = 0.3, k: float = 20) -> Ranker:
+    """The adopted pipeline plus the speaker prior, dense lane over ``ctx`` earlier turns."""
+    def r(c: Conv, qi: int) -> list[int]:
+        q = keyword_query(c.questions[qi]["q"])
+        vecs = ctx_vectors(c, emb, ctx)
+        lists = {"bm25": kw_search(c, q)[0], "dense": dense_rank(vecs, c.qvecs[qi])}
+        fused = _fuse_scores(lists, {"bm25": 1.0, "dense": wd}, k)
+        qtok = set(tokenize(c.questions[qi]["q"]))
+        named = {s for s in {t["speaker"] for t in c.items} if s.lower() in qtok}
+        if len(named) == 1 and lam:
+            fused = {i: s * (1 + lam) if c.items[i]["speaker"] in named else s for i, s in fused.items()}
+        return _finish(c, qi, fused, vecs=vecs)
+
+    return r
+
+
+def round10(emb: Any) -> Iterator[tuple[str, Ranker]]:
+    """Per embedder: dense alone, and the dense weight with the speaker prior (ctx 0 and 1)."""
+    for ctx in (0, 1):
+        yield f"R10 dense alone ctx={ctx}", lambda c, qi, ctx=ctx: dense_rank(ctx_vectors(c, emb, ctx), c.qvecs[qi])[:20]
+        for wd in (0.5, 0.75, 1.0, 1.5):
+            yield f"R10 prior 0.3, dense ctx={ctx} w={wd}", with_prior(emb, wd, ctx)

@@ -264,3 +264,64 @@ def round10(emb: Any) -> Iterator[tuple[str, Ranker]]:
         yield f"R10 dense alone ctx={ctx}", lambda c, qi, ctx=ctx: dense_rank(ctx_vectors(c, emb, ctx), c.qvecs[qi])[:20]
         for wd in (0.5, 0.75, 1.0, 1.5):
             yield f"R10 prior 0.3, dense ctx={ctx} w={wd}", with_prior(emb, wd, ctx)
+
+
+def mmr(emb: Any, wd: float, ctx: int, penalty: float, lam: float = 0.3, depth: int = 50) -> Ranker:
+    """Maximal marginal relevance over the fused pool: each next pick maximises
+    fused - penalty * (max cosine to the picks so far), vectors of the dense lane."""
+    base = with_prior(emb, wd, ctx, lam)
+
+    def r(c: Conv, qi: int) -> list[int]:
+        q = keyword_query(c.questions[qi]["q"])
+        vecs = ctx_vectors(c, emb, ctx)
+        lists = {"bm25": kw_search(c, q)[0], "dense": dense_rank(vecs, c.qvecs[qi])}
+        fused = _fuse_scores(lists, {"bm25": 1.0, "dense": wd})
+        qtok = set(tokenize(c.questions[qi]["q"]))
+        named = {s for s in {t["speaker"] for t in c.items} if s.lower() in qtok}
+        if len(named) == 1:
+            fused = {i: s * (1 + lam) if c.items[i]["speaker"] in named else s for i, s in fused.items()}
+        qv = c.qvecs[qi]
+        rel = {i: s + 0.02 * max(0.0, float(vecs[i] @ qv)) for i, s in fused.items()}
+        pool = sorted(rel, key=lambda i: (-rel[i], i))[:depth]
+        picked: list[int] = []
+        best_sim = {i: -1.0 for i in pool}
+        while pool and len(picked) < 20:
+            nxt = max(pool, key=lambda i: (rel[i] - penalty * max(0.0, best_sim[i]), -i))
+            picked.append(nxt)
+            pool.remove(nxt)
+            for i in pool:
+                best_sim[i] = max(best_sim[i], float(vecs[i] @ vecs[nxt]))
+        return picked if picked else base(c, qi)
+
+    return r
+
+
+def round11(emb: Any, ctx: int) -> Iterator[tuple[str, Ranker]]:
+    yield f"R11 prior 0.3, dense ctx={ctx} w=0.5 (reference)", with_prior(emb, 0.5, ctx)
+    for p in (0.05, 0.1, 0.2, 0.4):
+        yield f"R11 MMR penalty {p}, ctx={ctx}", mmr(emb, 0.5, ctx, p)
+    yield f"R11 two dense lanes ctx0/ctx1 0.25 each + prior", _two_dense_prior(emb)
+
+
+def _two_dense_prior(emb: Any) -> Ranker:
+    def r(c: Conv, qi: int) -> list[int]:
+        q = keyword_query(c.questions[qi]["q"])
+        lists = {"bm25": kw_search(c, q)[0], "d0": dense_rank(ctx_vectors(c, emb, 0), c.qvecs[qi]),
+                 "d1": dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi])}
+        fused = _fuse_scores(lists, {"bm25": 1.0, "d0": 0.25, "d1": 0.25})
+        qtok = set(tokenize(c.questions[qi]["q"]))
+        named = {s for s in {t["speaker"] for t in c.items} if s.lower() in qtok}
+        if len(named) == 1:
+            fused = {i: s * 1.3 if c.items[i]["speaker"] in named else s for i, s in fused.items()}
+        return _finish(c, qi, fused, vecs=ctx_vectors(c, emb, 1))
+
+    return r
+
+
+def round12(emb: Any, ctx: int) -> Iterator[tuple[str, Ranker]]:
+    """RRF k and dense weight, with the prior, for one embedder."""
+    for k in (10, 20, 40):
+        for wd in (0.5, 0.75, 1.0):
+            yield f"R12 prior 0.3, ctx={ctx} dense w={wd} k={k}", with_prior(emb, wd, ctx, k=k)
+    for lam in (0.2, 0.5):
+        yield f"R12 prior {lam}, ctx={ctx} dense w=0.5 k=20", with_prior(emb, 0.5, ctx, lam=lam)

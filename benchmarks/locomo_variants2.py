@@ -300,7 +300,7 @@ def round11(emb: Any, ctx: int) -> Iterator[tuple[str, Ranker]]:
     yield f"R11 prior 0.3, dense ctx={ctx} w=0.5 (reference)", with_prior(emb, 0.5, ctx)
     for p in (0.05, 0.1, 0.2, 0.4):
         yield f"R11 MMR penalty {p}, ctx={ctx}", mmr(emb, 0.5, ctx, p)
-    yield f"R11 two dense lanes ctx0/ctx1 0.25 each + prior", _two_dense_prior(emb)
+    yield "R11 two dense lanes ctx0/ctx1 0.25 each + prior", _two_dense_prior(emb)
 
 
 def _two_dense_prior(emb: Any) -> Ranker:

@@ -35,7 +35,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from chitta.encode.base import check_positive, l2_normalize, length_batches, validate_texts, verify_sha256
+from chitta.encode.base import (
+    check_positive,
+    l2_normalize,
+    length_batches,
+    validate_texts,
+    verify_sha256,
+)
 from chitta.errors import EmbedderUnavailable
 from chitta.recall.blas import one_thread
 
@@ -130,7 +136,8 @@ def relative_buckets(length: int) -> npt.NDArray[np.int64]:
     with np.errstate(divide="ignore"):
         large = exact + (np.log(np.maximum(n, 1) / exact) / math.log(MAX_DISTANCE / exact) * (half - exact))
     large = np.minimum(large.astype(np.int64), half - 1)
-    return ret + np.where(n < exact, n, large)
+    out: npt.NDArray[np.int64] = ret + np.where(n < exact, n, large)
+    return out
 
 
 def _erf(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

@@ -101,8 +101,7 @@ def test_same_vectors_as_sentence_transformers(tmp_path: Path) -> None:
 
     joined = tmp_path / "m.zip"
     with open(joined, "wb") as out:
-        for dist in mpnet.PARTS:
-            out.write(mpnet._part_file(dist).read_bytes())
+        out.writelines(mpnet._part_file(dist).read_bytes() for dist in mpnet.PARTS)
     with zipfile.ZipFile(joined) as z:
         z.extractall(tmp_path)
     ref = SentenceTransformer(str(tmp_path / "all-mpnet-base-v2"), device="cpu")

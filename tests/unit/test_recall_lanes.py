@@ -72,6 +72,9 @@ class Index:
     def is_staged(self, mid: int) -> bool:
         return False
 
+    def speaker_ids(self, query: str) -> Any:
+        return None  # no memory names a speaker
+
 
 class Graph:
     def neighbours(self, mid: int) -> list[tuple[int, str, bool, float]]:

@@ -17,6 +17,7 @@ noisy keyword search than none).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from chitta.index.bm25 import tokenize
@@ -63,9 +64,14 @@ def named_speaker(text: str, speakers: Iterable[str]) -> str | None:
     words = set(tokenize(text, stopwords=False))
     found = None
     for who in speakers:
-        name = [t for t in tokenize(who, stopwords=False) if t not in QUERY_STOPWORDS]
+        name = _name_words(who)
         if name and all(t in words for t in name):
             if found is not None and found != who:
                 return None
             found = who
     return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_words(who: str) -> tuple[str, ...]:
+    return tuple(t for t in tokenize(who, stopwords=False) if t not in QUERY_STOPWORDS)

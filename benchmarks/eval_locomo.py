@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--configs", default="hybrid,bm25,dense,posting")
     ap.add_argument("--limit-conversations", type=int, default=None)
-    ap.add_argument("--embedder", default="auto", help="auto (the default model) or hashing")
+    ap.add_argument("--embedder", default="auto", help="auto (the default model), mpnet (chitta[mpnet]) or hashing")
     ap.add_argument("--context-turns", type=int, default=1, help="earlier turns embedded with each turn")
     ap.add_argument("--keyword-context-turns", type=int, default=2, help="earlier turns the keyword lane indexes with each turn")
     ap.add_argument("--cache", action="store_true", help="cache vectors on disk (benchmarks/locomo_cache.py, /tmp)")
@@ -189,12 +189,16 @@ def main(argv: list[str] | None = None) -> int:
         from chitta.encode import HashingEmbedder
 
         embedder = HashingEmbedder()
+    elif args.embedder == "mpnet":
+        from chitta.encode import MpnetEmbedder
+
+        embedder = MpnetEmbedder()
     if args.cache:
         from locomo_cache import CachedEmbedder
 
         from chitta.encode import default_embedder
 
-        embedder = CachedEmbedder(embedder if args.embedder == "hashing" else default_embedder())
+        embedder = CachedEmbedder(default_embedder() if args.embedder == "auto" else embedder)
     t0 = time.perf_counter()
     result = evaluate(data, configs, embedder, console, args.context_turns, args.keyword_context_turns)
     rows = summarise(result, configs)

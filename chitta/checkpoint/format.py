@@ -44,7 +44,7 @@ STATE_MAGIC = b"CHITSTAT"
 EMB_MAGIC = b"CHITEMB\x00"
 BIN_MAGIC = b"CHITBIN\x00"
 
-STATE_VERSION = 3  # what this code writes (1: before the dense-index setting and HNSW sidecars; 2: before bm25.idx)
+STATE_VERSION = 3  # what this code writes (1: before the dense-index setting and HNSW sidecars; 2: before bm25.idx and speakers)
 EMB_VERSION = 1
 BIN_VERSION = 1
 

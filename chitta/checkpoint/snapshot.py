@@ -199,8 +199,11 @@ def _v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def _v2_to_v3(state: dict[str, Any]) -> dict[str, Any]:
-    """Version 3 added the keyword index sidecar ``bm25.idx``; without it the
-    keyword index is built from the memories' texts, as version 2 did."""
+    """Version 3 added two optional parts: the keyword index sidecar ``bm25.idx``
+    (without it the keyword index is built from the memories' texts, as version 2
+    did) and the recall index's ``speakers`` list (who said each memory; without
+    it restore takes each speaker from its put's meta, where a later meta update
+    of a speaker is not seen)."""
     state["organs"]["recall_index"].setdefault("keyword_index", False)
     return state
 

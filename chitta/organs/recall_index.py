@@ -30,6 +30,7 @@ from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.recall_filters import SortedIds, intersect
 from chitta.organs.recall_index_dense import EXACT_DENSE_LIMIT, DenseLane
 from chitta.organs.recall_index_snapshot import IndexSnapshot
+from chitta.organs.recall_speakers import SpeakerIndex
 from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 
 U64 = npt.NDArray[np.uint64]
@@ -49,7 +50,7 @@ class _Shared(dict[tuple[Any, ...], tuple[Any, ...]]):
         return key
 
 
-class RecallIndexOrgan(DenseLane, IndexSnapshot):
+class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
     name = "recall_index"
     handles = frozenset(
         {
@@ -79,6 +80,7 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         # (which ids the BM25 index holds: ``mid in self._bm25``; no Python-side set of them)
         # id -> (text, recall context or None) of memories that have or had a context (chitta.recall.context)
         self._kw_context: dict[int, tuple[str, str | None]] = {}
+        self._init_speakers()  # who said each memory (meta["speaker"]): recall_speakers.py
         # dense lane
         self.dim: int | None = None
         self._row: dict[int, int] = {}
@@ -155,6 +157,9 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         self._staged_order.extend(ids)
         if any(map(_META, run)):
             self._text_pending.update(zip(ids, (self._keyword_text(op.id, op.text, op.meta) for op in run)))
+            for op in run:
+                if op.meta:
+                    self._note_speaker(op.id, op.meta)
         else:  # no meta, so no recall context: the keyword document is the text
             # (fresh ids: none of them is in _kw_context, _drop removed any old entry)
             self._text_pending.update(zip(ids, map(_TEXT, run)))
@@ -178,6 +183,8 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         self._staged.add(mid)
         self._staged_order.append(mid)
         self._text_pending[mid] = self._keyword_text(mid, op.text, op.meta)
+        if op.meta:
+            self._note_speaker(mid, op.meta)
         if op.embedding is not None:
             self._set_vector(mid, op.embedding)
 
@@ -188,6 +195,8 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         if mid not in self._attrs:
             return
         old = self._kw_context.get(mid)
+        if op.meta is not None:  # new meta replaces the old: its speaker too
+            self._note_speaker(mid, op.meta)
         # A new text keeps the current context; new meta (replacing the old)
         # re-reads it. The organ keeps the text only of memories that have or
         # had a context, so a memory that never had one gets its first
@@ -213,6 +222,7 @@ class RecallIndexOrgan(DenseLane, IndexSnapshot):
         self._sorted_ids.clear()
         self._staged.discard(mid)
         self._kw_context.pop(mid, None)
+        self._forget_speaker(mid)
         if self._text_pending.pop(mid, None) is None and mid in self._bm25:
             self._bm25.remove(np.array([mid], np.uint64))
         self._drop_vector(mid)

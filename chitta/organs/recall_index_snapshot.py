@@ -49,6 +49,11 @@ class IndexSnapshot:
     def _flush_text(self) -> None: ...
     def _uses_ann(self) -> bool: ...
     def _ensure_ann(self) -> DenseANN: ...
+    def speakers_state(self) -> list[list[Any]]:
+        raise NotImplementedError  # SpeakerIndex (recall_speakers.py), before this class in the organ's bases
+
+    def restore_speakers(self, saved: list[list[Any]] | None, mids: list[int], metas: list[Any]) -> None:
+        raise NotImplementedError
 
     def snapshot(self, posting_path: str, ann_path: str, *, bm25_path: str | None = None) -> dict[str, Any]:
         """State not derivable from the live memories' puts and vectors: the staged
@@ -76,6 +81,7 @@ class IndexSnapshot:
             "ann": bool(ann_files),
             "keyword_context": [[mid, ctx] for mid, (_text, ctx) in self._kw_context.items()],
             "keyword_index": bm25_path is not None,
+            "speakers": self.speakers_state(),  # state v3 (optional; absent: from the puts' meta)
         }
 
     def restore(
@@ -122,6 +128,7 @@ class IndexSnapshot:
                 if text is not None:
                     self._kw_context[mid] = (text, ctx)
                     self._text_pending[mid] = keyword_document(text, ctx)
+        self.restore_speakers(state.get("speakers"), mids, list(map(attrgetter("meta"), puts)))
         # Keep one int object per id (the memories organ's): a million ids held by
         # several dicts and sets would otherwise each carry their own 32-byte copy.
         staged = set(np.frombuffer(state["staged"], "<u8").tolist())

@@ -9,6 +9,12 @@ while the memory's text, rendering and everything else stay the memory alone. ``
 sets it to the earlier turns of the same session (measured on LoCoMo:
 benchmarks/RESULTS.md, section locomo).
 
+A memory may also name who said it: ``meta["speaker"]`` (a str, set by
+``import_conversation`` to the turn's speaker). A query that names exactly
+one of a field's speakers ranks that speaker's memories higher
+(:func:`chitta.recall.query.named_speaker`, ``RecallSettings.speaker_prior``):
+"What did Caroline research?" is about what Caroline said.
+
 Nothing is persisted beyond the memory's own ``meta``; the keyword index is
 derived state, rebuilt from it on open. ``Field.update`` with new ``meta``
 re-reads the context (new text keeps it); a memory written without a
@@ -25,6 +31,21 @@ MAX_CONTEXT_CHARS = 8192  # a longer context is cut to its last 8192 characters
 OWN_TEXT_WEIGHT = (
     3  # the memory's own text counts 3 times against its context (LoCoMo dev, RESULTS.md)
 )
+
+
+SPEAKER_KEY = "speaker"
+MAX_SPEAKER_CHARS = 200  # a longer name is not a speaker name: ignored
+
+
+def speaker_of(meta: Mapping[str, Any] | None) -> str | None:
+    """Who said the memory (None when absent, empty, not a str or too long)."""
+    if not meta:
+        return None
+    who = meta.get(SPEAKER_KEY)
+    if not isinstance(who, str):
+        return None
+    who = who.strip()
+    return who if who and len(who) <= MAX_SPEAKER_CHARS else None
 
 
 def context_of(meta: Mapping[str, Any] | None) -> str | None:

@@ -52,6 +52,9 @@ class RecallSettings:
     keyword_query: bool = True  # the bm25 lane drops the query's function words (chitta.recall.query)
     pool: int = 50  # candidates asked of each lane: max(pool, 5 * k)
     neighbour_seeds: int = 5  # strongest fused candidates whose neighbours are added
+    # A query naming one speaker (meta["speaker"]) multiplies that speaker's candidates' fused score by
+    # 1 + speaker_prior (chitta.recall.query.named_speaker; LoCoMo dev: RESULTS.md, locomo). 0: off.
+    speaker_prior: float = 0.3
 
 
 class MemoriesView(Protocol):
@@ -66,6 +69,7 @@ class IndexView(Protocol):
     def posting(self, features: Any, k: int, allowed: U64 | None) -> U64: ...
     def cosine_array(self, vector: Any, ids: list[int]) -> npt.NDArray[np.float64]: ...
     def is_staged(self, mid: int) -> bool: ...
+    def speaker_ids(self, query: str) -> U64 | None: ...
 
 
 class GraphView(Protocol):
@@ -167,11 +171,15 @@ class RecallEngine:
             weights=[self.settings.lane_weights.get(n, 0.0) for n in names],
             limit=pool, return_ranks=True,
         )
+        best = float(fused[0])  # before the speaker prior: a favoured speaker's candidates may pass 1
+        if text and self.settings.speaker_prior > 0:
+            said = self.index.speaker_ids(text)
+            if said is not None:
+                fused = np.where(np.isin(ids, said), fused * (1.0 + self.settings.speaker_prior), fused)
         id_list: list[int] = ids.tolist()
         batch, keep = self._candidates(id_list, fused, vector)
         if not keep:
             return []
-        best = float(fused[0])
         scores = self.scorer.score_batch(batch, best_fused=best, now_ms=now_ms)
         kept_ids = ids[keep]
         order = np.lexsort((kept_ids, -scores))  # score desc, then id asc

@@ -17,6 +17,9 @@ noisy keyword search than none).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable
+
 from chitta.index.bm25 import tokenize
 
 # fmt: off
@@ -48,3 +51,27 @@ def keyword_query(text: str) -> str:
     """
     kept = [t for t in tokenize(text, stopwords=False) if t not in QUERY_STOPWORDS]
     return " ".join(kept) if kept else text
+
+
+def named_speaker(text: str, speakers: Iterable[str]) -> str | None:
+    """The one speaker of ``speakers`` that ``text`` names, else None.
+
+    A speaker is named when every word of its name occurs in ``text`` (case
+    folded, :func:`chitta.index.bm25.tokenize`'s words); a query naming two
+    or more speakers, or none, names no single one. A name made only of
+    function words (e.g. "I") never counts.
+    """
+    words = set(tokenize(text, stopwords=False))
+    found = None
+    for who in speakers:
+        name = _name_words(who)
+        if name and all(t in words for t in name):
+            if found is not None and found != who:
+                return None
+            found = who
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_words(who: str) -> tuple[str, ...]:
+    return tuple(t for t in tokenize(who, stopwords=False) if t not in QUERY_STOPWORDS)

@@ -35,7 +35,7 @@ def test_each_turn_is_one_memory_with_speaker_session_and_date(tmp_path: Path) -
     assert [m.session for m in mems] == ["s1", "s1", "s1", "s2", "s2"]
     assert mems[0].created_ms == int(D1.timestamp() * 1000)
     assert mems[3].created_ms == int(D2.timestamp() * 1000)
-    assert mems[0].meta == {"turn": "a"}
+    assert mems[0].meta == {"speaker": "Ana", "turn": "a"}
     assert all(m.embedding is None for m in mems)
 
 
@@ -123,7 +123,8 @@ def test_turn_found_by_the_words_of_the_turn_before(tmp_path: Path) -> None:
 
     with chitta.open(tmp_path / "f", embedder=None) as field:
         ids = import_conversation(field, TURNS)
-        assert field.get(ids[2]).meta == {CONTEXT_KEY: "Ana: I adopted a dog named Pixel.\nBen: What breed is it?"}
+        assert field.get(ids[2]).meta == {
+            "speaker": "Ana", CONTEXT_KEY: "Ana: I adopted a dog named Pixel.\nBen: What breed is it?"}
         assert field.get(ids[2]).text == "Ana: A beagle, very loud."
         hits = field.recall("breed", lanes=("bm25",), touch=False)
     assert {h.id for h in hits} == {ids[1], ids[2]}
@@ -135,9 +136,10 @@ def test_keyword_context_off_and_own_context_wins(tmp_path: Path) -> None:
     turns = [*TURNS[:2], Turn("Ana", "A beagle.", "s1", D1, {CONTEXT_KEY: "mine"})]
     with chitta.open(tmp_path / "f", embedder=None) as field:
         ids = import_conversation(field, turns)
-        assert field.get(ids[2]).meta == {CONTEXT_KEY: "mine"}
+        assert field.get(ids[2]).meta == {"speaker": "Ana", CONTEXT_KEY: "mine"}
         ids0 = import_conversation(field, TURNS, keyword_context_turns=0)
-        assert [field.get(i).meta for i in ids0] == [{"turn": "a"}, None, None, None, None]
+        assert [field.get(i).meta for i in ids0] == [
+            {"speaker": "Ana", "turn": "a"}, *({"speaker": t.speaker} for t in TURNS[1:])]
 
 
 @pytest.mark.parametrize("bad", [-1, 17, 1.5, True, "2"])

@@ -74,6 +74,9 @@ class Index:
     def is_staged(self, mid: int) -> bool:
         return False
 
+    def speaker_ids(self, query: str) -> Any:
+        return None  # no memory names a speaker
+
 
 class Graph:
     edges = 0

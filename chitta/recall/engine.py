@@ -29,7 +29,7 @@ import numpy.typing as npt
 from chitta.index.fusion import rrf_fuse
 from chitta.model import Memory
 from chitta.recall.factors import suppression
-from chitta.recall.hit import Hit
+from chitta.recall.hit import Factor, Hit
 from chitta.recall.query import keyword_query
 from chitta.recall.scorer import CandidateBatch, Scorer, access_columns
 
@@ -172,10 +172,13 @@ class RecallEngine:
             limit=pool, return_ranks=True,
         )
         best = float(fused[0])  # before the speaker prior: a favoured speaker's candidates may pass 1
+        boosted: npt.NDArray[np.bool_] | None = None
+        prior = 1.0 + self.settings.speaker_prior
         if text and self.settings.speaker_prior > 0:
             said = self.index.speaker_ids(text)
             if said is not None:
-                fused = np.where(np.isin(ids, said), fused * (1.0 + self.settings.speaker_prior), fused)
+                boosted = np.isin(ids, said)
+                fused = np.where(boosted, fused * prior, fused)
         id_list: list[int] = ids.tolist()
         batch, keep = self._candidates(id_list, fused, vector)
         if not keep:
@@ -191,7 +194,14 @@ class RecallEngine:
             if memory is None:
                 continue
             lane_ranks = {names[c]: int(ranks[pos, c]) for c in range(len(names)) if ranks[pos, c] > 0}
-            factors = self.scorer.score(batch.view(j), best_fused=best, now_ms=now_ms)[1] if explain else ()
+            factors: tuple[Factor, ...] = ()
+            if explain:
+                view = batch.view(j)
+                factors = self.scorer.score(view, best_fused=best, now_ms=now_ms)[1]
+                if boosted is not None and boosted[pos]:  # what the speaker prior added, as its own line
+                    plain = dataclasses.replace(view, fused=view.fused / prior)
+                    gain = float(scores[j]) - self.scorer.score(plain, best_fused=best, now_ms=now_ms)[0]
+                    factors += (Factor("speaker", "prior", prior, 1.0, gain),)
             hits.append(Hit(
                 id=mid, text=memory.text, score=float(scores[j]), memory=memory, lanes=lane_ranks,
                 fused=float(fused[pos]), factors=factors,

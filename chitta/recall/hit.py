@@ -13,7 +13,9 @@ class Factor:
 
     ``kind`` is "additive" (relevance: contribution = weight x value, before
     multipliers), "context" (blended into the ``context`` multiplier with its
-    weight) or "multiplier" (the score is multiplied by ``value``; contribution
+    weight), "multiplier" (the score is multiplied by ``value``; contribution
+    is the score change it caused) or "prior" (the hit's fused lane score was
+    multiplied by ``value`` before scoring, e.g. the speaker prior; contribution
     is the score change it caused).
     """
 

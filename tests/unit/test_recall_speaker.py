@@ -69,6 +69,21 @@ def test_named_speaker_ranks_first(tmp_path: Path) -> None:
         assert [h.fused for h in hits] == [pytest.approx(1.3 / 22), pytest.approx(1 / 21)]
 
 
+def test_explain_shows_what_the_speaker_prior_added(tmp_path: Path) -> None:
+    with chitta.open(tmp_path / "f", embedder=None) as f:
+        a, b = _two_speakers(f)
+        hits = f.recall("Does Ben like green tea?", explain=True, touch=False)
+        by_id = {h.id: h for h in hits}
+        speaker = [x for x in by_id[b].factors if x.name == "speaker"]
+        assert not [x for x in by_id[a].factors if x.name == "speaker"]  # Ana was not named
+        assert len(speaker) == 1 and speaker[0].kind == "prior" and speaker[0].value == pytest.approx(1.3)
+        f._engine.settings = dataclasses.replace(f._engine.settings, speaker_prior=0.0)
+        plain = {h.id: h.score for h in f.recall("Does Ben like green tea?", touch=False)}
+        # the oracle: the same recall with the prior off (a few ms later: freshness moves in the 11th digit)
+        assert speaker[0].contribution == pytest.approx(by_id[b].score - plain[b], rel=1e-6)
+        assert speaker[0].contribution > 0
+
+
 def test_prior_off(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder=None) as f:
         a, b = _two_speakers(f)

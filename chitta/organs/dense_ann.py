@@ -3,11 +3,17 @@ kept in step with the recall-index organ's vectors.
 
 Changes queue up (vectors set or dropped) and are applied on the next search
 or save, so replay stays cheap. Chosen by the field setting ``dense_index``
-(``ConfigureField``): ``"hnsw"`` uses it above the exact-scan size;
-``"hamming"`` and ``"auto"`` use the binary-code pre-filter with exact
-rescoring instead (building a graph of a million vectors takes minutes on a
-small machine, and a checkpoint is what makes it pay: it saves the graph as
-the ``.hnsw`` / ``.delta.hnsw`` sidecars).
+(``ConfigureField``):
+- ``"hnsw"``: the graph above the exact-scan size, built (or caught up) on the
+  first query that needs it and saved by checkpoints;
+- ``"auto"`` (the default): a checkpoint of a field with ``AUTO_ANN_MIN`` or
+  more vectors builds the graph (in the checkpoint's own view, so no query
+  waits for it) and saves it as the ``.hnsw`` / ``.delta.hnsw`` sidecars; a
+  field opened with that graph searches it, plus an exact scan of the vectors
+  written since (at most ``AUTO_PENDING_EXACT``; never inserted at query time).
+  Without a graph, or with more new vectors than that, it uses binary codes +
+  exact rescoring;
+- ``"hamming"``: always the binary codes + exact rescoring.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ F32 = npt.NDArray[np.float32]
 
 DENSE_INDEX_KINDS = ("auto", "hamming", "hnsw")
 ANN_EF = 64  # search breadth: recall@10 >= 0.95 on the benchmark sets at ef 12-32
+AUTO_ANN_MIN = 50_000  # "auto": checkpoints build the graph from this many vectors on
+AUTO_PENDING_EXACT = 20_000  # "auto": vectors newer than the graph scanned exactly, up to this many
 
 
 class DenseANN:
@@ -52,10 +60,30 @@ class DenseANN:
         self.graph.add(np.array(ids, np.uint64), np.ascontiguousarray(rows_of(ids), np.float32), num_threads=2)
         self._pending.clear()
 
+    @property
+    def pending(self) -> int:
+        """How many ids have a vector the graph does not hold yet."""
+        return len(self._pending)
+
     def search(self, vector: F32, k: int) -> tuple[U64, F32]:
         ids, dist = self.graph.search(vector, k)
         keep = ids != PAD_ID
         return ids[keep], (1.0 - dist[keep]).astype(np.float32)  # cosine distance -> cosine
+
+    def search_with_pending(self, vector: F32, k: int, rows_of: Callable[[list[int]], F32]) -> tuple[U64, F32]:
+        """The graph's top ``k`` merged with the exact cosines of the pending ids
+        (``rows_of(ids)`` gives their unit vectors), inserting nothing: the graph's
+        entry for a pending id is stale and is dropped. Best first, ties by id."""
+        if not self._pending:
+            return self.search(vector, k)
+        pending = sorted(self._pending)
+        ids, cos = self.search(vector, k + len(pending))
+        fresh = ~np.isin(ids, np.array(pending, np.uint64))
+        extra = np.ascontiguousarray(rows_of(pending), np.float32) @ vector
+        all_ids = np.concatenate([ids[fresh], np.array(pending, np.uint64)])
+        all_cos = np.concatenate([cos[fresh], extra.astype(np.float32)])
+        order = np.lexsort((all_ids, -all_cos))[:k]
+        return all_ids[order], all_cos[order]
 
     def save(self, path: str) -> list[str]:
         """Fold the delta into the base when due, then write both tiers; their paths."""

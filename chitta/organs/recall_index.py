@@ -362,5 +362,5 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             "staged": len(self._staged),
             "dense_index": self._dense_kind,
             "dense_path": "exact" if len(self._row) <= self.exact_limit
-            else ("hnsw" if self._uses_ann() else "hamming+rescore"),
+            else ("hnsw" if self._uses_ann() or self._uses_auto_ann() else "hamming+rescore"),
         }

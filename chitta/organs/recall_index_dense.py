@@ -1,7 +1,7 @@
 """The recall-index organ's dense lane (a mixin of RecallIndexOrgan, which owns
 the state): unit vectors in one growing matrix, exact scan up to
-``EXACT_DENSE_LIMIT`` vectors, then binary codes + exact rescoring or, when the
-field's ``dense_index`` is ``"hnsw"``, the tiered HNSW graph (dense_ann.py)."""
+``EXACT_DENSE_LIMIT`` vectors, then the tiered HNSW graph or binary codes +
+exact rescoring, as the field's ``dense_index`` setting says (dense_ann.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from chitta.index.hamming import HammingRescoreIndex
 from chitta.index.posting import PAD_ID
-from chitta.organs.dense_ann import DenseANN
+from chitta.organs.dense_ann import AUTO_ANN_MIN, AUTO_PENDING_EXACT, DenseANN
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
@@ -117,7 +117,19 @@ class DenseLane:
         return self._ann
 
     def _uses_ann(self) -> bool:
+        """Searches go to the graph, caught up first ("hnsw")."""
         return self._dense_kind == "hnsw" and len(self._row) > self.exact_limit
+
+    def _uses_auto_ann(self) -> bool:
+        """Searches go to a graph a checkpoint built, plus an exact scan of newer vectors ("auto")."""
+        return (
+            self._dense_kind == "auto" and self._ann is not None and len(self._row) > self.exact_limit
+            and self._ann.pending <= AUTO_PENDING_EXACT
+        )
+
+    def _saves_ann(self) -> bool:
+        """A checkpoint builds (or catches up) and saves the graph."""
+        return self._uses_ann() or (self._dense_kind == "auto" and len(self._row) >= max(AUTO_ANN_MIN, self.exact_limit))
 
     @property
     def vector_count(self) -> int:
@@ -158,6 +170,9 @@ class DenseLane:
             return self._exact_all(vector, k)
         if self._uses_ann():
             return self._ensure_ann().search(vector, k)
+        if self._uses_auto_ann():
+            assert self._ann is not None
+            return self._ann.search_with_pending(vector, k, lambda ids: self._vecs[[self._row[i] for i in ids]])
         ids, cos = self._ensure_hamming().search(vector, k)
         keep = ids != PAD_ID
         return ids[keep], cos[keep]

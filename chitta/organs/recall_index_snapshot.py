@@ -48,6 +48,7 @@ class IndexSnapshot:
     def _flush_codes(self) -> None: ...
     def _flush_text(self) -> None: ...
     def _uses_ann(self) -> bool: ...
+    def _saves_ann(self) -> bool: ...
     def _ensure_ann(self) -> DenseANN: ...
     def speakers_state(self) -> list[list[Any]]:
         raise NotImplementedError  # SpeakerIndex (recall_speakers.py), before this class in the organ's bases
@@ -67,7 +68,7 @@ class IndexSnapshot:
         if bm25_path is not None:
             self._flush_text()
             self._bm25.save(bm25_path)
-        ann_files = self._ensure_ann().save(ann_path) if self._uses_ann() else []
+        ann_files = self._ensure_ann().save(ann_path) if self._saves_ann() else []
         coded = np.fromiter(self._code_version.keys(), np.uint64, len(self._code_version))
         versions = np.fromiter(self._code_version.values(), np.uint32, len(self._code_version))
         return {

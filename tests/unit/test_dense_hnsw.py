@@ -12,7 +12,7 @@ import pytest
 import chitta
 from chitta.checkpoint import store
 from chitta.errors import InvalidArgument
-from chitta.organs import recall_index
+from chitta.organs import recall_index, recall_index_dense
 
 N, DIM = 400, 32
 
@@ -67,13 +67,63 @@ def test_hnsw_lane_matches_exact_scan_and_survives_a_checkpoint(tmp_path: Path) 
         assert ids[2] not in _dense(g, vecs[2], k=N)
 
 
-def test_hamming_is_the_default_large_field_path(tmp_path: Path) -> None:
+def test_auto_uses_codes_below_the_graph_size(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder=None) as f:
         f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(_vectors(100))])
         assert f._index.stats()["dense_path"] == "hamming+rescore"
+        f.checkpoint()  # 100 vectors < AUTO_ANN_MIN: no graph
+    live = store.current(tmp_path / "f")
+    assert live is not None and not (live / "dense.hnsw").exists()
+
+
+def test_hamming_setting_never_builds_a_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(recall_index_dense, "AUTO_ANN_MIN", 60)
+    with chitta.open(tmp_path / "f", embedder=None) as f:
+        f.set_dense_index("hamming")
+        f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(_vectors(100))])
         f.checkpoint()
     live = store.current(tmp_path / "f")
     assert live is not None and not (live / "dense.hnsw").exists()
+
+
+def test_auto_graph_is_built_by_a_checkpoint_and_newer_vectors_are_scanned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recall_index_dense, "AUTO_ANN_MIN", 60)
+    root = tmp_path / "f"
+    vecs = _vectors(N)
+    queries = _vectors(30, seed=1)
+    with chitta.open(root, embedder=None) as f:  # dense_index stays "auto"
+        ids = f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(vecs)])
+        assert f._index.stats()["dense_path"] == "hamming+rescore"  # no graph until a checkpoint builds one
+        f.recall(vector=queries[0], lanes=("dense",), touch=False)
+        assert f._index._ann is None  # queries never build it
+        f.checkpoint()
+    live = store.current(root)
+    assert live is not None and (live / "dense.hnsw").exists()
+    late = _vectors(40, seed=2)
+    with chitta.open(root, embedder=None) as f:
+        assert f._index.stats()["dense_path"] == "hnsw" and f._index._ann is not None
+        graph_size = len(f._index._ann.graph)
+        late_ids = f.remember_many([{"text": f"late{i}", "embedding": v} for i, v in enumerate(late)])
+        f.update(ids[5], embedding=-vecs[5])  # a stale graph entry: the exact scan has the new vector
+        f.forget(ids[6])
+        all_ids = [*ids, *late_ids]
+        now = np.concatenate([vecs, late])
+        now[5] = -vecs[5]
+        live_ids = [i for i in all_ids if i != ids[6]]
+        live_vecs = np.array([now[all_ids.index(i)] for i in live_ids])
+        got = [_dense(f, q) for q in queries]
+        overlap = np.mean([len(set(g) & set(_exact(live_ids, live_vecs, q))) / 10 for g, q in zip(got, queries)])
+        assert overlap >= 0.95
+        for j in (0, 17, 39):  # each newer vector is found exactly, though it is not in the graph
+            assert _dense(f, late[j], k=1) == [late_ids[j]]
+        assert _dense(f, -vecs[5], k=1) == [ids[5]]
+        assert ids[6] not in _dense(f, vecs[6], k=N)
+        assert len(f._index._ann.graph) <= graph_size  # nothing was inserted at query time
+        monkeypatch.setattr(recall_index_dense, "AUTO_PENDING_EXACT", 10)  # too many newer vectors: codes instead
+        assert f._index.stats()["dense_path"] == "hamming+rescore"
+        assert _dense(f, late[3], k=1) == [late_ids[3]]
 
 
 def test_a_bad_dense_index_kind_is_refused_and_logs_nothing(tmp_path: Path) -> None:

@@ -22,7 +22,6 @@ from chitta import _version
 from chitta.checkpoint import format as fmt
 from chitta.checkpoint import store
 from chitta.errors import CheckpointIgnored, ChittaError, CorruptionError, UnsupportedFormat
-from chitta.index.hamming import binarize
 
 if TYPE_CHECKING:
     from chitta.field import Field
@@ -83,14 +82,10 @@ def write(view: Field, root: Path) -> CheckpointInfo:
         index_state = view._index.snapshot(str(temp / POSTING), str(temp / GRAPH))
         for name in (POSTING, GRAPH, GRAPH_DELTA) if index_state["ann"] else (POSTING,):
             sidecars[name] = {"bytes": (temp / name).stat().st_size, "crc": _file_crc(temp / name)}
-        if len(vecs):
-            unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-30)
-            mean = unit.mean(axis=0).astype(np.float32) if index_state["mean"] is None else \
-                np.frombuffer(index_state["mean"], "<f4").astype(np.float32)
-            if mean.shape[0] == vecs.shape[1]:
-                codes = binarize(np.ascontiguousarray(unit, np.float32), mean)
-                sidecars[CODES] = fmt.write_bin(temp / CODES, ids, codes, mean)
-                sidecars[CODES]["crc"] = _tail_crc(temp / CODES)
+        coded = view._index.sidecar_codes(ids, vecs)
+        if coded is not None:
+            sidecars[CODES] = fmt.write_bin(temp / CODES, ids, coded[0], coded[1])
+            sidecars[CODES]["crc"] = _tail_crc(temp / CODES)
         state = {
             "chitta": _version.__version__,
             "created_ms": int(time.time() * 1000),
@@ -138,6 +133,7 @@ class Loaded:
     state: dict[str, Any]
     vector_ids: Any
     vectors: Any
+    codes: tuple[Any, Any] | None = None  # codes.bin: (codes, mean), in vector_ids order
 
 
 def read(root: Path) -> Loaded | None:
@@ -161,8 +157,19 @@ def read(root: Path) -> Loaded | None:
                 continue
             if (want["bytes"], want["crc"]) != ((path / name).stat().st_size, _file_crc(path / name)):
                 raise CorruptionError(f"{name} is not the one the state file was written with")
+        codes = None
         if CODES in sidecars:
-            code_ids, _codes, _mean = fmt.read_bin(path / CODES)
+            code_ids, code_rows, code_mean = fmt.read_bin(path / CODES)
+            codes = (code_rows, code_mean)
+            dim = vecs.shape[1] if vecs.ndim == 2 else 0
+            words = (dim + 63) // 64
+            if len(code_ids) and (code_rows.shape[1] != words or code_mean.shape[0] != dim):
+                raise CorruptionError(f"{CODES}: codes of {code_rows.shape[1]} words, mean of {code_mean.shape[0]}, "
+                                      f"for {dim}-d vectors")
+            if len(code_ids) and dim % 64 and np.any(code_rows[:, -1] >> np.uint64(dim % 64)):
+                raise CorruptionError(f"{CODES}: a code has bits set past dim {dim}")
+            if not np.all(np.isfinite(code_mean)):
+                raise CorruptionError(f"{CODES}: the mean has a NaN or inf")
             want = sidecars[CODES]
             if (want["count"], want["crc"]) != (len(code_ids), _tail_crc(path / CODES)) or not np.array_equal(
                 code_ids, ids
@@ -170,7 +177,7 @@ def read(root: Path) -> Loaded | None:
                 raise CorruptionError(f"{CODES} does not match the state file and {VECTORS}")
     except (KeyError, TypeError, ValueError, OSError) as exc:
         raise CorruptionError(f"checkpoint {path.name}: {type(exc).__name__}: {exc}") from exc
-    return Loaded(path, version, state, ids, vecs)
+    return Loaded(path, version, state, ids, vecs, codes)
 
 
 def _v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
@@ -221,7 +228,8 @@ def restore(field: Field, loaded: Loaded) -> None:
     live = field._memories.live_puts()
     vec_ids = loaded.vector_ids
     field._index.restore(
-        organs["recall_index"], live, vec_ids, loaded.vectors, str(loaded.path / POSTING), str(loaded.path / GRAPH)
+        organs["recall_index"], live, vec_ids, loaded.vectors, str(loaded.path / POSTING), str(loaded.path / GRAPH),
+        loaded.codes,
     )
     field._applied = int(loaded.state["applied"])
     field._unrouted = int(loaded.state["unrouted"])

@@ -40,6 +40,7 @@ class IndexSnapshot:
     _code_version: dict[int, int]
     _dense_kind: str
     _ann: DenseANN | None
+    _adopt: tuple[npt.NDArray[np.uint64], F32, set[int]] | None
     dim: int | None
 
     def _flush_codes(self) -> None: ...
@@ -77,9 +78,12 @@ class IndexSnapshot:
         vectors: F32,
         posting_path: str,
         ann_path: str,
+        codes: tuple[npt.NDArray[np.uint64], F32] | None = None,
     ) -> None:
         """Load a snapshot into this (fresh) organ: filters and texts from the live
-        memories, vectors (normalised here) from the sidecar, codes from the posting file."""
+        memories, vectors (normalised here) from the sidecar, sparse codes from the
+        posting file; ``codes`` (codes.bin: one binary code per sidecar vector and
+        their mean) are adopted by the Hamming index when it is first built."""
         mids, puts, texts = live
         attrs = self._attrs
         columns = {f: list(map(attrgetter(f), puts)) for f in ("kind", "realm", "session", "harness")}
@@ -124,6 +128,8 @@ class IndexSnapshot:
                 np.divide(vectors[keep], norms[keep, None], out=self._vecs[:n])
             self._row_ids = [canonical.get(mid, mid) for mid in ids.tolist()]
             self._row = dict(zip(self._row_ids, range(n)))
+            if codes is not None and len(codes[0]) == len(vectors) and codes[1].shape[0] == self.dim:
+                self._adopt = (codes[0] if n == len(vectors) else codes[0][keep], codes[1], set())
         self._recent.extend(state["recent"])
         self._posting = PostingIndex.load(posting_path)
         self._dense_kind = state["dense_index"]

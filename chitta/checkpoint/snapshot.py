@@ -32,6 +32,7 @@ CODES = "codes.bin"
 POSTING = "posting.idx"
 GRAPH = "dense.hnsw"  # the tiered HNSW's base; its delta is dense.delta.hnsw
 GRAPH_DELTA = "dense.delta.hnsw"
+UNITS = "units.emb"  # state version 3: the recall index's unit vectors, in vectors.emb's order
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,21 @@ def write(view: Field, root: Path) -> CheckpointInfo:
         sidecars[VECTORS] = fmt.write_emb(temp / VECTORS, ids, vecs)
         sidecars[VECTORS]["crc"] = _tail_crc(temp / VECTORS)
         index_state = view._index.snapshot(str(temp / POSTING), str(temp / GRAPH))
-        for name in (POSTING, GRAPH, GRAPH_DELTA) if index_state["ann"] else (POSTING,):
+        # posting.idx carries its own CRC of every byte before it (checked when it is
+        # loaded): the state records that one; the graphs are recorded by a whole-file CRC.
+        sidecars[POSTING] = {"bytes": (temp / POSTING).stat().st_size, "crc": _tail_crc(temp / POSTING)}
+        for name in (GRAPH, GRAPH_DELTA) if index_state["ann"] else ():
             sidecars[name] = {"bytes": (temp / name).stat().st_size, "crc": _file_crc(temp / name)}
-        coded = view._index.sidecar_codes(ids, vecs)
+        organ = view._index
+        rows = organ.sidecar_rows(ids) if len(ids) and organ.dim == vecs.shape[1] else None
+        index_state["units_missing"] = b""
+        coded = None
+        if rows is not None:
+            sidecars[UNITS] = fmt.write_emb(temp / UNITS, ids, None, dim=int(vecs.shape[1]),
+                                            blocks=organ.unit_blocks(rows))
+            sidecars[UNITS]["crc"] = _tail_crc(temp / UNITS)
+            index_state["units_missing"] = np.ascontiguousarray(ids[rows < 0], "<u8").tobytes()
+            coded = organ.sidecar_codes(rows)
         if coded is not None:
             sidecars[CODES] = fmt.write_bin(temp / CODES, ids, coded[0], coded[1])
             sidecars[CODES]["crc"] = _tail_crc(temp / CODES)
@@ -134,6 +147,7 @@ class Loaded:
     vector_ids: Any
     vectors: Any
     codes: tuple[Any, Any] | None = None  # codes.bin: (codes, mean), in vector_ids order
+    units: tuple[Any, Any] | None = None  # units.emb: (unit rows, ids without one), in vector_ids order
 
 
 def read(root: Path) -> Loaded | None:
@@ -155,8 +169,21 @@ def read(root: Path) -> Loaded | None:
             want = sidecars.get(name)
             if want is None:
                 continue
-            if (want["bytes"], want["crc"]) != ((path / name).stat().st_size, _file_crc(path / name)):
+            # Version 3 records posting.idx by its own trailing CRC (the native load checks
+            # the file against it); versions 1-2 and the graphs by a CRC of the whole file.
+            crc = _tail_crc if name == POSTING and version >= 3 else _file_crc
+            if (want["bytes"], want["crc"]) != ((path / name).stat().st_size, crc(path / name)):
                 raise CorruptionError(f"{name} is not the one the state file was written with")
+        units = None
+        if UNITS in sidecars:
+            unit_ids, unit_rows = fmt.read_emb(path / UNITS, writable=True)
+            want = sidecars[UNITS]
+            if (want["count"], want["crc"]) != (len(unit_ids), _tail_crc(path / UNITS)) or not np.array_equal(
+                unit_ids, ids
+            ) or unit_rows.shape != vecs.shape:
+                raise CorruptionError(f"{UNITS} does not match the state file and {VECTORS}")
+            missing = np.frombuffer(state["organs"]["recall_index"]["units_missing"], "<u8")
+            units = (unit_rows, missing)
         codes = None
         if CODES in sidecars:
             code_ids, code_rows, code_mean = fmt.read_bin(path / CODES)
@@ -177,7 +204,7 @@ def read(root: Path) -> Loaded | None:
                 raise CorruptionError(f"{CODES} does not match the state file and {VECTORS}")
     except (KeyError, TypeError, ValueError, OSError) as exc:
         raise CorruptionError(f"checkpoint {path.name}: {type(exc).__name__}: {exc}") from exc
-    return Loaded(path, version, state, ids, vecs, codes)
+    return Loaded(path, version, state, ids, vecs, codes, units)
 
 
 def _v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
@@ -199,7 +226,16 @@ def _v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-_MIGRATIONS = {1: _v1_to_v2}  # version -> step to version + 1
+def _v2_to_v3(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 added the unit-vector sidecar (units.emb, with
+    ``recall_index.units_missing``) and records posting.idx by its own CRC. A
+    version-2 checkpoint has no units.emb: the unit vectors are normalised from
+    vectors.emb at open, as before (its posting.idx record is checked as written)."""
+    state["organs"]["recall_index"].setdefault("units_missing", b"")
+    return state
+
+
+_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3}  # version -> step to version + 1
 
 
 def migrate(version: int, state: dict[str, Any]) -> dict[str, Any]:
@@ -229,7 +265,7 @@ def restore(field: Field, loaded: Loaded) -> None:
     vec_ids = loaded.vector_ids
     field._index.restore(
         organs["recall_index"], live, vec_ids, loaded.vectors, str(loaded.path / POSTING), str(loaded.path / GRAPH),
-        loaded.codes,
+        loaded.codes, loaded.units,
     )
     field._applied = int(loaded.state["applied"])
     field._unrouted = int(loaded.state["unrouted"])

@@ -6,6 +6,7 @@ field's ``dense_index`` is ``"hnsw"``, the tiered HNSW graph (dense_ann.py)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -145,27 +146,36 @@ class DenseLane:
             return self._mean
         return self.estimated_mean()
 
-    def sidecar_codes(self, ids: U64, vectors: F32) -> tuple[npt.NDArray[np.uint64], F32] | None:
-        """(codes, mean) for a checkpoint's codes.bin: the code of each of ``ids``
-        made from the unit row this lane scans (``vectors[i]`` normalised where it
-        has none) against :meth:`hamming_mean`, so a field opened from the
-        checkpoint adopts exactly the codes it would build. None without vectors."""
-        mean = self.hamming_mean()
-        if mean is None or not len(ids) or vectors.shape[1] != self.dim:
-            return None
+    def sidecar_rows(self, ids: U64) -> npt.NDArray[np.int64]:
+        """This lane's row of each of ``ids`` (the vector sidecar's), -1 where it has none."""
         get = self._row.get
-        rows = np.fromiter((get(mid, -1) for mid in ids.tolist()), np.int64, len(ids))
-        codes = np.zeros((len(ids), (int(self.dim) + 63) // 64), np.uint64)
-        for lo in range(0, len(ids), 65536):
-            r = rows[lo : lo + 65536]
-            have = r >= 0
-            if have.all() and r[-1] - r[0] == len(r) - 1 and np.all(np.diff(r) == 1):
-                block = self._vecs[int(r[0]) : int(r[0]) + len(r)]  # in row order: no gather
+        return np.fromiter((get(mid, -1) for mid in ids.tolist()), np.int64, len(ids))
+
+    def unit_blocks(self, rows: npt.NDArray[np.int64], block: int = 65536) -> Iterator[F32]:
+        """The unit rows ``rows`` (zeros where -1) in blocks; slices of the matrix,
+        not copies, where the rows run in order."""
+        for lo in range(0, len(rows), block):
+            r = rows[lo : lo + block]
+            if r[0] >= 0 and r[-1] - r[0] == len(r) - 1 and np.all(np.diff(r) == 1):
+                yield self._vecs[int(r[0]) : int(r[0]) + len(r)]
             else:
-                raw = np.asarray(vectors[lo : lo + len(r)], np.float32)
-                block = np.nan_to_num(raw / np.maximum(_row_norms(raw), 1e-30)[:, None])
-                block[have] = self._vecs[r[have]]
-            codes[lo : lo + len(r)] = binarize(np.ascontiguousarray(block, np.float32), mean)
+                out = np.zeros((len(r), int(self.dim or 0)), np.float32)
+                have = r >= 0
+                out[have] = self._vecs[r[have]]
+                yield out
+
+    def sidecar_codes(self, rows: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.uint64], F32] | None:
+        """(codes, mean) for a checkpoint's codes.bin: the code of each unit row of
+        ``rows`` (as :meth:`unit_blocks`) against :meth:`hamming_mean`, so a field
+        opened from the checkpoint adopts exactly the codes it would make."""
+        mean = self.hamming_mean()
+        if mean is None or not len(rows):
+            return None
+        codes = np.zeros((len(rows), (int(self.dim or 0) + 63) // 64), np.uint64)
+        at = 0
+        for block in self.unit_blocks(rows):
+            codes[at : at + len(block)] = binarize(np.ascontiguousarray(block, np.float32), mean)
+            at += len(block)
         return codes, np.asarray(mean, np.float32)
 
     def _ensure_ann(self) -> DenseANN:

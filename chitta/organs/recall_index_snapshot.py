@@ -35,6 +35,7 @@ class IndexSnapshot:
     _vecs: F32
     _row_ids: list[int]
     _row: dict[int, int]
+    _free_rows: list[int]
     _recent: deque[int]
     _posting: PostingIndex
     _code_version: dict[int, int]
@@ -79,11 +80,14 @@ class IndexSnapshot:
         posting_path: str,
         ann_path: str,
         codes: tuple[npt.NDArray[np.uint64], F32] | None = None,
+        units: tuple[F32, U64] | None = None,
     ) -> None:
         """Load a snapshot into this (fresh) organ: filters and texts from the live
         memories, vectors (normalised here) from the sidecar, sparse codes from the
         posting file; ``codes`` (codes.bin: one binary code per sidecar vector and
-        their mean) are adopted by the Hamming index when it is first built."""
+        their mean) are adopted by the Hamming index when it is first built;
+        ``units`` (units.emb, copy-on-write, and the ids without a unit row) become
+        the dense lane's matrix as they are, with nothing normalised."""
         mids, puts, texts = live
         attrs = self._attrs
         columns = {f: list(map(attrgetter(f), puts)) for f in ("kind", "realm", "session", "harness")}
@@ -115,7 +119,9 @@ class IndexSnapshot:
         canonical = dict(zip(mids, mids))  # value: the object to share
         if state["mean"] is not None:
             self._mean = np.frombuffer(state["mean"], "<f4").astype(np.float32)
-        if len(vectors):
+        if units is not None and len(vectors):
+            self._restore_units(units[0], units[1], vector_ids, canonical, codes)
+        elif len(vectors):
             norms = _row_norms(vectors)
             keep = np.isfinite(norms) & (norms > 0)
             ids = vector_ids[keep]
@@ -142,3 +148,32 @@ class IndexSnapshot:
         if len(coded) != len(versions):
             raise ValueError("snapshot code versions do not match the coded ids")
         self._code_version = {canonical.get(mid, mid): ver for mid, ver in zip(coded, versions)}
+
+    def _restore_units(
+        self,
+        rows: F32,
+        missing: U64,
+        vector_ids: U64,
+        canonical: dict[int, int],
+        codes: tuple[npt.NDArray[np.uint64], F32] | None,
+    ) -> None:
+        """The unit rows of units.emb (a copy-on-write map, in the vector sidecar's
+        order) as the dense lane's matrix; ids listed as missing get free rows."""
+        self.dim = int(rows.shape[1])
+        self._vecs = rows
+        self._row_ids = [canonical.get(mid, mid) for mid in vector_ids.tolist()]
+        free: list[int] = []
+        if len(missing):
+            free = np.flatnonzero(np.isin(vector_ids, missing)).tolist()
+            if len(free) != len(missing):
+                raise ValueError("units_missing names ids the vector sidecar does not hold")
+            for r in free:
+                self._row_ids[r] = 0
+        self._row = dict(zip(self._row_ids, range(len(self._row_ids))))
+        if free:
+            self._row.pop(0, None)
+        if len(self._row) != len(self._row_ids) - len(free):
+            raise ValueError("units.emb rows do not match the memories' vectors")
+        self._free_rows = free
+        if codes is not None and len(codes[0]) == len(rows) and codes[1].shape[0] == self.dim:
+            self._adopt = (codes[0], codes[1], set(free))

@@ -86,10 +86,12 @@ Status PostingIndex::Save(const std::string& path) const {
 
   CrcWriter w(f.get());
   bool ok = w.Write(header, sizeof(header));
+  std::vector<uint32_t> row(a);
   for (size_t o = 0; ok && o < ids_.size(); ++o) {
     if (!live_[o]) continue;
+    features_.Read(o, row.data());
     ok = w.Write(&ids_[o], sizeof(uint64_t)) &&
-         w.Write(features_.data() + o * a, a * sizeof(uint32_t)) &&
+         w.Write(row.data(), a * sizeof(uint32_t)) &&
          (!with_acts || w.Write(activations_.data() + o * a, a * sizeof(float)));
   }
   uint8_t trailer[format::kTrailerBytes];
@@ -184,7 +186,8 @@ Result<std::unique_ptr<PostingIndex>> PostingIndex::Load(const std::string& path
   };
   // Pass 1: check every record, fill ids, rows and the per-feature counts.
   ix.ids_.resize(n);
-  ix.features_.resize(n * a);
+  ix.features_.ResizeRows(n);
+  std::vector<uint32_t> row(a);
   std::vector<uint32_t> list_size(options.n_features, 0);
   bool all_unit = true;
   ix.id_to_ordinal_.Reserve(n);
@@ -197,8 +200,7 @@ Result<std::unique_ptr<PostingIndex>> PostingIndex::Load(const std::string& path
                      record_at(i));
     }
     ix.ids_[i] = id;
-    uint32_t* row = ix.features_.data() + i * a;
-    std::memcpy(row, rec + 8, a * 4);
+    std::memcpy(row.data(), rec + 8, a * 4);
     for (size_t j = 0; j < a; ++j) {
       if ((j > 0 && row[j] <= row[j - 1]) || row[j] >= options.n_features) {
         return corrupt("feature row of record " + std::to_string(i) +
@@ -207,6 +209,7 @@ Result<std::unique_ptr<PostingIndex>> PostingIndex::Load(const std::string& path
       }
       ++list_size[row[j]];
     }
+    ix.features_.SetRow(i, row.data());
     if (with_acts) {
       const uint8_t* act = rec + 8 + a * 4;
       for (size_t j = 0; j < a; ++j) {
@@ -229,8 +232,10 @@ Result<std::unique_ptr<PostingIndex>> PostingIndex::Load(const std::string& path
   // Pass 2: posting lists at their exact sizes, ordinals ascending.
   for (uint32_t f = 0; f < options.n_features; ++f) ix.postings_[f].reserve(list_size[f]);
   for (size_t i = 0; i < n; ++i) {
-    const uint32_t* row = ix.features_.data() + i * a;
-    for (size_t j = 0; j < a; ++j) ix.postings_[row[j]].push_back(static_cast<uint32_t>(i));
+    const uint8_t* rec = records + i * record_bytes + 8;  // checked in pass 1
+    for (size_t j = 0; j < a; ++j) {
+      ix.postings_[GetLE<uint32_t>(rec + j * 4)].push_back(static_cast<uint32_t>(i));
+    }
   }
   ix.live_.assign(n, 1);
   return index;

@@ -188,6 +188,7 @@ Result<std::unique_ptr<PostingIndex>> PostingIndex::Load(const std::string& path
   ix.ids_.resize(n);
   ix.features_.ResizeRows(n);
   std::vector<uint32_t> row(a);
+  std::vector<float> acts(a);
   std::vector<uint32_t> list_size(options.n_features, 0);
   bool all_unit = true;
   ix.id_to_ordinal_.Reserve(n);
@@ -201,25 +202,27 @@ Result<std::unique_ptr<PostingIndex>> PostingIndex::Load(const std::string& path
     }
     ix.ids_[i] = id;
     std::memcpy(row.data(), rec + 8, a * 4);
-    for (size_t j = 0; j < a; ++j) {
-      if ((j > 0 && row[j] <= row[j - 1]) || row[j] >= options.n_features) {
-        return corrupt("feature row of record " + std::to_string(i) +
-                           " is not strictly ascending below n_features",
-                       record_at(i));
-      }
-      ++list_size[row[j]];
+    // Branch-free checks (vectorised); the error names the record.
+    bool ok = row[a - 1] < options.n_features;
+    for (size_t j = 1; j < a; ++j) ok &= row[j] > row[j - 1];
+    if (!ok) {
+      return corrupt("feature row of record " + std::to_string(i) +
+                         " is not strictly ascending below n_features",
+                     record_at(i));
     }
+    for (size_t j = 0; j < a; ++j) ++list_size[row[j]];
     ix.features_.SetRow(i, row.data());
     if (with_acts) {
-      const uint8_t* act = rec + 8 + a * 4;
+      std::memcpy(acts.data(), rec + 8 + a * 4, a * 4);
+      bool finite = true, unit = true;
       for (size_t j = 0; j < a; ++j) {
-        const float v = GetLE<float>(act + j * 4);
-        if (!std::isfinite(v)) {
-          return corrupt("activation of record " + std::to_string(i) + " is not finite",
-                         record_at(i));
-        }
-        all_unit = all_unit && v == 1.0f;
+        finite &= std::fabs(acts[j]) <= std::numeric_limits<float>::max();  // false for NaN and inf
+        unit &= acts[j] == 1.0f;
       }
+      if (!finite) {
+        return corrupt("activation of record " + std::to_string(i) + " is not finite", record_at(i));
+      }
+      all_unit = all_unit && unit;
     }
   }
   // Activations only when some differ from 1.0 (as Add keeps them).
@@ -232,10 +235,10 @@ Result<std::unique_ptr<PostingIndex>> PostingIndex::Load(const std::string& path
   // Pass 2: posting lists at their exact sizes, ordinals ascending.
   for (uint32_t f = 0; f < options.n_features; ++f) ix.postings_[f].reserve(list_size[f]);
   for (size_t i = 0; i < n; ++i) {
-    const uint8_t* rec = records + i * record_bytes + 8;  // checked in pass 1
-    for (size_t j = 0; j < a; ++j) {
-      ix.postings_[GetLE<uint32_t>(rec + j * 4)].push_back(static_cast<uint32_t>(i));
-    }
+    ix.features_.With(i, [&](const auto* row_i) {  // the compact rows, checked in pass 1
+      for (size_t j = 0; j < a; ++j) ix.postings_[row_i[j]].push_back(static_cast<uint32_t>(i));
+      return 0;
+    });
   }
   ix.live_.assign(n, 1);
   return index;

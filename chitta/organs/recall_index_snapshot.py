@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import deque
 from itertools import compress, repeat
-from operator import attrgetter, eq
+from operator import attrgetter, eq, itemgetter
 from typing import Any
 
 import numpy as np
@@ -112,15 +112,14 @@ class IndexSnapshot:
                 self._text_pending[mid] = keyword_document(text, ctx)
         # Keep one int object per id (the memories organ's): a million ids held by
         # several dicts and sets would otherwise each carry their own 32-byte copy.
-        staged = set(np.frombuffer(state["staged"], "<u8").tolist())
-        self._staged_order = deque(mid for mid in mids if mid in staged)
+        share = _Sharer(mids)
+        staged = np.isin(share.arr, np.frombuffer(state["staged"], "<u8"))
+        self._staged_order = deque(compress(mids, staged.tolist()))
         self._staged = set(self._staged_order)
-        del staged
-        canonical = dict(zip(mids, mids))  # value: the object to share
         if state["mean"] is not None:
             self._mean = np.frombuffer(state["mean"], "<f4").astype(np.float32)
         if units is not None and len(vectors):
-            self._restore_units(units[0], units[1], vector_ids, canonical, codes)
+            self._restore_units(units[0], units[1], vector_ids, share, codes)
         elif len(vectors):
             norms = _row_norms(vectors)
             keep = np.isfinite(norms) & (norms > 0)
@@ -132,7 +131,7 @@ class IndexSnapshot:
                 np.divide(vectors, norms[:, None], out=self._vecs[:n])
             else:
                 np.divide(vectors[keep], norms[keep, None], out=self._vecs[:n])
-            self._row_ids = [canonical.get(mid, mid) for mid in ids.tolist()]
+            self._row_ids = share(ids)
             self._row = dict(zip(self._row_ids, range(n)))
             if codes is not None and len(codes[0]) == len(vectors) and codes[1].shape[0] == self.dim:
                 self._adopt = (codes[0] if n == len(vectors) else codes[0][keep], codes[1], set())
@@ -143,25 +142,25 @@ class IndexSnapshot:
             raise ValueError(f"unknown dense index {self._dense_kind!r}")
         if state["ann"]:
             self._ann = DenseANN.load(ann_path, int(self.dim or 0))
-        coded = np.frombuffer(state["coded"], "<u8").tolist()
-        versions = np.frombuffer(state["code_versions"], "<u4").tolist()
+        coded = np.frombuffer(state["coded"], "<u8")
+        versions = np.frombuffer(state["code_versions"], "<u4")
         if len(coded) != len(versions):
             raise ValueError("snapshot code versions do not match the coded ids")
-        self._code_version = {canonical.get(mid, mid): ver for mid, ver in zip(coded, versions)}
+        self._code_version = dict(zip(share(coded), versions.tolist()))
 
     def _restore_units(
         self,
         rows: F32,
         missing: U64,
         vector_ids: U64,
-        canonical: dict[int, int],
+        share: _Sharer,
         codes: tuple[npt.NDArray[np.uint64], F32] | None,
     ) -> None:
         """The unit rows of units.emb (a copy-on-write map, in the vector sidecar's
         order) as the dense lane's matrix; ids listed as missing get free rows."""
         self.dim = int(rows.shape[1])
         self._vecs = rows
-        self._row_ids = [canonical.get(mid, mid) for mid in vector_ids.tolist()]
+        self._row_ids = share(vector_ids)
         free: list[int] = []
         if len(missing):
             free = np.flatnonzero(np.isin(vector_ids, missing)).tolist()
@@ -177,3 +176,35 @@ class IndexSnapshot:
         self._free_rows = free
         if codes is not None and len(codes[0]) == len(rows) and codes[1].shape[0] == self.dim:
             self._adopt = (codes[0], codes[1], set(free))
+
+
+class _Sharer:
+    """Turns id arrays into lists of the memories organ's own int objects: a
+    million ids held by several dicts and lists would otherwise each carry
+    their own 32-byte copy. Found by array comparison and a sorted search, with
+    no per-id dictionary lookup; ids that are not live keep their own object."""
+
+    def __init__(self, mids: list[int]) -> None:
+        self.mids = mids
+        self.arr = np.fromiter(mids, np.uint64, len(mids))
+        self._order: npt.NDArray[np.intp] | None = None
+
+    def __call__(self, ids: U64) -> list[int]:
+        mids, arr = self.mids, self.arr
+        if len(ids) == len(arr) and np.array_equal(ids, arr):
+            return list(mids)  # the usual case: the same ids in the same order
+        if len(ids) == 0 or len(arr) == 0:
+            return ids.tolist()  # type: ignore[no-any-return]
+        if self._order is None:
+            self._order = np.argsort(arr, kind="stable")
+        order = self._order
+        ordered = arr[order]
+        pos = np.minimum(np.searchsorted(ordered, ids), len(arr) - 1)
+        found = ordered[pos] == ids
+        at = order[pos].tolist()
+        if bool(found.all()):
+            return list(itemgetter(*at)(mids)) if len(at) > 1 else [mids[at[0]]]
+        out: list[int] = ids.tolist()
+        for i in np.flatnonzero(found).tolist():
+            out[i] = mids[at[i]]
+        return out

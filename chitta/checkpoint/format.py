@@ -36,8 +36,8 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import msgspec

@@ -111,7 +111,7 @@ def _rewrite_codes(root: Path, codes: np.ndarray, mean: np.ndarray) -> None:
     ids = ids.copy()
     (live / "codes.bin").unlink()
     info = fmt.write_bin(live / "codes.bin", ids, codes, mean)
-    version, state = fmt.read_state(live / "state")
+    _version, state = fmt.read_state(live / "state")
     state["sidecars"]["codes.bin"] = {**info, "crc": int.from_bytes((live / "codes.bin").read_bytes()[-4:], "little")}
     fmt.write_state(live / "state", state)
 

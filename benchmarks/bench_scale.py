@@ -97,9 +97,10 @@ if what == "checkpoint":
     t0 = time.perf_counter(); info = write_checkpoint(root); out["seconds"] = time.perf_counter() - t0
     out["bytes"] = info.bytes
     print(json.dumps(out)); sys.exit(0)
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 f = chitta.open(root, read_only=True, embedder=None, load_checkpoint=(what == "open-checkpoint"))
 out["open_s"] = time.perf_counter() - t0
+out["open_cpu_s"] = time.process_time() - c0  # steadier than wall time on a loaded machine
 out["checkpoint"] = f.checkpoint_loaded
 gc.collect()
 rss = proc.memory_info().rss - base
@@ -214,7 +215,8 @@ def report(r: dict[str, Any], console: Console) -> None:
     if ol is not None:
         row("open, log only", f"{ol['open_s']:.2f} s", "<= 10 s", ol["open_s"] <= 10)
     row("checkpoint", f"{r['checkpoint']['seconds']:.2f} s")
-    row("open from checkpoint", f"{oc['open_s']:.2f} s", "<= 2 s", oc["open_s"] <= 2)
+    row("open from checkpoint", f"{oc['open_s']:.2f} s (CPU {oc.get('open_cpu_s', 0):.2f} s)", "<= 2 s",
+        oc["open_s"] <= 2)
     for name, o in (("log only", ol), ("from checkpoint", oc)):
         if o is None:
             continue

@@ -71,7 +71,10 @@ def _write_atomic_file(path: Path, parts: Iterable[Any]) -> int:
     size = 0
     with open(path, "wb") as f:
         for part in parts:
-            mv = memoryview(part).cast("B")
+            mv = memoryview(part)
+            if mv.nbytes == 0:  # e.g. the (0, dim) matrix of a field without vectors
+                continue
+            mv = mv.cast("B")
             crc = crc32c(mv, crc)
             f.write(mv)
             size += len(mv)

@@ -65,6 +65,20 @@ CHITTA_BIND(hamming_rescore) {
         }
         ThrowIfError(std::move(st));
       }, py::arg("ids"), py::arg("vectors"))
+      .def("add_coded", [](RescoreIndex& self, const py::array& ids_in, const py::array& rows_in,
+                           const py::array& codes_in) {
+        auto ids = Expect<uint64_t>(ids_in, 1, "ids");
+        auto rows = Expect<float>(rows_in, 2, "vectors");
+        auto codes = Expect<uint64_t>(codes_in, 2, "codes");
+        ExpectRows(rows, ids.shape(0), static_cast<py::ssize_t>(self.dim()), "vectors");
+        ExpectRows(codes, ids.shape(0), static_cast<py::ssize_t>(self.words()), "codes");
+        chitta::Status st;
+        {
+          py::gil_scoped_release release;
+          st = self.AddCoded(ids.data(), rows.data(), codes.data(), static_cast<size_t>(ids.shape(0)));
+        }
+        ThrowIfError(std::move(st));
+      }, py::arg("ids"), py::arg("vectors"), py::arg("codes"))
       .def("remove", [](RescoreIndex& self, const py::array& ids_in) {
         auto ids = Expect<uint64_t>(ids_in, 1, "ids");
         chitta::Status st;

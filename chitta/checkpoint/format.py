@@ -16,6 +16,12 @@ vectors can be memory-mapped as one ``count x dim`` matrix)::
 
     magic "CHITEMB\\0" | u32 version | u32 dim | u64 count | count x u64 id | count x dim x f32 | u32 crc32c
 
+Unit-vector sidecar ``units.emb`` (state version 3): the same framing and the
+same ids in the same order as ``vectors.emb``; each row is the recall index's
+unit-length copy of that vector (zeros for the ids the state lists in
+``recall_index.units_missing``). Mapped copy-on-write at open, so the dense
+lane needs no normalised copy of its own.
+
 Binary-code sidecar ``codes.bin`` (id + sign code of the mean-centred unit
 vector, ``words`` u64 per code)::
 
@@ -30,6 +36,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +51,8 @@ STATE_MAGIC = b"CHITSTAT"
 EMB_MAGIC = b"CHITEMB\x00"
 BIN_MAGIC = b"CHITBIN\x00"
 
-STATE_VERSION = 3  # what this code writes (1: before the dense-index setting and HNSW sidecars; 2: before bm25.idx and speakers)
+STATE_VERSION = 3  # what this code writes (1: before the dense-index setting and HNSW sidecars;
+# 2: before bm25.idx, speakers, the unit-vector sidecar units.emb and posting.idx recorded by its own CRC)
 EMB_VERSION = 1
 BIN_VERSION = 1
 
@@ -57,7 +65,7 @@ def crc32c(data: Any, crc: int = 0) -> int:
     return int(_core.crc32c(data, crc))
 
 
-def _write_atomic_file(path: Path, parts: list[Any]) -> int:
+def _write_atomic_file(path: Path, parts: Iterable[Any]) -> int:
     """Write ``parts`` then their CRC-32C to ``path`` and fsync it. Returns the size."""
     crc = 0
     size = 0
@@ -76,14 +84,18 @@ def _write_atomic_file(path: Path, parts: list[Any]) -> int:
     return size + _CRC.size
 
 
-def _read_checked(path: Path, magic: bytes, known: int, what: str) -> tuple[memoryview, int, int, int]:
+def _read_checked(
+    path: Path, magic: bytes, known: int, what: str, *, writable: bool = False
+) -> tuple[memoryview, int, int, int]:
     """Map ``path``, check magic, version, size and CRC. Returns (body, version, u32, u64)
-    where body is everything between the 24-byte head and the CRC."""
+    where body is everything between the 24-byte head and the CRC. ``writable``:
+    a copy-on-write map (writes stay in this process, the file is never changed)."""
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             # Memory-mapped, read-only: arrays handed out are views of the page cache.
-            data: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+            access = mmap.ACCESS_COPY if writable else mmap.ACCESS_READ
+            data: Any = mmap.mmap(f.fileno(), 0, access=access) if size else b""
     except OSError as exc:
         raise CorruptionError(f"{what} {path.name}: cannot read ({exc.strerror})") from exc
     if len(data) < _HEAD.size + _CRC.size:
@@ -123,20 +135,43 @@ def read_state(path: Path) -> tuple[int, dict[str, Any]]:
 
 
 # ---- vectors.emb -----------------------------------------------------------------------
-def write_emb(path: Path, ids: npt.NDArray[np.uint64], vectors: npt.NDArray[np.float32]) -> dict[str, int]:
-    count, dim = (int(vectors.shape[0]), int(vectors.shape[1])) if vectors.ndim == 2 else (0, 0)
-    if len(ids) != count:
-        raise ValueError("ids and vectors differ in length")
+def write_emb(
+    path: Path,
+    ids: npt.NDArray[np.uint64],
+    vectors: npt.NDArray[np.float32] | None,
+    *,
+    dim: int = 0,
+    blocks: Iterable[npt.NDArray[np.float32]] = (),
+) -> dict[str, int]:
+    """Write a vector sidecar: ``vectors`` (count x dim), or, when it is None,
+    the row ``blocks`` in order (``dim`` wide, len(ids) rows in all)."""
+    count = len(ids)
+    if vectors is not None:
+        dim = int(vectors.shape[1]) if vectors.ndim == 2 else 0
+        if int(vectors.shape[0]) != count:
+            raise ValueError("ids and vectors differ in length")
+        blocks = [vectors]
     head = _HEAD.pack(EMB_MAGIC, EMB_VERSION, dim, count)
-    size = _write_atomic_file(
-        path, [head, np.ascontiguousarray(ids, "<u8"), np.ascontiguousarray(vectors, "<f4")]
-    )
+    rows = 0
+
+    def parts() -> Iterable[Any]:
+        nonlocal rows
+        yield head
+        yield np.ascontiguousarray(ids, "<u8")
+        for block in blocks:
+            rows += len(block)
+            yield np.ascontiguousarray(block, "<f4")
+
+    size = _write_atomic_file(path, parts())
+    if rows != count and count:
+        raise ValueError(f"{rows} rows written for {count} ids")
     return {"count": count, "dim": dim, "bytes": size}
 
 
-def read_emb(path: Path) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
-    """(ids, vectors) of a vector sidecar, checked; arrays are read-only views of one buffer."""
-    body, _version, dim, count = _read_checked(path, EMB_MAGIC, EMB_VERSION, "vector sidecar")
+def read_emb(path: Path, *, writable: bool = False) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
+    """(ids, vectors) of a vector sidecar, checked; arrays are views of one map,
+    read-only or (``writable``) copy-on-write."""
+    body, _version, dim, count = _read_checked(path, EMB_MAGIC, EMB_VERSION, "vector sidecar", writable=writable)
     need = count * 8 + count * dim * 4
     if (count and dim == 0) or need != len(body):
         raise CorruptionError(

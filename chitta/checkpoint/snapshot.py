@@ -22,7 +22,6 @@ from chitta import _version
 from chitta.checkpoint import format as fmt
 from chitta.checkpoint import store
 from chitta.errors import CheckpointIgnored, ChittaError, CorruptionError, UnsupportedFormat
-from chitta.index.hamming import binarize
 
 if TYPE_CHECKING:
     from chitta.field import Field
@@ -34,6 +33,7 @@ POSTING = "posting.idx"
 GRAPH = "dense.hnsw"  # the tiered HNSW's base; its delta is dense.delta.hnsw
 GRAPH_DELTA = "dense.delta.hnsw"
 BM25 = "bm25.idx"  # the keyword index (state version 3; absent: rebuilt from the texts)
+UNITS = "units.emb"  # state version 3: the recall index's unit vectors, in vectors.emb's order
 
 
 @dataclass(frozen=True)
@@ -84,16 +84,24 @@ def write(view: Field, root: Path) -> CheckpointInfo:
         index_state = view._index.snapshot(str(temp / POSTING), str(temp / GRAPH), bm25_path=str(temp / BM25))
         if index_state["keyword_index"]:
             sidecars[BM25] = {"bytes": (temp / BM25).stat().st_size, "crc": _tail_crc(temp / BM25)}
-        for name in (POSTING, GRAPH, GRAPH_DELTA) if index_state["ann"] else (POSTING,):
+        # posting.idx carries its own CRC of every byte before it (checked when it is
+        # loaded): the state records that one; the graphs are recorded by a whole-file CRC.
+        sidecars[POSTING] = {"bytes": (temp / POSTING).stat().st_size, "crc": _tail_crc(temp / POSTING)}
+        for name in (GRAPH, GRAPH_DELTA) if index_state["ann"] else ():
             sidecars[name] = {"bytes": (temp / name).stat().st_size, "crc": _file_crc(temp / name)}
-        if len(vecs):
-            unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-30)
-            mean = unit.mean(axis=0).astype(np.float32) if index_state["mean"] is None else \
-                np.frombuffer(index_state["mean"], "<f4").astype(np.float32)
-            if mean.shape[0] == vecs.shape[1]:
-                codes = binarize(np.ascontiguousarray(unit, np.float32), mean)
-                sidecars[CODES] = fmt.write_bin(temp / CODES, ids, codes, mean)
-                sidecars[CODES]["crc"] = _tail_crc(temp / CODES)
+        organ = view._index
+        rows = organ.sidecar_rows(ids) if len(ids) and organ.dim == vecs.shape[1] else None
+        index_state["units_missing"] = b""
+        coded = None
+        if rows is not None:
+            sidecars[UNITS] = fmt.write_emb(temp / UNITS, ids, None, dim=int(vecs.shape[1]),
+                                            blocks=organ.unit_blocks(rows))
+            sidecars[UNITS]["crc"] = _tail_crc(temp / UNITS)
+            index_state["units_missing"] = np.ascontiguousarray(ids[rows < 0], "<u8").tobytes()
+            coded = organ.sidecar_codes(rows)
+        if coded is not None:
+            sidecars[CODES] = fmt.write_bin(temp / CODES, ids, coded[0], coded[1])
+            sidecars[CODES]["crc"] = _tail_crc(temp / CODES)
         state = {
             "chitta": _version.__version__,
             "created_ms": int(time.time() * 1000),
@@ -141,6 +149,8 @@ class Loaded:
     state: dict[str, Any]
     vector_ids: Any
     vectors: Any
+    codes: tuple[Any, Any] | None = None  # codes.bin: (codes, mean), in vector_ids order
+    units: tuple[Any, Any] | None = None  # units.emb: (unit rows, ids without one), in vector_ids order
 
 
 def read(root: Path) -> Loaded | None:
@@ -162,13 +172,37 @@ def read(root: Path) -> Loaded | None:
             want = sidecars.get(name)
             if want is None:
                 continue
-            if (want["bytes"], want["crc"]) != ((path / name).stat().st_size, _file_crc(path / name)):
+            # Version 3 records posting.idx by its own trailing CRC (the native load checks
+            # the file against it); versions 1-2 and the graphs by a CRC of the whole file.
+            crc = _tail_crc if name == POSTING and version >= 3 else _file_crc
+            if (want["bytes"], want["crc"]) != ((path / name).stat().st_size, crc(path / name)):
                 raise CorruptionError(f"{name} is not the one the state file was written with")
         want = sidecars.get(BM25)  # its own CRC is checked when it is loaded
         if want is not None and (want["bytes"], want["crc"]) != ((path / BM25).stat().st_size, _tail_crc(path / BM25)):
             raise CorruptionError(f"{BM25} is not the one the state file was written with")
+        units = None
+        if UNITS in sidecars:
+            unit_ids, unit_rows = fmt.read_emb(path / UNITS, writable=True)
+            want = sidecars[UNITS]
+            if (want["count"], want["crc"]) != (len(unit_ids), _tail_crc(path / UNITS)) or not np.array_equal(
+                unit_ids, ids
+            ) or unit_rows.shape != vecs.shape:
+                raise CorruptionError(f"{UNITS} does not match the state file and {VECTORS}")
+            missing = np.frombuffer(state["organs"]["recall_index"]["units_missing"], "<u8")
+            units = (unit_rows, missing)
+        codes = None
         if CODES in sidecars:
-            code_ids, _codes, _mean = fmt.read_bin(path / CODES)
+            code_ids, code_rows, code_mean = fmt.read_bin(path / CODES)
+            codes = (code_rows, code_mean)
+            dim = vecs.shape[1] if vecs.ndim == 2 else 0
+            words = (dim + 63) // 64
+            if len(code_ids) and (code_rows.shape[1] != words or code_mean.shape[0] != dim):
+                raise CorruptionError(f"{CODES}: codes of {code_rows.shape[1]} words, mean of {code_mean.shape[0]}, "
+                                      f"for {dim}-d vectors")
+            if len(code_ids) and dim % 64 and np.any(code_rows[:, -1] >> np.uint64(dim % 64)):
+                raise CorruptionError(f"{CODES}: a code has bits set past dim {dim}")
+            if not np.all(np.isfinite(code_mean)):
+                raise CorruptionError(f"{CODES}: the mean has a NaN or inf")
             want = sidecars[CODES]
             if (want["count"], want["crc"]) != (len(code_ids), _tail_crc(path / CODES)) or not np.array_equal(
                 code_ids, ids
@@ -176,7 +210,7 @@ def read(root: Path) -> Loaded | None:
                 raise CorruptionError(f"{CODES} does not match the state file and {VECTORS}")
     except (KeyError, TypeError, ValueError, OSError) as exc:
         raise CorruptionError(f"checkpoint {path.name}: {type(exc).__name__}: {exc}") from exc
-    return Loaded(path, version, state, ids, vecs)
+    return Loaded(path, version, state, ids, vecs, codes, units)
 
 
 def _v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
@@ -199,12 +233,16 @@ def _v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def _v2_to_v3(state: dict[str, Any]) -> dict[str, Any]:
-    """Version 3 added two optional parts: the keyword index sidecar ``bm25.idx``
+    """Version 3 added optional parts: the keyword index sidecar ``bm25.idx``
     (without it the keyword index is built from the memories' texts, as version 2
-    did) and the recall index's ``speakers`` list (who said each memory; without
-    it restore takes each speaker from its put's meta, where a later meta update
-    of a speaker is not seen)."""
+    did); the recall index's ``speakers`` list (who said each memory; without it
+    restore takes each speaker from its put's meta, where a later meta update of a
+    speaker is not seen); the unit-vector sidecar ``units.emb`` with
+    ``recall_index.units_missing`` (without it the unit vectors are normalised
+    from vectors.emb at open). It also records posting.idx by its own CRC (a
+    version-2 record is checked as written)."""
     state["organs"]["recall_index"].setdefault("keyword_index", False)
+    state["organs"]["recall_index"].setdefault("units_missing", b"")
     return state
 
 
@@ -238,7 +276,7 @@ def restore(field: Field, loaded: Loaded) -> None:
     vec_ids = loaded.vector_ids
     field._index.restore(
         organs["recall_index"], live, vec_ids, loaded.vectors, str(loaded.path / POSTING), str(loaded.path / GRAPH),
-        bm25_path=str(loaded.path / BM25),
+        loaded.codes, loaded.units, bm25_path=str(loaded.path / BM25),
     )
     field._applied = int(loaded.state["applied"])
     field._unrouted = int(loaded.state["unrouted"])

@@ -261,6 +261,20 @@ class HammingRescoreIndex:
             )
         self._core.add(id_arr, v)
 
+    def add_coded(self, ids: npt.ArrayLike, unit_vectors: npt.ArrayLike, codes: npt.ArrayLike) -> None:
+        """Add rows that are already unit length together with their sign codes
+        (``binarize(unit_vectors, self.mean)``, e.g. a checkpoint's ``codes.bin``):
+        stored as given, nothing normalised or binarised. The mean must be fixed
+        first (``set_mean``). All or nothing."""
+        id_arr = _id_array(ids)
+        v = _float_matrix(unit_vectors, self.dim, "unit_vectors")
+        c = _code_matrix(codes, (self.dim + 63) // 64, "codes")
+        if not (v.shape[0] == c.shape[0] == id_arr.shape[0]):
+            raise InvalidArgument(
+                f"{id_arr.shape[0]} ids, {v.shape[0]} vectors and {c.shape[0]} codes; they must match"
+            )
+        self._core.add_coded(id_arr, v, c)
+
     def remove(self, ids: npt.ArrayLike) -> None:
         """Remove ``ids``. All or nothing: NotFound if any is absent."""
         self._core.remove(_id_array(ids))

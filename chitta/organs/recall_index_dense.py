@@ -6,12 +6,13 @@ exact rescoring, as the field's ``dense_index`` setting says (dense_ann.py)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from chitta.index.hamming import HammingRescoreIndex
+from chitta.index.hamming import HammingRescoreIndex, binarize
 from chitta.index.posting import PAD_ID
 from chitta.organs.dense_ann import AUTO_ANN_MIN, AUTO_PENDING_EXACT, DenseANN
 
@@ -43,6 +44,9 @@ class DenseLane:
     _mean: F32 | None
     _hamming: HammingRescoreIndex | None
     _hamming_pending: set[int]
+    # Codes adopted from a checkpoint (codes.bin): (codes of rows 0..n-1, their mean,
+    # rows whose vector changed since) until the Hamming index is first built.
+    _adopt: tuple[npt.NDArray[np.uint64], F32, set[int]] | None = None
     _ann: DenseANN | None
     _dense_kind: str
     _row_index: Any
@@ -84,6 +88,8 @@ class DenseLane:
         if row is None:
             return
         self._row_index = None
+        if self._adopt is not None and row < len(self._adopt[0]):
+            self._adopt[2].add(row)  # its adopted code no longer holds
         self._vecs[row] = 0.0
         self._row_ids[row] = 0
         self._free_rows.append(row)
@@ -97,16 +103,80 @@ class DenseLane:
     def _ensure_hamming(self) -> HammingRescoreIndex:
         if self._hamming is None:
             mean = self._mean if self._mean is not None and self._mean.shape[0] == self.dim else None
+            adopt, self._adopt = self._adopt, None
+            if adopt is not None and mean is not None and not np.array_equal(adopt[1], mean):
+                adopt = None  # codes made against another mean
             if mean is None:
-                mean = self.estimated_mean()
+                mean = adopt[1] if adopt is not None else self.estimated_mean()
             self._hamming = HammingRescoreIndex(int(self.dim or 0), mean=mean)
-            self._hamming_pending = set(self._row)
+            if adopt is not None:
+                self._adopt_codes(self._hamming, *adopt)  # pending: what changed since the checkpoint
+            else:
+                self._hamming_pending = set(self._row)
         if self._hamming_pending:
+            # The organ's unit rows as they are, coded here: the same rows and
+            # codes a field opened from a checkpoint adopts from codes.bin.
             ids = np.fromiter(self._hamming_pending, np.uint64, len(self._hamming_pending))
-            rows = [self._row[int(i)] for i in ids]
-            self._hamming.add(ids, self._vecs[rows])
+            rows = self._vecs[[self._row[int(i)] for i in ids]]
+            mean = self._hamming.mean
+            assert mean is not None  # fixed at creation: there were rows
+            self._hamming.add_coded(ids, rows, binarize(rows, mean))
             self._hamming_pending.clear()
         return self._hamming
+
+    def _adopt_codes(self, index: HammingRescoreIndex, codes: npt.NDArray[np.uint64], _mean: F32, stale: set[int]) -> None:
+        """Add rows 0..n-1 (as restored from a checkpoint) with their codes from
+        codes.bin, less the rows changed since; no normalising or binarising."""
+        n = len(codes)
+        ids = np.array(self._row_ids[:n], np.uint64)
+        if not stale:
+            index.add_coded(ids, self._vecs[:n], codes)
+            return
+        keep = np.ones(n, bool)
+        keep[np.fromiter(stale, np.int64, len(stale))] = False
+        index.add_coded(ids[keep], self._vecs[:n][keep], codes[keep])
+
+    def hamming_mean(self) -> F32 | None:
+        """The mean the Hamming codes are (or would now be) made against."""
+        if self._hamming is not None and self._hamming.mean is not None:
+            return self._hamming.mean
+        if self._adopt is not None:
+            return self._adopt[1]
+        if self._mean is not None and self._mean.shape[0] == self.dim:
+            return self._mean
+        return self.estimated_mean()
+
+    def sidecar_rows(self, ids: U64) -> npt.NDArray[np.int64]:
+        """This lane's row of each of ``ids`` (the vector sidecar's), -1 where it has none."""
+        get = self._row.get
+        return np.fromiter((get(mid, -1) for mid in ids.tolist()), np.int64, len(ids))
+
+    def unit_blocks(self, rows: npt.NDArray[np.int64], block: int = 65536) -> Iterator[F32]:
+        """The unit rows ``rows`` (zeros where -1) in blocks; slices of the matrix,
+        not copies, where the rows run in order."""
+        for lo in range(0, len(rows), block):
+            r = rows[lo : lo + block]
+            if r[0] >= 0 and r[-1] - r[0] == len(r) - 1 and np.all(np.diff(r) == 1):
+                yield self._vecs[int(r[0]) : int(r[0]) + len(r)]
+            else:
+                out = np.zeros((len(r), int(self.dim or 0)), np.float32)
+                have = r >= 0
+                out[have] = self._vecs[r[have]]
+                yield out
+
+    def sidecar_codes(self, rows: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.uint64], F32] | None:
+        """(codes, mean) for a checkpoint's codes.bin: the code of each unit row of
+        ``rows`` (as :meth:`unit_blocks`) against :meth:`hamming_mean`, so a field
+        opened from the checkpoint adopts exactly the codes it would make."""
+        mean = self.hamming_mean()
+        if mean is None or not len(rows):
+            return None
+        codes = np.zeros((len(rows), (int(self.dim or 0) + 63) // 64), np.uint64)
+        at = 0
+        for block in self.unit_blocks(rows):
+            codes[at : at + len(block)] = binarize(np.ascontiguousarray(block, np.float32), mean)
+            at += len(block)
+        return codes, np.asarray(mean, np.float32)
 
     def _ensure_ann(self) -> DenseANN:
         if self._ann is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import deque
 from itertools import compress, repeat
-from operator import attrgetter, eq
+from operator import attrgetter, eq, itemgetter
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,6 @@ class IndexSnapshot:
     _by: dict[str, Any]
     _created: dict[int, int]
     _text_pending: dict[int, str]
-    _text_indexed: set[int]
     _bm25: BM25
     _kw_context: dict[int, tuple[str, str | None]]
     _staged: set[int]
@@ -38,11 +37,13 @@ class IndexSnapshot:
     _vecs: F32
     _row_ids: list[int]
     _row: dict[int, int]
+    _free_rows: list[int]
     _recent: deque[int]
     _posting: PostingIndex
     _code_version: dict[int, int]
     _dense_kind: str
     _ann: DenseANN | None
+    _adopt: tuple[npt.NDArray[np.uint64], F32, set[int]] | None
     dim: int | None
 
     def _flush_codes(self) -> None: ...
@@ -93,13 +94,19 @@ class IndexSnapshot:
         vectors: F32,
         posting_path: str,
         ann_path: str,
+        codes: tuple[npt.NDArray[np.uint64], F32] | None = None,
+        units: tuple[F32, U64] | None = None,
         *,
         bm25_path: str | None = None,
     ) -> None:
         """Load a snapshot into this (fresh) organ: filters and texts from the live
-        memories, vectors (normalised here) from the sidecar, codes from the posting
-        file, the keyword index from ``bm25_path`` when the snapshot has one (else
-        it is built from the texts on the first keyword query)."""
+        memories, vectors (normalised here) from the sidecar, sparse codes from the
+        posting file; ``codes`` (codes.bin: one binary code per sidecar vector and
+        their mean) are adopted by the Hamming index when it is first built;
+        ``units`` (units.emb, copy-on-write, and the ids without a unit row) become
+        the dense lane's matrix as they are, with nothing normalised; the keyword
+        index comes from ``bm25_path`` when the snapshot has one (else it is built
+        from the texts on the first keyword query)."""
         mids, puts, texts = live
         attrs = self._attrs
         columns = {f: list(map(attrgetter(f), puts)) for f in ("kind", "realm", "session", "harness")}
@@ -132,14 +139,15 @@ class IndexSnapshot:
         self.restore_speakers(state.get("speakers"), mids, list(map(attrgetter("meta"), puts)))
         # Keep one int object per id (the memories organ's): a million ids held by
         # several dicts and sets would otherwise each carry their own 32-byte copy.
-        staged = set(np.frombuffer(state["staged"], "<u8").tolist())
-        self._staged_order = deque(mid for mid in mids if mid in staged)
+        share = _Sharer(mids)
+        staged = np.isin(share.arr, np.frombuffer(state["staged"], "<u8"))
+        self._staged_order = deque(compress(mids, staged.tolist()))
         self._staged = set(self._staged_order)
-        del staged
-        canonical = dict(zip(mids, mids))  # value: the object to share
         if state["mean"] is not None:
             self._mean = np.frombuffer(state["mean"], "<f4").astype(np.float32)
-        if len(vectors):
+        if units is not None and len(vectors):
+            self._restore_units(units[0], units[1], vector_ids, share, codes)
+        elif len(vectors):
             norms = _row_norms(vectors)
             keep = np.isfinite(norms) & (norms > 0)
             ids = vector_ids[keep]
@@ -150,8 +158,10 @@ class IndexSnapshot:
                 np.divide(vectors, norms[:, None], out=self._vecs[:n])
             else:
                 np.divide(vectors[keep], norms[keep, None], out=self._vecs[:n])
-            self._row_ids = [canonical.get(mid, mid) for mid in ids.tolist()]
+            self._row_ids = share(ids)
             self._row = dict(zip(self._row_ids, range(n)))
+            if codes is not None and len(codes[0]) == len(vectors) and codes[1].shape[0] == self.dim:
+                self._adopt = (codes[0] if n == len(vectors) else codes[0][keep], codes[1], set())
         self._recent.extend(state["recent"])
         self._posting = PostingIndex.load(posting_path)
         self._dense_kind = state["dense_index"]
@@ -159,11 +169,11 @@ class IndexSnapshot:
             raise ValueError(f"unknown dense index {self._dense_kind!r}")
         if state["ann"]:
             self._ann = DenseANN.load(ann_path, int(self.dim or 0))
-        coded = np.frombuffer(state["coded"], "<u8").tolist()
-        versions = np.frombuffer(state["code_versions"], "<u4").tolist()
+        coded = np.frombuffer(state["coded"], "<u8")
+        versions = np.frombuffer(state["code_versions"], "<u4")
         if len(coded) != len(versions):
             raise ValueError("snapshot code versions do not match the coded ids")
-        self._code_version = {canonical.get(mid, mid): ver for mid, ver in zip(coded, versions)}
+        self._code_version = dict(zip(share(coded), versions.tolist()))
 
     def _restore_bm25(self, path: str, mids: list[int]) -> None:
         """The keyword index from its sidecar; refused (ValueError, the checkpoint is
@@ -176,4 +186,64 @@ class IndexSnapshot:
         if len(loaded) != len(mids):
             raise ValueError(f"{path}: keyword index holds {len(loaded)} documents, the field {len(mids)}")
         self._bm25 = loaded
-        self._text_indexed = set(mids)
+
+    def _restore_units(
+        self,
+        rows: F32,
+        missing: U64,
+        vector_ids: U64,
+        share: _Sharer,
+        codes: tuple[npt.NDArray[np.uint64], F32] | None,
+    ) -> None:
+        """The unit rows of units.emb (a copy-on-write map, in the vector sidecar's
+        order) as the dense lane's matrix; ids listed as missing get free rows."""
+        self.dim = int(rows.shape[1])
+        self._vecs = rows
+        self._row_ids = share(vector_ids)
+        free: list[int] = []
+        if len(missing):
+            free = np.flatnonzero(np.isin(vector_ids, missing)).tolist()
+            if len(free) != len(missing):
+                raise ValueError("units_missing names ids the vector sidecar does not hold")
+            for r in free:
+                self._row_ids[r] = 0
+        self._row = dict(zip(self._row_ids, range(len(self._row_ids))))
+        if free:
+            self._row.pop(0, None)
+        if len(self._row) != len(self._row_ids) - len(free):
+            raise ValueError("units.emb rows do not match the memories' vectors")
+        self._free_rows = free
+        if codes is not None and len(codes[0]) == len(rows) and codes[1].shape[0] == self.dim:
+            self._adopt = (codes[0], codes[1], set(free))
+
+
+class _Sharer:
+    """Turns id arrays into lists of the memories organ's own int objects: a
+    million ids held by several dicts and lists would otherwise each carry
+    their own 32-byte copy. Found by array comparison and a sorted search, with
+    no per-id dictionary lookup; ids that are not live keep their own object."""
+
+    def __init__(self, mids: list[int]) -> None:
+        self.mids = mids
+        self.arr = np.fromiter(mids, np.uint64, len(mids))
+        self._order: npt.NDArray[np.intp] | None = None
+
+    def __call__(self, ids: U64) -> list[int]:
+        mids, arr = self.mids, self.arr
+        if len(ids) == len(arr) and np.array_equal(ids, arr):
+            return list(mids)  # the usual case: the same ids in the same order
+        if len(ids) == 0 or len(arr) == 0:
+            return ids.tolist()  # type: ignore[no-any-return]
+        if self._order is None:
+            self._order = np.argsort(arr, kind="stable")
+        order = self._order
+        ordered = arr[order]
+        pos = np.minimum(np.searchsorted(ordered, ids), len(arr) - 1)
+        found = ordered[pos] == ids
+        at = order[pos].tolist()
+        if bool(found.all()):
+            return list(itemgetter(*at)(mids)) if len(at) > 1 else [mids[at[0]]]
+        out: list[int] = ids.tolist()
+        for i in np.flatnonzero(found).tolist():
+            out[i] = mids[at[i]]
+        return out

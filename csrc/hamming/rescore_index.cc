@@ -132,6 +132,30 @@ Status RescoreIndex::Add(const uint64_t* ids, const float* vectors, size_t n) {
   return Status::OK();
 }
 
+Status RescoreIndex::AddCoded(const uint64_t* ids, const float* unit_rows, const uint64_t* codes,
+                              size_t n) {
+  if (n == 0) return Status::OK();
+  const size_t bad = FindNonFinite(unit_rows, n * dim());
+  if (bad != n * dim()) {
+    return Status::InvalidArgument("vector " + std::to_string(bad / dim()) + " has a NaN or inf");
+  }
+  const size_t tail_bits = dim() % 64;
+  if (tail_bits != 0) {
+    const uint64_t stray = ~uint64_t{0} << tail_bits;
+    for (size_t r = 0; r < n; ++r) {
+      if (codes[r * words() + words() - 1] & stray) {
+        return Status::InvalidArgument("code " + std::to_string(r) + " has bits set past dim");
+      }
+    }
+  }
+  std::unique_lock lock(mu_);
+  if (mean_.empty()) return Status::InvalidArgument("add_coded needs the mean the codes were made with (set_mean first)");
+  CHITTA_RETURN_IF_ERROR(store_.CheckAdd(ids, n));
+  store_.Reserve(n);
+  store_.Append(ids, codes, unit_rows, n);
+  return Status::OK();
+}
+
 Status RescoreIndex::Remove(const uint64_t* ids, size_t n) {
   std::unique_lock lock(mu_);
   CHITTA_RETURN_IF_ERROR(store_.CheckRemove(ids, n));

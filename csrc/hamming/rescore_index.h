@@ -50,6 +50,12 @@ class RescoreIndex {
 
   // vectors: n x dim float32. All-or-nothing.
   [[nodiscard]] Status Add(const uint64_t* ids, const float* vectors, size_t n);
+  // Adds rows that are already unit length, with their codes made against
+  // the fixed mean (a checkpoint's codes.bin: no normalising, no binarising).
+  // unit_rows: n x dim, stored as given; codes: n x words, bits past dim 0.
+  // InvalidArgument before a mean is fixed, for NaN/inf rows or stray bits.
+  [[nodiscard]] Status AddCoded(const uint64_t* ids, const float* unit_rows, const uint64_t* codes,
+                                size_t n);
   [[nodiscard]] Status Remove(const uint64_t* ids, size_t n);
 
   // queries: nq x dim. Writes nq x k ids and cosines, best first; ties by

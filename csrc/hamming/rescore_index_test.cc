@@ -3,6 +3,8 @@
 // the mean rule; bad input changes nothing.
 #include "hamming/rescore_index.h"
 
+#include "hamming/binarize.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -119,6 +121,54 @@ TEST(RescoreIndex, ShortResultIsPadded) {
   EXPECT_NEAR(s[0], 1.0f, 1e-6);
   EXPECT_EQ(out[1], kPadId);
   EXPECT_TRUE(std::isinf(s[2]) && s[2] < 0);
+}
+
+// Codes adopted from a checkpoint search exactly like the codes the index makes.
+TEST(RescoreIndex, AddCodedEqualsAddOfTheSameUnitRows) {
+  const size_t dim = 100;  // not a multiple of 64: the last word has padding bits
+  const size_t n = 1500;
+  auto data = Gaussian(n, dim, 4);
+  for (size_t r = 0; r < n; ++r) {  // unit rows, float as the organ stores them
+    double sq = 0;
+    for (size_t i = 0; i < dim; ++i) sq += double{data[r * dim + i]} * data[r * dim + i];
+    for (size_t i = 0; i < dim; ++i) data[r * dim + i] = static_cast<float>(data[r * dim + i] / std::sqrt(sq));
+  }
+  std::vector<uint64_t> ids(n);
+  for (size_t i = 0; i < n; ++i) ids[i] = 7 * i + 2;
+  auto built = Make(dim, 60);
+  ASSERT_TRUE(built->Add(ids.data(), data.data(), n).ok());
+  std::vector<float> mean;
+  ASSERT_TRUE(built->GetMean(&mean));
+  std::vector<uint64_t> codes(n * 2);
+  ASSERT_TRUE(Binarize(data.data(), n, dim, mean.data(), codes.data()).ok());
+  auto adopted = Make(dim, 60);
+  EXPECT_FALSE(adopted->AddCoded(ids.data(), data.data(), codes.data(), n).ok());  // no mean yet
+  ASSERT_TRUE(adopted->SetMean(mean.data()).ok());
+  ASSERT_TRUE(adopted->AddCoded(ids.data(), data.data(), codes.data(), n).ok());
+  auto queries = Gaussian(8, dim, 5);
+  std::vector<uint64_t> a(8 * 10), b(8 * 10);
+  std::vector<float> sa(8 * 10), sb(8 * 10);
+  ASSERT_TRUE(built->Search(queries.data(), 8, 10, 0, a.data(), sa.data()).ok());
+  ASSERT_TRUE(adopted->Search(queries.data(), 8, 10, 0, b.data(), sb.data()).ok());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(sa, sb);
+}
+
+TEST(RescoreIndex, AddCodedRefusesStrayBitsNonFiniteRowsAndKnownIds) {
+  const size_t dim = 100;
+  auto index = Make(dim, 0);
+  std::vector<float> mean(dim, 0.0f), row(dim, 0.1f);
+  ASSERT_TRUE(index->SetMean(mean.data()).ok());
+  uint64_t id = 5;
+  std::vector<uint64_t> code = {1, uint64_t{1} << 40};  // bit 104 of a 100-d code
+  EXPECT_EQ(index->AddCoded(&id, row.data(), code.data(), 1).code(), Code::kInvalidArgument);
+  code[1] = 1;
+  row[3] = std::nanf("");
+  EXPECT_EQ(index->AddCoded(&id, row.data(), code.data(), 1).code(), Code::kInvalidArgument);
+  row[3] = 0.1f;
+  ASSERT_TRUE(index->AddCoded(&id, row.data(), code.data(), 1).ok());
+  EXPECT_EQ(index->AddCoded(&id, row.data(), code.data(), 1).code(), Code::kInvalidArgument);
+  EXPECT_EQ(index->size(), 1u);
 }
 
 }  // namespace

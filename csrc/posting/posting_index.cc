@@ -19,7 +19,9 @@ std::string IdText(uint64_t id) { return std::to_string(id); }
 }  // namespace
 
 PostingIndex::PostingIndex(const Options& options)
-    : options_(options), postings_(options.n_features) {}
+    : options_(options), postings_(options.n_features) {
+  features_.Configure(options.n_features, options.active);
+}
 
 Status PostingIndex::ValidateOptions(const Options& o) {
   if (o.n_features == 0 || o.n_features > kMaxFeatures) {
@@ -112,7 +114,7 @@ Status PostingIndex::Add(const uint64_t* ids, size_t n, const uint32_t* features
   if (store_acts && activations_.empty()) activations_.assign(base * a, 1.0f);
   ids_.insert(ids_.end(), ids, ids + n);
   live_.resize(base + n, 1);
-  features_.insert(features_.end(), rows.begin(), rows.end());
+  features_.Append(rows.data(), n);
   if (store_acts) {
     if (activations) {
       activations_.insert(activations_.end(), acts.begin(), acts.end());
@@ -183,7 +185,7 @@ void PostingIndex::CompactLocked() {
     const uint32_t r = remap[o];
     if (r == kDeadOrdinal) continue;
     ids_[r] = ids_[o];  // r <= o: moving left never overwrites a pending row
-    std::copy_n(features_.begin() + o * a, a, features_.begin() + size_t{r} * a);
+    features_.MoveRow(o, r);
     if (has_acts) {
       std::copy_n(activations_.begin() + o * a, a, activations_.begin() + size_t{r} * a);
       for (size_t j = 0; j < a; ++j) all_unit = all_unit && activations_[size_t{r} * a + j] == 1.0f;
@@ -191,8 +193,7 @@ void PostingIndex::CompactLocked() {
   }
   ids_.resize(next);
   ids_.shrink_to_fit();
-  features_.resize(size_t{next} * a);
-  features_.shrink_to_fit();
+  features_.Truncate(next);
   if (has_acts && all_unit) {
     activations_.clear();
   } else if (has_acts) {
@@ -232,7 +233,7 @@ size_t PostingIndex::MemoryBytes() const {
   size_t bytes = sizeof(*this) + postings_.capacity() * sizeof(postings_[0]);
   for (const auto& list : postings_) bytes += list.capacity() * sizeof(uint32_t);
   bytes += ids_.capacity() * sizeof(uint64_t) + live_.capacity();
-  bytes += features_.capacity() * sizeof(uint32_t) + activations_.capacity() * sizeof(float);
+  bytes += features_.MemoryBytes() + activations_.capacity() * sizeof(float);
   return bytes + id_to_ordinal_.MemoryBytes();
 }
 
@@ -251,7 +252,7 @@ Status PostingIndex::Get(uint64_t id, uint32_t* features, float* activations) co
   const uint32_t o = id_to_ordinal_.Find(id);
   if (o == IdMap::kMissing) return Status::NotFound("id " + IdText(id) + " is not in the index");
   const size_t a = options_.active;
-  std::copy_n(features_.begin() + size_t{o} * a, a, features);
+  features_.Read(o, features);
   if (activations_.empty()) {
     std::fill_n(activations, a, 1.0f);
   } else {

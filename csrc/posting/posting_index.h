@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "chitta/status.h"
+#include "posting/feature_rows.h"
 #include "posting/id_map.h"
 
 namespace chitta::posting {
@@ -135,13 +136,15 @@ class PostingIndex {
                   const uint8_t* allowed_mask, uint64_t* out_ids, uint32_t* out_counts) const;
   double SharedActivation(uint32_t ordinal, const uint32_t* sorted_query, size_t width) const;
   uint32_t Overlap(uint32_t ordinal, const uint32_t* sorted_query, size_t width) const;
+  template <typename T>
+  double SharedActivationRow(const T* row, const float* act, const uint32_t* q, size_t width) const;
   void CompactLocked();
 
   Options options_;
   std::vector<std::vector<uint32_t>> postings_;  // feature -> sorted ordinals
   std::vector<uint64_t> ids_;                    // ordinal -> id
   std::vector<uint8_t> live_;                    // ordinal -> 1 live / 0 removed
-  std::vector<uint32_t> features_;               // ordinal * active -> sorted feature row
+  FeatureRows features_;                         // ordinal -> sorted feature row (u16 or u32)
   std::vector<float> activations_;               // empty while all are 1.0
   IdMap id_to_ordinal_;                          // live ids only
   size_t num_dead_ = 0;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -17,6 +18,7 @@
 #include "posting/posting_format.h"
 #include "posting/posting_index.h"
 #include "util/crc32c.h"
+#include "util/file.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "posting_io.cc writes arrays with memcpy: little-endian hosts only");
@@ -24,7 +26,7 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 namespace chitta::posting {
 namespace {
 
-constexpr size_t kChunkRecords = 8192;
+constexpr uint32_t kFillBlock = 2048;  // posting lists filled per pass of the load
 
 template <typename T>
 void PutLE(uint8_t* dst, T v) {
@@ -86,10 +88,12 @@ Status PostingIndex::Save(const std::string& path) const {
 
   CrcWriter w(f.get());
   bool ok = w.Write(header, sizeof(header));
+  std::vector<uint32_t> row(a);
   for (size_t o = 0; ok && o < ids_.size(); ++o) {
     if (!live_[o]) continue;
+    features_.Read(o, row.data());
     ok = w.Write(&ids_[o], sizeof(uint64_t)) &&
-         w.Write(features_.data() + o * a, a * sizeof(uint32_t)) &&
+         w.Write(row.data(), a * sizeof(uint32_t)) &&
          (!with_acts || w.Write(activations_.data() + o * a, a * sizeof(float)));
   }
   uint8_t trailer[format::kTrailerBytes];
@@ -116,13 +120,12 @@ Status PostingIndex::Save(const std::string& path) const {
 }
 
 Result<std::unique_ptr<PostingIndex>> PostingIndex::Load(const std::string& path) {
-  File f(std::fopen(path.c_str(), "rb"));
-  if (!f) return Status::IOError(ErrnoText("cannot open", path));
-  if (std::fseek(f.get(), 0, SEEK_END) != 0) return Status::IOError(ErrnoText("cannot seek", path));
-  const long end = std::ftell(f.get());
-  if (end < 0) return Status::IOError(ErrnoText("cannot tell size of", path));
-  std::rewind(f.get());
-  const uint64_t file_size = static_cast<uint64_t>(end);
+  // One read-only map of the whole file; the rows are checked in place and
+  // copied once into their final arrays (no per-posting re-add through Add).
+  file::MappedFile map;
+  CHITTA_RETURN_IF_ERROR(file::MappedFile::Open(path, &map));
+  const uint8_t* data = map.data();
+  const uint64_t file_size = map.size();
   auto corrupt = [&](const std::string& why, int64_t offset) {
     return Status::Corruption("posting index file: " + why).At(path, offset);
   };
@@ -130,10 +133,7 @@ Result<std::unique_ptr<PostingIndex>> PostingIndex::Load(const std::string& path
   if (file_size < format::kHeaderBytes + format::kTrailerBytes) {
     return corrupt("file too short (" + std::to_string(file_size) + " bytes)", 0);
   }
-  uint8_t header[format::kHeaderBytes];
-  if (std::fread(header, 1, sizeof(header), f.get()) != sizeof(header)) {
-    return Status::IOError(ErrnoText("cannot read", path));
-  }
+  const uint8_t* header = data;
   if (std::memcmp(header + format::kOffMagic, format::kMagic, sizeof(format::kMagic)) != 0) {
     return corrupt("bad magic (not a posting index file)", format::kOffMagic);
   }
@@ -161,75 +161,97 @@ Result<std::unique_ptr<PostingIndex>> PostingIndex::Load(const std::string& path
   const bool with_acts = (flags & format::kFlagActivations) != 0;
   const size_t a = options.active;
   const uint64_t record_bytes = 8 + uint64_t{a} * 4 * (with_acts ? 2 : 1);
+  if (file_size < uint64_t{header_bytes} + format::kTrailerBytes) {
+    return corrupt("header_bytes out of range", format::kOffHeaderBytes);
+  }
   const uint64_t body = file_size - header_bytes - format::kTrailerBytes;
-  if (file_size < uint64_t{header_bytes} + format::kTrailerBytes || count > body / record_bytes ||
-      count * record_bytes != body || count > kMaxOrdinals) {
+  if (count > body / record_bytes || count * record_bytes != body || count > kMaxOrdinals) {
     return corrupt("file size " + std::to_string(file_size) + " does not match count " +
                        std::to_string(count),
                    format::kOffCount);
   }
-
-  uint32_t crc = crc32c::Extend(0, header, sizeof(header));
-  // Header bytes beyond the ones this version knows (a later minor version).
-  std::vector<uint8_t> extra(header_bytes - format::kHeaderBytes);
-  if (!extra.empty()) {
-    if (std::fread(extra.data(), 1, extra.size(), f.get()) != extra.size()) {
-      return Status::IOError(ErrnoText("cannot read", path));
-    }
-    crc = crc32c::Extend(crc, extra.data(), extra.size());
+  // The CRC first: a damaged file reports CrcMismatch before any record error.
+  const uint64_t crc_at = file_size - format::kTrailerBytes;
+  if (GetLE<uint32_t>(data + crc_at) != crc32c::Extend(0, data, static_cast<size_t>(crc_at))) {
+    return Status::CrcMismatch("posting index file: CRC-32C mismatch")
+        .At(path, static_cast<int64_t>(crc_at));
   }
 
   auto created = Create(options);
   if (!created.ok()) return created.status();
   std::unique_ptr<PostingIndex> index = std::move(created.value());
-
-  Status record_error;  // first record-level problem; CRC mismatch wins over it
-  std::vector<uint8_t> buf;
-  std::vector<uint64_t> ids;
-  std::vector<uint32_t> feats;
-  std::vector<float> acts;
-  for (uint64_t first = 0; first < count; first += kChunkRecords) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunkRecords, count - first));
-    buf.resize(n * record_bytes);
-    if (std::fread(buf.data(), 1, buf.size(), f.get()) != buf.size()) {
-      return Status::IOError(ErrnoText("cannot read", path));
+  PostingIndex& ix = *index;
+  const size_t n = static_cast<size_t>(count);
+  const uint8_t* records = data + header_bytes;
+  auto record_at = [&](size_t i) {
+    return static_cast<int64_t>(header_bytes + uint64_t{i} * record_bytes);
+  };
+  // Pass 1: check every record, fill ids, rows and the per-feature counts.
+  ix.ids_.resize(n);
+  ix.features_.ResizeRows(n);
+  std::vector<uint32_t> row(a);
+  std::vector<float> acts(a);
+  std::vector<uint32_t> list_size(options.n_features, 0);
+  bool all_unit = true;
+  ix.id_to_ordinal_.Reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* rec = records + i * record_bytes;
+    const uint64_t id = GetLE<uint64_t>(rec);
+    if (id == kPadId || !ix.id_to_ordinal_.Insert(id, static_cast<uint32_t>(i))) {
+      return corrupt("record " + std::to_string(i) + " has id " + std::to_string(id) +
+                         (id == kPadId ? ", the padding id" : ", which an earlier record has"),
+                     record_at(i));
     }
-    crc = crc32c::Extend(crc, buf.data(), buf.size());
-    if (!record_error.ok()) continue;
-    ids.resize(n);
-    feats.resize(n * a);
-    acts.resize(with_acts ? n * a : 0);
-    for (size_t i = 0; i < n && record_error.ok(); ++i) {
-      const uint8_t* rec = buf.data() + i * record_bytes;
-      ids[i] = GetLE<uint64_t>(rec);
-      std::memcpy(feats.data() + i * a, rec + 8, a * 4);
-      if (with_acts) std::memcpy(acts.data() + i * a, rec + 8 + a * 4, a * 4);
-      for (size_t j = 1; j < a; ++j) {
-        if (feats[i * a + j] <= feats[i * a + j - 1]) {
-          record_error = corrupt("feature row of record " + std::to_string(first + i) +
-                                     " is not strictly ascending",
-                                 static_cast<int64_t>(header_bytes + (first + i) * record_bytes));
-          break;
-        }
+    ix.ids_[i] = id;
+    std::memcpy(row.data(), rec + 8, a * 4);
+    // Branch-free checks (vectorised); the error names the record.
+    bool ok = row[a - 1] < options.n_features;
+    for (size_t j = 1; j < a; ++j) ok &= row[j] > row[j - 1];
+    if (!ok) {
+      return corrupt("feature row of record " + std::to_string(i) +
+                         " is not strictly ascending below n_features",
+                     record_at(i));
+    }
+    for (size_t j = 0; j < a; ++j) ++list_size[row[j]];
+    ix.features_.SetRow(i, row.data());
+    if (with_acts) {
+      std::memcpy(acts.data(), rec + 8 + a * 4, a * 4);
+      bool finite = true, unit = true;
+      for (size_t j = 0; j < a; ++j) {
+        finite &= std::fabs(acts[j]) <= std::numeric_limits<float>::max();  // false for NaN and inf
+        unit &= acts[j] == 1.0f;
       }
-    }
-    if (!record_error.ok()) continue;
-    Status st = index->Add(ids.data(), n, feats.data(), with_acts ? acts.data() : nullptr);
-    if (!st.ok()) {
-      record_error = corrupt("invalid records " + std::to_string(first) + ".." +
-                                 std::to_string(first + n - 1) + ": " + st.message(),
-                             static_cast<int64_t>(header_bytes + first * record_bytes));
+      if (!finite) {
+        return corrupt("activation of record " + std::to_string(i) + " is not finite", record_at(i));
+      }
+      all_unit = all_unit && unit;
     }
   }
-  uint8_t trailer[format::kTrailerBytes];
-  if (std::fread(trailer, 1, sizeof(trailer), f.get()) != sizeof(trailer)) {
-    return Status::IOError(ErrnoText("cannot read", path));
+  // Activations only when some differ from 1.0 (as Add keeps them).
+  if (with_acts && !all_unit) {
+    ix.activations_.resize(n * a);
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(ix.activations_.data() + i * a, records + i * record_bytes + 8 + a * 4, a * 4);
+    }
   }
-  if (GetLE<uint32_t>(trailer) != crc) {
-    return Status::CrcMismatch("posting index file: CRC-32C mismatch")
-        .At(path, static_cast<int64_t>(file_size - format::kTrailerBytes));
+  // Pass 2: posting lists at their exact sizes, ordinals ascending. Filled one
+  // block of kFillBlock features at a time, so the lists being appended to stay
+  // in cache (one pass over all 2^14 lists at once misses on nearly every
+  // append at a million memories); each row keeps a cursor into its sorted ids.
+  for (uint32_t f = 0; f < options.n_features; ++f) ix.postings_[f].reserve(list_size[f]);
+  std::vector<uint8_t> cursor(n, 0);  // active <= 255
+  for (uint32_t lo = 0; lo < options.n_features; lo += kFillBlock) {
+    const uint32_t hi = lo + std::min<uint32_t>(kFillBlock, options.n_features - lo);
+    for (size_t i = 0; i < n; ++i) {
+      ix.features_.With(i, [&](const auto* row_i) {  // the compact rows, checked in pass 1
+        size_t j = cursor[i];
+        for (; j < a && row_i[j] < hi; ++j) ix.postings_[row_i[j]].push_back(static_cast<uint32_t>(i));
+        cursor[i] = static_cast<uint8_t>(j);
+        return 0;
+      });
+    }
   }
-  if (!record_error.ok()) return record_error;
+  ix.live_.assign(n, 1);
   return index;
 }
 

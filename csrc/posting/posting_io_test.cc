@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -142,6 +143,40 @@ TEST_F(PostingIo, DuplicateIdUnderValidCrcIsCorruption) {
   const size_t record = 8 + 6 * 4 * 2;
   b.replace(format::kHeaderBytes + record, 8, b.substr(format::kHeaderBytes, 8));
   EXPECT_EQ(Code::kCorruption, LoadCode(FixCrc(b)));
+}
+
+TEST_F(PostingIo, FeatureAboveNFeaturesUnderValidCrcIsCorruption) {
+  std::string b = bytes_;
+  const uint32_t big = 64;  // n_features is 64: the last feature of record 0 out of range
+  std::memcpy(&b[format::kHeaderBytes + 8 + 5 * 4], &big, 4);
+  EXPECT_EQ(Code::kCorruption, LoadCode(FixCrc(b)));
+}
+
+TEST_F(PostingIo, NonFiniteActivationUnderValidCrcIsCorruption) {
+  std::string b = bytes_;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(&b[format::kHeaderBytes + 8 + 6 * 4 + 8], &nan, 4);
+  EXPECT_EQ(Code::kCorruption, LoadCode(FixCrc(b)));
+}
+
+TEST_F(PostingIo, PadIdUnderValidCrcIsCorruption) {
+  std::string b = bytes_;
+  const uint64_t pad = kPadId;
+  std::memcpy(&b[format::kHeaderBytes], &pad, 8);
+  EXPECT_EQ(Code::kCorruption, LoadCode(FixCrc(b)));
+}
+
+TEST_F(PostingIo, LoadedListsAreExactlySizedAndSearchLikeTheOriginal) {
+  auto loaded = PostingIndex::Load(path_);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_LE(loaded.value()->MemoryBytes(), index_->MemoryBytes());
+  std::vector<uint32_t> q = {1, 5, 9, 17, 33, 60};
+  std::vector<uint64_t> a_ids(10), b_ids(10);
+  std::vector<uint32_t> a_counts(10), b_counts(10);
+  ASSERT_TRUE(index_->Search(q.data(), 1, q.size(), 10, nullptr, a_ids.data(), a_counts.data(), 1).ok());
+  ASSERT_TRUE(loaded.value()->Search(q.data(), 1, q.size(), 10, nullptr, b_ids.data(), b_counts.data(), 1).ok());
+  EXPECT_EQ(a_ids, b_ids);
+  EXPECT_EQ(a_counts, b_counts);
 }
 
 TEST_F(PostingIo, MissingFileIsIOError) {

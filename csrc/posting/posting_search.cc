@@ -54,9 +54,10 @@ inline bool Better(const Candidate& x, const Candidate& y) {
 
 }  // namespace
 
-uint32_t PostingIndex::Overlap(uint32_t ordinal, const uint32_t* q, size_t width) const {
-  const size_t a = options_.active;
-  const uint32_t* row = features_.data() + size_t{ordinal} * a;
+namespace {
+
+template <typename T>
+uint32_t OverlapRow(const T* row, size_t a, const uint32_t* q, size_t width) {
   size_t i = 0, j = 0;
   uint32_t c = 0;
   while (i < a && j < width) {
@@ -71,10 +72,17 @@ uint32_t PostingIndex::Overlap(uint32_t ordinal, const uint32_t* q, size_t width
   return c;
 }
 
-double PostingIndex::SharedActivation(uint32_t ordinal, const uint32_t* q, size_t width) const {
+}  // namespace
+
+uint32_t PostingIndex::Overlap(uint32_t ordinal, const uint32_t* q, size_t width) const {
   const size_t a = options_.active;
-  const uint32_t* row = features_.data() + size_t{ordinal} * a;
-  const float* act = activations_.data() + size_t{ordinal} * a;
+  return features_.With(ordinal, [&](const auto* row) { return OverlapRow(row, a, q, width); });
+}
+
+template <typename T>
+double PostingIndex::SharedActivationRow(const T* row, const float* act, const uint32_t* q,
+                                         size_t width) const {
+  const size_t a = options_.active;
   size_t i = 0, j = 0;
   double sum = 0.0;
   while (i < a && j < width) {
@@ -88,6 +96,11 @@ double PostingIndex::SharedActivation(uint32_t ordinal, const uint32_t* q, size_
     }
   }
   return sum;
+}
+
+double PostingIndex::SharedActivation(uint32_t ordinal, const uint32_t* q, size_t width) const {
+  const float* act = activations_.data() + size_t{ordinal} * options_.active;
+  return features_.With(ordinal, [&](const auto* row) { return SharedActivationRow(row, act, q, width); });
 }
 
 Status PostingIndex::ValidateQueries(const uint32_t* queries, size_t n_queries,

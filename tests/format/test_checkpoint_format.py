@@ -122,3 +122,22 @@ def test_state_reader_refuses_what_the_spec_forbids(tmp_path: Path) -> None:
     ):
         with pytest.raises(chitta.errors.CorruptionError, match=err):
             fmt.read_state(bad)
+
+
+def test_v3_units_sidecar_and_posting_record_match_the_spec() -> None:
+    live = _live(GOLDENS / "checkpoint-v3")
+    state = msgspec.msgpack.decode(_framed(live / "state", b"CHITSTAT")[3])
+    assert _framed(live / "state", b"CHITSTAT")[0] == 3
+    _v, dim, count, vec_body = _framed(live / "vectors.emb", b"CHITEMB\x00")
+    version, udim, ucount, body = _framed(live / "units.emb", b"CHITEMB\x00")
+    assert (version, udim, ucount) == (1, dim, count) and len(body) == 8 * count + 4 * dim * count
+    assert body[: 8 * count] == vec_body[: 8 * count]  # the same ids in the same order
+    missing = state["organs"]["recall_index"]["units_missing"]
+    assert missing == b""
+    for i in range(count):  # each row is its vector at unit length
+        v = struct.unpack_from(f"<{dim}f", vec_body, 8 * count + 4 * dim * i)
+        u = struct.unpack_from(f"<{dim}f", body, 8 * count + 4 * dim * i)
+        norm = math.sqrt(sum(x * x for x in v))
+        assert u == pytest.approx([x / norm for x in v], rel=1e-6)
+    for name in ("vectors.emb", "units.emb", "codes.bin", "posting.idx"):  # each by its trailing CRC
+        assert state["sidecars"][name]["crc"] == struct.unpack("<I", (live / name).read_bytes()[-4:])[0]

@@ -195,8 +195,9 @@ def test_len_contains_properties_and_memory() -> None:
     assert len(index) == 200
     assert 0 in index and 199 in index and 200 not in index
     assert "x" not in index and -1 not in index and True not in index
-    # at least rows (ids, features, activations) and one posting per feature
-    assert index.memory_bytes() - empty >= 200 * (8 + 64 * 4 * 3)
+    # at least rows (ids, features as u16 below 65,536 features, activations) and one
+    # u32 posting per feature
+    assert index.memory_bytes() - empty >= 200 * (8 + 64 * (2 + 4 + 4))
 
 
 def test_get_returns_sorted_row_with_aligned_activations() -> None:

@@ -84,11 +84,11 @@ def write(view: Field, root: Path) -> CheckpointInfo:
         index_state = view._index.snapshot(str(temp / POSTING), str(temp / GRAPH), bm25_path=str(temp / BM25))
         if index_state["keyword_index"]:
             sidecars[BM25] = {"bytes": (temp / BM25).stat().st_size, "crc": _tail_crc(temp / BM25)}
-        # posting.idx carries its own CRC of every byte before it (checked when it is
-        # loaded): the state records that one; the graphs are recorded by a whole-file CRC.
+        # posting.idx and the graphs carry their own CRC of every byte before it (checked
+        # when they are read): the state records that one.
         sidecars[POSTING] = {"bytes": (temp / POSTING).stat().st_size, "crc": _tail_crc(temp / POSTING)}
-        for name in (GRAPH, GRAPH_DELTA) if index_state["ann"] else ():
-            sidecars[name] = {"bytes": (temp / name).stat().st_size, "crc": _file_crc(temp / name)}
+        for name in (GRAPH, GRAPH_DELTA) if index_state["ann"] else ():  # also by their own trailing CRC
+            sidecars[name] = {"bytes": (temp / name).stat().st_size, "crc": _tail_crc(temp / name)}
         organ = view._index
         rows = organ.sidecar_rows(ids) if len(ids) and organ.dim == vecs.shape[1] else None
         index_state["units_missing"] = b""
@@ -172,9 +172,9 @@ def read(root: Path) -> Loaded | None:
             want = sidecars.get(name)
             if want is None:
                 continue
-            # Version 3 records posting.idx by its own trailing CRC (the native load checks
-            # the file against it); versions 1-2 and the graphs by a CRC of the whole file.
-            crc = _tail_crc if name == POSTING and version >= 3 else _file_crc
+            # Version 3 records posting.idx and the graphs by their own trailing CRC (their
+            # native loads check the file against it); versions 1-2 by a CRC of the whole file.
+            crc = _tail_crc if version >= 3 else _file_crc
             if (want["bytes"], want["crc"]) != ((path / name).stat().st_size, crc(path / name)):
                 raise CorruptionError(f"{name} is not the one the state file was written with")
         want = sidecars.get(BM25)  # its own CRC is checked when it is loaded

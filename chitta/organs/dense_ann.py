@@ -36,21 +36,49 @@ AUTO_PENDING_EXACT = 20_000  # "auto": vectors newer than the graph scanned exac
 
 
 class DenseANN:
-    """A tiered HNSW over unit vectors, ids = memory ids."""
+    """A tiered HNSW over unit vectors, ids = memory ids. A graph saved by a
+    checkpoint is read on first use, not when the field opens (``load``)."""
 
-    def __init__(self, dim: int, graph: TieredHNSW | None = None) -> None:
+    def __init__(self, dim: int, graph: TieredHNSW | None = None, *, path: str | None = None) -> None:
         self.dim = dim
-        self.graph = graph if graph is not None else TieredHNSW(dim, ef=ANN_EF)
+        self._path = path  # a saved graph not read yet
+        self._graph = graph if graph is not None or path is not None else TieredHNSW(dim, ef=ANN_EF)
         self._pending: set[int] = set()  # ids whose current vector is not in the graph yet
+        self._dropped: set[int] = set()  # ids to take out of a saved graph once it is read
+
+    @property
+    def loaded(self) -> bool:
+        return self._graph is not None
+
+    @property
+    def graph(self) -> TieredHNSW:
+        """The graph, read from its file first if need be (damage raises the
+        file's CorruptionError; a missing file OSError)."""
+        if self._graph is None:
+            assert self._path is not None
+            graph = TieredHNSW.load(self._path, ef=ANN_EF)
+            if graph.dim != self.dim:
+                raise ValueError(f"the graph holds {graph.dim}-d vectors, the field {self.dim}-d")
+            gone = [mid for mid in self._dropped if mid in graph]
+            if gone:
+                graph.remove(np.array(gone, np.uint64))
+            self._dropped.clear()
+            self._graph = graph
+        return self._graph
+
+    def read(self) -> None:
+        """Read a saved graph now (see ``graph``)."""
+        _ = self.graph
 
     def vector_set(self, mid: int) -> None:
         self._pending.add(mid)
 
     def vector_dropped(self, mid: int) -> None:
-        if mid in self._pending:
-            self._pending.discard(mid)
-        elif mid in self.graph:
-            self.graph.remove(np.array([mid], np.uint64))
+        self._pending.discard(mid)  # and any older vector of it in the graph goes too
+        if self._graph is None:
+            self._dropped.add(mid)
+        elif mid in self._graph:
+            self._graph.remove(np.array([mid], np.uint64))
 
     def catch_up(self, rows_of: Callable[[list[int]], F32]) -> None:
         """Insert what is pending; ``rows_of(ids)`` gives their unit vectors."""
@@ -93,10 +121,8 @@ class DenseANN:
 
     @classmethod
     def load(cls, path: str, dim: int) -> DenseANN:
-        graph = TieredHNSW.load(path, ef=ANN_EF)
-        if graph.dim != dim:
-            raise ValueError(f"the graph holds {graph.dim}-d vectors, the field {dim}-d")
-        return cls(dim, graph)
+        """The graph ``save`` wrote to ``path``, read on first use."""
+        return cls(dim, path=path)
 
     def __len__(self) -> int:
         return len(self.graph) + len(self._pending)

@@ -6,12 +6,14 @@ exact rescoring, as the field's ``dense_index`` setting says (dense_ann.py)."""
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from chitta.errors import CheckpointIgnored, ChittaError
 from chitta.index.hamming import HammingRescoreIndex, binarize
 from chitta.index.posting import PAD_ID
 from chitta.organs.dense_ann import AUTO_ANN_MIN, AUTO_PENDING_EXACT, DenseANN
@@ -178,7 +180,21 @@ class DenseLane:
             at += len(block)
         return codes, np.asarray(mean, np.float32)
 
+    def _ready_ann(self) -> DenseANN | None:
+        """The graph, read from its checkpoint file if not yet; a file that cannot
+        be read (pruned, damaged) is dropped with a warning: the lane falls back to
+        binary codes ("auto") or builds the graph anew ("hnsw")."""
+        ann = self._ann
+        if ann is not None and not ann.loaded:
+            try:
+                ann.read()
+            except (ChittaError, OSError, ValueError) as e:
+                warnings.warn(f"the dense lane's saved graph is not used: {e}", CheckpointIgnored, stacklevel=4)
+                self._ann = None
+        return self._ann
+
     def _ensure_ann(self) -> DenseANN:
+        self._ready_ann()
         if self._ann is None:
             self._ann = DenseANN(int(self.dim or 0))
             for mid in self._row:
@@ -240,9 +256,8 @@ class DenseLane:
             return self._exact_all(vector, k)
         if self._uses_ann():
             return self._ensure_ann().search(vector, k)
-        if self._uses_auto_ann():
-            assert self._ann is not None
-            return self._ann.search_with_pending(vector, k, lambda ids: self._vecs[[self._row[i] for i in ids]])
+        if self._uses_auto_ann() and (ann := self._ready_ann()) is not None:
+            return ann.search_with_pending(vector, k, lambda ids: self._vecs[[self._row[i] for i in ids]])
         ids, cos = self._ensure_hamming().search(vector, k)
         keep = ids != PAD_ID
         return ids[keep], cos[keep]

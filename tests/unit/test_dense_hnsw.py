@@ -8,10 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fieldtools import flip_byte
 
 import chitta
 from chitta.checkpoint import store
-from chitta.errors import InvalidArgument
+from chitta.errors import CheckpointIgnored, InvalidArgument
 from chitta.organs import recall_index, recall_index_dense
 
 N, DIM = 400, 32
@@ -104,6 +105,7 @@ def test_auto_graph_is_built_by_a_checkpoint_and_newer_vectors_are_scanned(
     late = _vectors(40, seed=2)
     with chitta.open(root, embedder=None) as f:
         assert f._index.stats()["dense_path"] == "hnsw" and f._index._ann is not None
+        assert not f._index._ann.loaded  # the open does not read the graph; the first dense query does
         graph_size = len(f._index._ann.graph)
         late_ids = f.remember_many([{"text": f"late{i}", "embedding": v} for i, v in enumerate(late)])
         f.update(ids[5], embedding=-vecs[5])  # a stale graph entry: the exact scan has the new vector
@@ -133,3 +135,27 @@ def test_a_bad_dense_index_kind_is_refused_and_logs_nothing(tmp_path: Path) -> N
             with pytest.raises(InvalidArgument):
                 f.set_dense_index(bad)  # type: ignore[arg-type]
         assert f.stats().records_applied == before
+
+
+@pytest.mark.parametrize("kind", ["auto", "hnsw"])
+def test_a_damaged_graph_is_dropped_with_a_warning_and_recall_still_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    monkeypatch.setattr(recall_index_dense, "AUTO_ANN_MIN", 60)
+    root = tmp_path / "f"
+    vecs = _vectors(N)
+    with chitta.open(root, embedder=None) as f:
+        if kind == "hnsw":
+            f.set_dense_index("hnsw")
+        ids = f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(vecs)])
+        f.checkpoint()
+    live = store.current(root)
+    assert live is not None
+    flip_byte(live / "dense.hnsw", (live / "dense.hnsw").stat().st_size // 2)  # the open checks only its trailer
+    with chitta.open(root, embedder=None, read_only=True) as g:
+        assert g.checkpoint_loaded == live.name
+        with pytest.warns(CheckpointIgnored, match="saved graph"):
+            assert _dense(g, vecs[7], k=1) == [ids[7]]
+        want = "hamming+rescore" if kind == "auto" else "hnsw"  # "hnsw" builds its graph anew
+        assert g._index.stats()["dense_path"] == want
+        assert [_dense(g, vecs[j], k=1) for j in (0, 99, 321)] == [[ids[0]], [ids[99]], [ids[321]]]

@@ -80,7 +80,9 @@ class Index:
 
 class Graph:
     edges = 0
-    suppression_targets: set[int] = set()
+
+    def __init__(self) -> None:
+        self.suppression_targets: set[int] = set()
 
     def neighbours(self, mid: int) -> list[tuple[int, str, bool, float]]:
         return []

@@ -19,8 +19,8 @@ from _recall_reference import reference_recall, same_hits
 
 import chitta
 from chitta import ops
-from chitta.recall.blas import one_thread
 from chitta.errors import InvalidArgument
+from chitta.recall.blas import one_thread
 from chitta.recall.factors import FactorSettings
 from chitta.recall.scorer import CandidateBatch, CandidateView, Scorer, access_columns
 

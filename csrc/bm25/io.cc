@@ -14,11 +14,13 @@
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "bm25/bm25_format.h"
 #include "bm25/index.h"
 #include "util/crc32c.h"
+#include "util/crc_file.h"
 #include "util/file.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -26,6 +28,10 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 namespace chitta::bm25 {
 namespace {
+
+using File = file::StdioFile;
+using file::CrcWriter;
+using file::ErrnoText;
 
 template <typename T>
 void PutLE(uint8_t* dst, T v) {
@@ -36,36 +42,6 @@ T GetLE(const uint8_t* src) {
   T v;
   std::memcpy(&v, src, sizeof(T));
   return v;
-}
-
-struct FileCloser {
-  void operator()(std::FILE* f) const {
-    if (f) std::fclose(f);
-  }
-};
-using File = std::unique_ptr<std::FILE, FileCloser>;
-
-class CrcWriter {
- public:
-  explicit CrcWriter(std::FILE* f) : f_(f) {}
-  template <typename T>
-  bool Write(const std::vector<T>& v) {
-    return Write(v.data(), v.size() * sizeof(T));
-  }
-  bool Write(const void* data, size_t n) {
-    if (n == 0) return true;
-    crc_ = crc32c::Extend(crc_, data, n);
-    return std::fwrite(data, 1, n, f_) == n;
-  }
-  uint32_t crc() const { return crc_; }
-
- private:
-  std::FILE* f_;
-  uint32_t crc_ = 0;
-};
-
-std::string ErrnoText(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
 }
 
 }  // namespace
@@ -145,27 +121,7 @@ Status Index::Save(const std::string& path) const {
     ok = w.Write(tfs);
   }
   ok = ok && w.Write(big);
-  uint8_t trailer[format::kTrailerBytes];
-  PutLE<uint32_t>(trailer, w.crc());
-  ok = ok && std::fwrite(trailer, 1, sizeof(trailer), f.get()) == sizeof(trailer);
-  ok = ok && std::fflush(f.get()) == 0 && ::fsync(fileno(f.get())) == 0;
-  if (!ok) {
-    Status st = Status::IOError(ErrnoText("cannot write", tmp));
-    f.reset();
-    std::remove(tmp.c_str());
-    return st;
-  }
-  if (std::fclose(f.release()) != 0) {
-    Status st = Status::IOError(ErrnoText("cannot close", tmp));
-    std::remove(tmp.c_str());
-    return st;
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status st = Status::IOError(ErrnoText("cannot rename to", path));
-    std::remove(tmp.c_str());
-    return st;
-  }
-  return Status::OK();
+  return file::FinishCrcFile(std::move(f), w, ok, tmp, path);
 }
 
 Result<std::unique_ptr<Index>> Index::Load(const std::string& path) {

@@ -13,11 +13,13 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "posting/posting_format.h"
 #include "posting/posting_index.h"
 #include "util/crc32c.h"
+#include "util/crc_file.h"
 #include "util/file.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -25,6 +27,10 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 namespace chitta::posting {
 namespace {
+
+using File = file::StdioFile;
+using file::CrcWriter;
+using file::ErrnoText;
 
 constexpr uint32_t kFillBlock = 2048;  // posting lists filled per pass of the load
 
@@ -38,32 +44,6 @@ T GetLE(const uint8_t* src) {
   std::memcpy(&v, src, sizeof(T));
   return v;
 }
-
-std::string ErrnoText(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
-
-struct FileCloser {
-  void operator()(std::FILE* f) const {
-    if (f) std::fclose(f);
-  }
-};
-using File = std::unique_ptr<std::FILE, FileCloser>;
-
-// Writes bytes and folds them into a running CRC-32C.
-class CrcWriter {
- public:
-  explicit CrcWriter(std::FILE* f) : f_(f) {}
-  bool Write(const void* data, size_t n) {
-    crc_ = crc32c::Extend(crc_, data, n);
-    return std::fwrite(data, 1, n, f_) == n;
-  }
-  uint32_t crc() const { return crc_; }
-
- private:
-  std::FILE* f_;
-  uint32_t crc_ = 0;
-};
 
 }  // namespace
 
@@ -96,27 +76,7 @@ Status PostingIndex::Save(const std::string& path) const {
          w.Write(row.data(), a * sizeof(uint32_t)) &&
          (!with_acts || w.Write(activations_.data() + o * a, a * sizeof(float)));
   }
-  uint8_t trailer[format::kTrailerBytes];
-  PutLE<uint32_t>(trailer, w.crc());
-  ok = ok && std::fwrite(trailer, 1, sizeof(trailer), f.get()) == sizeof(trailer);
-  ok = ok && std::fflush(f.get()) == 0 && ::fsync(fileno(f.get())) == 0;
-  if (!ok) {
-    Status st = Status::IOError(ErrnoText("cannot write", tmp));
-    f.reset();
-    std::remove(tmp.c_str());
-    return st;
-  }
-  if (std::fclose(f.release()) != 0) {
-    Status st = Status::IOError(ErrnoText("cannot close", tmp));
-    std::remove(tmp.c_str());
-    return st;
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status st = Status::IOError(ErrnoText("cannot rename onto", path));
-    std::remove(tmp.c_str());
-    return st;
-  }
-  return Status::OK();
+  return file::FinishCrcFile(std::move(f), w, ok, tmp, path);
 }
 
 Result<std::unique_ptr<PostingIndex>> PostingIndex::Load(const std::string& path) {

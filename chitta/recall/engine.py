@@ -213,14 +213,15 @@ class RecallEngine:
     ) -> tuple[CandidateBatch, list[int]]:
         """The scoring state of the live candidates, and their positions in ``id_list``."""
         st = self.memories.scoring_states(id_list)
+        created, confidence, strength, tier = st.created_ms, st.confidence, st.strength, st.tier
         if st.live.all():
             keep = list(range(len(id_list)))
-            kinds, access, columns = st.kind, st.access_ms, (fused, st.created_ms, st.confidence, st.strength, st.tier)
+            kinds, access = st.kind, st.access_ms
         else:
             keep = np.flatnonzero(st.live).tolist()
             id_list = [id_list[p] for p in keep]
             kinds, access = [st.kind[p] for p in keep], [st.access_ms[p] for p in keep]
-            columns = tuple(c[keep] for c in (fused, st.created_ms, st.confidence, st.strength, st.tier))
+            fused, created, confidence, strength, tier = fused[keep], created[keep], confidence[keep], strength[keep], tier[keep]
         suppressed = np.ones(len(id_list), np.float64)
         targets = self.graph.suppression_targets
         if targets:
@@ -235,9 +236,9 @@ class RecallEngine:
         access_offsets, access_ms = access_columns(access)
         staged_of = self.index.is_staged
         batch = CandidateBatch(
-            fused=columns[0], cosine=cosine, access_offsets=access_offsets, access_ms=access_ms,
-            created_ms=columns[1], confidence=columns[2], strength=columns[3],
+            fused=fused, cosine=cosine, access_offsets=access_offsets, access_ms=access_ms,
+            created_ms=created, confidence=confidence, strength=strength,
             staged=np.array([staged_of(mid) for mid in id_list], np.bool_),
-            tier=columns[4], kind=kinds, suppressed=suppressed,
+            tier=tier, kind=kinds, suppressed=suppressed,
         )
         return batch, keep

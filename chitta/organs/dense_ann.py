@@ -8,7 +8,9 @@ or save, so replay stays cheap. Chosen by the field setting ``dense_index``
   first query that needs it and saved by checkpoints;
 - ``"auto"`` (the default): a checkpoint of a field with ``AUTO_ANN_MIN`` or
   more vectors builds the graph (in the checkpoint's own view, so no query
-  waits for it) and saves it as the ``.hnsw`` / ``.delta.hnsw`` sidecars; a
+  waits for it), at most ``AUTO_BUILD_STEP`` vectors per checkpoint so that
+  none runs for long (a large field's graph grows over several), and saves it
+  as the ``.hnsw`` / ``.delta.hnsw`` sidecars with the ids it lacks; a
   field opened with that graph searches it, plus an exact scan of the vectors
   written since (at most ``AUTO_PENDING_EXACT``; never inserted at query time).
   Without a graph, or with more new vectors than that, it uses binary codes +
@@ -18,7 +20,7 @@ or save, so replay stays cheap. Chosen by the field setting ``dense_index``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +34,7 @@ F32 = npt.NDArray[np.float32]
 DENSE_INDEX_KINDS = ("auto", "hamming", "hnsw")
 ANN_EF = 64  # search breadth: recall@10 >= 0.95 on the benchmark sets at ef 12-32
 AUTO_ANN_MIN = 50_000  # "auto": checkpoints build the graph from this many vectors on
+AUTO_BUILD_STEP = 100_000  # "auto": at most this many vectors go into the graph per checkpoint
 AUTO_PENDING_EXACT = 20_000  # "auto": vectors newer than the graph scanned exactly, up to this many
 
 
@@ -39,11 +42,13 @@ class DenseANN:
     """A tiered HNSW over unit vectors, ids = memory ids. A graph saved by a
     checkpoint is read on first use, not when the field opens (``load``)."""
 
-    def __init__(self, dim: int, graph: TieredHNSW | None = None, *, path: str | None = None) -> None:
+    def __init__(
+        self, dim: int, graph: TieredHNSW | None = None, *, path: str | None = None, pending: Iterable[int] = ()
+    ) -> None:
         self.dim = dim
         self._path = path  # a saved graph not read yet
         self._graph = graph if graph is not None or path is not None else TieredHNSW(dim, ef=ANN_EF)
-        self._pending: set[int] = set()  # ids whose current vector is not in the graph yet
+        self._pending: set[int] = set(pending)  # ids whose current vector is not in the graph yet
         self._dropped: set[int] = set()  # ids to take out of a saved graph once it is read
 
     @property
@@ -80,13 +85,18 @@ class DenseANN:
         elif mid in self._graph:
             self._graph.remove(np.array([mid], np.uint64))
 
-    def catch_up(self, rows_of: Callable[[list[int]], F32]) -> None:
-        """Insert what is pending; ``rows_of(ids)`` gives their unit vectors."""
+    def catch_up(self, rows_of: Callable[[list[int]], F32], limit: int | None = None) -> None:
+        """Insert what is pending (at most ``limit``, smallest ids first);
+        ``rows_of(ids)`` gives their unit vectors."""
         if not self._pending:
             return
-        ids = sorted(self._pending)
+        ids = sorted(self._pending)[:limit]
         self.graph.add(np.array(ids, np.uint64), np.ascontiguousarray(rows_of(ids), np.float32), num_threads=2)
-        self._pending.clear()
+        self._pending.difference_update(ids)
+
+    def pending_ids(self) -> npt.NDArray[np.uint64]:
+        """The ids not in the graph yet, ascending (saved with the graph)."""
+        return np.array(sorted(self._pending), np.uint64)
 
     @property
     def pending(self) -> int:
@@ -120,9 +130,10 @@ class DenseANN:
         return [path, delta_path(path)]
 
     @classmethod
-    def load(cls, path: str, dim: int) -> DenseANN:
-        """The graph ``save`` wrote to ``path``, read on first use."""
-        return cls(dim, path=path)
+    def load(cls, path: str, dim: int, pending: Iterable[int] = ()) -> DenseANN:
+        """The graph ``save`` wrote to ``path``, read on first use; ``pending``:
+        the ids it lacks (``pending_ids`` at save time)."""
+        return cls(dim, path=path, pending=pending)
 
     def __len__(self) -> int:
         return len(self.graph) + len(self._pending)

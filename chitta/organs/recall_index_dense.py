@@ -16,7 +16,7 @@ import numpy.typing as npt
 from chitta.errors import CheckpointIgnored, ChittaError
 from chitta.index.hamming import HammingRescoreIndex, binarize
 from chitta.index.posting import PAD_ID
-from chitta.organs.dense_ann import AUTO_ANN_MIN, AUTO_PENDING_EXACT, DenseANN
+from chitta.organs.dense_ann import AUTO_ANN_MIN, AUTO_BUILD_STEP, AUTO_PENDING_EXACT, DenseANN
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
@@ -193,13 +193,14 @@ class DenseLane:
                 self._ann = None
         return self._ann
 
-    def _ensure_ann(self) -> DenseANN:
+    def _ensure_ann(self, limit: int | None = None) -> DenseANN:
+        """The graph with (at most ``limit`` of) the pending vectors inserted."""
         self._ready_ann()
         if self._ann is None:
             self._ann = DenseANN(int(self.dim or 0))
             for mid in self._row:
                 self._ann.vector_set(mid)
-        self._ann.catch_up(lambda ids: self._vecs[[self._row[i] for i in ids]])
+        self._ann.catch_up(lambda ids: self._vecs[[self._row[i] for i in ids]], limit)
         return self._ann
 
     def _uses_ann(self) -> bool:
@@ -213,9 +214,14 @@ class DenseLane:
             and self._ann.pending <= AUTO_PENDING_EXACT
         )
 
-    def _saves_ann(self) -> bool:
-        """A checkpoint builds (or catches up) and saves the graph."""
-        return self._uses_ann() or (self._dense_kind == "auto" and len(self._row) >= max(AUTO_ANN_MIN, self.exact_limit))
+    def _ann_for_checkpoint(self) -> DenseANN | None:
+        """The graph a checkpoint saves, built or caught up now ("auto": by at most
+        ``AUTO_BUILD_STEP`` vectors), or None when it saves none."""
+        if self._uses_ann():
+            return self._ensure_ann()
+        if self._dense_kind == "auto" and len(self._row) >= max(AUTO_ANN_MIN, self.exact_limit):
+            return self._ensure_ann(AUTO_BUILD_STEP)
+        return None
 
     @property
     def vector_count(self) -> int:

@@ -49,7 +49,7 @@ class IndexSnapshot:
     def _flush_codes(self) -> None: ...
     def _flush_text(self) -> None: ...
     def _uses_ann(self) -> bool: ...
-    def _saves_ann(self) -> bool: ...
+    def _ann_for_checkpoint(self) -> DenseANN | None: ...
     def _ensure_ann(self) -> DenseANN: ...
     def speakers_state(self) -> list[list[Any]]:
         raise NotImplementedError  # SpeakerIndex (recall_speakers.py), before this class in the organ's bases
@@ -69,7 +69,8 @@ class IndexSnapshot:
         if bm25_path is not None:
             self._flush_text()
             self._bm25.save(bm25_path)
-        ann_files = self._ensure_ann().save(ann_path) if self._saves_ann() else []
+        ann = self._ann_for_checkpoint()
+        ann_files = ann.save(ann_path) if ann is not None else []
         coded = np.fromiter(self._code_version.keys(), np.uint64, len(self._code_version))
         versions = np.fromiter(self._code_version.values(), np.uint32, len(self._code_version))
         return {
@@ -81,6 +82,7 @@ class IndexSnapshot:
             "posting": {"n_features": self._posting.n_features, "active": self._posting.active},
             "dense_index": self._dense_kind,
             "ann": bool(ann_files),
+            "ann_pending": b"" if ann is None else ann.pending_ids().astype("<u8").tobytes(),  # state 3
             "keyword_context": [[mid, ctx] for mid, (_text, ctx) in self._kw_context.items()],
             "keyword_index": bm25_path is not None,
             "speakers": self.speakers_state(),  # state v3 (optional; absent: from the puts' meta)
@@ -168,7 +170,8 @@ class IndexSnapshot:
         if self._dense_kind not in DENSE_INDEX_KINDS:
             raise ValueError(f"unknown dense index {self._dense_kind!r}")
         if state["ann"]:
-            self._ann = DenseANN.load(ann_path, int(self.dim or 0))
+            pending = np.frombuffer(state.get("ann_pending", b""), "<u8").tolist()
+            self._ann = DenseANN.load(ann_path, int(self.dim or 0), pending)
         coded = np.frombuffer(state["coded"], "<u8")
         versions = np.frombuffer(state["code_versions"], "<u4")
         if len(coded) != len(versions):

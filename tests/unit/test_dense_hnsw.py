@@ -159,3 +159,23 @@ def test_a_damaged_graph_is_dropped_with_a_warning_and_recall_still_works(
         want = "hamming+rescore" if kind == "auto" else "hnsw"  # "hnsw" builds its graph anew
         assert g._index.stats()["dense_path"] == want
         assert [_dense(g, vecs[j], k=1) for j in (0, 99, 321)] == [[ids[0]], [ids[99]], [ids[321]]]
+
+
+def test_auto_graph_grows_by_a_bounded_step_per_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(recall_index_dense, "AUTO_ANN_MIN", 60)
+    monkeypatch.setattr(recall_index_dense, "AUTO_BUILD_STEP", 150)
+    monkeypatch.setattr(recall_index_dense, "AUTO_PENDING_EXACT", 40)
+    root = tmp_path / "f"
+    vecs = _vectors(N)  # 400 vectors: 150 + 150 + 100 over three checkpoints
+    with chitta.open(root, embedder=None) as f:
+        ids = f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(vecs)])
+    for in_graph in (150, 300, 400):
+        with chitta.open(root, embedder=None) as f:
+            f.checkpoint()
+        with chitta.open(root, embedder=None, read_only=True) as g:
+            ann = g._index._ann
+            assert ann is not None and ann.pending == N - in_graph
+            assert len(ann.graph) == in_graph
+            # a graph missing more than AUTO_PENDING_EXACT vectors is not searched: codes instead
+            assert g._index.stats()["dense_path"] == ("hnsw" if N - in_graph <= 40 else "hamming+rescore")
+            assert [_dense(g, vecs[j], k=1) for j in (0, 200, 399)] == [[ids[0]], [ids[200]], [ids[399]]]

@@ -155,9 +155,9 @@ class RecallMixin:
         """Choose the dense lane's index for fields above the exact-scan size (a
         field-wide setting, logged): ``"hnsw"`` (a tiered HNSW graph, saved by
         checkpoints), ``"hamming"`` (binary codes + exact rescoring) or ``"auto"``
-        (the default: the graph a checkpoint built for a field of 50,000 vectors
-        or more, plus an exact scan of the vectors written since; binary codes +
-        rescoring until then; chitta/organs/dense_ann.py)."""
+        (the default: the graph checkpoints build for a field of 50,000 vectors
+        or more, at most 100,000 vectors each, plus an exact scan of the vectors
+        it lacks; binary codes + rescoring until then; chitta/organs/dense_ann.py)."""
         self._check_writable()
         v.choice(kind, frozenset(DENSE_INDEX_KINDS), "kind")
         self._commit(ops.ConfigureField(key="dense_index", value=kind, at_ms=self._now_ms()))

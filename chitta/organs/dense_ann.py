@@ -35,7 +35,7 @@ DENSE_INDEX_KINDS = ("auto", "hamming", "hnsw")
 ANN_EF = 64  # search breadth: recall@10 >= 0.95 on the benchmark sets at ef 12-32
 AUTO_ANN_MIN = 50_000  # "auto": checkpoints build the graph from this many vectors on
 AUTO_BUILD_STEP = 100_000  # "auto": at most this many vectors go into the graph per checkpoint
-AUTO_PENDING_EXACT = 20_000  # "auto": vectors newer than the graph scanned exactly, up to this many
+AUTO_PENDING_EXACT = 10_000  # "auto": vectors the graph lacks scanned exactly, up to this many (~1 ms)
 
 
 class DenseANN:
@@ -50,6 +50,7 @@ class DenseANN:
         self._graph = graph if graph is not None or path is not None else TieredHNSW(dim, ef=ANN_EF)
         self._pending: set[int] = set(pending)  # ids whose current vector is not in the graph yet
         self._dropped: set[int] = set()  # ids to take out of a saved graph once it is read
+        self._stale: set[int] = set()  # pending ids whose older vector the graph still holds
 
     @property
     def loaded(self) -> bool:
@@ -68,6 +69,7 @@ class DenseANN:
             if gone:
                 graph.remove(np.array(gone, np.uint64))
             self._dropped.clear()
+            self._stale = {mid for mid in self._pending if mid in graph}
             self._graph = graph
         return self._graph
 
@@ -77,9 +79,12 @@ class DenseANN:
 
     def vector_set(self, mid: int) -> None:
         self._pending.add(mid)
+        if self._graph is not None and mid in self._graph:
+            self._stale.add(mid)
 
     def vector_dropped(self, mid: int) -> None:
         self._pending.discard(mid)  # and any older vector of it in the graph goes too
+        self._stale.discard(mid)
         if self._graph is None:
             self._dropped.add(mid)
         elif mid in self._graph:
@@ -93,6 +98,7 @@ class DenseANN:
         ids = sorted(self._pending)[:limit]
         self.graph.add(np.array(ids, np.uint64), np.ascontiguousarray(rows_of(ids), np.float32), num_threads=2)
         self._pending.difference_update(ids)
+        self._stale.difference_update(ids)
 
     def pending_ids(self) -> npt.NDArray[np.uint64]:
         """The ids not in the graph yet, ascending (saved with the graph)."""
@@ -115,11 +121,13 @@ class DenseANN:
         if not self._pending:
             return self.search(vector, k)
         pending = sorted(self._pending)
-        ids, cos = self.search(vector, k + len(pending))
-        fresh = ~np.isin(ids, np.array(pending, np.uint64))
+        ids, cos = self.search(vector, k + len(self._stale))  # room for the stale entries dropped here
+        if self._stale:
+            fresh = ~np.isin(ids, np.fromiter(self._stale, np.uint64, len(self._stale)))
+            ids, cos = ids[fresh], cos[fresh]
         extra = np.ascontiguousarray(rows_of(pending), np.float32) @ vector
-        all_ids = np.concatenate([ids[fresh], np.array(pending, np.uint64)])
-        all_cos = np.concatenate([cos[fresh], extra.astype(np.float32)])
+        all_ids = np.concatenate([ids, np.array(pending, np.uint64)])
+        all_cos = np.concatenate([cos, extra.astype(np.float32)])
         order = np.lexsort((all_ids, -all_cos))[:k]
         return all_ids[order], all_cos[order]
 

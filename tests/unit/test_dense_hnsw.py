@@ -14,6 +14,7 @@ import chitta
 from chitta.checkpoint import store
 from chitta.errors import CheckpointIgnored, InvalidArgument
 from chitta.organs import recall_index, recall_index_dense
+from chitta.organs.dense_ann import DenseANN
 
 N, DIM = 400, 32
 
@@ -123,6 +124,7 @@ def test_auto_graph_is_built_by_a_checkpoint_and_newer_vectors_are_scanned(
         assert _dense(f, -vecs[5], k=1) == [ids[5]]
         assert ids[6] not in _dense(f, vecs[6], k=N)
         assert len(f._index._ann.graph) <= graph_size  # nothing was inserted at query time
+        assert ids[5] not in f._index._ann.graph  # its old vector left the graph when it changed
         monkeypatch.setattr(recall_index_dense, "AUTO_PENDING_EXACT", 10)  # too many newer vectors: codes instead
         assert f._index.stats()["dense_path"] == "hamming+rescore"
         assert _dense(f, late[3], k=1) == [late_ids[3]]
@@ -179,3 +181,19 @@ def test_auto_graph_grows_by_a_bounded_step_per_checkpoint(tmp_path: Path, monke
             # a graph missing more than AUTO_PENDING_EXACT vectors is not searched: codes instead
             assert g._index.stats()["dense_path"] == ("hnsw" if N - in_graph <= 40 else "hamming+rescore")
             assert [_dense(g, vecs[j], k=1) for j in (0, 200, 399)] == [[ids[0]], [ids[200]], [ids[399]]]
+
+
+def test_search_with_pending_drops_a_stale_graph_entry() -> None:
+    vecs = _vectors(200)
+    ann = DenseANN(DIM)
+    for i in range(200):
+        ann.vector_set(i + 1)
+    ann.catch_up(lambda ids: vecs[[i - 1 for i in ids]])
+    moved = vecs.copy()
+    moved[9] = -vecs[9]  # id 10 gets a new vector; the graph still holds the old one
+    ann.vector_set(10)
+    assert ann.pending == 1 and ann._stale == {10}
+    ids, cos = ann.search_with_pending(vecs[9], 5, lambda ids: moved[[i - 1 for i in ids]])
+    assert 10 not in ids.tolist()  # the old vector is not returned
+    ids, cos = ann.search_with_pending(-vecs[9], 1, lambda ids: moved[[i - 1 for i in ids]])
+    assert ids.tolist() == [10] and cos[0] == pytest.approx(1.0, abs=1e-5)

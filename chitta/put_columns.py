@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
@@ -64,7 +65,7 @@ class PutColumns:
     def texts(self) -> list[str]:
         off = self.text_offsets.tolist()
         arena = self.text_arena
-        return [arena[a:b].decode() for a, b in zip(off, off[1:])]
+        return [arena[a:b].decode() for a, b in pairwise(off)]
 
     def op(self, row: int) -> PutPayload:
         """The put of ``row``, rebuilt (equal to the op the run was made of)."""

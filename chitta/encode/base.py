@@ -14,6 +14,7 @@ different families must never be mixed; the hashing embedder is a family of its 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -21,7 +22,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from chitta.errors import InvalidArgument, ModelChecksumError
+from chitta.errors import EmbedderUnavailable, InvalidArgument, ModelChecksumError
 
 #: Family of all-MiniLM-L6-v2 vectors, whichever runtime computed them.
 MINILM_FAMILY = "all-minilm-l6-v2"
@@ -112,3 +113,17 @@ def verify_sha256(path: Path, expected: str, what: str) -> None:
             f"{what}: {path} has SHA-256 {actual}, expected {expected}; the file is damaged "
             "or is not the pinned model (reinstall the package)"
         )
+
+
+def importable(*modules: str) -> bool:
+    """True if every module can be imported (found; nothing is imported)."""
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
+def package_dir(module: str, missing: str) -> Path:
+    """The directory of the installed package ``module``; EmbedderUnavailable
+    with the message ``missing`` if it is not installed."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderUnavailable(missing)
+    return Path(next(iter(spec.submodule_search_locations)))

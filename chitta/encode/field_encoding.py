@@ -76,14 +76,14 @@ class FieldEncoding:
     def __init__(self, spec: Any, *, recorded: dict[str, Any] | None, reembed: bool) -> None:
         self.embedder = resolve_embedder(spec, recorded)
         self.reembed = reembed
-        if self.embedder is not None and recorded is not None and not reembed:
-            if recorded.get("family") != self.embedder.family:
-                raise EmbedderMismatch(
-                    f"this field's vectors come from {recorded.get('name')!r} (family "
-                    f"{recorded.get('family')!r}); {self.embedder.name!r} (family "
-                    f"{self.embedder.family!r}) would mix incompatible vectors. Open it with that "
-                    "embedder, with embedder=None, or with reembed=True to re-embed every memory."
-                )
+        embedder = self.embedder
+        if embedder is not None and recorded is not None and not reembed and recorded.get("family") != embedder.family:
+            raise EmbedderMismatch(
+                f"this field's vectors come from {recorded.get('name')!r} (family "
+                f"{recorded.get('family')!r}); {embedder.name!r} (family "
+                f"{embedder.family!r}) would mix incompatible vectors. Open it with that "
+                "embedder, with embedder=None, or with reembed=True to re-embed every memory."
+            )
 
     @property
     def enabled(self) -> bool:

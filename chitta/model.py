@@ -67,6 +67,22 @@ class Memory:
     __hash__ = None  # type: ignore[assignment]
 
 
+_MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
+_MEMORY_SETTERS = tuple(Memory.__dict__[name].__set__ for name in _MEMORY_FIELDS)
+
+
+def memory_of(values: tuple[Any, ...]) -> Memory:
+    """``Memory(**dict(zip(fields, values)))`` with ``values`` in field order, built
+    without the frozen dataclass's ``__init__`` (it goes through ``object.__setattr__``
+    once per field: about twice the cost). Recall builds one per hit."""
+    if len(values) != len(_MEMORY_SETTERS):
+        raise TypeError(f"Memory has {len(_MEMORY_SETTERS)} fields, got {len(values)} values")
+    memory = object.__new__(Memory)
+    for set_slot, value in zip(_MEMORY_SETTERS, values):
+        set_slot(memory, value)
+    return memory
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class FieldStats:
     """Counts and sizes of a field as this handle sees it."""

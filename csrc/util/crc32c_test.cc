@@ -35,6 +35,24 @@ TEST(Crc32c, PortableAndHardwareAgree) {
   }
 }
 
+// Large buffers take the three-chain path (blocks of 3 x 256 and 3 x 8192
+// bytes): every boundary around those sizes, at unaligned starts.
+TEST(Crc32c, ThreeChainPathAgreesWithPortable) {
+  if (!HasSse42()) GTEST_SKIP() << "no SSE4.2 on this CPU";
+  std::mt19937_64 rng(11);
+  std::vector<uint8_t> buf(200003 + 8);
+  for (auto& b : buf) b = static_cast<uint8_t>(rng());
+  const size_t sizes[] = {767,  768,   769,   775,   3 * 8192 - 1, 3 * 8192,     3 * 8192 + 1,
+                          3 * 8192 + 768, 6 * 8192 + 3 * 256 + 7, 100003, 200003};
+  for (size_t n : sizes) {
+    for (size_t start = 0; start < 8; start += 3) {
+      uint32_t seed = static_cast<uint32_t>(rng());
+      ASSERT_EQ(ExtendPortable(seed, buf.data() + start, n), ExtendSse42(seed, buf.data() + start, n))
+          << n << " at " << start;
+    }
+  }
+}
+
 TEST(Crc32c, ExtendIsConcatenation) {
   const std::string a = "hello ", b = "world";
   const std::string ab = a + b;

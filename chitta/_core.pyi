@@ -370,3 +370,13 @@ HASHEMBED_MAX_DIM: int
 def _hash_embed(texts: list[str] | tuple[str, ...], dim: int) -> npt.NDArray[np.float32]: ...
 
 # ---- end hashembed -----------------------------------------------------------
+
+# ---- replay's run decoders (_ext/bind_wal_runs.cc) ----------------------------
+def _decode_sparse_codes(
+    result: ReadResult, start: int, end: int, active: int
+) -> tuple[
+    npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.float32], npt.NDArray[np.uint32], list[int]
+]: ...
+def _unpack_batch(result: ReadResult, index: int) -> ReadResult | None: ...
+
+# ---- end replay's run decoders ------------------------------------------------

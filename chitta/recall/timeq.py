@@ -150,3 +150,15 @@ def query_times(text: str) -> QueryTimes | None:
             spans.append((_ms(datetime(year, 1, 1)), _ms(datetime(year + 1, 1, 1))))
     result = QueryTimes(tuple(spans), frozenset(months))
     return result if result else None
+
+
+def dated_mask(
+    text: str | None, created_ms: npt.NDArray[np.int64], *, slack_days: float = 0.0
+) -> npt.NDArray[np.bool_] | None:
+    """Which of the candidates (event times ``created_ms``) fall in the dates ``text`` names;
+    None when it names none or none falls in them (then the prior changes nothing)."""
+    when = query_times(text) if text else None
+    if when is None:
+        return None
+    hit = when.mask(created_ms, slack_days=slack_days)
+    return hit if hit.any() else None

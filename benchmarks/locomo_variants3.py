@@ -14,6 +14,7 @@ x1.3; 0.02 cosine tiebreak) and adds one lever:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -182,3 +183,27 @@ def round15(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
     for w in (0.25, 0.5):
         yield f"R15 multi-vector max lane w={w}", multi_vector(emb, w, "max", ctx)
         yield f"R15 multi-vector mean lane w={w}", multi_vector(emb, w, "mean", ctx)
+
+
+# --- answer-type prior: a "when" question favours memories that say when -----------------------------
+
+_TIME_WORDS = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|ago|last|next|weekend|week|month|year|morning|evening|night|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|"
+    r"august|september|october|november|december|(?:19|20)\d\d|since|recently|earlier|later)\b", re.I)
+
+
+def when_prior(emb: Any, lam: float, ctx: int = 1) -> Ranker:
+    def r(c: Conv, qi: int) -> list[int]:
+        fused = _prior(c, qi, base_fused(c, qi, emb, ctx=ctx))
+        if c.questions[qi]["q"].strip().lower().startswith(("when ", "how long ago")):
+            fused = {i: s * (1 + lam) if _TIME_WORDS.search(c.items[i]["said"]) else s for i, s in fused.items()}
+        return _finish(c, qi, fused, vecs=ctx_vectors(c, emb, ctx))
+
+    return r
+
+
+def round16(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    yield f"R16 reference (ctx={ctx})", reference(emb, ctx)
+    for lam in (0.1, 0.2, 0.3, 0.5):
+        yield f"R16 'when' answer-type prior x(1+{lam})", when_prior(emb, lam, ctx)

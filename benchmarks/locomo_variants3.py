@@ -190,7 +190,7 @@ def round15(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
 _TIME_WORDS = re.compile(
     r"\b(yesterday|today|tonight|tomorrow|ago|last|next|weekend|week|month|year|morning|evening|night|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|"
-    r"august|september|october|november|december|(?:19|20)\d\d|since|recently|earlier|later)\b", re.I)
+    r"august|september|october|november|december|(?:19|20)\d\d|since|recently|earlier|later)\b", re.IGNORECASE)
 
 
 def when_prior(emb: Any, lam: float, ctx: int = 1) -> Ranker:

@@ -96,8 +96,8 @@ class QueryTimes:
         return hit
 
 
-def _month(name: str | None, before: str) -> int | None:
-    """The month a matched name means, None when it is not one here ("May I ...", "march on")."""
+def _month(name: str | None) -> int | None:
+    """The month a matched name (full or abbreviated) means."""
     if name is None:
         return None
     name = name.rstrip(".")
@@ -122,20 +122,20 @@ def query_times(text: str) -> QueryTimes | None:
         prev = before[0].lower().strip(",.;:") if before else ""
         if g[0] or g[3] or g[6]:  # a full date
             if g[0]:
-                day, month, year = int(g[0]), _month(g[1], prev), int(g[2])
+                day, month, year = int(g[0]), _month(g[1]), int(g[2])
             elif g[3]:
-                month, day, year = _month(g[3], prev), int(g[4]), int(g[5])
+                month, day, year = _month(g[3]), int(g[4]), int(g[5])
             else:
                 year, month, day = int(g[6]), int(g[7]), int(g[8])
             if month is not None and _valid_day(year, month, day):
                 lo = _ms(datetime(year, month, day))
                 spans.append((lo, lo + DAY_MS))
         elif g[9]:  # month and year
-            month = _month(g[9], prev)
+            month = _month(g[9])
             if month is not None:
                 spans.append(_month_span(int(g[10]), month))
         elif g[11] or g[13]:  # a day of a month, no year: the month of any year
-            month = _month(g[12] or g[13], prev)
+            month = _month(g[12] or g[13])
             if month is not None:
                 months.add(month)
         elif g[15]:  # a month name alone

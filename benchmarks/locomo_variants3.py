@@ -207,3 +207,47 @@ def round16(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
     yield f"R16 reference (ctx={ctx})", reference(emb, ctx)
     for lam in (0.1, 0.2, 0.3, 0.5):
         yield f"R16 'when' answer-type prior x(1+{lam})", when_prior(emb, lam, ctx)
+
+
+# --- word-level semantic expansion of the keyword query from the field's own vocabulary --------------
+
+def _vocab(c: Conv, emb: Any) -> tuple[list[str], np.ndarray]:
+    key = ("vocab",)
+    if key not in c.bm25:
+        words = sorted({t for text in c.texts for t in tokenize(text, stopwords=False)
+                        if t not in QUERY_STOPWORDS and t.isalpha() and len(t) > 2})
+        c.bm25[key] = (words, emb.embed(words))  # type: ignore[assignment]
+    return c.bm25[key]  # type: ignore[return-value]
+
+
+def expansion(emb: Any, tau: float, m: int, lam: float, with_query: bool, ctx: int = 1) -> Ranker:
+    """A second keyword lane (weight ``lam``) searching, for each content word of the query, the ``m``
+    field words whose vectors are nearest to it (cosine >= ``tau``), with (or without) the query."""
+    def r(c: Conv, qi: int) -> list[int]:
+        q = keyword_query(c.questions[qi]["q"])
+        vecs = ctx_vectors(c, emb, ctx)
+        lists = {"bm25": kw_search(c, q)[0], "dense": dense_rank(vecs, c.qvecs[qi])}
+        w = {"bm25": 1.0, "dense": 0.5}
+        words, wv = _vocab(c, emb)
+        terms = [t for t in q.split() if t.isalpha()]
+        extra: list[str] = []
+        if terms:
+            sims = emb.embed(terms) @ wv.T
+            for t, row in zip(terms, sims):
+                top = [words[j] for j in np.argsort(-row)[: m + 1] if words[j] != t and row[j] >= tau]
+                extra += top[:m]
+        if extra:
+            lists["exp"] = kw_search(c, " ".join([q, *extra] if with_query else extra))[0]
+            w["exp"] = lam
+        return _finish(c, qi, _prior(c, qi, _fuse_scores(lists, w)), vecs=vecs)
+
+    return r
+
+
+def round17(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    yield f"R17 reference (ctx={ctx})", reference(emb, ctx)
+    for tau in (0.5, 0.6, 0.7):
+        for lam in (0.3, 0.6):
+            yield f"R17 expansion lane tau={tau} m=3 w={lam} (+query)", expansion(emb, tau, 3, lam, True, ctx)
+    yield "R17 expansion lane tau=0.6 m=3 w=0.3 (words only)", expansion(emb, 0.6, 3, 0.3, False, ctx)
+    yield "R17 expansion lane tau=0.5 m=5 w=0.3 (+query)", expansion(emb, 0.5, 5, 0.3, True, ctx)

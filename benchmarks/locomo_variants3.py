@@ -1,4 +1,4 @@
-"""Round 13+ of the LoCoMo ablation (``locomo_ablate.py --round 13``): pass 4 levers.
+"""Rounds 13-17 of the LoCoMo ablation (``locomo_ablate.py --round 13``): pass 4 levers.
 
 Every ranker starts from the pipeline adopted in pass 3 (keyword lane over the
 turn with 2 earlier turns, own text 3x, query processing, stemming; dense lane
@@ -9,7 +9,9 @@ x1.3; 0.02 cosine tiebreak) and adds one lever:
   in the same session (fused scores, or the dense lane's cosines);
 - a time prior: dates the query names (``chitta.recall.timeq``) favour the
   memories whose event time falls in them;
-- a multi-vector query: the query's content-word phrases embedded one by one.
+- a multi-vector query: the query's content-word phrases embedded one by one;
+- (round 16) a "when" answer-type prior; (round 17) a keyword lane expanded with
+  the field words whose word vectors are nearest to the query's words.
 """
 
 from __future__ import annotations

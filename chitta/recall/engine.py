@@ -219,7 +219,7 @@ class RecallEngine:
                     factors += (Factor("time", "prior", tprior, 1.0, gain),)
             hits.append(Hit(
                 id=mid, text=memory.text, score=float(scores[j]), memory=memory, lanes=lane_ranks,
-                fused=float(fused[pos]), factors=factors,
+                fused=float(batch.fused[j]), factors=factors,
             ))
         return hits
 

@@ -21,7 +21,7 @@ The data is read at run time and never copied into the repository.
 
     python benchmarks/eval_locomo.py [--data PATH] [--configs hybrid,bm25,dense,posting]
                                      [--limit-conversations N] [--context-turns N]
-                                     [--keyword-context-turns N] [--cache] [--json]
+                                     [--keyword-context-turns N] [--time-prior X] [--cache] [--json]
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from rich.table import Table
 
 import chitta
 from chitta.importers import Turn, import_conversation
+from chitta.recall.engine import RecallSettings
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
 KS = (1, 5, 10, 20)
@@ -99,9 +100,10 @@ def turns(conversation: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def build_field(
-    root: Path, sample: dict[str, Any], embedder: Any, context_turns: int = 1, keyword_context_turns: int = 2
+    root: Path, sample: dict[str, Any], embedder: Any, context_turns: int = 1, keyword_context_turns: int = 2,
+    settings: RecallSettings | None = None,
 ) -> tuple[chitta.Field, dict[int, str]]:
-    field = chitta.open(root, durability="buffered", embedder=embedder)
+    field = chitta.open(root, durability="buffered", embedder=embedder, recall_settings=settings)
     items = turns(sample["conversation"])
     ids = import_conversation(
         field,
@@ -114,7 +116,7 @@ def build_field(
 
 def evaluate(
     data: list[dict[str, Any]], configs: list[str], embedder: Any, console: Console, context_turns: int = 1,
-    keyword_context_turns: int = 2,
+    keyword_context_turns: int = 2, settings: RecallSettings | None = None,
 ) -> dict[str, Any]:
     recall = {c: defaultdict(lambda: defaultdict(list)) for c in configs}  # config -> category -> k -> values
     latency: dict[str, list[float]] = defaultdict(list)
@@ -122,7 +124,8 @@ def evaluate(
     with tempfile.TemporaryDirectory() as tmp, Progress(console=console, transient=True) as progress:
         task = progress.add_task("conversations", total=len(data))
         for i, sample in enumerate(data):
-            field, dia_of = build_field(Path(tmp) / f"conv{i}", sample, embedder, context_turns, keyword_context_turns)
+            field, dia_of = build_field(Path(tmp) / f"conv{i}", sample, embedder, context_turns, keyword_context_turns,
+                                        settings)
             known = set(dia_of.values())
             qvecs = field._encoding.embed([qa["question"] for qa in sample["qa"]]) if field._encoding.enabled else None
             for qi, qa in enumerate(sample["qa"]):
@@ -173,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embedder", default="auto", help="auto (the default model), mpnet (chitta[mpnet]) or hashing")
     ap.add_argument("--context-turns", type=int, default=1, help="earlier turns embedded with each turn")
     ap.add_argument("--keyword-context-turns", type=int, default=2, help="earlier turns the keyword lane indexes with each turn")
+    ap.add_argument("--time-prior", type=float, default=None,
+                    help="RecallSettings.time_prior for this run (default: the library's; 0 turns it off)")
     ap.add_argument("--cache", action="store_true", help="cache vectors on disk (benchmarks/locomo_cache.py, /tmp)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -200,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
 
         embedder = CachedEmbedder(default_embedder() if args.embedder == "auto" else embedder)
     t0 = time.perf_counter()
-    result = evaluate(data, configs, embedder, console, args.context_turns, args.keyword_context_turns)
+    settings = None if args.time_prior is None else RecallSettings(time_prior=args.time_prior)
+    result = evaluate(data, configs, embedder, console, args.context_turns, args.keyword_context_turns, settings)
     rows = summarise(result, configs)
     if args.json:
         print(json.dumps({"rows": rows, "skipped": result["skipped"], "dropped_ids": result["dropped_ids"]}))

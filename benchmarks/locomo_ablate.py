@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--only", default="")
-    ap.add_argument("--round", default="all", help="all (rounds 1-7), 8-12 (locomo_variants2.py)")
+    ap.add_argument("--round", default="all", help="all (rounds 1-7), 8-12 (locomo_variants2.py), 13-15 (locomo_variants3.py)")
     ap.add_argument("--embedder", default="minilm", help="minilm (the default model) or a cached name, e.g. mpnet")
     ap.add_argument("--ctx", type=int, default=1, help="rounds 11-12: earlier turns in the dense vectors")
     args = ap.parse_args(argv)
@@ -158,9 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     from locomo_variants import bm25_extra, round2, round3, round4, round6, round7, variants
     from locomo_variants2 import round8, round9, round10, round11, round12
 
-    rounds = ([*variants(emb), *bm25_extra(emb), *round2(emb), *round3(emb), *round4(emb), *round6(emb),
-               *round7(emb)] if args.round == "all" else [*round8(emb)] if args.round == "8" else [*round9(emb)] if args.round == "9" else [*round10(emb)]
-              if args.round == "10" else [*round11(emb, args.ctx)] if args.round == "11" else [*round12(emb, args.ctx)])
+    if args.round in ("13", "14", "15", "16", "17"):
+        import locomo_variants3 as v3
+
+        rounds = list(getattr(v3, f"round{args.round}")(emb, args.ctx))
+    else:
+        rounds = ([*variants(emb), *bm25_extra(emb), *round2(emb), *round3(emb), *round4(emb), *round6(emb),
+                   *round7(emb)] if args.round == "all" else [*round8(emb)] if args.round == "8" else [*round9(emb)] if args.round == "9" else [*round10(emb)]
+                  if args.round == "10" else [*round11(emb, args.ctx)] if args.round == "11" else [*round12(emb, args.ctx)])
     for name, ranker in rounds:
         if args.only and args.only not in name:
             continue

@@ -5,7 +5,8 @@ benchmarks/RESULTS.md, section locomo):
 
 - each turn is one memory whose text is ``"Speaker: text"`` (the speaker's
   name is then a keyword like any other);
-- its event time ``at`` is the turn's own time, else its session's date;
+- its event time ``at`` is the turn's own time, else its session's date (a
+  query naming a date favours the turns of that date: ``RecallSettings.time_prior``);
 - its ``session`` is the session's name, so recall can filter by it;
 - its vector embeds the turn *with the ``context_turns`` turns before it in
   the same session* (one text, newline-joined): a reply such as "Yes, last

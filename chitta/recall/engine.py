@@ -32,6 +32,7 @@ from chitta.recall.factors import suppression
 from chitta.recall.hit import Factor, Hit
 from chitta.recall.query import keyword_query
 from chitta.recall.scorer import CandidateBatch, Scorer, access_columns
+from chitta.recall.timeq import dated_mask
 
 if TYPE_CHECKING:
     from chitta.organs.memories import ScoringStates
@@ -55,6 +56,11 @@ class RecallSettings:
     # A query naming one speaker (meta["speaker"]) multiplies that speaker's candidates' fused score by
     # 1 + speaker_prior (chitta.recall.query.named_speaker; LoCoMo dev: RESULTS.md, locomo). 0: off.
     speaker_prior: float = 0.3
+    # A query naming dates ("in May 2023", "on 3 June, 2023": chitta.recall.timeq) multiplies the fused
+    # score of candidates whose event time lies in them (or up to time_prior_slack_days after) by
+    # 1 + time_prior (LoCoMo dev: RESULTS.md, locomo pass 4). 0: off.
+    time_prior: float = 1.0
+    time_prior_slack_days: float = 0.0
 
 
 class MemoriesView(Protocol):
@@ -183,6 +189,11 @@ class RecallEngine:
         batch, keep = self._candidates(id_list, fused, vector)
         if not keep:
             return []
+        tprior = 1.0 + self.settings.time_prior
+        timed = dated_mask(text, batch.created_ms, slack_days=self.settings.time_prior_slack_days) \
+            if self.settings.time_prior > 0 else None
+        if timed is not None:
+            batch = dataclasses.replace(batch, fused=np.where(timed, batch.fused * tprior, batch.fused))
         scores = self.scorer.score_batch(batch, best_fused=best, now_ms=now_ms)
         kept_ids = ids[keep]
         order = np.lexsort((kept_ids, -scores))  # score desc, then id asc
@@ -202,9 +213,13 @@ class RecallEngine:
                     plain = dataclasses.replace(view, fused=view.fused / prior)
                     gain = float(scores[j]) - self.scorer.score(plain, best_fused=best, now_ms=now_ms)[0]
                     factors += (Factor("speaker", "prior", prior, 1.0, gain),)
+                if timed is not None and timed[j]:  # and what the time prior added
+                    plain = dataclasses.replace(view, fused=view.fused / tprior)
+                    gain = float(scores[j]) - self.scorer.score(plain, best_fused=best, now_ms=now_ms)[0]
+                    factors += (Factor("time", "prior", tprior, 1.0, gain),)
             hits.append(Hit(
                 id=mid, text=memory.text, score=float(scores[j]), memory=memory, lanes=lane_ranks,
-                fused=float(fused[pos]), factors=factors,
+                fused=float(batch.fused[j]), factors=factors,
             ))
         return hits
 

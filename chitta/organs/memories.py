@@ -378,6 +378,20 @@ class MemoriesOrgan:
             return iter(s.map.ids().tolist())
         return iter(s.map.ids()[self._live_rows()].tolist())
 
+    def all_ids(self) -> list[int]:
+        """Ids of every memory ever put (forgotten ones too), in apply order."""
+        return self._s.map.ids().tolist()  # type: ignore[no-any-return]
+
+    def nbytes(self) -> dict[str, int]:
+        """Bytes held, by part: columns, texts (arena + changed), vectors, row map."""
+        s = self._s
+        return {
+            "columns": sum(col.nbytes for col in s.c.values()) + s.text_off.nbytes,
+            "texts": len(s.arena) + sum(len(t) for t in s.texts.values()),
+            "vectors": s.vecs.nbytes + s.base.nbytes + sum(len(b) for b in s.odd.values()),
+            "row_map": int(s.map.memory_bytes()),
+        }
+
     def get(self, mid: int) -> Memory | None:
         row = self._row(mid)
         return None if row < 0 else self._memory(mid, row)

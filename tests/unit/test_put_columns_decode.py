@@ -155,3 +155,32 @@ def test_bad_range_is_an_index_error(tmp_path: os.PathLike[str]) -> None:
         _core.decode_put_columns(result, 0, 2, lambda i: None)
     with pytest.raises(IndexError):
         _core.decode_put_columns(result, 1, 0, lambda i: None)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2**64 - 1), st.text(min_size=1, max_size=10), st.integers(0, 2**62)),
+                max_size=20))
+def test_pending_columns_equal_the_reference(run: list[tuple[int, str, int]]) -> None:
+    from chitta.field_write import pending_columns
+
+    want = PutColumns.from_puts([P(id=m, text=t, created_ms=ms, written_ms=ms) for m, t, ms in run])
+    assert pending_columns(run).same_as(want)
+
+
+def test_reopened_field_replays_columns_to_the_same_memories(tmp_path: os.PathLike[str]) -> None:
+    import chitta
+
+    root = str(tmp_path)
+    with chitta.open(root, embedder="hashing") as f:
+        ids = [f.remember(f"plain {i} ✓" if i % 3 else f"plain {i}") for i in range(5)]
+        ids.append(f.remember("tagged", tags=("a",), meta={"speaker": "Ana"}, kind="decision", realm="r"))
+        ids.append(f.remember("own vector", embedding=np.ones(384, np.float32)))
+        ids += f.remember_many(["one", {"text": "two", "session": "s1"}])
+        f.forget(ids[1])
+        f.update(ids[2], text="changed", confidence=0.5)
+        before = [(m.id, m.text, m.kind, m.realm, m.session, m.tags, m.meta, m.confidence, m.updated_ms,
+                   None if m.embedding is None else m.embedding.tobytes()) for m in f.memories()]
+    with chitta.open(root, embedder="hashing", read_only=True) as f:
+        after = [(m.id, m.text, m.kind, m.realm, m.session, m.tags, m.meta, m.confidence, m.updated_ms,
+                  None if m.embedding is None else m.embedding.tobytes()) for m in f.memories()]
+    assert after == before and len(before) == len(ids) - 1

@@ -30,8 +30,9 @@ constexpr int kLabels = 5;  // kind, realm, session, source_tool, harness (put_c
 // One label field's distinct values in first-seen order (None included).
 class LabelTable {
  public:
+  // Runs repeat their labels: the previous row's value is checked first (one memcmp, no hash).
   bool Known(const std::optional<std::string_view>& s) const {
-    return !s || map_.count(*s) != 0;
+    return !s || (last_ >= 0 && *s == last_value_) || map_.count(*s) != 0;
   }
   uint32_t Code(const std::optional<std::string_view>& s) {
     if (!s) {
@@ -41,8 +42,11 @@ class LabelTable {
       }
       return static_cast<uint32_t>(none_);
     }
+    if (last_ >= 0 && *s == last_value_) return static_cast<uint32_t>(last_);
     auto [it, fresh] = map_.emplace(*s, static_cast<uint32_t>(values_.size()));
     if (fresh) values_.emplace_back(*s);
+    last_ = it->second;
+    last_value_ = *s;
     return it->second;
   }
   py::tuple Values() const {
@@ -63,6 +67,8 @@ class LabelTable {
   std::unordered_map<std::string_view, uint32_t> map_;  // views into the read buffer or live str objects
   std::vector<std::optional<std::string_view>> values_;
   int64_t none_ = -1;
+  int64_t last_ = -1;  // the code of the last non-None value looked up
+  std::string_view last_value_;
 };
 
 std::string_view StrView(PyObject* o) {

@@ -399,9 +399,32 @@ class MemoriesOrgan:
     def memories(self, ids: Sequence[int]) -> list[Memory | None]:
         """``get`` of many ids in one call (None where not live)."""
         s = self._s
-        rows = s.map.rows(_id_array(ids)).tolist()
-        dead = s.c["dead"]
-        return [self._memory(mid, row) if row >= 0 and not dead[row] else None for mid, row in zip(ids, rows)]
+        rows = s.map.rows(_id_array(ids))
+        if not len(rows):
+            return []
+        c = s.c
+        ok = rows >= 0
+        r = np.where(ok, rows, 0)
+        ok &= ~c["dead"][r] if s.n else False
+        keep = np.flatnonzero(ok)
+        r = r[keep]
+        col = {name: c[name][r].tolist() for name in ("created", "written", "updated", "last_access", "confidence",
+                                                       "strength", "decay", "tier", "access")}
+        lab = {name: s.labels[name].objects()[c[name][r]].tolist() for name in LABELS}
+        out: list[Memory | None] = [None] * len(rows)
+        for j, (pos, row) in enumerate(zip(keep.tolist(), r.tolist())):
+            meta = s.meta.get(row)
+            created = col["created"][j]
+            out[pos] = Memory(
+                id=int(ids[pos]), text=s.text(row), kind=lab["kind"][j], realm=lab["realm"][j],
+                session=lab["session"][j], source_tool=lab["source_tool"][j], harness=lab["harness"][j],
+                tags=s.tags.get(row, ()), confidence=col["confidence"][j], strength=col["strength"][j],
+                decay_rate=col["decay"][j], tier=col["tier"][j], created_ms=created, updated_ms=col["updated"][j],
+                last_access_ms=col["last_access"][j], access_count=col["access"][j],
+                meta=dict(meta) if meta is not None else None, embedding=s.vector(row),
+                artifacts=s.artifacts.get(row, ()), written_ms=col["written"][j] or created,
+            )
+        return out
 
     def _memory(self, mid: int, row: int) -> Memory:
         s = self._s

@@ -116,7 +116,8 @@ class PutColumns:
         extras = {
             i: p
             for i, p in enumerate(puts)
-            if p.tags or p.meta is not None or p.artifacts or (p.embedding is not None and len(p.embedding) != width)
+            if p.tags or p.meta is not None or p.artifacts
+            or (p.embedding is not None and (not width or len(p.embedding) != width))
         }
         return cls(
             ids=np.fromiter((p.id for p in puts), np.uint64, n),

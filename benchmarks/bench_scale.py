@@ -105,10 +105,14 @@ out["checkpoint"] = f.checkpoint_loaded
 gc.collect()
 rss = proc.memory_info().rss - base
 n = len(f)
-vec = f._index._vecs.nbytes + f._memories._sidecar_vecs.nbytes
-for rec in f._memories._records.values():
-    emb = getattr(rec, "embedding", None)
-    vec += len(emb) if emb is not None else 0
+vec = f._index._vecs.nbytes
+if hasattr(f._memories, "nbytes"):  # the columnar organ
+    vec += f._memories.nbytes()["vectors"]
+else:  # the organ before columns (A/B runs against older code)
+    vec += f._memories._sidecar_vecs.nbytes
+    for rec in f._memories._records.values():
+        emb = getattr(rec, "embedding", None)
+        vec += len(emb) if emb is not None else 0
 out.update(memories=n, rss_bytes=rss, vector_bytes=int(vec))
 if nq:
     rng = np.random.default_rng(7)

@@ -34,7 +34,7 @@ from chitta.errors import (
 from chitta.field_lifecycle import LifecycleMixin
 from chitta.field_link import LinkMixin
 from chitta.field_recall import RecallMixin
-from chitta.field_write import WriteMixin, infer_harness
+from chitta.field_write import WriteMixin, infer_harness, pending_columns
 from chitta.model import FieldStats, Memory
 from chitta.ops import Op, OpType
 from chitta.organs import Organ
@@ -145,10 +145,10 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
         self._recall_settings = recall_settings
         self._fresh_organs()
         self._append_put = self._log.put_appender()  # remember()'s fast path: one native call
-        # remember()'s fast path appends natively and queues its PutPayload here;
-        # the organs take the queue in one batch (_apply_pending) before any read
-        # or other write of this handle, so every public call sees its writes.
-        self._pending_puts: list[Op] = []
+        # remember()'s fast path appends natively and queues (id, text, ms) here;
+        # the organs take the queue as one run of columns (_apply_pending) before
+        # any read or other write of this handle, so every public call sees its writes.
+        self._pending_puts: list[tuple[int, str, int]] = []
         self._embedded_writes = 0
         self._since_learning = 0  # embedded writes since this handle's last learning step
         self.salvaged: list[dict[str, Any]] = []  # what salvage skipped, with where
@@ -185,6 +185,9 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
                 routes.setdefault(int(op_type), []).append(organ)
         self._routes: dict[int, tuple[Organ, ...]] = {code: tuple(o) for code, o in routes.items()}
         self._put_organs = self._routes[int(OpType.PutPayload)]
+        # Organs that take a run of puts as columns (PutColumns); the others get PutPayload ops.
+        self._column_organs = tuple(o for o in self._put_organs if hasattr(o, "apply_columns"))
+        self._op_organs = tuple(o for o in self._put_organs if not hasattr(o, "apply_columns"))
         # remember()'s fast path (chitta/field_write.py): one bound method per organ.
         self._put_appliers = tuple(getattr(o, "apply_put", o.apply) for o in self._put_organs)
         self._engine = RecallEngine(self._memories, self._index, self._graph, settings=self._recall_settings)
@@ -303,8 +306,13 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
                 return
             run = pending[:n]
             del pending[:n]
-            for organ in self._put_organs:
-                organ.apply_run(OpType.PutPayload, run)
+            cols = pending_columns(run)
+            for organ in self._column_organs:
+                organ.apply_columns(cols)  # type: ignore[attr-defined]
+            if self._op_organs:
+                puts: list[Op] = [ops.PutPayload(id=m, text=t, created_ms=ms, written_ms=ms) for m, t, ms in run]
+                for organ in self._op_organs:
+                    organ.apply_run(OpType.PutPayload, puts)
             self._applied += n
 
     # ---- replay -------------------------------------------------------------------
@@ -325,10 +333,16 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
         result = self._log.read_new(commit=False)  # positions move only once applied
         for damage in result.damages:
             self.salvaged.append(dict(damage))
-        decoded: list[tuple[int, list[Op]]] = []
+        decoded: list[tuple[int, Any]] = []
         for op_type, start, end in result.op_runs():
+            run: Any
             try:
-                run = ops.decode_records(result, op_type, start, end)  # puts: built natively
+                if op_type == OpType.PutPayload:  # puts: as columns, built natively
+                    run = ops.decode_put_columns(result, start, end)
+                    if self._op_organs:  # an organ without apply_columns takes the ops
+                        run = (run, ops.decode_records(result, op_type, start, end))
+                else:
+                    run = ops.decode_records(result, op_type, start, end)
             except ChittaError:
                 run = self._decode_each(result, op_type, start, end)
             if op_type == OpType.Batch:
@@ -336,7 +350,9 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
             decoded.append((op_type, run))
         # Everything decoded: only now touch the organs (nothing half-applied).
         for op_type, run in decoded:
-            if op_type == OpType.Batch:
+            if op_type == OpType.PutPayload and not isinstance(run, list):
+                self._apply_put_columns(run)
+            elif op_type == OpType.Batch:
                 for group in run:
                     for op in group:  # type: ignore[attr-defined]
                         self._route(op)
@@ -350,6 +366,14 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
                 self._applied += len(run)
         self._log.commit_read()
         return len(result)
+
+    def _apply_put_columns(self, run: Any) -> None:
+        cols, puts = run if isinstance(run, tuple) else (run, None)
+        for organ in self._column_organs:
+            organ.apply_columns(cols)  # type: ignore[attr-defined]
+        for organ in self._op_organs:
+            organ.apply_run(OpType.PutPayload, puts if puts is not None else cols.ops())
+        self._applied += len(cols)
 
     def _located(self, exc: ChittaError, result: Any, index: int) -> ChittaError:
         segment = result.segments[int(result.segment_index[index])]

@@ -22,6 +22,7 @@ from chitta.encode.field_encoding import code_ops
 from chitta.encode.gloss import gloss_triplet, triplet_text
 from chitta.errors import ChittaError, ClosedError, InvalidArgument, NotFound
 from chitta.ops import Op, OpType
+from chitta.put_columns import LABELS, LabelColumn, PutColumns
 from chitta.recall.blas import one_thread
 
 if TYPE_CHECKING:
@@ -72,6 +73,42 @@ def event_ms(at: object) -> int:
     if not math.isfinite(at) or not 0 <= at < 253402300800:  # 1970 .. 9999
         raise InvalidArgument(f"at must be epoch seconds between 1970 and 9999, got {at!r}")
     return int(at * 1000)
+
+
+_LABEL_NONE = (None,)
+_KIND_DEFAULT = (_OBSERVATION,)
+
+
+def pending_columns(run: Sequence[tuple[int, str, int]]) -> PutColumns:
+    """remember()'s queued plain puts ``(id, text, ms)`` as one PutColumns (every
+    other field at its default; created_ms = written_ms = ms): no op object each."""
+    n = len(run)
+    mids, texts, times = zip(*run) if n else ((), (), ())
+    joined = "".join(texts)
+    arena = joined.encode()
+    if len(arena) == len(joined):  # all ASCII: a character is a byte
+        lens = np.fromiter(map(len, texts), np.int64, n)
+    else:
+        encoded = [t.encode() for t in texts]
+        arena = b"".join(encoded)
+        lens = np.fromiter(map(len, encoded), np.int64, n)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    ms = np.array(times, np.int64)
+    zeros = np.zeros(n, np.uint32)
+    return PutColumns(
+        ids=np.array(mids, np.uint64),
+        created_ms=ms,
+        written_ms=ms,
+        confidence=np.ones(n, np.float64),
+        strength=np.ones(n, np.float64),
+        labels={name: LabelColumn(zeros, _KIND_DEFAULT if name == "kind" else _LABEL_NONE) for name in LABELS},
+        text_arena=arena,
+        text_offsets=offsets,
+        vector_rows=np.zeros(0, np.int64),
+        vectors=np.zeros((0, 0), np.float32),
+        extras={},
+    )
 
 
 class WriteMixin:
@@ -236,7 +273,7 @@ class WriteMixin:
             now = int(self._clock() * 1000)
             self._append_put(mid, text, now, now)
             pending = self._pending_puts
-            pending.append(_PutPayload(id=mid, text=text, created_ms=now, written_ms=now))
+            pending.append((mid, text, now))
             if len(pending) >= _PENDING_LIMIT:
                 self._apply_pending()
             return mid

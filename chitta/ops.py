@@ -305,6 +305,35 @@ def decode_records(result: Any, op_type: int, start: int, end: int) -> list[Op]:
     return decode_run(op_type, result.framed(start, end))
 
 
+def decode_put_columns(result: Any, start: int, end: int) -> Any:
+    """Records ``[start, end)`` of a ``read_new()`` result, all PutPayloads, as a
+    :class:`chitta.put_columns.PutColumns` (``same_as`` the one ``from_puts`` makes
+    of ``decode_records``). Built natively (``_core.decode_put_columns``): no
+    Python object per plain record. Records the native parser does not take go
+    through :func:`decode`, so a damaged one raises the same CorruptionError."""
+    from chitta import _core
+    from chitta.put_columns import LABELS, LabelColumn, PutColumns
+
+    def fallback(i: int) -> Op:
+        return decode(OpType.PutPayload, result.payload(i))
+
+    (ids, created, written, confidence, strength, codes, values, arena, offsets, vector_rows, vectors,
+     extras) = _core.decode_put_columns(result, start, end, fallback)
+    return PutColumns(
+        ids=ids,
+        created_ms=created,
+        written_ms=written,
+        confidence=confidence,
+        strength=strength,
+        labels={name: LabelColumn(codes[k], values[k]) for k, name in enumerate(LABELS)},
+        text_arena=arena,
+        text_offsets=offsets,
+        vector_rows=vector_rows,
+        vectors=vectors,
+        extras=extras,
+    )
+
+
 def validate(op: Op) -> None:
     """Check what the schema types cannot: enum fields hold documented values,
     float32 byte fields are whole floats, sparse activations match features,
@@ -480,6 +509,7 @@ __all__ = [
     "UpsertWisdomCandidate",
     "UserModelEvent",
     "decode",
+    "decode_put_columns",
     "decode_records",
     "decode_run",
     "encode",

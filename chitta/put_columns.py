@@ -101,9 +101,10 @@ class PutColumns:
             np.cumsum([len(t) for t in texts], out=offsets[1:])
         widths: dict[int, int] = {}
         for p in puts:
-            if p.embedding is not None:
+            if p.embedding is not None and len(p.embedding) and not len(p.embedding) % 4:
                 widths[len(p.embedding)] = widths.get(len(p.embedding), 0) + 1
-        # The common width: the most frequent; ties go to the wider (any fixed rule works, this one is documented).
+        # The common width: the most frequent whole-float32 one (an empty or partial vector is an extra);
+        # ties go to the wider (any fixed rule works, this one is documented).
         width = max(widths, key=lambda w: (widths[w], w)) if widths else 0
         vector_rows = [i for i, p in enumerate(puts) if p.embedding is not None and len(p.embedding) == width]
         if vector_rows and width:
@@ -115,7 +116,8 @@ class PutColumns:
         extras = {
             i: p
             for i, p in enumerate(puts)
-            if p.tags or p.meta is not None or p.artifacts or (p.embedding is not None and len(p.embedding) != width)
+            if p.tags or p.meta is not None or p.artifacts
+            or (p.embedding is not None and (not width or len(p.embedding) != width))
         }
         return cls(
             ids=np.fromiter((p.id for p in puts), np.uint64, n),

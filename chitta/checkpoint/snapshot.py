@@ -246,7 +246,17 @@ def _v2_to_v3(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3}  # version -> step to version + 1
+def _v3_to_v4(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 4 stores the memories organ as columns (numpy columns as bytes, the
+    put texts as one arena) instead of an array of puts: the old map is rebuilt
+    into the new one (chitta/checkpoint/migrate_memories.py)."""
+    from chitta.checkpoint.migrate_memories import memories_v3_to_v4
+
+    state["organs"]["memories"] = memories_v3_to_v4(state["organs"]["memories"])
+    return state
+
+
+_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}  # version -> step to version + 1
 
 
 def migrate(version: int, state: dict[str, Any]) -> dict[str, Any]:

@@ -4,62 +4,30 @@ Owns its records. Rebuilt only by applying PutPayload, UpdateMemoryContent,
 UpdateState, DeleteMemory and DemoteMemory ops in log order. Deletion is soft:
 a forgotten memory keeps its record (for history) but is no longer live.
 Never imports another organ.
+
+State is columnar (``memories_store.MemoryColumns``): a memory is a row of
+numpy columns, not a Python object, so replay takes a run of puts as columns
+(``apply_columns``) and a million memories cost ~150 bytes each beside their
+texts and vectors.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from operator import attrgetter
 from typing import Any, NamedTuple
 
-import msgspec
 import numpy as np
 import numpy.typing as npt
 
 from chitta import ops
 from chitta.model import Memory
 from chitta.ops import Op, OpType
+from chitta.organs.memories_store import LABELS, MemoryColumns
+from chitta.put_columns import PutColumns
 
 MAX_TRACE = 32  # access times kept per memory for ACT-R base-level activation
-
-
-class MemoryRecord:
-    """Mutable per-memory state; the organ's own, never handed out."""
-
-    __slots__ = (
-        "access_count",
-        "confidence",
-        "decay_rate",
-        "deleted_ms",
-        "embedding",
-        "last_access_ms",
-        "meta",
-        "put",
-        "strength",
-        "tags",
-        "text",
-        "tier",
-        "updated_ms",
-    )
-
-    def __init__(self, put: ops.PutPayload) -> None:
-        self.put = put
-        self.text = put.text
-        self.tags = put.tags
-        self.meta = put.meta
-        self.embedding = put.embedding
-        self.confidence = put.confidence
-        self.strength = put.strength
-        self.decay_rate = 0.0
-        self.tier = 0
-        self.updated_ms = put.created_ms
-        self.last_access_ms = 0
-        self.access_count = 0
-        self.deleted_ms: int | None = None
-
-
-_LABELS = ("kind", "realm", "session", "source_tool", "harness")
-_ID, _EMBEDDING = attrgetter("id"), attrgetter("embedding")
+_LOCAL = np.uint64(0xFFFFFFFF)
+_SHIFT = np.uint64(32)
 
 
 class ScoringStates(NamedTuple):
@@ -76,20 +44,10 @@ class ScoringStates(NamedTuple):
     access_ms: list[tuple[int, ...]]  # creation time, then the recent accesses (as access_times)
 
 
-def _share_labels(puts: list[ops.PutPayload]) -> None:
-    """Make equal label strings (kind, realm, ...) one object: a decoded million
-    memories would otherwise hold a million copies of "observation"."""
-    force = msgspec.structs.force_setattr
-    for name in _LABELS:
-        values = list(map(attrgetter(name), puts))
-        if not any(values):
-            continue
-        canon: dict[str, str] = {}
-        for put, value in zip(puts, values):
-            if value is not None:
-                shared = canon.setdefault(value, value)
-                if shared is not value:
-                    force(put, name, shared)
+def _id_array(ids: Sequence[int] | npt.NDArray[Any]) -> npt.NDArray[np.uint64]:
+    if isinstance(ids, np.ndarray) and ids.dtype == np.uint64 and ids.flags.c_contiguous:
+        return ids
+    return np.array(ids, np.uint64).reshape(-1)
 
 
 class MemoriesOrgan:
@@ -105,21 +63,12 @@ class MemoriesOrgan:
     )
 
     def __init__(self) -> None:
-        # A memory that was only put (never updated, forgotten, demoted) is kept
-        # as its PutPayload, which holds everything a fresh MemoryRecord would
-        # (the op is immutable); the first change turns it into a MemoryRecord
-        # (_live_record). Replay and remember() then skip building ~13 slots per memory.
-        self._records: dict[int, MemoryRecord | ops.PutPayload] = {}
+        self._s = MemoryColumns()
         self._live = 0
         self._max_local: dict[int, int] = {}  # instance id -> highest id counter seen
-        self.embedding_dim: int | None = None
+        self.embedding_dim: int | None = None  # of the first vector ever applied
         self._touches: dict[int, list[int]] = {}  # id -> recent access times (ACT-R trace)
         self.ignored = 0  # ops naming a missing or forgotten memory, or a duplicate put
-        # Vectors restored from a checkpoint's sidecar stay in one matrix (a record
-        # restored without its embedding bytes reads its row): sorted ids -> row.
-        self._sidecar_ids: npt.NDArray[np.uint64] = np.zeros(0, np.uint64)
-        self._sidecar_rows: npt.NDArray[np.int64] = np.zeros(0, np.int64)
-        self._sidecar_vecs: npt.NDArray[np.float32] = np.zeros((0, 0), np.float32)
 
     # ---- applying ---------------------------------------------------------------
     def apply(self, op: Op) -> None:
@@ -136,107 +85,210 @@ class MemoriesOrgan:
             self._demote(op)  # type: ignore[arg-type]
 
     def apply_run(self, op_type: OpType, run: list[Op]) -> None:
-        if op_type == OpType.PutPayload:
-            self._put_run(run)  # type: ignore[arg-type]
+        if op_type == OpType.PutPayload and len(run) > 8:
+            self.apply_columns(PutColumns.from_puts(run))  # type: ignore[arg-type]
         else:
             for op in run:
                 self.apply(op)
 
-    def _put_run(self, run: list[ops.PutPayload]) -> None:
-        """Apply a run of puts; the same result as ``_put`` on each in turn."""
-        records = self._records
-        ids = list(map(_ID, run))
-        if not ids:
+    def apply_columns(self, cols: PutColumns) -> None:
+        """Apply a run of puts given as columns: exactly ``apply_run(PutPayload, cols.ops())``
+        (a put of a present id, or repeated in the run, is ignored: the first wins)."""
+        n = len(cols)
+        if not n:
             return
-        lo, hi = min(ids), max(ids)
-        inst = hi >> 32
-        if (
-            lo >> 32 != inst  # ids of several instances
-            or len(set(ids)) != len(ids)  # a duplicate inside the run
-            or not records.keys().isdisjoint(ids)  # a put of an existing id
-            or (self.embedding_dim is None and any(map(_EMBEDDING, run)))
-        ):
-            put = self._put
-            for op in run:
-                put(op)
+        s = self._s
+        fresh = s.map.add(np.ascontiguousarray(cols.ids, np.uint64))
+        k = int(np.count_nonzero(fresh))
+        self.ignored += n - k
+        if not k:
             return
-        records.update(zip(ids, run))
-        self._live += len(ids)
-        local = hi & 0xFFFFFFFF
-        if local > self._max_local.get(inst, 0):
-            self._max_local[inst] = local
+        every = k == n
+        sel = None if every else np.flatnonzero(fresh)
+
+        def take(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+            return a if sel is None else a[sel]
+
+        start = s.grow(k)
+        end = start + k
+        c = s.c
+        created = take(cols.created_ms)
+        c["created"][start:end] = created
+        c["written"][start:end] = take(cols.written_ms)
+        c["confidence"][start:end] = take(cols.confidence)
+        c["strength"][start:end] = take(cols.strength)
+        s.new_rows(start, k, created)
+        for name in LABELS:
+            col = cols.labels[name]
+            c[name][start:end] = s.labels[name].lut(col.values)[take(col.codes)]
+        base = len(s.arena)
+        off = cols.text_offsets
+        if sel is None:
+            s.arena += cols.text_arena
+            s.text_off[start + 1 : end + 1] = off[1:] + base
+        else:
+            lo, hi = off[sel].tolist(), off[sel + 1].tolist()
+            arena = cols.text_arena
+            s.arena += b"".join(arena[a:b] for a, b in zip(lo, hi))
+            s.text_off[start + 1 : end + 1] = base + np.cumsum(off[sel + 1] - off[sel])
+        s.n = end
+        self._live += k
+        organ_row = np.arange(start, end, dtype=np.int64)
+        if sel is not None:
+            full = np.full(n, -1, np.int64)
+            full[sel] = organ_row
+            organ_row = full
+        self._columns_vectors(cols, fresh, organ_row, every)
+        for run_row, op in cols.extras.items():
+            if fresh[run_row]:
+                self._extras(int(organ_row[run_row]), op, in_matrix=False)
+        ids = take(cols.ids)
+        inst = ids >> _SHIFT
+        lo_i, hi_i = int(inst.min()), int(inst.max())
+        for i in [lo_i] if lo_i == hi_i else np.unique(inst).tolist():
+            local = int((ids[inst == i] if lo_i != hi_i else ids).max() & _LOCAL)
+            if local > self._max_local.get(i, 0):
+                self._max_local[i] = local
+
+    def _columns_vectors(
+        self, cols: PutColumns, fresh: npt.NDArray[np.bool_], organ_row: npt.NDArray[np.int64], every: bool
+    ) -> None:
+        s = self._s
+        vrows = cols.vector_rows
+        mat = cols.vectors
+        if len(vrows) and not every:
+            keep = fresh[vrows]
+            vrows, mat = vrows[keep], mat[keep]
+        if self.embedding_dim is None:  # the first vector of the run, in run order
+            first = (int(vrows[0]), 4 * int(mat.shape[1])) if len(vrows) else None
+            for run_row, op in cols.extras.items():
+                if op.embedding is not None and fresh[run_row] and (first is None or run_row < first[0]):
+                    first = (run_row, len(op.embedding))
+            if first is not None:
+                self.embedding_dim = first[1] // 4
+        if not len(vrows):
+            return
+        rows = organ_row[vrows]
+        if s.dim is None:
+            s.dim = int(mat.shape[1])
+            s.vecs = np.zeros((0, s.dim), np.float32)
+        if mat.shape[1] == s.dim:
+            s.c["vec"][rows] = s.add_vectors(mat) + np.arange(len(rows), dtype=np.int64)
+        else:
+            for row, vec in zip(rows.tolist(), mat):
+                s.odd[row] = vec.astype("<f4").tobytes()
+
+    def _extras(self, row: int, op: ops.PutPayload, *, in_matrix: bool) -> None:
+        s = self._s
+        if op.tags:
+            s.tags[row] = tuple(op.tags)
+        if op.meta is not None:
+            s.meta[row] = op.meta
+        if op.artifacts:
+            s.artifacts[row] = tuple(op.artifacts)
+        if op.embedding is not None and not in_matrix and int(s.c["vec"][row]) == -1 and row not in s.odd:
+            s.set_vector(row, op.embedding)
 
     def _put(self, op: ops.PutPayload) -> None:
+        s = self._s
         mid = op.id
-        if mid in self._records:
+        row = s.map.add_one(mid)
+        if row < 0:
             self.ignored += 1
             return
-        self._records[mid] = op
+        s.grow(1)
+        c = s.c
+        c["created"][row] = c["updated"][row] = op.created_ms
+        c["written"][row] = op.written_ms
+        c["confidence"][row] = op.confidence
+        c["strength"][row] = op.strength
+        s.new_rows(row, 1, op.created_ms)
+        labels = s.labels
+        c["kind"][row] = labels["kind"].code(op.kind)
+        c["realm"][row] = labels["realm"].code(op.realm)
+        c["session"][row] = labels["session"].code(op.session)
+        c["source_tool"][row] = labels["source_tool"].code(op.source_tool)
+        c["harness"][row] = labels["harness"].code(op.harness)
+        s.arena += op.text.encode()
+        s.text_off[row + 1] = len(s.arena)
+        s.n = row + 1
         self._live += 1
         inst, local = mid >> 32, mid & 0xFFFFFFFF
         if local > self._max_local.get(inst, 0):
             self._max_local[inst] = local
-        if op.embedding is not None and self.embedding_dim is None:
-            self.embedding_dim = len(op.embedding) // 4
+        if op.embedding is not None:
+            if self.embedding_dim is None:
+                self.embedding_dim = len(op.embedding) // 4
+            s.set_vector(row, op.embedding)
+        if op.tags or op.meta is not None or op.artifacts:
+            self._extras(row, op, in_matrix=True)
 
     apply_put = _put  # the Field's remember() path: one PutPayload, no dispatch
 
-    def _live_record(self, mid: int) -> MemoryRecord | None:
-        rec = self._records.get(mid)
-        if rec is None:
+    def _live_row(self, mid: int) -> int:
+        """The row of a live memory, else -1 (and the op counts as ignored)."""
+        row = int(self._s.map.row(mid))
+        if row < 0 or self._s.c["dead"][row]:
             self.ignored += 1
-            return None
-        if rec.__class__ is ops.PutPayload:  # first change: make it mutable
-            rec = self._records[mid] = MemoryRecord(rec)
-        elif rec.deleted_ms is not None:  # type: ignore[union-attr]
-            self.ignored += 1
-            return None
-        return rec  # type: ignore[return-value]
+            return -1
+        return row
 
     def _delete(self, op: ops.DeleteMemory) -> None:
-        rec = self._live_record(op.id)
-        if rec is not None:
-            rec.deleted_ms = op.at_ms
+        row = self._live_row(op.id)
+        if row >= 0:
+            c = self._s.c
+            c["dead"][row] = True
+            c["deleted"][row] = op.at_ms
             self._live -= 1
 
     def _update_content(self, op: ops.UpdateMemoryContent) -> None:
-        rec = self._live_record(op.id)
-        if rec is None:
+        row = self._live_row(op.id)
+        if row < 0:
             return
+        s = self._s
         if op.text is not None:
-            rec.text = op.text
+            s.texts[row] = op.text
         if op.embedding is not None:
-            rec.embedding = op.embedding
+            s.set_vector(row, op.embedding)
             if self.embedding_dim is None:
                 self.embedding_dim = len(op.embedding) // 4
         if op.tags is not None:
-            rec.tags = op.tags
+            if op.tags:
+                s.tags[row] = tuple(op.tags)
+            else:
+                s.tags.pop(row, None)
         if op.meta is not None:
-            rec.meta = op.meta
-        rec.updated_ms = max(rec.updated_ms, op.at_ms)
+            if row not in s.put_meta:
+                s.put_meta[row] = s.meta.get(row)
+            s.meta[row] = op.meta
+        upd = s.c["updated"]
+        if op.at_ms > upd[row]:
+            upd[row] = op.at_ms
 
     def _update_state(self, op: ops.UpdateState) -> None:
-        rec = self._live_record(op.id)
-        if rec is None:
+        row = self._live_row(op.id)
+        if row < 0:
             return
+        c = self._s.c
         if op.strength is not None:
-            rec.strength = op.strength
+            c["strength"][row] = op.strength
         if op.confidence is not None:
-            rec.confidence = op.confidence
+            c["confidence"][row] = op.confidence
         if op.decay_rate is not None:
-            rec.decay_rate = op.decay_rate
+            c["decay"][row] = op.decay_rate
         if op.touch:
-            rec.last_access_ms = max(rec.last_access_ms, op.at_ms)
-            rec.access_count += 1
+            if op.at_ms > c["last_access"][row]:
+                c["last_access"][row] = op.at_ms
+            c["access"][row] += 1
             trace = self._touches.setdefault(op.id, [])
             trace.append(op.at_ms)
             if len(trace) > MAX_TRACE:
                 del trace[0]
 
     def _demote(self, op: ops.DemoteMemory) -> None:
-        rec = self._live_record(op.id)
-        if rec is not None:
-            rec.tier = op.tier
+        row = self._live_row(op.id)
+        if row >= 0:
+            self._s.c["tier"][row] = op.tier
 
     # ---- queries ------------------------------------------------------------------
     def __len__(self) -> int:
@@ -244,221 +296,228 @@ class MemoriesOrgan:
 
     @property
     def forgotten(self) -> int:
-        return len(self._records) - self._live
+        return self._s.n - self._live
+
+    def _row(self, mid: int) -> int:
+        """The row of a live memory, else -1 (nothing counted)."""
+        row = int(self._s.map.row(mid)) if 0 <= mid < 2**64 else -1
+        return -1 if row < 0 or self._s.c["dead"][row] else row
 
     def is_live(self, mid: int) -> bool:
-        rec = self._records.get(mid)
-        return rec is not None and (rec.__class__ is ops.PutPayload or rec.deleted_ms is None)  # type: ignore[union-attr]
+        return self._row(mid) >= 0
 
     def scoring_state(self, mid: int) -> tuple[str, int, float, float, int] | None:
         """(kind, created_ms, confidence, strength, tier) of a live memory, without
         building a Memory (recall scores many candidates and returns few)."""
-        rec = self._records.get(mid)
-        if rec is None:
+        row = self._row(mid)
+        if row < 0:
             return None
-        if rec.__class__ is ops.PutPayload:
-            return (rec.kind, rec.created_ms, rec.confidence, rec.strength, 0)  # type: ignore[union-attr]
-        if rec.deleted_ms is not None:  # type: ignore[union-attr]
-            return None
-        put = rec.put  # type: ignore[union-attr]
-        return (put.kind, put.created_ms, rec.confidence, rec.strength, rec.tier)  # type: ignore[union-attr]
+        s, c = self._s, self._s.c
+        kind = s.label("kind", row)
+        return (kind, int(c["created"][row]), float(c["confidence"][row]), float(c["strength"][row]),  # type: ignore[return-value]
+                int(c["tier"][row]))
 
     def scoring_states(self, ids: Sequence[int]) -> ScoringStates:
         """``scoring_state`` and ``access_times`` of many ids in one call, as columns."""
-        n = len(ids)
-        live = [False] * n
-        kind = [""] * n
-        created = [0] * n
-        confidence = [0.0] * n
-        strength = [0.0] * n
-        tier = [0] * n
-        access: list[tuple[int, ...]] = [()] * n
-        get, touches, put_type = self._records.get, self._touches, ops.PutPayload
-        for pos, mid in enumerate(ids):
-            rec = get(mid)
-            if rec is None:
-                continue
-            if rec.__class__ is put_type:
-                put: ops.PutPayload = rec  # type: ignore[assignment]
-                confidence[pos], strength[pos] = put.confidence, put.strength
-            else:
-                r: MemoryRecord = rec  # type: ignore[assignment]
-                if r.deleted_ms is not None:
-                    continue
-                put = r.put
-                confidence[pos], strength[pos], tier[pos] = r.confidence, r.strength, r.tier
-            live[pos] = True
-            kind[pos] = put.kind
-            created[pos] = put.created_ms
-            trace = touches.get(mid)
-            access[pos] = (put.created_ms, *trace) if trace else (put.created_ms,)
+        s, c = self._s, self._s.c
+        rows = s.map.rows(_id_array(ids))
+        live = rows >= 0
+        r = np.where(live, rows, 0)
+        if s.n:
+            live &= ~c["dead"][r]
+        else:
+            live[:] = False
+        all_live = bool(live.all())
+
+        def col(name: str, zero: Any) -> npt.NDArray[Any]:
+            got = c[name][r] if s.n else np.zeros(len(r), c[name].dtype)
+            return got if all_live else np.where(live, got, zero)
+
+        created = col("created", 0)
+        kinds = s.labels["kind"].objects()[c["kind"][r]] if s.n else np.empty(len(r), object)
+        kind: list[str] = kinds.tolist()
+        touches = self._touches
+        created_l = created.tolist()
+        if all_live:
+            access = [(t, *tr) if (tr := touches.get(m)) else (t,) for m, t in zip(ids, created_l)]
+        else:
+            access = [()] * len(r)
+            for pos in np.flatnonzero(live).tolist():
+                trace = touches.get(ids[pos])
+                t = created_l[pos]
+                access[pos] = (t, *trace) if trace else (t,)
+            for pos in np.flatnonzero(~live).tolist():
+                kind[pos] = ""
         return ScoringStates(
-            live=np.array(live, np.bool_),
+            live=live,
             kind=kind,
-            created_ms=np.array(created, np.int64),
-            confidence=np.array(confidence, np.float64),
-            strength=np.array(strength, np.float64),
-            tier=np.array(tier, np.int64),
+            created_ms=created,
+            confidence=col("confidence", 0.0),
+            strength=col("strength", 0.0),
+            tier=col("tier", 0),
             access_ms=access,
         )
 
     def access_times(self, mid: int) -> tuple[int, ...]:
         """Creation time and the most recent accesses (at most MAX_TRACE), in ms."""
-        rec = self._records.get(mid)
-        if rec is None:
+        row = int(self._s.map.row(mid)) if 0 <= mid < 2**64 else -1
+        if row < 0:
             return ()
-        created = rec.created_ms if rec.__class__ is ops.PutPayload else rec.put.created_ms  # type: ignore[union-attr]
-        return (created, *self._touches.get(mid, ()))
+        return (int(self._s.c["created"][row]), *self._touches.get(mid, ()))
 
     def next_local_id(self, instance_id: int) -> int:
         return self._max_local.get(instance_id, 0) + 1
 
+    def _live_rows(self) -> npt.NDArray[np.int64]:
+        return np.flatnonzero(~self._s.c["dead"][: self._s.n])
+
     def live_ids(self) -> Iterator[int]:
-        put = ops.PutPayload
-        for mid, rec in self._records.items():
-            if rec.__class__ is put or rec.deleted_ms is None:  # type: ignore[union-attr]
-                yield mid
+        """Ids of live memories, in apply order."""
+        s = self._s
+        if self._live == s.n:
+            return iter(s.map.ids().tolist())
+        return iter(s.map.ids()[self._live_rows()].tolist())
+
+    def all_ids(self) -> list[int]:
+        """Ids of every memory ever put (forgotten ones too), in apply order."""
+        return self._s.map.ids().tolist()  # type: ignore[no-any-return]
+
+    def nbytes(self) -> dict[str, int]:
+        """Bytes held, by part: columns, texts (arena + changed), vectors, row map."""
+        s = self._s
+        return {
+            "columns": sum(col.nbytes for col in s.c.values()) + s.text_off.nbytes,
+            "texts": len(s.arena) + sum(len(t) for t in s.texts.values()),
+            "vectors": s.vecs.nbytes + s.base.nbytes + sum(len(b) for b in s.odd.values()),
+            "row_map": int(s.map.memory_bytes()),
+        }
 
     def get(self, mid: int) -> Memory | None:
-        rec = self._records.get(mid)
-        if rec is None:
-            return None
-        if rec.__class__ is ops.PutPayload:
-            return self._to_memory(mid, MemoryRecord(rec))
-        if rec.deleted_ms is not None:  # type: ignore[union-attr]
-            return None
-        return self._to_memory(mid, rec)  # type: ignore[arg-type]
+        row = self._row(mid)
+        return None if row < 0 else self._memory(mid, row)
 
-    def _sidecar_vector(self, mid: int) -> npt.NDArray[np.float32] | None:
-        ids = self._sidecar_ids
-        if not len(ids):
-            return None
-        at = int(np.searchsorted(ids, np.uint64(mid)))  # a plain int would compare as float64
-        if at < len(ids) and int(ids[at]) == mid:
-            return self._sidecar_vecs[int(self._sidecar_rows[at])]
-        return None
+    def memories(self, ids: Sequence[int]) -> list[Memory | None]:
+        """``get`` of many ids in one call (None where not live)."""
+        s = self._s
+        rows = s.map.rows(_id_array(ids))
+        if not len(rows):
+            return []
+        c = s.c
+        ok = rows >= 0
+        r = np.where(ok, rows, 0)
+        ok &= ~c["dead"][r] if s.n else False
+        keep = np.flatnonzero(ok)
+        r = r[keep]
+        col = {name: c[name][r].tolist() for name in ("created", "written", "updated", "last_access", "confidence",
+                                                       "strength", "decay", "tier", "access")}
+        lab = {name: s.labels[name].objects()[c[name][r]].tolist() for name in LABELS}
+        out: list[Memory | None] = [None] * len(rows)
+        for j, (pos, row) in enumerate(zip(keep.tolist(), r.tolist())):
+            meta = s.meta.get(row)
+            created = col["created"][j]
+            out[pos] = Memory(
+                id=int(ids[pos]), text=s.text(row), kind=lab["kind"][j], realm=lab["realm"][j],
+                session=lab["session"][j], source_tool=lab["source_tool"][j], harness=lab["harness"][j],
+                tags=s.tags.get(row, ()), confidence=col["confidence"][j], strength=col["strength"][j],
+                decay_rate=col["decay"][j], tier=col["tier"][j], created_ms=created, updated_ms=col["updated"][j],
+                last_access_ms=col["last_access"][j], access_count=col["access"][j],
+                meta=dict(meta) if meta is not None else None, embedding=s.vector(row),
+                artifacts=s.artifacts.get(row, ()), written_ms=col["written"][j] or created,
+            )
+        return out
 
-    def _to_memory(self, mid: int, rec: MemoryRecord) -> Memory:
-        put = rec.put
-        emb = None
-        if rec.embedding is not None:
-            emb = np.frombuffer(rec.embedding, dtype="<f4").astype(np.float32)
-        else:
-            restored = self._sidecar_vector(mid)
-            if restored is not None:
-                emb = np.array(restored, np.float32)
+    def _memory(self, mid: int, row: int) -> Memory:
+        s = self._s
+        c = s.c
+        labels = s.labels
+        meta = s.meta.get(row)
+        created = int(c["created"][row])
         return Memory(
-            id=mid,
-            text=rec.text,
-            kind=put.kind,
-            realm=put.realm,
-            session=put.session,
-            source_tool=put.source_tool,
-            harness=put.harness,
-            tags=tuple(rec.tags),
-            confidence=rec.confidence,
-            strength=rec.strength,
-            decay_rate=rec.decay_rate,
-            tier=rec.tier,
-            created_ms=put.created_ms,
-            updated_ms=rec.updated_ms,
-            last_access_ms=rec.last_access_ms,
-            access_count=rec.access_count,
-            meta=dict(rec.meta) if rec.meta is not None else None,
-            embedding=emb,
-            artifacts=tuple(put.artifacts),
-            written_ms=put.written_ms or put.created_ms,
+            id=int(mid),
+            text=s.text(row),
+            kind=labels["kind"].values[c["kind"][row]],  # type: ignore[arg-type]
+            realm=labels["realm"].values[c["realm"][row]],
+            session=labels["session"].values[c["session"][row]],
+            source_tool=labels["source_tool"].values[c["source_tool"][row]],
+            harness=labels["harness"].values[c["harness"][row]],
+            tags=s.tags.get(row, ()),
+            confidence=float(c["confidence"][row]),
+            strength=float(c["strength"][row]),
+            decay_rate=float(c["decay"][row]),
+            tier=int(c["tier"][row]),
+            created_ms=created,
+            updated_ms=int(c["updated"][row]),
+            last_access_ms=int(c["last_access"][row]),
+            access_count=int(c["access"][row]),
+            meta=dict(meta) if meta is not None else None,
+            embedding=s.vector(row),
+            artifacts=s.artifacts.get(row, ()),
+            written_ms=int(c["written"][row]) or created,
         )
 
     # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
     def snapshot(self) -> tuple[dict[str, Any], npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
-        """This organ's state as a msgpack-able map, plus the current vector of every
-        live memory that has one (ids, count x dim float32) for the vector sidecar.
-        Vectors of another dimension than the most common one stay in the map."""
-        puts: list[ops.PutPayload] = []
-        changed: list[list[Any]] = []
-        vec_ids: list[int] = []
-        blobs: list[bytes] = []
-        strip = msgspec.structs.replace
-        for pos, (mid, rec) in enumerate(self._records.items()):
-            if rec.__class__ is ops.PutPayload:
-                put: ops.PutPayload = rec  # type: ignore[assignment]
-                emb, live = put.embedding, True
-            else:
-                r: MemoryRecord = rec  # type: ignore[assignment]
-                put, emb, live = r.put, r.embedding, r.deleted_ms is None
-                changed.append([pos, r.text, list(r.tags), r.meta, r.confidence, r.strength, r.decay_rate,
-                                r.tier, r.updated_ms, r.last_access_ms, r.access_count, r.deleted_ms])
-            puts.append(put if put.embedding is None else strip(put, embedding=None))
-            if not live:
-                continue
-            if emb is None:
-                vec = self._sidecar_vector(mid)
-                if vec is not None:
-                    emb = vec.astype("<f4").tobytes()
-            if emb is not None:
-                vec_ids.append(mid)
-                blobs.append(emb)
-        dims: dict[int, int] = {}
-        for b in blobs:
-            dims[len(b)] = dims.get(len(b), 0) + 1
-        width = max(dims, key=lambda w: dims[w]) if dims else 0
-        main = [i for i, b in enumerate(blobs) if len(b) == width]
-        odd = [[vec_ids[i], b] for i, b in enumerate(blobs) if len(b) != width]
-        ids = np.array([vec_ids[i] for i in main], np.uint64)
-        vecs = np.frombuffer(b"".join(blobs[i] for i in main), "<f4").reshape(len(main), width // 4)
-        state = {
-            "puts": msgspec.msgpack.encode(puts),
-            "changed": changed,
-            "odd_vectors": odd,
-            "live": self._live,
-            "max_local": [[k, v] for k, v in self._max_local.items()],
-            "embedding_dim": self.embedding_dim,
-            "touches": [[k, v] for k, v in self._touches.items()],
-            "ignored": self.ignored,
-        }
-        return state, ids, vecs
+        """This organ's state as a msgpack-able map (columns as little-endian bytes,
+        the put texts as one arena), plus the current vector of every live memory
+        in the vector matrix (ids, count x dim float32) for the vector sidecar.
+        Other vectors (another width) stay in the map as ``odd_vectors``."""
+        s = self._s
+        state = s.state()
+        live = self._live_rows()
+        with_vec = live[s.c["vec"][live] != -1]
+        ids = s.map.ids()
+        dead = s.c["dead"]
+        state.update(
+            odd_vectors=[[int(ids[r]), blob] for r, blob in s.odd.items() if not dead[r]],
+            live=self._live,
+            max_local=[[k, v] for k, v in self._max_local.items()],
+            embedding_dim=self.embedding_dim,
+            touches=[[k, v] for k, v in self._touches.items()],
+            ignored=self.ignored,
+        )
+        return state, np.ascontiguousarray(ids[with_vec]), s.gather_vectors(with_vec)
 
     def restore(self, state: dict[str, Any], ids: npt.NDArray[np.uint64], vecs: npt.NDArray[np.float32]) -> None:
         """Load a snapshot into this (fresh) organ. Raises on a malformed map."""
-        puts = msgspec.msgpack.decode(state["puts"], type=list[ops.PutPayload])
-        _share_labels(puts)
-        records: dict[int, MemoryRecord | ops.PutPayload] = dict(zip((p.id for p in puts), puts))
-        if len(records) != len(puts):
-            raise ValueError("snapshot repeats a memory id")
-        for pos, text, tags, meta, conf, strength, decay, tier, upd, last, count, deleted in state["changed"]:
-            rec = MemoryRecord(puts[pos])
-            rec.text, rec.tags, rec.meta = text, tuple(tags), meta
-            rec.confidence, rec.strength, rec.decay_rate, rec.tier = conf, strength, decay, tier
-            rec.updated_ms, rec.last_access_ms, rec.access_count, rec.deleted_ms = upd, last, count, deleted
-            records[puts[pos].id] = rec
+        s = self._s
+        s.load(state)
+        s.adopt_base(ids, vecs)
         for mid, blob in state["odd_vectors"]:
-            rec = records[mid]
-            if rec.__class__ is ops.PutPayload:
-                rec = records[mid] = MemoryRecord(rec)  # type: ignore[arg-type]
-            rec.embedding = blob  # type: ignore[union-attr]
-        order = np.argsort(ids, kind="stable")
-        self._sidecar_ids = np.ascontiguousarray(ids[order])
-        self._sidecar_rows = order.astype(np.int64)
-        self._sidecar_vecs = vecs
-        self._records = records
-        self._live = int(state["live"])
+            row = int(s.map.row(int(mid)))
+            if row < 0:
+                raise ValueError("odd_vectors names a memory the snapshot lacks")
+            s.c["vec"][row] = -1
+            s.odd[row] = bytes(blob)
+        live = int(state["live"])
+        if live != int(np.count_nonzero(~s.c["dead"][: s.n])):
+            raise ValueError("memories: the live count does not match the columns")
+        self._live = live
         self._max_local = {int(k): int(v) for k, v in state["max_local"]}
         self.embedding_dim = state["embedding_dim"]
         self._touches = {int(k): list(v) for k, v in state["touches"]}
         self.ignored = int(state["ignored"])
 
     def live_puts(self) -> tuple[list[int], list[ops.PutPayload], list[str]]:
-        """Columns of every live memory, in order: ids, the puts that made them,
-        their current texts."""
-        put_type = ops.PutPayload
-        items = [
-            (mid, rec)
-            for mid, rec in self._records.items()
-            if rec.__class__ is put_type or rec.deleted_ms is None  # type: ignore[union-attr]
-        ]
-        return (
-            [mid for mid, _ in items],
-            [rec if rec.__class__ is put_type else rec.put for _, rec in items],  # type: ignore[misc, union-attr]
-            [rec.text for _, rec in items],
-        )
+        """Columns of every live memory, in order: ids, the puts that made them
+        (without their vectors), their current texts."""
+        s = self._s
+        rows = self._live_rows()
+        ids = s.map.ids()[rows].tolist()
+        row_list = rows.tolist()
+        c = s.c
+        cols = {name: s.labels[name].objects()[c[name][rows]].tolist() for name in LABELS}
+        created, written = c["created"][rows].tolist(), c["written"][rows].tolist()
+        conf, strength = c["confidence"][rows].tolist(), c["strength"][rows].tolist()
+        put_texts = s.put_texts(row_list)
+        puts = []
+        meta, put_meta, tags, artifacts = s.meta, s.put_meta, s.tags, s.artifacts
+        for j, row in enumerate(row_list):
+            puts.append(ops.PutPayload(
+                id=ids[j], text=put_texts[j], kind=cols["kind"][j], created_ms=created[j], realm=cols["realm"][j],
+                session=cols["session"][j], source_tool=cols["source_tool"][j], harness=cols["harness"][j],
+                tags=tags.get(row, ()), confidence=conf[j], strength=strength[j],
+                meta=put_meta[row] if row in put_meta else meta.get(row), artifacts=artifacts.get(row, ()),
+                written_ms=written[j],
+            ))
+        texts = [s.texts.get(row, t) for row, t in zip(row_list, put_texts)]
+        return ids, puts, texts

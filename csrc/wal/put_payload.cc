@@ -191,4 +191,46 @@ bool ParsePut(const uint8_t* p, size_t n, PutView* out) {
   return r.p == r.end;
 }
 
+bool ValidUtf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const uint8_t*>(s.data());
+  const uint8_t* end = p + s.size();
+  while (p < end) {
+    if (end - p >= 8) {  // ASCII fast path: 8 bytes at a time
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      if ((w & 0x8080808080808080ull) == 0) {
+        p += 8;
+        continue;
+      }
+    }
+    const uint8_t c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    size_t need;
+    uint8_t lo = 0x80, hi = 0xbf;  // bounds of the second byte
+    if (c >= 0xc2 && c <= 0xdf) {
+      need = 1;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      need = 2;
+      if (c == 0xe0) lo = 0xa0;   // overlong
+      if (c == 0xed) hi = 0x9f;   // surrogates
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      need = 3;
+      if (c == 0xf0) lo = 0x90;   // overlong
+      if (c == 0xf4) hi = 0x8f;   // above U+10FFFF
+    } else {
+      return false;
+    }
+    if (static_cast<size_t>(end - p) <= need) return false;
+    if (p[1] < lo || p[1] > hi) return false;
+    for (size_t k = 2; k <= need; ++k) {
+      if ((p[k] & 0xc0) != 0x80) return false;
+    }
+    p += need + 1;
+  }
+  return true;
+}
+
 }  // namespace chitta::wal

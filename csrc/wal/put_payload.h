@@ -66,4 +66,8 @@ struct PutView {
 // Text validity (UTF-8) is not checked here.
 bool ParsePut(const uint8_t* p, size_t n, PutView* out);
 
+// True when s is well-formed UTF-8 as Python's strict decoder (and msgspec)
+// take it: no overlong forms, no surrogates (U+D800..DFFF), nothing above U+10FFFF.
+bool ValidUtf8(std::string_view s);
+
 }  // namespace chitta::wal

@@ -124,5 +124,24 @@ TEST(GroupCommit, EveryAcknowledgedSeqnoOnceAndCounted) {
   EXPECT_EQ(std::system(cmd.c_str()), 0);
 }
 
+TEST(PutPayload, ValidUtf8AgreesWithStrictDecoding) {
+  EXPECT_TRUE(ValidUtf8(""));
+  EXPECT_TRUE(ValidUtf8("plain ascii text, longer than eight bytes"));
+  EXPECT_TRUE(ValidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf"));
+  EXPECT_TRUE(ValidUtf8("\xed\x9f\xbf"));               // U+D7FF
+  EXPECT_FALSE(ValidUtf8("\xc0\xaf"));                  // overlong '/'
+  EXPECT_FALSE(ValidUtf8("\xc1\xbf"));
+  EXPECT_FALSE(ValidUtf8("\xe0\x80\xaf"));              // overlong 3-byte
+  EXPECT_FALSE(ValidUtf8("\xf0\x80\x80\xaf"));          // overlong 4-byte
+  EXPECT_FALSE(ValidUtf8("\xed\xa0\x80"));              // surrogate U+D800
+  EXPECT_FALSE(ValidUtf8("\xf4\x90\x80\x80"));          // above U+10FFFF
+  EXPECT_FALSE(ValidUtf8("\xf5\x80\x80\x80"));
+  EXPECT_FALSE(ValidUtf8("abcdefgh\x80"));              // stray continuation after the fast path
+  EXPECT_FALSE(ValidUtf8("\xc3"));                      // cut short
+  EXPECT_FALSE(ValidUtf8("\xe2\x82"));
+  EXPECT_FALSE(ValidUtf8("\xe2\x28\xa1"));              // bad continuation
+  EXPECT_FALSE(ValidUtf8(std::string_view("\xff", 1)));
+}
+
 }  // namespace
 }  // namespace chitta::wal

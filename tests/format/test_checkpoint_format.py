@@ -141,3 +141,47 @@ def test_v3_units_sidecar_and_posting_record_match_the_spec() -> None:
         assert u == pytest.approx([x / norm for x in v], rel=1e-6)
     for name in ("vectors.emb", "units.emb", "codes.bin", "posting.idx"):  # each by its trailing CRC
         assert state["sidecars"][name]["crc"] == struct.unpack("<I", (live / name).read_bytes()[-4:])[0]
+
+
+def test_v4_memories_columns_match_the_spec() -> None:
+    """The version-4 memories map read by hand (numpy on the documented little-endian
+    layouts), against the golden segment's ops (tests/format/golden.py)."""
+    live = _live(GOLDENS / "checkpoint-v4")
+    version, _flags, _n, body = _framed(live / "state", b"CHITSTAT")
+    assert version == 4
+    mem = msgspec.msgpack.decode(body)["organs"]["memories"]
+    assert mem["rows"] == 3
+    assert struct.unpack("<3Q", mem["ids"]) == (A, B, C)
+    cols = mem["columns"]
+    layout = {"created": "q", "written": "q", "updated": "q", "last_access": "q", "deleted": "q", "dead": "?",
+              "confidence": "d", "strength": "d", "decay": "d", "tier": "q", "access": "q", "kind": "I",
+              "realm": "I", "session": "I", "source_tool": "I", "harness": "I"}
+    assert set(cols) == set(layout)
+    got = {name: struct.unpack(f"<3{code}", cols[name]) for name, code in layout.items()}
+    t0 = 1_764_000_000_000
+    assert got["created"] == (t0, t0 + 1, t0 + 2)
+    assert got["updated"] == (t0, t0 + 30, t0 + 2)
+    assert got["last_access"] == (t0 + 10, 0, 0) and got["access"] == (1, 0, 0)
+    assert got["dead"] == (False, False, True) and got["deleted"][2] == t0 + 20
+    assert got["confidence"] == (0.9, 1.0, 0.4) and got["strength"] == (1.0, 2.0, 1.0)
+    kinds = mem["labels"]["kind"]
+    assert [kinds[c] for c in got["kind"]] == ["decision", "observation", "thought"]
+    assert [mem["labels"]["realm"][c] for c in got["realm"]] == ["build", None, None]
+    offsets = struct.unpack("<4q", mem["text_offsets"])
+    texts = [mem["text"][a:b].decode() for a, b in zip(offsets, offsets[1:])]
+    assert texts == ["the build uses ninja", "staging listens on port 8080", "a passing thought"]
+    assert mem["texts"] == [[1, "staging listens on port 8081"]]  # the changed text, by row
+    assert mem["tags"] == [[0, ["build"]]] and mem["meta"] == [[1, {"host": "staging", "port": 8080}]]
+    assert mem["put_meta"] == [] and mem["artifacts"] == [] and mem["odd_vectors"] == []
+    assert (mem["live"], mem["embedding_dim"], mem["ignored"]) == (2, 4, 0)
+    assert mem["max_local"] == [[1, 3]] and mem["touches"] == [[A, [t0 + 10]]]
+
+
+def test_v3_memories_migrate_to_the_v4_columns() -> None:
+    from chitta.checkpoint.snapshot import migrate
+
+    def memories(golden: str) -> dict:
+        version, _f, _n, body = _framed(_live(GOLDENS / golden) / "state", b"CHITSTAT")
+        return migrate(version, msgspec.msgpack.decode(body))["organs"]["memories"]
+
+    assert memories("checkpoint-v3") == memories("checkpoint-v4")

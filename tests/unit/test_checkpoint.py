@@ -53,7 +53,7 @@ def _observe(f: chitta.Field) -> dict[str, Any]:
     """Everything a user (and the recall path) can see of a field."""
     out: dict[str, Any] = {"ids": f.ids()}
     out["memories"] = [memory_dict(m) for m in f.memories()]
-    out["graph"] = {mid: f._graph.neighbours(mid) for mid in f._memories._records}
+    out["graph"] = {mid: f._graph.neighbours(mid) for mid in f._memories.all_ids()}
     out["gate"] = f.write_gate_stats()
     stats = f.stats().as_dict()
     out["stats"] = {k: stats[k] for k in ("memories", "forgotten", "records_applied", "embedding_dim")}

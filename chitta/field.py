@@ -10,7 +10,6 @@ the log; nothing in the log is applied twice.
 
 from __future__ import annotations
 
-import gc
 import itertools
 import os
 import threading
@@ -34,6 +33,7 @@ from chitta.errors import (
 from chitta.field_lifecycle import LifecycleMixin
 from chitta.field_link import LinkMixin
 from chitta.field_recall import RecallMixin
+from chitta.field_replay import ReplayMixin
 from chitta.field_write import WriteMixin, infer_harness, pending_columns
 from chitta.model import FieldStats, Memory
 from chitta.ops import Op, OpType
@@ -74,7 +74,7 @@ def _check_field_path(path: Path, create: bool) -> None:
         )
 
 
-class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
+class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
     """A chitta field. Use :func:`chitta.open` to get one; close it (or use ``with``)."""
 
     def __init__(
@@ -188,6 +188,10 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
         # Organs that take a run of puts as columns (PutColumns); the others get PutPayload ops.
         self._column_organs = tuple(o for o in self._put_organs if hasattr(o, "apply_columns"))
         self._op_organs = tuple(o for o in self._put_organs if not hasattr(o, "apply_columns"))
+        # Organs that take a run of sparse codes as arrays (CodeColumns): replay decodes those runs natively.
+        self._code_organs = tuple(
+            o for o in self._routes.get(int(OpType.UpdateSparseCode), ()) if hasattr(o, "apply_code_columns")
+        )
         # remember()'s fast path (chitta/field_write.py): one bound method per organ.
         self._put_appliers = tuple(getattr(o, "apply_put", o.apply) for o in self._put_organs)
         self._engine = RecallEngine(self._memories, self._index, self._graph, settings=self._recall_settings)
@@ -314,106 +318,6 @@ class Field(WriteMixin, RecallMixin, LinkMixin, LifecycleMixin):
                 for organ in self._op_organs:
                     organ.apply_run(OpType.PutPayload, puts)
             self._applied += n
-
-    # ---- replay -------------------------------------------------------------------
-    def _replay(self) -> int:
-        if self._pending_puts:
-            self._apply_pending()  # this handle's own writes come first
-        # Replay allocates a container per op and frees none: the cyclic GC's
-        # generation passes would rescan them all (~15% of open at 1M ops).
-        gc_was_on = gc.isenabled()
-        gc.disable()
-        try:
-            return self._replay_all()
-        finally:
-            if gc_was_on:
-                gc.enable()
-
-    def _replay_all(self) -> int:
-        result = self._log.read_new(commit=False)  # positions move only once applied
-        for damage in result.damages:
-            self.salvaged.append(dict(damage))
-        decoded: list[tuple[int, Any]] = []
-        for op_type, start, end in result.op_runs():
-            run: Any
-            try:
-                if op_type == OpType.PutPayload:  # puts: as columns, built natively
-                    run = ops.decode_put_columns(result, start, end)
-                    if self._op_organs:  # an organ without apply_columns takes the ops
-                        run = (run, ops.decode_records(result, op_type, start, end))
-                else:
-                    run = ops.decode_records(result, op_type, start, end)
-            except ChittaError:
-                run = self._decode_each(result, op_type, start, end)
-            if op_type == OpType.Batch:
-                run = self._unpack_batches(result, run, start)
-            decoded.append((op_type, run))
-        # Everything decoded: only now touch the organs (nothing half-applied).
-        for op_type, run in decoded:
-            if op_type == OpType.PutPayload and not isinstance(run, list):
-                self._apply_put_columns(run)
-            elif op_type == OpType.Batch:
-                for group in run:
-                    for op in group:  # type: ignore[attr-defined]
-                        self._route(op)
-            else:
-                organs = self._routes.get(op_type)
-                if organs is None:
-                    self._unrouted += len(run)
-                else:
-                    for organ in organs:
-                        organ.apply_run(OpType(op_type), run)
-                self._applied += len(run)
-        self._log.commit_read()
-        return len(result)
-
-    def _apply_put_columns(self, run: Any) -> None:
-        cols, puts = run if isinstance(run, tuple) else (run, None)
-        for organ in self._column_organs:
-            organ.apply_columns(cols)  # type: ignore[attr-defined]
-        for organ in self._op_organs:
-            organ.apply_run(OpType.PutPayload, puts if puts is not None else cols.ops())
-        self._applied += len(cols)
-
-    def _located(self, exc: ChittaError, result: Any, index: int) -> ChittaError:
-        segment = result.segments[int(result.segment_index[index])]
-        offset = int(result.offsets[index])
-        located = type(exc)(f"{exc} (segment {segment}, offset {offset})")
-        located.segment = segment  # type: ignore[attr-defined]
-        located.offset = offset  # type: ignore[attr-defined]
-        return located
-
-    def _skip_or_raise(self, exc: ChittaError, result: Any, index: int) -> None:
-        located = self._located(exc, result, index)
-        if not self._salvage:
-            raise located from exc
-        self.salvaged.append(
-            {
-                "segment": located.segment,  # type: ignore[attr-defined]
-                "offset": located.offset,  # type: ignore[attr-defined]
-                "bytes": len(result.payload(index)) + 17,
-                "kind": type(exc).__name__,
-                "detail": str(exc),
-            }
-        )
-
-    def _decode_each(self, result: Any, op_type: int, start: int, end: int) -> list[Op]:
-        out: list[Op] = []
-        for i in range(start, end):
-            try:
-                out.append(ops.decode(op_type, result.payload(i)))
-            except ChittaError as exc:
-                self._skip_or_raise(exc, result, i)
-        return out
-
-    def _unpack_batches(self, result: Any, run: list[Op], start: int) -> list[Any]:
-        groups: list[Any] = []
-        for j, batch in enumerate(run):
-            try:
-                groups.append(batch.unpack())  # type: ignore[attr-defined]
-            except ChittaError as exc:
-                self._skip_or_raise(exc, result, start + j)
-        return groups
 
     def _route(self, op: Op) -> None:
         organs = self._routes.get(int(op.op_type))

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta import ops
-from chitta.model import Memory
+from chitta.model import Memory, memory_of
 from chitta.ops import Op, OpType
 from chitta.organs.memories_store import LABELS, MemoryColumns
 from chitta.put_columns import PutColumns
@@ -262,8 +262,7 @@ class MemoriesOrgan:
                 s.put_meta[row] = s.meta.get(row)
             s.meta[row] = op.meta
         upd = s.c["updated"]
-        if op.at_ms > upd[row]:
-            upd[row] = op.at_ms
+        upd[row] = max(upd[row], op.at_ms)
 
     def _update_state(self, op: ops.UpdateState) -> None:
         row = self._live_row(op.id)
@@ -277,8 +276,7 @@ class MemoriesOrgan:
         if op.decay_rate is not None:
             c["decay"][row] = op.decay_rate
         if op.touch:
-            if op.at_ms > c["last_access"][row]:
-                c["last_access"][row] = op.at_ms
+            c["last_access"][row] = max(c["last_access"][row], op.at_ms)
             c["access"][row] += 1
             trace = self._touches.setdefault(op.id, [])
             trace.append(op.at_ms)
@@ -415,15 +413,13 @@ class MemoriesOrgan:
         for j, (pos, row) in enumerate(zip(keep.tolist(), r.tolist())):
             meta = s.meta.get(row)
             created = col["created"][j]
-            out[pos] = Memory(
-                id=int(ids[pos]), text=s.text(row), kind=lab["kind"][j], realm=lab["realm"][j],
-                session=lab["session"][j], source_tool=lab["source_tool"][j], harness=lab["harness"][j],
-                tags=s.tags.get(row, ()), confidence=col["confidence"][j], strength=col["strength"][j],
-                decay_rate=col["decay"][j], tier=col["tier"][j], created_ms=created, updated_ms=col["updated"][j],
-                last_access_ms=col["last_access"][j], access_count=col["access"][j],
-                meta=dict(meta) if meta is not None else None, embedding=s.vector(row),
-                artifacts=s.artifacts.get(row, ()), written_ms=col["written"][j] or created,
-            )
+            out[pos] = memory_of((
+                int(ids[pos]), s.text(row), lab["kind"][j], lab["realm"][j], lab["session"][j],
+                lab["source_tool"][j], lab["harness"][j], s.tags.get(row, ()), col["confidence"][j],
+                col["strength"][j], col["decay"][j], col["tier"][j], created, col["updated"][j],
+                col["last_access"][j], col["access"][j], dict(meta) if meta is not None else None, s.vector(row),
+                s.artifacts.get(row, ()), col["written"][j] or created,
+            ))
         return out
 
     def _memory(self, mid: int, row: int) -> Memory:
@@ -432,28 +428,15 @@ class MemoriesOrgan:
         labels = s.labels
         meta = s.meta.get(row)
         created = int(c["created"][row])
-        return Memory(
-            id=int(mid),
-            text=s.text(row),
-            kind=labels["kind"].values[c["kind"][row]],  # type: ignore[arg-type]
-            realm=labels["realm"].values[c["realm"][row]],
-            session=labels["session"].values[c["session"][row]],
-            source_tool=labels["source_tool"].values[c["source_tool"][row]],
-            harness=labels["harness"].values[c["harness"][row]],
-            tags=s.tags.get(row, ()),
-            confidence=float(c["confidence"][row]),
-            strength=float(c["strength"][row]),
-            decay_rate=float(c["decay"][row]),
-            tier=int(c["tier"][row]),
-            created_ms=created,
-            updated_ms=int(c["updated"][row]),
-            last_access_ms=int(c["last_access"][row]),
-            access_count=int(c["access"][row]),
-            meta=dict(meta) if meta is not None else None,
-            embedding=s.vector(row),
-            artifacts=s.artifacts.get(row, ()),
-            written_ms=int(c["written"][row]) or created,
-        )
+        return memory_of((
+            int(mid), s.text(row), labels["kind"].values[c["kind"][row]], labels["realm"].values[c["realm"][row]],
+            labels["session"].values[c["session"][row]], labels["source_tool"].values[c["source_tool"][row]],
+            labels["harness"].values[c["harness"][row]], s.tags.get(row, ()), float(c["confidence"][row]),
+            float(c["strength"][row]), float(c["decay"][row]), int(c["tier"][row]), created,
+            int(c["updated"][row]), int(c["last_access"][row]), int(c["access"][row]),
+            dict(meta) if meta is not None else None, s.vector(row), s.artifacts.get(row, ()),
+            int(c["written"][row]) or created,
+        ))
 
     # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
     def snapshot(self) -> tuple[dict[str, Any], npt.NDArray[np.uint64], npt.NDArray[np.float32]]:

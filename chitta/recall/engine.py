@@ -65,6 +65,7 @@ class RecallSettings:
 
 class MemoriesView(Protocol):
     def get(self, mid: int) -> Memory | None: ...
+    def memories(self, ids: list[int]) -> list[Memory | None]: ...
     def is_live(self, mid: int) -> bool: ...
     def scoring_states(self, ids: list[int]) -> ScoringStates: ...
 
@@ -198,10 +199,11 @@ class RecallEngine:
         kept_ids = ids[keep]
         order = np.lexsort((kept_ids, -scores))  # score desc, then id asc
         hits: list[Hit] = []
-        for j in order[:k].tolist():  # build full memories only for what is returned
+        top = order[:k].tolist()  # build full memories only for what is returned, in one call
+        memories = self.memories.memories([id_list[keep[j]] for j in top])
+        for j, memory in zip(top, memories):
             pos = keep[j]
             mid = id_list[pos]
-            memory = self.memories.get(mid)
             if memory is None:
                 continue
             lane_ranks = {names[c]: int(ranks[pos, c]) for c in range(len(names)) if ranks[pos, c] > 0}

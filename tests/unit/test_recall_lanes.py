@@ -43,6 +43,9 @@ class Memories:
             embedding=None,
         )
 
+    def memories(self, ids: list[int]) -> list[Memory | None]:
+        return [self.get(mid) for mid in ids]
+
     def is_live(self, mid: int) -> bool:
         return True
 

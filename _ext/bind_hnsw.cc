@@ -45,11 +45,28 @@ std::unique_ptr<PyHnsw> MakeHnsw(uint32_t dim, uint32_t M, uint32_t efc, const s
 // membership under the read lock.
 template <typename Holder>
 void Remove(Holder& h, const py::array& ids) {
-  auto [ip, n] = Ids(ids, "ids");
+  const Span<uint64_t> s = Ids(ids, "ids");
   CallReleased([&] {
     std::unique_lock<std::shared_mutex> lock(h.mu);
-    return h.index->MarkDeleted(ip, n);
+    return h.index->MarkDeleted(s.data, s.n);
   });
+}
+
+// Checks the queries and the filter, then runs search(queries, filter, out_ids,
+// out_dist) under the read lock without the GIL; returns (ids, distances).
+template <typename Holder, typename SearchFn>
+py::tuple SearchLocked(const Holder& h, const py::array& queries, size_t k,
+                       const py::object& allowed, SearchFn&& search) {
+  const Span<float> q = Rows(queries, h.index->dim(), "queries");
+  const Filter f = AllowedFrom(allowed);
+  Output out(q.n, k);
+  uint64_t* oi = out.ids.mutable_data();
+  float* od = out.dist.mutable_data();
+  CallReleased([&] {
+    std::shared_lock<std::shared_mutex> lock(h.mu);
+    return search(q, f, oi, od);
+  });
+  return out.Tuple();
 }
 
 template <typename Holder>
@@ -83,16 +100,10 @@ CHITTA_BIND(hnsw) {
       .def("remove", &Remove<PyHnsw>)
       .def("search", [](const PyHnsw& h, const py::array& queries, size_t k, size_t ef,
                         const py::object& allowed, int threads) {
-        auto [qp, nq] = Rows(queries, h.index->dim(), "queries");
-        Filter f = AllowedFrom(allowed);
-        Output out(nq, k);
-        uint64_t* oi = out.ids.mutable_data();
-        float* od = out.dist.mutable_data();
-        CallReleased([&] {
-          std::shared_lock<std::shared_mutex> lock(h.mu);
-          return h.index->Search(qp, nq, k, ef, f.ids, f.n, f.use, threads, oi, od);
+        return SearchLocked(h, queries, k, allowed, [&](Span<float> q, const Filter& f,
+                                                        uint64_t* oi, float* od) {
+          return h.index->Search(q.data, q.n, k, ef, f.ids, f.n, f.use, threads, oi, od);
         });
-        return out.Tuple();
       })
       .def("save", [](const PyHnsw& h, const std::string& path) {
         CallReleased([&] {
@@ -150,16 +161,10 @@ CHITTA_BIND(hnsw) {
       .def("remove", &Remove<PyBrute>)
       .def("search", [](const PyBrute& h, const py::array& queries, size_t k,
                         const py::object& allowed, int threads) {
-        auto [qp, nq] = Rows(queries, h.index->dim(), "queries");
-        Filter f = AllowedFrom(allowed);
-        Output out(nq, k);
-        uint64_t* oi = out.ids.mutable_data();
-        float* od = out.dist.mutable_data();
-        CallReleased([&] {
-          std::shared_lock<std::shared_mutex> lock(h.mu);
-          return h.index->Search(qp, nq, k, f.ids, f.n, f.use, threads, oi, od);
+        return SearchLocked(h, queries, k, allowed, [&](Span<float> q, const Filter& f,
+                                                        uint64_t* oi, float* od) {
+          return h.index->Search(q.data, q.n, k, f.ids, f.n, f.use, threads, oi, od);
         });
-        return out.Tuple();
       })
       .def("__len__", &Size<PyBrute>)
       .def("contains", &Contains<PyBrute>)

@@ -50,19 +50,19 @@ CHITTA_BIND(hnsw_tiered) {
         CallReleased([&] { return t.Add(b.ids, b.vectors, b.n, threads); });
       })
       .def("remove", [](hn::TieredIndex& t, const py::array& ids) {
-        auto [ip, n] = Ids(ids, "ids");
-        CallReleased([&] { return t.MarkDeleted(ip, n); });
+        const Span<uint64_t> s = Ids(ids, "ids");
+        CallReleased([&] { return t.MarkDeleted(s.data, s.n); });
       })
       .def("search", [](const hn::TieredIndex& t, const py::array& queries, size_t k, size_t ef,
                         const py::object& allowed, const std::string& merge, int threads) {
-        auto [qp, nq] = Rows(queries, t.options().graph.dim, "queries");
+        const Span<float> q = Rows(queries, t.options().graph.dim, "queries");
         Filter f = AllowedFrom(allowed);
         const hn::MergeMode mode = ModeFrom(merge);
-        Output out(nq, k);
+        Output out(q.n, k);
         uint64_t* oi = out.ids.mutable_data();
         float* od = out.dist.mutable_data();
         CallReleased([&] {
-          return t.Search(qp, nq, k, ef, f.ids, f.n, f.use, mode, threads, oi, od);
+          return t.Search(q.data, q.n, k, ef, f.ids, f.n, f.use, mode, threads, oi, od);
         });
         return out.Tuple();
       })

@@ -17,8 +17,15 @@ namespace chitta_ext::hnsw_arrays {
 
 namespace py = pybind11;
 
+// A checked array's data and row count.
+template <typename T>
+struct Span {
+  const T* data;
+  size_t n;
+};
+
 // float32[n, dim] -> (pointer, n)
-inline std::pair<const float*, size_t> Rows(const py::array& a, size_t dim, const char* what) {
+inline Span<float> Rows(const py::array& a, size_t dim, const char* what) {
   Expect<float>(a, 2, what);
   if (static_cast<size_t>(a.shape(1)) != dim) {
     ThrowInvalid(std::string(what) + " must have " + std::to_string(dim) + " columns, got " +
@@ -28,7 +35,7 @@ inline std::pair<const float*, size_t> Rows(const py::array& a, size_t dim, cons
 }
 
 // uint64[n] -> (pointer, n)
-inline std::pair<const uint64_t*, size_t> Ids(const py::array& a, const char* what) {
+inline Span<uint64_t> Ids(const py::array& a, const char* what) {
   Expect<uint64_t>(a, 1, what);
   return {static_cast<const uint64_t*>(a.data()), static_cast<size_t>(a.shape(0))};
 }

@@ -18,7 +18,7 @@ _U64_MAX = 2**64 - 1
 
 
 class _HammingBase:
-    """What both Hamming wrappers share: ``len``, ``in``, memory and ``remove``."""
+    """What both Hamming wrappers share: ``len``, ``in``, memory, ``remove``, search."""
 
     __slots__ = ("_core",)
 
@@ -39,6 +39,14 @@ class _HammingBase:
     def remove(self, ids: npt.ArrayLike) -> None:
         """Remove ``ids``. All or nothing: NotFound if any is absent."""
         self._core.remove(_id_array(ids))
+
+    def _top_k(
+        self, queries: npt.ArrayLike, k: int, dtype: type, width: int, what: str, *extra: int
+    ) -> tuple[Any, Any]:
+        """The native search of checked ``queries``; 1-D results for a 1-D query."""
+        q, single = _queries(queries, dtype, width, what)
+        ids, values = self._core.search(q, k, *extra)
+        return (ids[0], values[0]) if single else (ids, values)
 
 
 def _candidates(candidates: int | None) -> int:

@@ -49,7 +49,6 @@ from chitta.index._hamming_common import (
     _HammingBase,
     _id_array,
     _positive_int,
-    _queries,
 )
 from chitta.index.hamming_rescore import HammingRescoreIndex
 
@@ -169,7 +168,4 @@ class HammingIndex(_HammingBase):
         ``k``) or ``uint64[nq, words]`` (results ``[nq, k]``). Returns
         ``(ids uint64, distances uint32)``; short rows padded as the module says.
         """
-        k = _positive_int(k, "k")
-        q, single = _queries(codes, np.uint64, self.words, "codes")
-        ids, dist = self._core.search(q, k)
-        return (ids[0], dist[0]) if single else (ids, dist)
+        return self._top_k(codes, _positive_int(k, "k"), np.uint64, self.words, "codes")

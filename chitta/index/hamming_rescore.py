@@ -19,7 +19,6 @@ from chitta.index._hamming_common import (
     _HammingBase,
     _id_array,
     _positive_int,
-    _queries,
 )
 
 __all__ = ["HammingRescoreIndex"]
@@ -117,10 +116,7 @@ class HammingRescoreIndex(_HammingBase):
         Returns ``(ids uint64, cosine float32)``, best first.
         """
         k = _positive_int(k, "k")
-        cand = _candidates(candidates)
-        q, single = _queries(queries, np.float32, self.dim, "queries")
-        ids, scores = self._core.search(q, k, cand)
-        return (ids[0], scores[0]) if single else (ids, scores)
+        return self._top_k(queries, k, np.float32, self.dim, "queries", _candidates(candidates))
 
     def candidate_ids(
         self, query: npt.ArrayLike, *, candidates: int | None = None

@@ -49,6 +49,12 @@ class _HammingBase:
         return (ids[0], values[0]) if single else (ids, values)
 
 
+def _same_length(ids: npt.NDArray[np.uint64], rows: npt.NDArray[Any], what: str) -> None:
+    """InvalidArgument unless there is one row of ``what`` per id."""
+    if rows.shape[0] != ids.shape[0]:
+        raise InvalidArgument(f"{ids.shape[0]} ids but {rows.shape[0]} {what}; they must match")
+
+
 def _candidates(candidates: int | None) -> int:
     """The native candidate setting: 0 for ``None`` (the default rule), else a positive int."""
     return 0 if candidates is None else _positive_int(candidates, "candidates")

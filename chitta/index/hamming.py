@@ -49,6 +49,7 @@ from chitta.index._hamming_common import (
     _HammingBase,
     _id_array,
     _positive_int,
+    _same_length,
 )
 from chitta.index.hamming_rescore import HammingRescoreIndex
 
@@ -153,10 +154,7 @@ class HammingIndex(_HammingBase):
         """
         id_arr = _id_array(ids)
         code_arr = _code_matrix(codes, self.words, "codes")
-        if code_arr.shape[0] != id_arr.shape[0]:
-            raise InvalidArgument(
-                f"{id_arr.shape[0]} ids but {code_arr.shape[0]} codes; they must match"
-            )
+        _same_length(id_arr, code_arr, "codes")
         self._core.add(id_arr, code_arr)
 
     def search(

@@ -19,6 +19,7 @@ from chitta.index._hamming_common import (
     _HammingBase,
     _id_array,
     _positive_int,
+    _same_length,
 )
 
 __all__ = ["HammingRescoreIndex"]
@@ -87,10 +88,7 @@ class HammingRescoreIndex(_HammingBase):
         """Add ``vectors[i]`` (float32) under ``ids[i]``. All or nothing."""
         id_arr = _id_array(ids)
         v = _float_matrix(vectors, self.dim, "vectors")
-        if v.shape[0] != id_arr.shape[0]:
-            raise InvalidArgument(
-                f"{id_arr.shape[0]} ids but {v.shape[0]} vectors; they must match"
-            )
+        _same_length(id_arr, v, "vectors")
         self._core.add(id_arr, v)
 
     def add_coded(self, ids: npt.ArrayLike, unit_vectors: npt.ArrayLike, codes: npt.ArrayLike) -> None:

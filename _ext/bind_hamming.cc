@@ -53,12 +53,9 @@ CHITTA_BIND(hamming) {
     if (dim == 0) ThrowInvalid("dim must be positive");
     const size_t words = chitta::hamming::WordsForDim(dim);
     py::array_t<uint64_t> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(words)});
-    chitta::Status st;
-    {
-      py::gil_scoped_release release;
-      st = chitta::hamming::Binarize(vectors.data(), n, dim, mean.data(), out.mutable_data());
-    }
-    ThrowIfError(std::move(st));
+    CallReleased([&] {
+      return chitta::hamming::Binarize(vectors.data(), n, dim, mean.data(), out.mutable_data());
+    });
     return out;
   }, py::arg("vectors"), py::arg("mean"), "Sign codes of vectors - mean (see chitta.index.hamming).");
 
@@ -74,31 +71,18 @@ CHITTA_BIND(hamming) {
       .def("__len__", &HammingIndex::size)
       .def("contains", &HammingIndex::Contains, py::arg("id"))
       .def("memory_bytes", &HammingIndex::MemoryBytes)
-      .def("ids", [](const HammingIndex& self) {
-        std::vector<uint64_t> ids = self.Ids();
-        py::array_t<uint64_t> out(static_cast<py::ssize_t>(ids.size()));
-        std::copy(ids.begin(), ids.end(), out.mutable_data());
-        return out;
-      })
+      .def("ids", [](const HammingIndex& self) { return ToArray(self.Ids()); })
       .def("add", [](HammingIndex& self, const py::array& ids_in, const py::array& codes_in) {
         auto ids = Expect<uint64_t>(ids_in, 1, "ids");
         auto codes = Expect<uint64_t>(codes_in, 2, "codes");
         ExpectRows(codes, ids.shape(0), static_cast<py::ssize_t>(self.words()), "codes");
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          st = self.Add(ids.data(), codes.data(), static_cast<size_t>(ids.shape(0)));
-        }
-        ThrowIfError(std::move(st));
+        CallReleased([&] {
+          return self.Add(ids.data(), codes.data(), static_cast<size_t>(ids.shape(0)));
+        });
       }, py::arg("ids"), py::arg("codes"))
       .def("remove", [](HammingIndex& self, const py::array& ids_in) {
         auto ids = Expect<uint64_t>(ids_in, 1, "ids");
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          st = self.Remove(ids.data(), static_cast<size_t>(ids.shape(0)));
-        }
-        ThrowIfError(std::move(st));
+        CallReleased([&] { return self.Remove(ids.data(), static_cast<size_t>(ids.shape(0))); });
       }, py::arg("ids"))
       .def("search", [](const HammingIndex& self, const py::array& queries_in, int64_t k) {
         auto queries = Expect<uint64_t>(queries_in, 2, "queries");
@@ -107,31 +91,17 @@ CHITTA_BIND(hamming) {
         const auto nq = queries.shape(0);
         py::array_t<uint64_t> ids({nq, static_cast<py::ssize_t>(k)});
         py::array_t<uint32_t> dist({nq, static_cast<py::ssize_t>(k)});
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          st = self.Search(queries.data(), static_cast<size_t>(nq), static_cast<size_t>(k),
-                           ids.mutable_data(), dist.mutable_data());
-        }
-        ThrowIfError(std::move(st));
+        CallReleased([&] {
+          return self.Search(queries.data(), static_cast<size_t>(nq), static_cast<size_t>(k),
+                             ids.mutable_data(), dist.mutable_data());
+        });
         return py::make_tuple(ids, dist);
       }, py::arg("queries"), py::arg("k"))
       .def("save", [](const HammingIndex& self, const std::string& path) {
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          st = self.Save(path);
-        }
-        ThrowIfError(std::move(st));
+        CallReleased([&] { return self.Save(path); });
       }, py::arg("path"))
       .def_static("load", [](const std::string& path) {
-        chitta::Result<std::unique_ptr<HammingIndex>> r(chitta::Status::OK());
-        {
-          py::gil_scoped_release release;
-          r = HammingIndex::Load(path);
-        }
-        ThrowIfError(r.status());
-        return std::move(r.value());
+        return ValueReleased([&] { return HammingIndex::Load(path); });
       }, py::arg("path"));
 }
 

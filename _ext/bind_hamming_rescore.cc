@@ -50,20 +50,15 @@ CHITTA_BIND(hamming_rescore) {
       .def("get_mean", [](const RescoreIndex& self) -> py::object {
         std::vector<float> mean;
         if (!self.GetMean(&mean)) return py::none();
-        py::array_t<float> out(static_cast<py::ssize_t>(mean.size()));
-        std::copy(mean.begin(), mean.end(), out.mutable_data());
-        return std::move(out);
+        return ToArray(mean);
       })
       .def("add", [](RescoreIndex& self, const py::array& ids_in, const py::array& vectors_in) {
         auto ids = Expect<uint64_t>(ids_in, 1, "ids");
         auto vectors = Expect<float>(vectors_in, 2, "vectors");
         ExpectRows(vectors, ids.shape(0), static_cast<py::ssize_t>(self.dim()), "vectors");
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          st = self.Add(ids.data(), vectors.data(), static_cast<size_t>(ids.shape(0)));
-        }
-        ThrowIfError(std::move(st));
+        CallReleased([&] {
+          return self.Add(ids.data(), vectors.data(), static_cast<size_t>(ids.shape(0)));
+        });
       }, py::arg("ids"), py::arg("vectors"))
       .def("add_coded", [](RescoreIndex& self, const py::array& ids_in, const py::array& rows_in,
                            const py::array& codes_in) {
@@ -72,21 +67,14 @@ CHITTA_BIND(hamming_rescore) {
         auto codes = Expect<uint64_t>(codes_in, 2, "codes");
         ExpectRows(rows, ids.shape(0), static_cast<py::ssize_t>(self.dim()), "vectors");
         ExpectRows(codes, ids.shape(0), static_cast<py::ssize_t>(self.words()), "codes");
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          st = self.AddCoded(ids.data(), rows.data(), codes.data(), static_cast<size_t>(ids.shape(0)));
-        }
-        ThrowIfError(std::move(st));
+        CallReleased([&] {
+          return self.AddCoded(ids.data(), rows.data(), codes.data(),
+                               static_cast<size_t>(ids.shape(0)));
+        });
       }, py::arg("ids"), py::arg("vectors"), py::arg("codes"))
       .def("remove", [](RescoreIndex& self, const py::array& ids_in) {
         auto ids = Expect<uint64_t>(ids_in, 1, "ids");
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          st = self.Remove(ids.data(), static_cast<size_t>(ids.shape(0)));
-        }
-        ThrowIfError(std::move(st));
+        CallReleased([&] { return self.Remove(ids.data(), static_cast<size_t>(ids.shape(0))); });
       }, py::arg("ids"))
       .def("search", [](const RescoreIndex& self, const py::array& queries_in, int64_t k,
                         int64_t candidates) {
@@ -97,13 +85,10 @@ CHITTA_BIND(hamming_rescore) {
         const auto nq = queries.shape(0);
         py::array_t<uint64_t> ids({nq, static_cast<py::ssize_t>(k)});
         py::array_t<float> scores({nq, static_cast<py::ssize_t>(k)});
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          st = self.Search(queries.data(), static_cast<size_t>(nq), static_cast<size_t>(k), c,
-                           ids.mutable_data(), scores.mutable_data());
-        }
-        ThrowIfError(std::move(st));
+        CallReleased([&] {
+          return self.Search(queries.data(), static_cast<size_t>(nq), static_cast<size_t>(k), c,
+                             ids.mutable_data(), scores.mutable_data());
+        });
         return py::make_tuple(ids, scores);
       }, py::arg("queries"), py::arg("k"), py::arg("candidates"))
       .def("candidate_ids", [](const RescoreIndex& self, const py::array& query_in,
@@ -112,9 +97,7 @@ CHITTA_BIND(hamming_rescore) {
         if (static_cast<size_t>(query.shape(0)) != self.dim()) ThrowInvalid("query length must equal dim");
         std::vector<uint64_t> out;
         ThrowIfError(self.CandidateIds(query.data(), NonNegative(candidates, "candidates"), &out));
-        py::array_t<uint64_t> arr(static_cast<py::ssize_t>(out.size()));
-        std::copy(out.begin(), out.end(), arr.mutable_data());
-        return arr;
+        return ToArray(out);
       }, py::arg("query"), py::arg("candidates"));
 }
 

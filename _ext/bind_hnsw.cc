@@ -41,6 +41,46 @@ std::unique_ptr<PyHnsw> MakeHnsw(uint32_t dim, uint32_t M, uint32_t efc, const s
   return h;
 }
 
+// The calls both holders share: remove under the write lock, size and
+// membership under the read lock.
+template <typename Holder>
+void Remove(Holder& h, const py::array& ids) {
+  const Span<uint64_t> s = Ids(ids, "ids");
+  CallReleased([&] {
+    std::unique_lock<std::shared_mutex> lock(h.mu);
+    return h.index->MarkDeleted(s.data, s.n);
+  });
+}
+
+// Checks the queries and the filter, then runs search(queries, filter, out_ids,
+// out_dist) under the read lock without the GIL; returns (ids, distances).
+template <typename Holder, typename SearchFn>
+py::tuple SearchLocked(const Holder& h, const py::array& queries, size_t k,
+                       const py::object& allowed, SearchFn&& search) {
+  const Span<float> q = Rows(queries, h.index->dim(), "queries");
+  const Filter f = AllowedFrom(allowed);
+  Output out(q.n, k);
+  uint64_t* oi = out.ids.mutable_data();
+  float* od = out.dist.mutable_data();
+  CallReleased([&] {
+    std::shared_lock<std::shared_mutex> lock(h.mu);
+    return search(q, f, oi, od);
+  });
+  return out.Tuple();
+}
+
+template <typename Holder>
+size_t Size(const Holder& h) {
+  std::shared_lock<std::shared_mutex> lock(h.mu);
+  return h.index->size();
+}
+
+template <typename Holder>
+bool Contains(const Holder& h, uint64_t id) {
+  std::shared_lock<std::shared_mutex> lock(h.mu);
+  return h.index->Contains(id);
+}
+
 }  // namespace
 
 CHITTA_BIND(hnsw) {
@@ -51,71 +91,33 @@ CHITTA_BIND(hnsw) {
       .def(py::init(&MakeHnsw), py::arg("dim"), py::arg("M"), py::arg("ef_construction"),
            py::arg("metric"), py::arg("seed"))
       .def("add", [](PyHnsw& h, const py::array& ids, const py::array& vectors, int threads) {
-        auto [ip, n] = Ids(ids, "ids");
-        auto [vp, rows] = Rows(vectors, h.index->dim(), "vectors");
-        if (rows != n) ThrowInvalid("ids and vectors differ in length");
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
+        const Batch b = AddBatch(ids, vectors, h.index->dim());
+        CallReleased([&] {
           std::unique_lock<std::shared_mutex> lock(h.mu);
-          st = h.index->Add(ip, vp, n, threads);
-        }
-        ThrowIfError(std::move(st));
+          return h.index->Add(b.ids, b.vectors, b.n, threads);
+        });
       })
-      .def("remove", [](PyHnsw& h, const py::array& ids) {
-        auto [ip, n] = Ids(ids, "ids");
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          std::unique_lock<std::shared_mutex> lock(h.mu);
-          st = h.index->MarkDeleted(ip, n);
-        }
-        ThrowIfError(std::move(st));
-      })
+      .def("remove", &Remove<PyHnsw>)
       .def("search", [](const PyHnsw& h, const py::array& queries, size_t k, size_t ef,
                         const py::object& allowed, int threads) {
-        auto [qp, nq] = Rows(queries, h.index->dim(), "queries");
-        Filter f = AllowedFrom(allowed);
-        Output out(nq, k);
-        uint64_t* oi = out.ids.mutable_data();
-        float* od = out.dist.mutable_data();
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          std::shared_lock<std::shared_mutex> lock(h.mu);
-          st = h.index->Search(qp, nq, k, ef, f.ids, f.n, f.use, threads, oi, od);
-        }
-        ThrowIfError(std::move(st));
-        return out.Tuple();
+        return SearchLocked(h, queries, k, allowed, [&](Span<float> q, const Filter& f,
+                                                        uint64_t* oi, float* od) {
+          return h.index->Search(q.data, q.n, k, ef, f.ids, f.n, f.use, threads, oi, od);
+        });
       })
       .def("save", [](const PyHnsw& h, const std::string& path) {
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
+        CallReleased([&] {
           std::shared_lock<std::shared_mutex> lock(h.mu);
-          st = h.index->Save(path);
-        }
-        ThrowIfError(std::move(st));
+          return h.index->Save(path);
+        });
       })
       .def_static("load", [](const std::string& path) {
-        chitta::Result<std::unique_ptr<hn::HnswIndex>> r = chitta::Status::OK();
-        {
-          py::gil_scoped_release release;
-          r = hn::HnswIndex::Load(path);
-        }
-        ThrowIfError(r.status());
         auto h = std::make_unique<PyHnsw>();
-        h->index = std::move(r.value());
+        h->index = ValueReleased([&] { return hn::HnswIndex::Load(path); });
         return h;
       })
-      .def("__len__", [](const PyHnsw& h) {
-        std::shared_lock<std::shared_mutex> lock(h.mu);
-        return h.index->size();
-      })
-      .def("contains", [](const PyHnsw& h, uint64_t id) {
-        std::shared_lock<std::shared_mutex> lock(h.mu);
-        return h.index->Contains(id);
-      })
+      .def("__len__", &Size<PyHnsw>)
+      .def("contains", &Contains<PyHnsw>)
       .def_property_readonly("dim", [](const PyHnsw& h) { return h.index->options().dim; })
       .def_property_readonly("M", [](const PyHnsw& h) { return h.index->options().M; })
       .def_property_readonly("ef_construction",
@@ -150,51 +152,22 @@ CHITTA_BIND(hnsw) {
            }),
            py::arg("dim"), py::arg("metric"))
       .def("add", [](PyBrute& h, const py::array& ids, const py::array& vectors) {
-        auto [ip, n] = Ids(ids, "ids");
-        auto [vp, rows] = Rows(vectors, h.index->dim(), "vectors");
-        if (rows != n) ThrowInvalid("ids and vectors differ in length");
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
+        const Batch b = AddBatch(ids, vectors, h.index->dim());
+        CallReleased([&] {
           std::unique_lock<std::shared_mutex> lock(h.mu);
-          st = h.index->Add(ip, vp, n);
-        }
-        ThrowIfError(std::move(st));
+          return h.index->Add(b.ids, b.vectors, b.n);
+        });
       })
-      .def("remove", [](PyBrute& h, const py::array& ids) {
-        auto [ip, n] = Ids(ids, "ids");
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          std::unique_lock<std::shared_mutex> lock(h.mu);
-          st = h.index->MarkDeleted(ip, n);
-        }
-        ThrowIfError(std::move(st));
-      })
+      .def("remove", &Remove<PyBrute>)
       .def("search", [](const PyBrute& h, const py::array& queries, size_t k,
                         const py::object& allowed, int threads) {
-        auto [qp, nq] = Rows(queries, h.index->dim(), "queries");
-        Filter f = AllowedFrom(allowed);
-        Output out(nq, k);
-        uint64_t* oi = out.ids.mutable_data();
-        float* od = out.dist.mutable_data();
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          std::shared_lock<std::shared_mutex> lock(h.mu);
-          st = h.index->Search(qp, nq, k, f.ids, f.n, f.use, threads, oi, od);
-        }
-        ThrowIfError(std::move(st));
-        return out.Tuple();
+        return SearchLocked(h, queries, k, allowed, [&](Span<float> q, const Filter& f,
+                                                        uint64_t* oi, float* od) {
+          return h.index->Search(q.data, q.n, k, f.ids, f.n, f.use, threads, oi, od);
+        });
       })
-      .def("__len__", [](const PyBrute& h) {
-        std::shared_lock<std::shared_mutex> lock(h.mu);
-        return h.index->size();
-      })
-      .def("contains", [](const PyBrute& h, uint64_t id) {
-        std::shared_lock<std::shared_mutex> lock(h.mu);
-        return h.index->Contains(id);
-      })
+      .def("__len__", &Size<PyBrute>)
+      .def("contains", &Contains<PyBrute>)
       .def_property_readonly("dim", [](const PyBrute& h) { return h.index->dim(); })
       .def_property_readonly("metric",
                              [](const PyBrute& h) { return hn::MetricName(h.index->metric()); });

@@ -46,68 +46,38 @@ CHITTA_BIND(hnsw_tiered) {
            py::arg("metric"), py::arg("seed"), py::arg("threshold"), py::arg("merge_ratio"))
       .def("add", [](hn::TieredIndex& t, const py::array& ids, const py::array& vectors,
                      int threads) {
-        auto [ip, n] = Ids(ids, "ids");
-        auto [vp, rows] = Rows(vectors, t.options().graph.dim, "vectors");
-        if (rows != n) ThrowInvalid("ids and vectors differ in length");
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          st = t.Add(ip, vp, n, threads);
-        }
-        ThrowIfError(std::move(st));
+        const Batch b = AddBatch(ids, vectors, t.options().graph.dim);
+        CallReleased([&] { return t.Add(b.ids, b.vectors, b.n, threads); });
       })
       .def("remove", [](hn::TieredIndex& t, const py::array& ids) {
-        auto [ip, n] = Ids(ids, "ids");
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          st = t.MarkDeleted(ip, n);
-        }
-        ThrowIfError(std::move(st));
+        const Span<uint64_t> s = Ids(ids, "ids");
+        CallReleased([&] { return t.MarkDeleted(s.data, s.n); });
       })
       .def("search", [](const hn::TieredIndex& t, const py::array& queries, size_t k, size_t ef,
                         const py::object& allowed, const std::string& merge, int threads) {
-        auto [qp, nq] = Rows(queries, t.options().graph.dim, "queries");
+        const Span<float> q = Rows(queries, t.options().graph.dim, "queries");
         Filter f = AllowedFrom(allowed);
         const hn::MergeMode mode = ModeFrom(merge);
-        Output out(nq, k);
+        Output out(q.n, k);
         uint64_t* oi = out.ids.mutable_data();
         float* od = out.dist.mutable_data();
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          st = t.Search(qp, nq, k, ef, f.ids, f.n, f.use, mode, threads, oi, od);
-        }
-        ThrowIfError(std::move(st));
+        CallReleased([&] {
+          return t.Search(q.data, q.n, k, ef, f.ids, f.n, f.use, mode, threads, oi, od);
+        });
         return out.Tuple();
       })
       .def("merge", [](hn::TieredIndex& t, bool force, int threads) {
         bool merged = false;
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          st = t.Merge(force, threads, &merged);
-        }
-        ThrowIfError(std::move(st));
+        CallReleased([&] { return t.Merge(force, threads, &merged); });
         return merged;
       })
       .def("save", [](const hn::TieredIndex& t, const std::string& base, const std::string& delta) {
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          st = t.Save(base, delta);
-        }
-        ThrowIfError(std::move(st));
+        CallReleased([&] { return t.Save(base, delta); });
       })
       .def_static("load", [](const std::string& base, const std::string& delta, uint64_t threshold,
                              double merge_ratio) {
-        chitta::Result<std::unique_ptr<hn::TieredIndex>> r = chitta::Status::OK();
-        {
-          py::gil_scoped_release release;
-          r = hn::TieredIndex::Load(base, delta, threshold, merge_ratio);
-        }
-        ThrowIfError(r.status());
-        return std::move(r.value());
+        return ValueReleased(
+            [&] { return hn::TieredIndex::Load(base, delta, threshold, merge_ratio); });
       })
       .def("__len__", &hn::TieredIndex::size)
       .def("contains", &hn::TieredIndex::Contains)

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "posting/posting_index.h"
-#include "registry.h"
+#include "bind_util.h"
 
 namespace chitta_ext {
 namespace {
@@ -21,18 +21,7 @@ using chitta::posting::PostingIndex;
 template <typename T>
 py::array_t<T> Require(const py::handle& obj, const char* name, py::ssize_t ndim) {
   if (!py::isinstance<py::array>(obj)) ThrowInvalid(std::string(name) + " must be a numpy array");
-  auto arr = py::reinterpret_borrow<py::array>(obj);
-  if (!arr.dtype().is(py::dtype::of<T>())) {
-    ThrowInvalid(std::string(name) + " must have dtype " +
-                 std::string(py::str(py::dtype::of<T>())) + ", got " +
-                 std::string(py::str(arr.dtype())));
-  }
-  if (arr.ndim() != ndim) {
-    ThrowInvalid(std::string(name) + " must be " + std::to_string(ndim) + "-D, got " +
-                 std::to_string(arr.ndim()) + "-D");
-  }
-  if (!(arr.flags() & py::array::c_style)) ThrowInvalid(std::string(name) + " must be C-contiguous");
-  return py::reinterpret_borrow<py::array_t<T>>(arr);
+  return Expect<T>(py::reinterpret_borrow<py::array>(obj), ndim, name);
 }
 
 uint32_t U32Arg(int64_t v, const char* name) {
@@ -70,22 +59,12 @@ void Add(PostingIndex& self, const py::handle& ids_obj, const py::handle& feats_
     }
     acts_ptr = acts.data();
   }
-  chitta::Status st;
-  {
-    py::gil_scoped_release release;
-    st = self.Add(ids.data(), n, feats.data(), acts_ptr);
-  }
-  ThrowIfError(std::move(st));
+  CallReleased([&] { return self.Add(ids.data(), n, feats.data(), acts_ptr); });
 }
 
 void Remove(PostingIndex& self, const py::handle& ids_obj) {
   auto ids = Require<uint64_t>(ids_obj, "ids", 1);
-  chitta::Status st;
-  {
-    py::gil_scoped_release release;
-    st = self.Remove(ids.data(), static_cast<size_t>(ids.shape(0)));
-  }
-  ThrowIfError(std::move(st));
+  CallReleased([&] { return self.Remove(ids.data(), static_cast<size_t>(ids.shape(0))); });
 }
 
 py::tuple Search(const PostingIndex& self, const py::handle& feats_obj, int64_t k,
@@ -110,12 +89,9 @@ py::tuple Search(const PostingIndex& self, const py::handle& feats_obj, int64_t 
   py::array_t<uint32_t> out_counts(shape);
   uint64_t* ids_ptr = out_ids.mutable_data();
   uint32_t* counts_ptr = out_counts.mutable_data();
-  chitta::Status st;
-  {
-    py::gil_scoped_release release;
-    st = self.Search(feats.data(), nq, width, kk, allowed_ptr, ids_ptr, counts_ptr, num_threads);
-  }
-  ThrowIfError(std::move(st));
+  CallReleased([&] {
+    return self.Search(feats.data(), nq, width, kk, allowed_ptr, ids_ptr, counts_ptr, num_threads);
+  });
   return py::make_tuple(out_ids, out_counts);
 }
 
@@ -132,9 +108,7 @@ py::array_t<uint64_t> LiveIds(const PostingIndex& self) {
     py::gil_scoped_release release;
     ids = self.LiveIds();
   }
-  py::array_t<uint64_t> out(static_cast<py::ssize_t>(ids.size()));
-  std::copy(ids.begin(), ids.end(), out.mutable_data());
-  return out;
+  return ToArray(ids);
 }
 
 }  // namespace
@@ -170,21 +144,10 @@ CHITTA_BIND(posting) {
         self.set_count_mode_for_test(static_cast<chitta::posting::CountMode>(m));
       })
       .def("save", [](const PostingIndex& self, const std::string& path) {
-        chitta::Status st;
-        {
-          py::gil_scoped_release release;
-          st = self.Save(path);
-        }
-        ThrowIfError(std::move(st));
+        CallReleased([&] { return self.Save(path); });
       }, py::arg("path"))
       .def_static("load", [](const std::string& path) {
-        chitta::Result<std::unique_ptr<PostingIndex>> r(chitta::Status::OK());
-        {
-          py::gil_scoped_release release;
-          r = PostingIndex::Load(path);
-        }
-        ThrowIfError(r.status());
-        return std::move(r.value());
+        return ValueReleased([&] { return PostingIndex::Load(path); });
       }, py::arg("path"));
   m.attr("POSTING_PAD_ID") = py::int_(chitta::posting::kPadId);
 }

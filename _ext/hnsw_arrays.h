@@ -10,31 +10,23 @@
 #include <string>
 #include <utility>
 
+#include "bind_util.h"
 #include "hnsw/hnsw.h"
-#include "registry.h"
 
 namespace chitta_ext::hnsw_arrays {
 
 namespace py = pybind11;
 
+// A checked array's data and row count.
 template <typename T>
-void CheckArray(const py::array& a, int ndim, const char* what, const char* dtype_name) {
-  if (!a.dtype().is(py::dtype::of<T>())) {
-    ThrowInvalid(std::string(what) + " must have dtype " + dtype_name + ", got " +
-                 std::string(py::str(a.dtype())));
-  }
-  if (a.ndim() != ndim) {
-    ThrowInvalid(std::string(what) + " must be " + std::to_string(ndim) + "-D, got " +
-                 std::to_string(a.ndim()) + "-D");
-  }
-  if (!(a.flags() & py::array::c_style)) {
-    ThrowInvalid(std::string(what) + " must be C-contiguous");
-  }
-}
+struct Span {
+  const T* data;
+  size_t n;
+};
 
 // float32[n, dim] -> (pointer, n)
-inline std::pair<const float*, size_t> Rows(const py::array& a, size_t dim, const char* what) {
-  CheckArray<float>(a, 2, what, "float32");
+inline Span<float> Rows(const py::array& a, size_t dim, const char* what) {
+  Expect<float>(a, 2, what);
   if (static_cast<size_t>(a.shape(1)) != dim) {
     ThrowInvalid(std::string(what) + " must have " + std::to_string(dim) + " columns, got " +
                  std::to_string(a.shape(1)));
@@ -43,9 +35,23 @@ inline std::pair<const float*, size_t> Rows(const py::array& a, size_t dim, cons
 }
 
 // uint64[n] -> (pointer, n)
-inline std::pair<const uint64_t*, size_t> Ids(const py::array& a, const char* what) {
-  CheckArray<uint64_t>(a, 1, what, "uint64");
+inline Span<uint64_t> Ids(const py::array& a, const char* what) {
+  Expect<uint64_t>(a, 1, what);
   return {static_cast<const uint64_t*>(a.data()), static_cast<size_t>(a.shape(0))};
+}
+
+// The (ids, vectors) of an add: uint64[n] and float32[n, dim].
+struct Batch {
+  const uint64_t* ids;
+  const float* vectors;
+  size_t n;
+};
+
+inline Batch AddBatch(const py::array& ids, const py::array& vectors, size_t dim) {
+  auto [ip, n] = Ids(ids, "ids");
+  auto [vp, rows] = Rows(vectors, dim, "vectors");
+  if (rows != n) ThrowInvalid("ids and vectors differ in length");
+  return {ip, vp, n};
 }
 
 struct Filter {

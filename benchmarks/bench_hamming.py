@@ -95,44 +95,36 @@ def case(n: int) -> Case:
     return _CASES[n]
 
 
-def _info(benchmark, n: int) -> None:
+def _bench(benchmark, n: int, contender: str) -> None:
+    """Times ``Case.<contender>`` on the data set of size ``n`` (one group per ``n``)."""
+    c = case(n)
+    if contender == "faiss_search" and c.faiss is None:
+        pytest.skip("faiss-cpu not installed")
     benchmark.extra_info.update(
         n=n, bits=BITS, k=K, simd=simd_level(), bytes_scanned=n * BITS // 8, threads=1
     )
+    benchmark.group = f"hamming top-{K} n={n}"
+    benchmark(getattr(c, contender))
 
 
 @pytest.mark.parametrize("n", sizes())
 def test_chitta_hamming_top400(benchmark, n):
-    c = case(n)
-    _info(benchmark, n)
-    benchmark.group = f"hamming top-{K} n={n}"
-    benchmark(c.chitta)
+    _bench(benchmark, n, "chitta")
 
 
 @pytest.mark.parametrize("n", sizes())
 def test_faiss_binary_flat_top400(benchmark, n):
-    c = case(n)
-    if c.faiss is None:
-        pytest.skip("faiss-cpu not installed")
-    _info(benchmark, n)
-    benchmark.group = f"hamming top-{K} n={n}"
-    benchmark(c.faiss_search)
+    _bench(benchmark, n, "faiss_search")
 
 
 @pytest.mark.parametrize("n", sizes())
 def test_numpy_bitwise_count_top400(benchmark, n):
-    c = case(n)
-    _info(benchmark, n)
-    benchmark.group = f"hamming top-{K} n={n}"
-    benchmark(c.numpy)
+    _bench(benchmark, n, "numpy")
 
 
 @pytest.mark.parametrize("n", sizes())
 def test_read_bandwidth_bound(benchmark, n):
-    c = case(n)
-    _info(benchmark, n)
-    benchmark.group = f"hamming top-{K} n={n}"
-    benchmark(c.bandwidth)
+    _bench(benchmark, n, "bandwidth")
 
 
 @pytest.mark.parametrize("n", sizes())

@@ -30,26 +30,8 @@ Initial atoms (version 0): a seeded Rademacher random projection, see
 
 Encoding
 --------
-For an input ``y`` (float32, finite, non-zero) let ``x = y / ||y||``. Then
-
-- projection ``p_i = w_i . x`` for every atom ``i`` (cosine, atoms are unit);
-- winners ``S(x)`` = the ``active`` atoms with the largest ``p_i - theta_i``
-  (``features``: their ids, ascending, unique);
-- activation ``a_i = max(p_i, 0)`` for ``i`` in ``S(x)`` (aligned with
-  ``features``). With 64 of 16,384 atoms the winners' projections are positive
-  in practice; the clamp only guarantees non-negative activations;
-- reconstruction ``x_hat = sum_{i in S} a_i w_i`` and surprise
-  ``s(x) = sqrt(1 - cos^2(x, x_hat)) = ||x - c x_hat|| / ||x||`` for the best
-  scale ``c``, i.e. the normalised residual of ``x`` after its code's
-  reconstruction. Since ``x . x_hat = sum a_i^2 >= 0``, ``s`` lies in
-  ``[0, 1]``: 0 = perfectly predicted by its winners, 1 = not at all (also
-  when every activation is 0). With the random initial atoms it is about
-  0.55 (dim 256) to 0.63 (MiniLM, dim 384); learning lowers it for data like
-  what was learned (the default centring 0.5 keeps half of the inputs' common
-  direction in the atoms so it can still be reconstructed; centring 1 raises
-  surprise on real sentence embeddings), and it stays high for memories unlike
-  anything seen, which is what later issues read to make surprising memories
-  resist decay.
+The winners, activations and surprise of an input: :mod:`chitta.encode.sparse_encode`
+(formulas there).
 
 Thresholds and learning
 -----------------------
@@ -84,7 +66,7 @@ Every bad input raises :class:`chitta.errors.InvalidArgument` and changes nothin
 from __future__ import annotations
 
 import math
-from typing import Any, Final
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -98,7 +80,8 @@ from chitta.encode.sparse_codes import (
     reencode_ops,
     stale,
 )
-from chitta.encode.sparse_learn import Hyper, decorrelate, hebbian, learning_step, shrink, unit_rows
+from chitta.encode.sparse_encode import surprise_of, unit_inputs, winners
+from chitta.encode.sparse_learn import Hyper, decorrelate, hebbian, learning_step, shrink
 from chitta.errors import InvalidArgument
 
 __all__ = [
@@ -113,8 +96,14 @@ __all__ = [
     "stale",
 ]
 
-_BLOCK: Final = 1024  # rows encoded per matmul block
-_GATHER: Final = 128  # inputs per gather block in surprise
+_ArrayT = TypeVar("_ArrayT", bound=np.ndarray)
+
+
+def _read_only(a: _ArrayT) -> _ArrayT:
+    """A read-only view of ``a`` (the encoder's state is changed only by ``apply``)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 # ---------------------------------------------------------------- encoder
@@ -213,16 +202,12 @@ class SparseEncoder:
     @property
     def atoms(self) -> npt.NDArray[np.float32]:
         """A read-only view of the atoms, float32 ``[n_features, dim]``, unit rows."""
-        view = self._atoms.view()
-        view.flags.writeable = False
-        return view
+        return _read_only(self._atoms)
 
     @property
     def thresholds(self) -> npt.NDArray[np.float32]:
         """A read-only view of the per-atom thresholds, float32 ``[n_features]`` (0 at init)."""
-        view = self._thresholds.view()
-        view.flags.writeable = False
-        return view
+        return _read_only(self._thresholds)
 
     @property
     def hyper(self) -> Hyper:
@@ -241,9 +226,7 @@ class SparseEncoder:
     def updates(self) -> npt.NDArray[np.int64]:
         """Read-only int64 ``[n_features]``: how many applied learning ops changed each row
         (a pure function of the log, like the atoms)."""
-        view = self._updates.view()
-        view.flags.writeable = False
-        return view
+        return _read_only(self._updates)
 
     def __repr__(self) -> str:
         return (
@@ -251,73 +234,12 @@ class SparseEncoder:
             f"active={self._active}, seed={self._seed}, version={self._version})"
         )
 
-    # ---- input ------------------------------------------------------------------
-
-    def _inputs(self, vectors: Any, *, allow_empty: bool) -> npt.NDArray[np.float32]:
-        """Validated, unit-normalised float32 ``[n, dim]``."""
-        if isinstance(vectors, np.ndarray):
-            if vectors.dtype != np.float32:
-                raise InvalidArgument(f"vectors must have dtype float32, got {vectors.dtype}")
-            arr = vectors
-        else:
-            try:
-                arr = np.asarray(vectors, dtype=np.float32)
-            except (ValueError, TypeError, OverflowError) as e:
-                raise InvalidArgument(f"vectors are not a float array: {e}") from None
-        if arr.ndim == 1:
-            arr = arr[None, :]
-        if arr.ndim != 2 or arr.shape[1] != self._dim:
-            raise InvalidArgument(
-                f"vectors must have shape [n, {self._dim}] or [{self._dim}], got {np.shape(vectors)}"
-            )
-        if len(arr) == 0 and not allow_empty:
-            raise InvalidArgument("no vectors given")
-        if not np.isfinite(arr).all():
-            raise InvalidArgument("vectors hold NaN or infinity")
-        unit, ok = unit_rows(np.ascontiguousarray(arr))
-        if not ok.all():
-            raise InvalidArgument(f"vector {int(np.flatnonzero(~ok)[0])} is all zeros")
-        return unit
-
     # ---- encoding ---------------------------------------------------------------
 
     def _winners(
         self, x: npt.NDArray[np.float32]
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
-        """Winner ids (ascending) and activations for unit inputs ``x``."""
-        n, k = len(x), self._active
-        feats = np.empty((n, k), dtype=np.intp)
-        acts = np.empty((n, k), dtype=np.float32)
-        atoms_t = self._atoms.T
-        biased = bool(self._thresholds.any())
-        for lo in range(0, n, _BLOCK):
-            proj = x[lo : lo + _BLOCK] @ atoms_t
-            score = proj - self._thresholds if biased else proj
-            if k < self._n_features:
-                idx = np.argpartition(score, self._n_features - k, axis=1)[:, -k:]
-            else:
-                idx = np.broadcast_to(np.arange(k), proj.shape).copy()
-            idx.sort(axis=1)
-            feats[lo : lo + _BLOCK] = idx
-            acts[lo : lo + _BLOCK] = np.maximum(np.take_along_axis(proj, idx, axis=1), 0.0)
-        return feats, acts
-
-    def _surprise(
-        self, feats: npt.NDArray[np.intp], acts: npt.NDArray[np.float32]
-    ) -> npt.NDArray[np.float32]:
-        n = len(feats)
-        out = np.empty(n, dtype=np.float32)
-        for lo in range(0, n, _GATHER):
-            a = acts[lo : lo + _GATHER].astype(np.float64)
-            rec = np.einsum(
-                "nk,nkd->nd", a, self._atoms[feats[lo : lo + _GATHER]], dtype=np.float64
-            )
-            rec_norm2 = np.einsum("nd,nd->n", rec, rec)
-            dot = np.einsum("nk,nk->n", a, a)  # x . x_hat = sum a_i^2 (x unit, a_i = w_i . x)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                cos2 = np.where(rec_norm2 > 0, dot * dot / rec_norm2, 0.0)
-            out[lo : lo + _GATHER] = np.sqrt(np.clip(1.0 - cos2, 0.0, 1.0))
-        return out
+        return winners(x, self._atoms, self._thresholds, self._active)
 
     def encode(self, vectors: Any) -> SparseCodes:
         """Codes of float32 ``[n, dim]`` (or one ``[dim]``) vectors; see the module docstring.
@@ -325,12 +247,12 @@ class SparseEncoder:
         Inputs need not be unit length (they are normalised) but must be finite
         and non-zero; a numpy array must already be float32.
         """
-        x = self._inputs(vectors, allow_empty=True)
+        x = unit_inputs(vectors, self._dim, allow_empty=True)
         feats, acts = self._winners(x)
         return SparseCodes(
             features=feats.astype(np.uint32),
             activations=acts,
-            surprise=self._surprise(feats, acts),
+            surprise=surprise_of(feats, acts, self._atoms),
             version=self._version,
         )
 
@@ -349,7 +271,7 @@ class SparseEncoder:
         batch change (default: the encoder's ``max_rows``, 256), so the op holds
         at most ``max_rows * dim * 4`` bytes of atoms.
         """
-        x = self._inputs(vectors, allow_empty=False)
+        x = unit_inputs(vectors, self._dim, allow_empty=False)
         limit = self.max_rows if max_rows is None else _int_arg("max_rows", max_rows, 1, 2**32 - 1)
         if self._version >= 2**32 - 1:
             raise InvalidArgument("encoder version would overflow u32")
@@ -439,7 +361,7 @@ class SparseEncoder:
         """Run ``passes`` over ``vectors`` in shuffled mini-batches; learn and
         apply one op per batch. Returns the ops, in order (to append to the log).
         ``max_rows``: as for :meth:`learn` (``n_features`` lets every winner learn)."""
-        x = self._inputs(vectors, allow_empty=False)
+        x = unit_inputs(vectors, self._dim, allow_empty=False)
         passes = _int_arg("passes", passes, 0, 2**31)
         batch_size = _int_arg("batch_size", batch_size, 1, 2**31)
         if max_rows is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -124,3 +124,81 @@ def _ratio(value: object) -> float:
     if not (0.0 < ratio <= 1000.0):
         raise InvalidArgument(f"merge_ratio must be in (0, 1000], got {ratio}")
     return ratio
+
+
+def _graph_params(dim: object, M: object, ef_construction: object, seed: object) -> tuple[int, int, int, int]:
+    """The checked graph parameters of an HNSW constructor: ``(dim, M, ef_construction, seed)``."""
+    return (
+        _positive_int(dim, "dim"),
+        _positive_int(M, "M", minimum=2),
+        _positive_int(ef_construction, "ef_construction"),
+        _positive_int(seed, "seed", minimum=0),
+    )
+
+
+def _search_args(
+    queries: npt.ArrayLike, k: object, dim: int
+) -> tuple[npt.NDArray[np.float32], bool, int]:
+    """The checked ``(queries, one, k)`` of a ``search``: ``one`` when the query was 1-D."""
+    q, one = _vectors(queries, dim, "queries")
+    return q, one, _positive_int(k, "k")
+
+
+class _IndexBase:
+    """What every index wrapper shares: the native index, its dim/metric, len, ``in``, remove."""
+
+    _index: Any
+
+    @property
+    def dim(self) -> int:
+        return int(self._index.dim)
+
+    @property
+    def metric(self) -> str:
+        return str(self._index.metric)
+
+    def remove(self, ids: IdsLike) -> None:
+        """Removes ids (NotFound, changing nothing, if one is not present)."""
+        self._index.remove(_ids(ids))
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __contains__(self, item: object) -> bool:
+        return _contains(self._index, item)
+
+
+class _GraphBase(_IndexBase):
+    """What the graph wrappers (HNSW, TieredHNSW) share: build parameters, ``ef``, add."""
+
+    _ef: int
+
+    @property
+    def M(self) -> int:
+        return int(self._index.M)
+
+    @property
+    def ef_construction(self) -> int:
+        return int(self._index.ef_construction)
+
+    @property
+    def ef(self) -> int:
+        """Default search beam width."""
+        return self._ef
+
+    @ef.setter
+    def ef(self, value: int) -> None:
+        self._ef = _positive_int(value, "ef")
+
+    def memory_bytes(self) -> int:
+        """Heap bytes held by the native index (vectors, graph, id map)."""
+        return int(self._index.memory_bytes())
+
+    def add(self, ids: IdsLike, vectors: npt.NDArray[np.float32], *, num_threads: int = 1) -> None:
+        """Adds ``vectors[i]`` under ``ids[i]``. All or nothing."""
+        id_arr, vec = _add_args(ids, vectors, self.dim)
+        self._index.add(id_arr, vec, _threads(num_threads))
+
+    def _search_ef(self, ef: object) -> int:
+        """The beam of one search: ``ef`` when given, else the default."""
+        return self._ef if ef is None else _positive_int(ef, "ef")

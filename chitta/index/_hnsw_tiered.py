@@ -19,16 +19,15 @@ from chitta.index._hnsw_common import (
     Metric,
     PathLike,
     SearchResult,
-    _add_args,
     _allowed,
-    _contains,
     _finish,
-    _ids,
+    _graph_params,
+    _GraphBase,
     _metric,
     _positive_int,
     _ratio,
+    _search_args,
     _threads,
-    _vectors,
 )
 
 __all__ = ["TieredHNSW", "delta_path"]
@@ -40,7 +39,7 @@ def delta_path(path: PathLike) -> str:
     return p[: -len(".hnsw")] + ".delta.hnsw" if p.endswith(".hnsw") else p + ".delta.hnsw"
 
 
-class TieredHNSW:
+class TieredHNSW(_GraphBase):
     """A base HNSW graph up to ``threshold`` vectors plus a delta graph for later inserts.
 
     The base takes inserts while it holds fewer than ``threshold`` nodes
@@ -54,6 +53,8 @@ class TieredHNSW:
     orders by fused score but still reports true distances.
     """
 
+    _index: _core._TieredHnswIndex
+
     def __init__(
         self,
         dim: int,
@@ -66,10 +67,7 @@ class TieredHNSW:
         seed: int = DEFAULT_SEED,
         ef: int = DEFAULT_EF,
     ) -> None:
-        dim = _positive_int(dim, "dim")
-        M = _positive_int(M, "M", minimum=2)
-        ef_construction = _positive_int(ef_construction, "ef_construction")
-        seed = _positive_int(seed, "seed", minimum=0)
+        dim, M, ef_construction, seed = _graph_params(dim, M, ef_construction, seed)
         threshold = _positive_int(threshold, "threshold", minimum=0)
         ratio = _ratio(merge_ratio)
         self._ef = _positive_int(ef, "ef")
@@ -78,36 +76,12 @@ class TieredHNSW:
         )
 
     @property
-    def dim(self) -> int:
-        return int(self._index.dim)
-
-    @property
-    def M(self) -> int:
-        return int(self._index.M)
-
-    @property
-    def ef_construction(self) -> int:
-        return int(self._index.ef_construction)
-
-    @property
-    def metric(self) -> str:
-        return str(self._index.metric)
-
-    @property
     def threshold(self) -> int:
         return int(self._index.threshold)
 
     @property
     def merge_ratio(self) -> float:
         return float(self._index.merge_ratio)
-
-    @property
-    def ef(self) -> int:
-        return self._ef
-
-    @ef.setter
-    def ef(self, value: int) -> None:
-        self._ef = _positive_int(value, "ef")
 
     @property
     def base_size(self) -> int:
@@ -128,17 +102,6 @@ class TieredHNSW:
     def merge_count(self) -> int:
         return int(self._index.merge_count)
 
-    def memory_bytes(self) -> int:
-        return int(self._index.memory_bytes())
-
-    def add(self, ids: IdsLike, vectors: npt.NDArray[np.float32], *, num_threads: int = 1) -> None:
-        """Adds to the base until it holds ``threshold`` nodes, then to the delta. All or nothing."""
-        id_arr, vec = _add_args(ids, vectors, self.dim)
-        self._index.add(id_arr, vec, _threads(num_threads))
-
-    def remove(self, ids: IdsLike) -> None:
-        self._index.remove(_ids(ids))
-
     def search(
         self,
         queries: npt.NDArray[np.float32],
@@ -150,9 +113,8 @@ class TieredHNSW:
         num_threads: int = 1,
     ) -> SearchResult:
         """Searches both tiers (``ef`` each) and merges the two result lists."""
-        q, one = _vectors(queries, self.dim, "queries")
-        k = _positive_int(k, "k")
-        ef_value = self._ef if ef is None else _positive_int(ef, "ef")
+        q, one, k = _search_args(queries, k, self.dim)
+        ef_value = self._search_ef(ef)
         if merge not in ("distance", "rrf"):
             raise InvalidArgument(f"merge must be 'distance' or 'rrf', got {merge!r}")
         result = self._index.search(q, k, ef_value, _allowed(allowed), merge, _threads(num_threads))
@@ -190,12 +152,6 @@ class TieredHNSW:
         self._index = index
         self._ef = _positive_int(ef, "ef")
         return self
-
-    def __len__(self) -> int:
-        return len(self._index)
-
-    def __contains__(self, item: object) -> bool:
-        return _contains(self._index, item)
 
     def __repr__(self) -> str:
         return (

@@ -46,7 +46,6 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta import _core
-from chitta.errors import InvalidArgument
 from chitta.index._hnsw_common import (
     DEFAULT_EF,
     DEFAULT_SEED,
@@ -59,13 +58,14 @@ from chitta.index._hnsw_common import (
     SearchResult,
     _add_args,
     _allowed,
-    _contains,
     _finish,
-    _ids,
+    _graph_params,
+    _GraphBase,
+    _IndexBase,
     _metric,
     _positive_int,
+    _search_args,
     _threads,
-    _vectors,
 )
 from chitta.index._hnsw_tiered import TieredHNSW, delta_path
 
@@ -80,7 +80,7 @@ __all__ = [
 ]
 
 
-class HNSW:
+class HNSW(_GraphBase):
     """An HNSW graph index over ``dim``-dimensional float32 vectors.
 
     ``M`` links per node on upper levels (``2*M`` on level 0),
@@ -89,6 +89,8 @@ class HNSW:
     so single-threaded builds (``num_threads=1``, the default) are
     deterministic.
     """
+
+    _index: _core._HnswIndex
 
     def __init__(
         self,
@@ -100,10 +102,7 @@ class HNSW:
         seed: int = DEFAULT_SEED,
         ef: int = DEFAULT_EF,
     ) -> None:
-        dim = _positive_int(dim, "dim")
-        M = _positive_int(M, "M", minimum=2)
-        ef_construction = _positive_int(ef_construction, "ef_construction")
-        seed = _positive_int(seed, "seed", minimum=0)
+        dim, M, ef_construction, seed = _graph_params(dim, M, ef_construction, seed)
         self._ef = _positive_int(ef, "ef")
         self._index = _core._HnswIndex(dim, M, ef_construction, _metric(metric), seed)
 
@@ -115,47 +114,9 @@ class HNSW:
         return self
 
     @property
-    def dim(self) -> int:
-        return int(self._index.dim)
-
-    @property
-    def M(self) -> int:
-        return int(self._index.M)
-
-    @property
-    def ef_construction(self) -> int:
-        return int(self._index.ef_construction)
-
-    @property
-    def metric(self) -> str:
-        return str(self._index.metric)
-
-    @property
-    def ef(self) -> int:
-        """Default search beam width."""
-        return self._ef
-
-    @ef.setter
-    def ef(self, value: int) -> None:
-        self._ef = _positive_int(value, "ef")
-
-    @property
     def node_count(self) -> int:
         """Nodes in the graph, removed ones included."""
         return int(self._index.node_count)
-
-    def memory_bytes(self) -> int:
-        """Heap bytes held by the native index (vectors, graph, id map)."""
-        return int(self._index.memory_bytes())
-
-    def add(self, ids: IdsLike, vectors: npt.NDArray[np.float32], *, num_threads: int = 1) -> None:
-        """Adds ``vectors[i]`` under ``ids[i]``. All or nothing."""
-        id_arr, vec = _add_args(ids, vectors, self.dim)
-        self._index.add(id_arr, vec, _threads(num_threads))
-
-    def remove(self, ids: IdsLike) -> None:
-        """Removes ids (NotFound, changing nothing, if one is not present)."""
-        self._index.remove(_ids(ids))
 
     def search(
         self,
@@ -167,9 +128,8 @@ class HNSW:
         num_threads: int = 1,
     ) -> SearchResult:
         """The ``k`` nearest live ids and distances per query (see module doc)."""
-        q, one = _vectors(queries, self.dim, "queries")
-        k = _positive_int(k, "k")
-        ef_value = self._ef if ef is None else _positive_int(ef, "ef")
+        q, one, k = _search_args(queries, k, self.dim)
+        ef_value = self._search_ef(ef)
         result = self._index.search(q, k, ef_value, _allowed(allowed), _threads(num_threads))
         return _finish(result, one)
 
@@ -190,41 +150,22 @@ class HNSW:
         """Nodes that level 0 cannot reach from the entry point (diagnostic; ideally 0)."""
         return int(self._index.unreachable_count())
 
-    def __len__(self) -> int:
-        return len(self._index)
-
-    def __contains__(self, item: object) -> bool:
-        return _contains(self._index, item)
-
     def __repr__(self) -> str:
         return f"HNSW(dim={self.dim}, M={self.M}, metric={self.metric!r}, len={len(self)})"
 
 
-class BruteForceIndex:
+class BruteForceIndex(_IndexBase):
     """Exact search with the HNSW call shapes: the recall oracle."""
+
+    _index: _core._BruteForceIndex
 
     def __init__(self, dim: int, *, metric: Metric = "cosine") -> None:
         self._index = _core._BruteForceIndex(_positive_int(dim, "dim"), _metric(metric))
 
-    @property
-    def dim(self) -> int:
-        return int(self._index.dim)
-
-    @property
-    def metric(self) -> str:
-        return str(self._index.metric)
-
     def add(self, ids: IdsLike, vectors: npt.NDArray[np.float32], *, num_threads: int = 1) -> None:
         """Adds ``vectors[i]`` under ``ids[i]`` (``num_threads`` is accepted and unused)."""
         _threads(num_threads)
-        id_arr = _ids(ids)
-        vec, _ = _vectors(vectors, self.dim, "vectors")
-        if len(id_arr) != len(vec):
-            raise InvalidArgument(f"{len(id_arr)} ids for {len(vec)} vectors")
-        self._index.add(id_arr, vec)
-
-    def remove(self, ids: IdsLike) -> None:
-        self._index.remove(_ids(ids))
+        self._index.add(*_add_args(ids, vectors, self.dim))
 
     def search(
         self,
@@ -236,15 +177,8 @@ class BruteForceIndex:
         num_threads: int = 1,
     ) -> SearchResult:
         """Exact ``k`` nearest (ties by smaller id); ``ef`` is accepted and ignored."""
-        q, one = _vectors(queries, self.dim, "queries")
-        k = _positive_int(k, "k")
+        q, one, k = _search_args(queries, k, self.dim)
         if ef is not None:
             _positive_int(ef, "ef")
         result = self._index.search(q, k, _allowed(allowed), _threads(num_threads))
         return _finish(result, one)
-
-    def __len__(self) -> int:
-        return len(self._index)
-
-    def __contains__(self, item: object) -> bool:
-        return _contains(self._index, item)

@@ -7,6 +7,7 @@ checkpoint are coded afresh, and a codes.bin whose content does not fit
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -102,13 +103,18 @@ def test_vectors_changed_after_the_checkpoint_are_coded_afresh(tmp_path: Path) -
         assert ids[8] not in f._index._hamming and new in f._index._hamming
 
 
+def _saved_codes(root: Path) -> tuple[Path, np.ndarray, np.ndarray, np.ndarray]:
+    """The live checkpoint and writable copies of its codes.bin: (live, ids, codes, mean)."""
+    live = store.current(root.absolute())
+    assert live is not None
+    ids, codes, mean = fmt.read_bin(live / "codes.bin")
+    return live, ids.copy(), codes.copy(), mean.copy()
+
+
 def _rewrite_codes(root: Path, codes: np.ndarray, mean: np.ndarray) -> None:
     """Replace codes.bin with ``codes`` under a valid checksum, and record it in
     the state so that only its content can be wrong."""
-    live = store.current(root.absolute())
-    assert live is not None
-    ids, _old, _mean = fmt.read_bin(live / "codes.bin")
-    ids = ids.copy()
+    live, ids, _old, _mean = _saved_codes(root)
     (live / "codes.bin").unlink()
     info = fmt.write_bin(live / "codes.bin", ids, codes, mean)
     _version, state = fmt.read_state(live / "state")
@@ -124,38 +130,35 @@ def _assert_rebuilt(root: Path, match: str) -> None:
         assert len(f.recall(vector=_vectors(1, 4)[0], k=3, lanes=("dense",), touch=False)) == 3
 
 
-def test_codes_with_bits_past_dim_are_refused(tmp_path: Path) -> None:
-    root = tmp_path / "f"
-    _checkpointed(root)
-    live = store.current(root.absolute())
-    assert live is not None
-    _ids, codes, mean = fmt.read_bin(live / "codes.bin")
-    codes = codes.copy()
+def _bit_past_dim(codes: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     codes[5, -1] |= np.uint64(1) << np.uint64(63)
-    _rewrite_codes(root, codes, mean.copy())
-    _assert_rebuilt(root, "past dim")
+    return codes, mean
 
 
-def test_codes_of_another_width_are_refused(tmp_path: Path) -> None:
-    root = tmp_path / "f"
-    _checkpointed(root)
-    live = store.current(root.absolute())
-    assert live is not None
-    _ids, codes, mean = fmt.read_bin(live / "codes.bin")
-    _rewrite_codes(root, np.concatenate([codes, codes[:, :1]], axis=1), mean.copy())
-    _assert_rebuilt(root, "words")
+def _another_width(codes: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.concatenate([codes, codes[:, :1]], axis=1), mean
 
 
-def test_a_non_finite_mean_is_refused(tmp_path: Path) -> None:
-    root = tmp_path / "f"
-    _checkpointed(root)
-    live = store.current(root.absolute())
-    assert live is not None
-    _ids, codes, mean = fmt.read_bin(live / "codes.bin")
-    mean = mean.copy()
+def _non_finite_mean(codes: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     mean[3] = np.nan
-    _rewrite_codes(root, codes.copy(), mean)
-    _assert_rebuilt(root, "NaN")
+    return codes, mean
+
+
+@pytest.mark.parametrize(
+    ("damage", "match"),
+    [(_bit_past_dim, "past dim"), (_another_width, "words"), (_non_finite_mean, "NaN")],
+    ids=["bits-past-dim", "another-width", "non-finite-mean"],
+)
+def test_codes_bin_whose_content_does_not_fit_is_refused(
+    tmp_path: Path,
+    damage: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    match: str,
+) -> None:
+    root = tmp_path / "f"
+    _checkpointed(root)
+    _live, _ids, codes, mean = _saved_codes(root)
+    _rewrite_codes(root, *damage(codes, mean))
+    _assert_rebuilt(root, match)
 
 
 def test_add_coded_refuses_bad_input_and_changes_nothing() -> None:

@@ -20,6 +20,7 @@ _EXPORTS = {
     "BM25": "chitta.index.bm25",
     "tokenize": "chitta.index.bm25",
     "rrf_fuse": "chitta.index.fusion",
+    "RowMap": "chitta.index.row_map",
     "simd_level": "chitta.index.hamming",
 }
 
@@ -30,6 +31,7 @@ __all__ = [
     "HammingIndex",
     "HammingRescoreIndex",
     "PostingIndex",
+    "RowMap",
     "TieredHNSW",
     "binarize",
     "rrf_fuse",

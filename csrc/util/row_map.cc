@@ -1,0 +1,116 @@
+// csrc/util/row_map.cc
+#include "util/row_map.h"
+
+#include <string>
+
+namespace chitta::util {
+namespace {
+
+// splitmix64 finaliser: ids are often sequential, so mix all bits.
+inline uint64_t Mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
+constexpr size_t kMinCapacity = 16;
+
+// Smallest power-of-two capacity holding n ids at load <= 0.7.
+size_t CapacityFor(size_t n) {
+  size_t cap = kMinCapacity;
+  while (cap * 7 < n * 10) cap <<= 1;
+  return cap;
+}
+
+}  // namespace
+
+size_t RowMap::Home(uint64_t id) const { return static_cast<size_t>(Mix(id)) & mask_; }
+
+int64_t RowMap::Row(uint64_t id) const {
+  if (keys_.empty()) return -1;
+  for (size_t i = Home(id);; i = (i + 1) & mask_) {
+    const uint32_t row = rows_[i];
+    if (row == kFreeRow) return -1;
+    if (keys_[i] == id) return row;
+  }
+}
+
+void RowMap::Rows(const uint64_t* ids, size_t n, int64_t* out) const {
+  for (size_t i = 0; i < n; ++i) out[i] = Row(ids[i]);
+}
+
+void RowMap::Place(uint64_t id, uint32_t row) {
+  size_t i = Home(id);
+  while (rows_[i] != kFreeRow) i = (i + 1) & mask_;
+  keys_[i] = id;
+  rows_[i] = row;
+}
+
+int64_t RowMap::AddOne(uint64_t id) {
+  if (ids_.size() >= kMaxRows) return -1;
+  if (keys_.empty() || (ids_.size() + 1) * 10 > keys_.size() * 7) {
+    Rehash(CapacityFor(ids_.size() + 1));
+  }
+  size_t i = Home(id);
+  for (; rows_[i] != kFreeRow; i = (i + 1) & mask_) {
+    if (keys_[i] == id) return -1;
+  }
+  const auto row = static_cast<uint32_t>(ids_.size());
+  keys_[i] = id;
+  rows_[i] = row;
+  ids_.push_back(id);
+  return row;
+}
+
+Status RowMap::Add(const uint64_t* ids, size_t n, uint8_t* is_new) {
+  if (n > kMaxRows - ids_.size()) {
+    return Status::InvalidArgument("RowMap full: " + std::to_string(ids_.size()) + " rows + " +
+                                   std::to_string(n) + " ids would pass " +
+                                   std::to_string(kMaxRows));
+  }
+  Reserve(ids_.size() + n);
+  ids_.reserve(ids_.size() + n);
+  for (size_t k = 0; k < n; ++k) {
+    const uint64_t id = ids[k];
+    size_t i = Home(id);
+    bool present = false;
+    for (; rows_[i] != kFreeRow; i = (i + 1) & mask_) {
+      if (keys_[i] == id) {
+        present = true;
+        break;
+      }
+    }
+    if (present) {
+      is_new[k] = 0;
+      continue;
+    }
+    keys_[i] = id;
+    rows_[i] = static_cast<uint32_t>(ids_.size());
+    ids_.push_back(id);
+    is_new[k] = 1;
+  }
+  return Status::OK();
+}
+
+void RowMap::Reserve(size_t n) {
+  const size_t cap = CapacityFor(n);
+  if (cap > keys_.size()) Rehash(cap);
+}
+
+void RowMap::Rehash(size_t capacity) {
+  keys_.assign(capacity, 0);
+  rows_.assign(capacity, kFreeRow);
+  mask_ = capacity - 1;
+  // Re-placing from ids_ needs no copy of the old table.
+  for (size_t row = 0; row < ids_.size(); ++row) Place(ids_[row], static_cast<uint32_t>(row));
+}
+
+size_t RowMap::MemoryBytes() const {
+  return keys_.capacity() * sizeof(uint64_t) + rows_.capacity() * sizeof(uint32_t) +
+         ids_.capacity() * sizeof(uint64_t);
+}
+
+}  // namespace chitta::util

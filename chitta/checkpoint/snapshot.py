@@ -246,7 +246,16 @@ def _v2_to_v3(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3}  # version -> step to version + 1
+def _v3_to_v4(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 4 added the recall index's optional ``columns`` (ids, event times,
+    label codes and tables of the live memories, packed; without them restore
+    builds the columns from the live puts, as version 3 did) and wrote its
+    ``staged`` ids in arrival order (version 3: any order; they then arrive in the
+    memories' order). Nothing to change."""
+    return state
+
+
+_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}  # version -> step to version + 1
 
 
 def migrate(version: int, state: dict[str, Any]) -> dict[str, Any]:

@@ -85,6 +85,65 @@ class DenseLane:
         if self._ann is not None:
             self._ann.vector_set(mid)
 
+    def _set_vectors(self, cols: Any, idx: npt.NDArray[np.int64], accepted: npt.NDArray[np.bool_] | None) -> None:
+        """The vectors of a run's accepted puts (``idx``; ``accepted``: the same as a
+        mask, or None), with the effect of ``_set_vector`` on each in row order:
+        the common-width matrix is normalised and stored in bulk (one copy)."""
+        if accepted is None:
+            accepted = np.zeros(len(cols), bool)
+            accepted[idx] = True
+        width = int(cols.vectors.shape[1]) * 4 if len(cols.vector_rows) else -1
+        odd = sorted(i for i, op in cols.extras.items()
+                     if accepted[i] and op.embedding is not None and len(op.embedding) != width)
+        if odd:  # rare: another width in the run; take every vector in row order
+            rows = sorted(set(odd) | set(cols.vector_rows[accepted[cols.vector_rows]].tolist()))
+            for i in rows:
+                op = cols.op(i)
+                self._set_vector(op.id, op.embedding)
+            return
+        sel = accepted[cols.vector_rows]
+        mat = cols.vectors[sel] if not bool(sel.all()) else cols.vectors
+        norms = _row_norms(mat)
+        good = np.isfinite(norms) & (norms > 0)
+        if not good.any():
+            return
+        if self.dim is None:
+            self.dim = int(mat.shape[1])
+            self._vecs = np.zeros((1024, self.dim), np.float32)
+        if mat.shape[1] != self.dim:
+            return  # another writer's model; the field refuses this at write time
+        if not bool(good.all()):
+            mat, norms = mat[good], norms[good]
+        mids: list[int] = cols.ids[cols.vector_rows[sel][good]].tolist()
+        k = len(mids)
+        reuse = min(k, len(self._free_rows))
+        free = [self._free_rows.pop() for _ in range(reuse)]
+        start = len(self._row_ids)
+        for row, mid in zip(free, mids):
+            self._row_ids[row] = mid
+        self._row_ids.extend(mids[reuse:])
+        need = len(self._row_ids)
+        if need > self._vecs.shape[0]:
+            cap = self._vecs.shape[0]
+            while cap < need:
+                cap *= 2
+            grown = np.zeros((cap, self.dim), np.float32)
+            grown[:start] = self._vecs[:start]
+            self._vecs = grown
+        if free:
+            rows = np.array(free + list(range(start, need)), np.int64)
+            self._vecs[rows] = mat / norms[:, None]
+            self._row.update(zip(mids, rows.tolist()))
+        else:
+            np.divide(mat, norms[:, None], out=self._vecs[start:need])
+            self._row.update(zip(mids, range(start, need)))
+        self._row_index = None
+        self._hamming_pending.update(mids)
+        self._recent.extend(mids)
+        if self._ann is not None:
+            for mid in mids:
+                self._ann.vector_set(mid)
+
     def _drop_vector(self, mid: int) -> None:
         row = self._row.pop(mid, None)
         if row is None:

@@ -1,0 +1,250 @@
+"""The recall-index organ's per-memory state as columns (no Python object per
+memory): a native :class:`~chitta.index.row_map.RowMap` gives each id a row,
+and numpy columns indexed by row hold whether it is live, its label codes
+(kind, realm, session, harness) into organ-wide label tables, its event time,
+whether it is staged, and its place in the arrival order. Rows are never
+reused for another id: a dropped memory's row is dead until the same id is put
+again. Arrays grow by doubling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import numpy.typing as npt
+
+from chitta.index.row_map import RowMap
+from chitta.put_columns import LabelColumn
+
+U64 = npt.NDArray[np.uint64]
+I64 = npt.NDArray[np.int64]
+FIELDS = ("kind", "realm", "session", "harness")
+
+
+class LabelTable:
+    """Organ-wide codes of one label field; code 0 is None."""
+
+    __slots__ = ("codes", "values")
+
+    def __init__(self, values: list[str | None] | None = None) -> None:
+        self.values: list[str | None] = values if values is not None else [None]
+        self.codes: dict[str | None, int] = {v: i for i, v in enumerate(self.values)}
+
+    def code(self, value: str | None) -> int:
+        c = self.codes.get(value)
+        if c is None:
+            c = self.codes[value] = len(self.values)
+            self.values.append(value)
+        return c
+
+    def of_column(self, col: LabelColumn) -> npt.NDArray[np.uint32]:
+        """The organ codes of a run's label column."""
+        table = np.fromiter(map(self.code, col.values), np.uint32, len(col.values))
+        out: npt.NDArray[np.uint32] = table[col.codes]
+        return out
+
+
+class RowColumns:
+    def __init__(self) -> None:
+        self.map = RowMap()
+        self._row = self.map._m.row  # the bound native lookup: no wrapper per call
+        self.cap = 0
+        self.ids: U64 = np.zeros(0, np.uint64)
+        self.live = np.zeros(0, bool)
+        self.staged = np.zeros(0, bool)
+        self.created: I64 = np.zeros(0, np.int64)
+        self.arrival: I64 = np.zeros(0, np.int64)  # position in ``order`` of the row's latest put
+        self.text_seq: I64 = np.zeros(0, np.int64)  # its pending keyword text (PendingText), 0: none
+        self.labels = {f: np.zeros(0, np.uint32) for f in FIELDS}
+        self.tables = {f: LabelTable() for f in FIELDS}
+        self.order: I64 = np.zeros(0, np.int64)  # rows in arrival order (from ``head``)
+        self.order_len = 0
+        self.head = 0
+        self.n_live = 0
+        self.n_staged = 0
+
+    def __len__(self) -> int:
+        return self.n_live
+
+    @property
+    def n(self) -> int:
+        """Rows in use (live or dead)."""
+        return len(self.map)
+
+    # ---- lookups ----------------------------------------------------------------
+    def row(self, mid: int) -> int:
+        """The live row of ``mid``, or -1."""
+        r: int = self._row(mid)
+        return r if r >= 0 and self.live[r] else -1
+
+    def live_rows_of(self, ids: U64) -> I64:
+        """Row of each of ``ids``, -1 where absent or dead."""
+        rows = self.map.rows(np.ascontiguousarray(ids, np.uint64))
+        have = rows >= 0
+        rows[have & ~self.live[np.where(have, rows, 0)]] = -1
+        return rows
+
+    def live_rows(self) -> I64:
+        return np.flatnonzero(self.live[: self.n])
+
+    # ---- growth -------------------------------------------------------------------
+    def _reserve(self, n: int) -> None:
+        if n <= self.cap:
+            return
+        cap = max(1024, self.cap * 2, n)
+        for name in ("ids", "live", "staged", "created", "arrival", "text_seq"):
+            old = getattr(self, name)
+            new = np.zeros(cap, old.dtype)
+            new[: len(old)] = old
+            setattr(self, name, new)
+        for f, old in self.labels.items():
+            new = np.zeros(cap, np.uint32)
+            new[: len(old)] = old
+            self.labels[f] = new
+        self.cap = cap
+
+    def _arrive(self, rows: I64) -> None:
+        k = len(rows)
+        if self.order_len + k > len(self.order):
+            if self.head > self.order_len // 2:  # compact: drop what the head passed
+                live = self.order[self.head : self.order_len]
+                self.arrival[np.unique(live)] -= self.head
+                self.order[: len(live)] = live
+                self.order_len, self.head = len(live), 0
+            if self.order_len + k > len(self.order):
+                grown = np.zeros(max(1024, 2 * len(self.order), self.order_len + k), np.int64)
+                grown[: self.order_len] = self.order[: self.order_len]
+                self.order = grown
+        self.order[self.order_len : self.order_len + k] = rows
+        self.arrival[rows] = np.arange(self.order_len, self.order_len + k)
+        self.order_len += k
+
+    # ---- puts and drops -------------------------------------------------------------
+    def put_one(self, mid: int, labels: tuple[str | None, ...], created_ms: int) -> int:
+        """Make ``mid`` live; its row, or -1 if it already was (the first put wins)."""
+        r: int = self._row(mid)
+        if r < 0:
+            r = self.map._m.add_one(mid)
+            self._reserve(r + 1)
+            self.ids[r] = mid
+        elif self.live[r]:
+            return -1
+        self.live[r] = True
+        self.staged[r] = True
+        for f, value in zip(FIELDS, labels):
+            self.labels[f][r] = self.tables[f].code(value)
+        self.created[r] = created_ms
+        self._arrive(np.array([r], np.int64))
+        self.n_live += 1
+        self.n_staged += 1
+        return r
+
+    def put_run(self, ids: U64, labels: dict[str, LabelColumn], created_ms: I64) -> tuple[I64, I64]:
+        """Make the run's ids live (first put wins); (accepted run indices, their rows)."""
+        old_n = self.n
+        fresh = self.map.add(ids)
+        self._reserve(self.n)
+        if bool(fresh.all()):
+            idx = np.arange(len(ids), dtype=np.int64)
+            rows = np.arange(old_n, self.n, dtype=np.int64)
+        else:
+            all_rows = self.map.rows(ids)
+            # A present id is put again only when its row is dead, once (its first time here).
+            again = ~fresh & (all_rows < old_n)
+            again[again] = ~self.live[all_rows[again]]
+            if again.any():
+                at = np.flatnonzero(again)
+                _, first = np.unique(all_rows[at], return_index=True)
+                again[:] = False
+                again[at[first]] = True
+            idx = np.flatnonzero(fresh | again)
+            rows = all_rows[idx]
+        self.ids[rows] = ids[idx]
+        self.live[rows] = True
+        self.staged[rows] = True
+        for f in FIELDS:
+            self.labels[f][rows] = self.tables[f].of_column(labels[f])[idx]
+        self.created[rows] = created_ms[idx]
+        self._arrive(rows)
+        self.n_live += len(rows)
+        self.n_staged += len(rows)
+        return idx, rows
+
+    def drop(self, mid: int) -> int:
+        """Make ``mid`` dead; its former row, or -1 if it was not live."""
+        r = self.row(mid)
+        if r >= 0:
+            self.live[r] = False
+            self.n_live -= 1
+            if self.staged[r]:
+                self.staged[r] = False
+                self.n_staged -= 1
+        return r
+
+    def unstage(self, mid: int) -> bool:
+        r = self.row(mid)
+        if r < 0 or not self.staged[r]:
+            return False
+        self.staged[r] = False
+        self.n_staged -= 1
+        return True
+
+    def is_staged(self, mid: int) -> bool:
+        r: int = self._row(mid)
+        return r >= 0 and bool(self.staged[r])
+
+    def staged_oldest_first(self) -> Iterator[int]:
+        """Staged ids in arrival order (the head skips what is no longer staged)."""
+        order, arrival, staged, ids = self.order, self.arrival, self.staged, self.ids
+        pos = self.head
+        while pos < self.order_len:
+            r = int(order[pos])
+            if staged[r] and arrival[r] == pos:
+                break
+            pos += 1
+        self.head = pos
+        return self._walk(pos)
+
+    def _walk(self, pos: int) -> Iterator[int]:
+        order, arrival, staged, ids = self.order, self.arrival, self.staged, self.ids
+        while pos < self.order_len:
+            block = order[pos : min(pos + 4096, self.order_len)]
+            at = np.arange(pos, pos + len(block))
+            keep = staged[block] & (arrival[block] == at)
+            yield from ids[block[keep]].tolist()
+            pos += len(block)
+
+    # ---- restore ----------------------------------------------------------------------
+    def restore(
+        self,
+        ids: U64,
+        labels: dict[str, tuple[list[str | None], npt.NDArray[np.uint32]]],
+        created_ms: I64,
+        staged_ids: U64,
+    ) -> None:
+        """Fill this (empty) store with live rows 0..n-1 (row i: ``ids[i]``); the
+        ``staged_ids`` (absent ones ignored) arrive in their order."""
+        self.map = RowMap.from_ids(np.ascontiguousarray(ids, np.uint64))
+        self._row = self.map._m.row
+        n = len(ids)
+        if len(created_ms) != n:
+            raise ValueError("recall index columns: created_ms length")
+        self._reserve(n)
+        self.ids[:n] = ids
+        self.live[:n] = True
+        self.created[:n] = created_ms
+        for f in FIELDS:
+            values, codes = labels[f]
+            if len(codes) != n or (n and int(codes.max()) >= len(values)) or values[:1] != [None]:
+                raise ValueError(f"recall index columns: bad {f} codes")
+            self.tables[f] = LabelTable(values)
+            if len(self.tables[f].codes) != len(values):
+                raise ValueError(f"recall index columns: repeated {f} values")
+            self.labels[f][:n] = codes
+        rows = self.map.rows(np.ascontiguousarray(staged_ids, np.uint64))
+        rows = rows[rows >= 0]
+        self.staged[rows] = True
+        self._arrive(rows)
+        self.n_live = n
+        self.n_staged = int(np.count_nonzero(self.staged[:n]))

@@ -26,7 +26,6 @@ def organ_state(o: RecallIndexOrgan, ids: list[int], labels: dict[str, set[Any]]
         "staged_order": list(o.staged_oldest_first()),
         "is_staged": [o.is_staged(mid) for mid in ids],
         "kw_context": dict(o._kw_context),
-        "pending": len(o._text_pending),
         "stats": o.stats(),
         "vectors": {mid: (None if (v := o.vector(mid)) is None else v.tolist()) for mid in ids},
         "vector_count": o.vector_count,

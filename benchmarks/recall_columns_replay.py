@@ -1,6 +1,7 @@
 """The recall-index organ's share of replay: CPU per put of ``apply_run`` (decoded
 PutPayload runs) vs ``apply_columns`` (the same runs as PutColumns), timed around
-the organ alone, plus the first keyword flush and the organ's resident bytes.
+the organ alone, plus the first keyword flush, the organ's resident bytes and the time of a
+filtered ``allowed()`` (after a write, when its arrays are rebuilt, and cached).
 
     python benchmarks/recall_columns_replay.py --n 1000000 [--dim 0] [--json]
 
@@ -67,7 +68,25 @@ def measure(mode: str, runs: list[list[PutPayload]], cols: list[PutColumns] | No
     t2 = time.process_time()
     after_bm25 = rss()
     gc.enable()
+    filters = {"kind": {"kinds": frozenset({"semantic"})}, "realm": {"realm": "r3"}, "session": {"session": "s7"},
+               "realm+time": {"realm": "r3", "since_ms": 1_700_000_000_000 + n // 2},
+               "not_staged": {"include_staged": False, "realm": "r1"}}
+    cold, warm = {}, {}
+    for name, kw in filters.items():
+        times = []
+        for _ in range(5):  # after a write: the filter arrays are rebuilt
+            organ._sorted_ids.clear()
+            t = time.perf_counter()
+            organ.allowed(**kw)
+            times.append(time.perf_counter() - t)
+        cold[name] = sorted(times)[2] * 1e3
+        t = time.perf_counter()
+        for _ in range(20):
+            organ.allowed(**kw)
+        warm[name] = (time.perf_counter() - t) / 20 * 1e3
     return {
+        "allowed_after_write_ms": cold,  # type: ignore[dict-item]
+        "allowed_cached_ms": warm,  # type: ignore[dict-item]
         "apply_us_per_put": (t1 - t0) / n * 1e6,
         "keyword_flush_s": t2 - t1,
         "rss_bytes_per_memory": (after - before) / n,
@@ -98,6 +117,10 @@ def main() -> None:
         r = out[mode]
         print(f"{mode:<14} {r['apply_us_per_put']:>8.3f} {r['keyword_flush_s']:>8.2f} "  # type: ignore[index]
               f"{r['rss_bytes_per_memory']:>10.0f} {r['rss_bytes_per_memory_with_bm25']:>8.0f}")  # type: ignore[index]
+    for mode in modes:
+        r = out[mode]
+        print(f"{mode}: allowed() ms after a write / cached: " + ", ".join(  # type: ignore[index]
+            f"{k} {r['allowed_after_write_ms'][k]:.2f}/{r['allowed_cached_ms'][k]:.3f}" for k in r["allowed_after_write_ms"]))  # type: ignore[index]
 
 
 if __name__ == "__main__":

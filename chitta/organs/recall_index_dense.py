@@ -96,8 +96,8 @@ class DenseLane:
         odd = sorted(i for i, op in cols.extras.items()
                      if accepted[i] and op.embedding is not None and len(op.embedding) != width)
         if odd:  # rare: another width in the run; take every vector in row order
-            rows = sorted(set(odd) | set(cols.vector_rows[accepted[cols.vector_rows]].tolist()))
-            for i in rows:
+            in_order = sorted(set(odd) | set(cols.vector_rows[accepted[cols.vector_rows]].tolist()))
+            for i in in_order:
                 op = cols.op(i)
                 self._set_vector(op.id, op.embedding)
             return

@@ -57,12 +57,12 @@ class PendingText:
             self._runs.append((rows, self._stamp(rows), texts))
 
     def set(self, row: int, document: str) -> None:
-        seq_col = self._cols.text_seq
+        seq_col = self._cols.v_seq
         if not seq_col[row]:
             self._count += 1
-        self._seq += 1
-        seq_col[row] = self._seq
-        self._single[row] = (self._seq, document)
+        seq = self._seq = self._seq + 1
+        seq_col[row] = seq
+        self._single[row] = (seq, document)
 
     def discard(self, row: int) -> bool:
         """Cancel ``row``'s pending document; whether it had one."""

@@ -9,6 +9,7 @@ again. Arrays grow by doubling.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 
 import numpy as np
@@ -20,6 +21,7 @@ from chitta.put_columns import LabelColumn
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 FIELDS = ("kind", "realm", "session", "harness")
+_PACK = struct.Struct("=4I").pack
 
 
 class LabelTable:
@@ -48,7 +50,8 @@ class LabelTable:
 class RowColumns:
     def __init__(self) -> None:
         self.map = RowMap()
-        self._row = self.map._m.row  # the bound native lookup: no wrapper per call
+        self._row = self.map._m.row  # the bound native calls: no wrapper per call
+        self._add_one = self.map._m.add_one
         self.cap = 0
         self.ids: U64 = np.zeros(0, np.uint64)
         self.live = np.zeros(0, bool)
@@ -56,16 +59,23 @@ class RowColumns:
         self.created: I64 = np.zeros(0, np.int64)
         self.arrival: I64 = np.zeros(0, np.int64)  # position in ``order`` of the row's latest put
         self.text_seq: I64 = np.zeros(0, np.int64)  # its pending keyword text (PendingText), 0: none
-        self.labels = {f: np.zeros(0, np.uint32) for f in FIELDS}
+        self.lab = np.zeros((0, len(FIELDS)), np.uint32)  # the label codes, one column per field
         self.tables = {f: LabelTable() for f in FIELDS}
+        self._combo: dict[tuple[str | None, ...], tuple[int, ...]] = {}  # label tuple -> its codes (per-op puts)
         self.order: I64 = np.zeros(0, np.int64)  # rows in arrival order (from ``head``)
         self.order_len = 0
         self.head = 0
         self.n_live = 0
         self.n_staged = 0
+        self._views()
 
     def __len__(self) -> int:
         return self.n_live
+
+    @property
+    def labels(self) -> dict[str, npt.NDArray[np.uint32]]:
+        """Each field's code column (views)."""
+        return {f: self.lab[:, j] for j, f in enumerate(FIELDS)}
 
     @property
     def n(self) -> int:
@@ -98,11 +108,23 @@ class RowColumns:
             new = np.zeros(cap, old.dtype)
             new[: len(old)] = old
             setattr(self, name, new)
-        for f, old in self.labels.items():
-            new = np.zeros(cap, np.uint32)
-            new[: len(old)] = old
-            self.labels[f] = new
+        lab = np.zeros((cap, len(FIELDS)), np.uint32)
+        lab[: len(self.lab)] = self.lab
+        self.lab = lab
         self.cap = cap
+        self._views()
+
+    def _views(self) -> None:
+        """Memoryviews of the columns: a per-op put writes through them (a fraction
+        of the cost of numpy's scalar item assignment)."""
+        self.v_ids = memoryview(self.ids)
+        self.v_live = memoryview(self.live)
+        self.v_staged = memoryview(self.staged)
+        self.v_created = memoryview(self.created)
+        self.v_arrival = memoryview(self.arrival)
+        self.v_seq = memoryview(self.text_seq)
+        self.v_lab = memoryview(self.lab.reshape(-1).view(np.uint8))  # 16 bytes per row
+        self.v_order = memoryview(self.order)
 
     def _arrive(self, rows: I64) -> None:
         k = len(rows)
@@ -116,6 +138,7 @@ class RowColumns:
                 grown = np.zeros(max(1024, 2 * len(self.order), self.order_len + k), np.int64)
                 grown[: self.order_len] = self.order[: self.order_len]
                 self.order = grown
+                self.v_order = memoryview(self.order)
         self.order[self.order_len : self.order_len + k] = rows
         self.arrival[rows] = np.arange(self.order_len, self.order_len + k)
         self.order_len += k
@@ -123,19 +146,28 @@ class RowColumns:
     # ---- puts and drops -------------------------------------------------------------
     def put_one(self, mid: int, labels: tuple[str | None, ...], created_ms: int) -> int:
         """Make ``mid`` live; its row, or -1 if it already was (the first put wins)."""
-        r: int = self._row(mid)
+        r: int = self._add_one(mid)
         if r < 0:
-            r = self.map._m.add_one(mid)
+            r = self._row(mid)
+            if r < 0 or self.live[r]:
+                return -1
+        elif r >= self.cap:
             self._reserve(r + 1)
-            self.ids[r] = mid
-        elif self.live[r]:
-            return -1
-        self.live[r] = True
-        self.staged[r] = True
-        for f, value in zip(FIELDS, labels):
-            self.labels[f][r] = self.tables[f].code(value)
-        self.created[r] = created_ms
-        self._arrive(np.array([r], np.int64))
+        codes = self._combo.get(labels)
+        if codes is None:
+            codes = self._combo[labels] = tuple(self.tables[f].code(v) for f, v in zip(FIELDS, labels))
+        self.v_ids[r] = mid
+        self.v_live[r] = True
+        self.v_staged[r] = True
+        self.v_lab[16 * r : 16 * r + 16] = _PACK(*codes)
+        self.v_created[r] = created_ms
+        at = self.order_len
+        if at < len(self.order):
+            self.v_order[at] = r
+            self.v_arrival[r] = at
+            self.order_len = at + 1
+        else:
+            self._arrive(np.array([r], np.int64))
         self.n_live += 1
         self.n_staged += 1
         return r
@@ -163,8 +195,8 @@ class RowColumns:
         self.ids[rows] = ids[idx]
         self.live[rows] = True
         self.staged[rows] = True
-        for f in FIELDS:
-            self.labels[f][rows] = self.tables[f].of_column(labels[f])[idx]
+        for j, f in enumerate(FIELDS):
+            self.lab[rows, j] = self.tables[f].of_column(labels[f])[idx]
         self.created[rows] = created_ms[idx]
         self._arrive(rows)
         self.n_live += len(rows)
@@ -227,6 +259,8 @@ class RowColumns:
         ``staged_ids`` (absent ones ignored) arrive in their order."""
         self.map = RowMap.from_ids(np.ascontiguousarray(ids, np.uint64))
         self._row = self.map._m.row
+        self._add_one = self.map._m.add_one
+        self._combo.clear()
         n = len(ids)
         if len(created_ms) != n:
             raise ValueError("recall index columns: created_ms length")
@@ -234,14 +268,14 @@ class RowColumns:
         self.ids[:n] = ids
         self.live[:n] = True
         self.created[:n] = created_ms
-        for f in FIELDS:
+        for j, f in enumerate(FIELDS):
             values, codes = labels[f]
             if len(codes) != n or (n and int(codes.max()) >= len(values)) or values[:1] != [None]:
                 raise ValueError(f"recall index columns: bad {f} codes")
             self.tables[f] = LabelTable(values)
             if len(self.tables[f].codes) != len(values):
                 raise ValueError(f"recall index columns: repeated {f} values")
-            self.labels[f][:n] = codes
+            self.lab[:n, j] = codes
         rows = self.map.rows(np.ascontiguousarray(staged_ids, np.uint64))
         rows = rows[rows >= 0]
         self.staged[rows] = True

@@ -25,7 +25,7 @@ from chitta.organs.recall_index import RecallIndexOrgan
 from chitta.put_columns import PutColumns
 
 RUN = 4096
-WORDS = "alpha beta gamma delta memory agent tool call result user said the plan next step file".split()
+WORDS = ["alpha", "beta", "gamma", "delta", "memory", "agent", "tool", "call", "result", "user", "said", "the", "plan", "next", "step", "file"]
 
 
 def make_runs(n: int, dim: int, meta_every: int, seed: int = 1) -> list[list[PutPayload]]:

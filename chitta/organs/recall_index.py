@@ -30,11 +30,12 @@ from chitta.index.posting import PAD_ID, PostingIndex
 from chitta.ops import Op, OpType
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.recall_filters import SortedIds, intersect
-from chitta.organs.recall_pending import PendingText
-from chitta.organs.recall_rows import RowColumns
 from chitta.organs.recall_index_dense import EXACT_DENSE_LIMIT, DenseLane
 from chitta.organs.recall_index_snapshot import IndexSnapshot
+from chitta.organs.recall_pending import PendingText
+from chitta.organs.recall_rows import RowColumns
 from chitta.organs.recall_speakers import SpeakerIndex
+from chitta.organs.recall_vector_rows import VectorRows
 from chitta.put_columns import PutColumns
 from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 
@@ -68,7 +69,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         self._init_speakers()  # who said each memory (meta["speaker"]): recall_speakers.py
         # dense lane
         self.dim: int | None = None
-        self._row: dict[int, int] = {}
+        self._row = VectorRows(self._cols)  # id -> matrix row, a column over the organ's rows
         self._vecs: F32 = np.zeros((0, 0), np.float32)
         self._row_ids: list[int] = []
         self._free_rows: list[int] = []

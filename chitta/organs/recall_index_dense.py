@@ -17,6 +17,7 @@ from chitta.errors import CheckpointIgnored, ChittaError
 from chitta.index.hamming import HammingRescoreIndex, binarize
 from chitta.index.posting import PAD_ID
 from chitta.organs.dense_ann import AUTO_ANN_MIN, AUTO_BUILD_STEP, AUTO_PENDING_EXACT, DenseANN
+from chitta.organs.recall_vector_rows import VectorRows
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
@@ -39,7 +40,7 @@ def _row_norms(rows: F32) -> F32:
 class DenseLane:
     """Dense-lane methods; the attributes are RecallIndexOrgan's."""
 
-    _row: dict[int, int]
+    _row: VectorRows
     _vecs: F32
     _row_ids: list[int]
     _free_rows: list[int]
@@ -130,13 +131,14 @@ class DenseLane:
             grown = np.zeros((cap, self.dim), np.float32)
             grown[:start] = self._vecs[:start]
             self._vecs = grown
+        ids = np.array(mids, np.uint64)
         if free:
             rows = np.array(free + list(range(start, need)), np.int64)
             self._vecs[rows] = mat / norms[:, None]
-            self._row.update(zip(mids, rows.tolist()))
+            self._row.set_many(ids, rows)
         else:
             np.divide(mat, norms[:, None], out=self._vecs[start:need])
-            self._row.update(zip(mids, range(start, need)))
+            self._row.set_many(ids, np.arange(start, need, dtype=np.int64))
         self._row_index = None
         self._hamming_pending.update(mids)
         self._recent.extend(mids)
@@ -178,7 +180,7 @@ class DenseLane:
             # The organ's unit rows as they are, coded here: the same rows and
             # codes a field opened from a checkpoint adopts from codes.bin.
             ids = np.fromiter(self._hamming_pending, np.uint64, len(self._hamming_pending))
-            rows = self._vecs[[self._row[int(i)] for i in ids]]
+            rows = self._vecs[self._row.rows_of(ids)]
             mean = self._hamming.mean
             assert mean is not None  # fixed at creation: there were rows
             self._hamming.add_coded(ids, rows, binarize(rows, mean))
@@ -209,8 +211,7 @@ class DenseLane:
 
     def sidecar_rows(self, ids: U64) -> npt.NDArray[np.int64]:
         """This lane's row of each of ``ids`` (the vector sidecar's), -1 where it has none."""
-        get = self._row.get
-        return np.fromiter((get(mid, -1) for mid in ids.tolist()), np.int64, len(ids))
+        return self._row.rows_of(ids)
 
     def unit_blocks(self, rows: npt.NDArray[np.int64], block: int = 65536) -> Iterator[F32]:
         """The unit rows ``rows`` (zeros where -1) in blocks; slices of the matrix,
@@ -259,7 +260,7 @@ class DenseLane:
             self._ann = DenseANN(int(self.dim or 0))
             for mid in self._row:
                 self._ann.vector_set(mid)
-        self._ann.catch_up(lambda ids: self._vecs[[self._row[i] for i in ids]], limit)
+        self._ann.catch_up(lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))], limit)
         return self._ann
 
     def _uses_ann(self) -> bool:
@@ -289,7 +290,7 @@ class DenseLane:
     def estimated_mean(self) -> F32 | None:
         if not self._row:
             return None
-        rows = np.fromiter(self._row.values(), np.int64, len(self._row))
+        rows = self._row.values()
         return np.asarray(self._vecs[rows].mean(axis=0), np.float32)
 
     def recent_vectors(self, n: int) -> F32:
@@ -322,29 +323,16 @@ class DenseLane:
         if self._uses_ann():
             return self._ensure_ann().search(vector, k)
         if self._uses_auto_ann() and (ann := self._ready_ann()) is not None:
-            return ann.search_with_pending(vector, k, lambda ids: self._vecs[[self._row[i] for i in ids]])
+            return ann.search_with_pending(vector, k, lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))])
         ids, cos = self._ensure_hamming().search(vector, k)
         keep = ids != PAD_ID
         return ids[keep], cos[keep]
 
     def _rows_of(self, ids: U64) -> npt.NDArray[np.int64]:
         """Rows of those of ``ids`` that have a vector, in the order of ``ids``."""
-        if self._row_index is None and len(ids) * 8 < len(self._row):  # few ids: not worth sorting every row
-            get = self._row.get
-            arr = np.array([get(i, -1) for i in ids.tolist()], np.int64)
-            return arr[arr >= 0]
-        if self._row_index is None:
-            keys = np.fromiter(self._row.keys(), np.uint64, len(self._row))
-            vals = np.fromiter(self._row.values(), np.int64, len(self._row))
-            order = np.argsort(keys)
-            self._row_index = (keys[order], vals[order])
-        keys, vals = self._row_index
-        if len(keys) == 0:
-            return np.zeros(0, np.int64)
-        pos = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
-        found = keys[pos] == ids
-        rows: npt.NDArray[np.int64] = vals[pos[found]]
-        return rows
+        rows = self._row.rows_of(ids)
+        found: npt.NDArray[np.int64] = rows[rows >= 0]
+        return found
 
     def _exact_all(self, vector: F32, k: int) -> tuple[U64, F32]:
         """Exact scan of every stored row in place (no gather); freed rows are skipped."""
@@ -379,8 +367,7 @@ class DenseLane:
         value is bit-for-bit ``float(self.vector(mid) @ vector)``.
         """
         out = np.full(len(ids), np.nan, np.float64)
-        get = self._row.get
-        rows = [get(mid, -1) for mid in ids]
+        rows = self._row.rows_of(np.array(ids, np.uint64)).tolist()
         have = [i for i, r in enumerate(rows) if r >= 0]
         if have and self.dim is not None and vector.shape[0] == self.dim:
             picked = self._vecs[[rows[i] for i in have]]

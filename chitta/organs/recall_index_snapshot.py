@@ -17,6 +17,7 @@ from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.recall_index_dense import _row_norms
 from chitta.organs.recall_pending import PendingText
 from chitta.organs.recall_rows import FIELDS, LabelTable, RowColumns
+from chitta.organs.recall_vector_rows import VectorRows
 from chitta.put_columns import LabelColumn
 from chitta.recall.context import keyword_document
 
@@ -34,7 +35,7 @@ class IndexSnapshot:
     _mean: F32 | None
     _vecs: F32
     _row_ids: list[int]
-    _row: dict[int, int]
+    _row: VectorRows
     _free_rows: list[int]
     _recent: deque[int]
     _posting: PostingIndex
@@ -175,7 +176,9 @@ class IndexSnapshot:
             else:
                 np.divide(vectors[keep], norms[keep, None], out=self._vecs[:n])
             self._row_ids = share(ids)
-            self._row = dict(zip(self._row_ids, range(n)))
+            self._row.set_many(ids, np.arange(n, dtype=np.int64))
+            if self._row.recount() != n:
+                raise ValueError("the vector sidecar repeats an id")
             if codes is not None and len(codes[0]) == len(vectors) and codes[1].shape[0] == self.dim:
                 self._adopt = (codes[0] if n == len(vectors) else codes[0][keep], codes[1], set())
         self._recent.extend(state["recent"])
@@ -234,10 +237,10 @@ class IndexSnapshot:
                 raise ValueError("units_missing names ids the vector sidecar does not hold")
             for r in free:
                 self._row_ids[r] = 0
-        self._row = dict(zip(self._row_ids, range(len(self._row_ids))))
-        if free:
-            self._row.pop(0, None)
-        if len(self._row) != len(self._row_ids) - len(free):
+        keep = np.ones(len(vector_ids), bool)
+        keep[free] = False
+        self._row.set_many(vector_ids[keep], np.flatnonzero(keep))
+        if self._row.recount() != len(self._row_ids) - len(free):
             raise ValueError("units.emb rows do not match the memories' vectors")
         self._free_rows = free
         if codes is not None and len(codes[0]) == len(rows) and codes[1].shape[0] == self.dim:

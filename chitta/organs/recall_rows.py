@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +23,10 @@ U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 FIELDS = ("kind", "realm", "session", "harness")
 _PACK = struct.Struct("=4I").pack
+
+
+def _mv(a: npt.NDArray[Any]) -> memoryview:
+    return memoryview(a)  # type: ignore[arg-type]  # (numpy's stubs here do not declare the buffer protocol)
 
 
 class LabelTable:
@@ -59,6 +64,7 @@ class RowColumns:
         self.created: I64 = np.zeros(0, np.int64)
         self.arrival: I64 = np.zeros(0, np.int64)  # position in ``order`` of the row's latest put
         self.text_seq: I64 = np.zeros(0, np.int64)  # its pending keyword text (PendingText), 0: none
+        self.vrow: I64 = np.zeros(0, np.int64)  # its row in the dense lane's matrix, -1: none (VectorRows)
         self.lab = np.zeros((0, len(FIELDS)), np.uint32)  # the label codes, one column per field
         self.tables = {f: LabelTable() for f in FIELDS}
         self._combo: dict[tuple[str | None, ...], tuple[int, ...]] = {}  # label tuple -> its codes (per-op puts)
@@ -108,6 +114,9 @@ class RowColumns:
             new = np.zeros(cap, old.dtype)
             new[: len(old)] = old
             setattr(self, name, new)
+        vrow = np.full(cap, -1, np.int64)
+        vrow[: len(self.vrow)] = self.vrow
+        self.vrow = vrow
         lab = np.zeros((cap, len(FIELDS)), np.uint32)
         lab[: len(self.lab)] = self.lab
         self.lab = lab
@@ -117,14 +126,15 @@ class RowColumns:
     def _views(self) -> None:
         """Memoryviews of the columns: a per-op put writes through them (a fraction
         of the cost of numpy's scalar item assignment)."""
-        self.v_ids = memoryview(self.ids)
-        self.v_live = memoryview(self.live)
-        self.v_staged = memoryview(self.staged)
-        self.v_created = memoryview(self.created)
-        self.v_arrival = memoryview(self.arrival)
-        self.v_seq = memoryview(self.text_seq)
-        self.v_lab = memoryview(self.lab.reshape(-1).view(np.uint8))  # 16 bytes per row
-        self.v_order = memoryview(self.order)
+        self.v_ids = _mv(self.ids)
+        self.v_live = _mv(self.live)
+        self.v_staged = _mv(self.staged)
+        self.v_created = _mv(self.created)
+        self.v_arrival = _mv(self.arrival)
+        self.v_seq = _mv(self.text_seq)
+        self.v_vrow = _mv(self.vrow)
+        self.v_lab = _mv(self.lab.reshape(-1).view(np.uint8))  # 16 bytes per row
+        self.v_order = _mv(self.order)
 
     def _arrive(self, rows: I64) -> None:
         k = len(rows)
@@ -138,7 +148,7 @@ class RowColumns:
                 grown = np.zeros(max(1024, 2 * len(self.order), self.order_len + k), np.int64)
                 grown[: self.order_len] = self.order[: self.order_len]
                 self.order = grown
-                self.v_order = memoryview(self.order)
+                self.v_order = _mv(self.order)
         self.order[self.order_len : self.order_len + k] = rows
         self.arrival[rows] = np.arange(self.order_len, self.order_len + k)
         self.order_len += k
@@ -228,7 +238,7 @@ class RowColumns:
 
     def staged_oldest_first(self) -> Iterator[int]:
         """Staged ids in arrival order (the head skips what is no longer staged)."""
-        order, arrival, staged, ids = self.order, self.arrival, self.staged, self.ids
+        order, arrival, staged, _ids = self.order, self.arrival, self.staged, self.ids
         pos = self.head
         while pos < self.order_len:
             r = int(order[pos])

@@ -3,6 +3,7 @@ two organs fed the same ops (by different paths) must give equal states."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -54,5 +55,5 @@ def organ_state(o: RecallIndexOrgan, ids: list[int], labels: dict[str, set[Any]]
             v /= np.linalg.norm(v)
             ids_, cos = o.dense(v, 20, None)
             out.setdefault("dense", []).append((ids_.tolist(), cos.tolist()))
-            out.setdefault("cos", []).append([None if c != c else c for c in o.cosine_array(v, ids).tolist()])
+            out.setdefault("cos", []).append([None if math.isnan(c) else c for c in o.cosine_array(v, ids).tolist()])
     return out

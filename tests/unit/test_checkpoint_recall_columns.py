@@ -113,6 +113,5 @@ def test_columns_that_do_not_match_the_memories_are_refused(tmp_path: Path, monk
     with _open(root) as f:
         f.checkpoint()
     monkeypatch.undo()
-    with pytest.warns(CheckpointIgnored, match="columns"):
-        with _open(root, read_only=True) as f:
-            assert f.checkpoint_loaded is None
+    with pytest.warns(CheckpointIgnored, match="columns"), _open(root, read_only=True) as f:
+        assert f.checkpoint_loaded is None

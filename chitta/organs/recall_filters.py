@@ -40,9 +40,8 @@ class SortedIds:
     def clear(self) -> None:
         if self._arrays:
             self._arrays.clear()
-        self._all = None
-        self._by_time = None
-        self._staged = None
+        if self._all is not None or self._by_time is not None or self._staged is not None:
+            self._all = self._by_time = self._staged = None
 
     def staged_changed(self) -> None:
         self._staged = None

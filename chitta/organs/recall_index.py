@@ -107,7 +107,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             self._hamming = None  # codes depend on the mean: rebuild on next use
 
     def apply_run(self, op_type: OpType, run: list[Op]) -> None:
-        if op_type == OpType.PutPayload and len(run) >= 32:
+        if op_type == OpType.PutPayload and len(run) >= 128:  # below, per-op puts cost less (RESULTS.md)
             self.apply_columns(PutColumns.from_puts(run))  # type: ignore[arg-type]
             return
         for op in run:
@@ -143,9 +143,12 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         if r < 0:
             return  # duplicate put: the memories organ keeps the first
         self._sorted_ids.clear()
-        self._text_pending.set(r, self._keyword_text(mid, op.text, op.meta))
-        if op.meta:
-            self._note_speaker(mid, op.meta)
+        meta = op.meta
+        if meta:
+            self._text_pending.set(r, self._keyword_text(mid, op.text, meta))
+            self._note_speaker(mid, meta)
+        else:  # no context (and a put's id is never in _kw_context: a drop removes it)
+            self._text_pending.set(r, op.text)
         if op.embedding is not None:
             self._set_vector(mid, op.embedding)
 

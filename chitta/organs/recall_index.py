@@ -35,7 +35,7 @@ from chitta.organs.recall_index_snapshot import IndexSnapshot
 from chitta.organs.recall_pending import PendingText
 from chitta.organs.recall_rows import RowColumns
 from chitta.organs.recall_speakers import SpeakerIndex
-from chitta.organs.recall_vector_rows import VectorRows
+from chitta.organs.recall_vector_rows import CodeVersions, VectorRows
 from chitta.put_columns import PutColumns
 from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 
@@ -83,7 +83,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         # posting lane
         self._posting = PostingIndex()
         self._code_pending: dict[int, tuple[tuple[int, ...], bytes]] = {}
-        self._code_version: dict[int, int] = {}
+        self._code_version = CodeVersions(self._cols)  # id -> encoder version of its code, a column
 
     # ---- applying -----------------------------------------------------------------
     def apply(self, op: Op) -> None:
@@ -186,10 +186,8 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             self._bm25.remove(np.array([mid], np.uint64))
         self._drop_vector(mid)
         self._code_pending.pop(mid, None)
-        if mid in self._code_version:
-            del self._code_version[mid]
-            if mid in self._posting:
-                self._posting.remove(np.array([mid], np.uint64))
+        if self._code_version.pop(mid) is not None and mid in self._posting:
+            self._posting.remove(np.array([mid], np.uint64))
 
     def _keyword_text(self, mid: int, text: str, meta: Any) -> str:
         ctx = context_of(meta) if meta else None
@@ -259,7 +257,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         return ()
 
     def coded_ids(self) -> list[int]:
-        return list(self._code_version)
+        return self._code_version.keys()
 
     def allowed(
         self,

@@ -17,7 +17,7 @@ from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.recall_index_dense import _row_norms
 from chitta.organs.recall_pending import PendingText
 from chitta.organs.recall_rows import FIELDS, LabelTable, RowColumns
-from chitta.organs.recall_vector_rows import VectorRows
+from chitta.organs.recall_vector_rows import CodeVersions, VectorRows
 from chitta.put_columns import LabelColumn
 from chitta.recall.context import keyword_document
 
@@ -39,7 +39,7 @@ class IndexSnapshot:
     _free_rows: list[int]
     _recent: deque[int]
     _posting: PostingIndex
-    _code_version: dict[int, int]
+    _code_version: CodeVersions
     _dense_kind: str
     _ann: DenseANN | None
     _adopt: tuple[npt.NDArray[np.uint64], F32, set[int]] | None
@@ -70,8 +70,8 @@ class IndexSnapshot:
             self._bm25.save(bm25_path)
         ann = self._ann_for_checkpoint()
         ann_files = ann.save(ann_path) if ann is not None else []
-        coded = np.fromiter(self._code_version.keys(), np.uint64, len(self._code_version))
-        versions = np.fromiter(self._code_version.values(), np.uint32, len(self._code_version))
+        coded = np.array(self._code_version.keys(), np.uint64)
+        versions = self._code_version.values().astype(np.uint32)
         cols = self._cols
         staged = np.fromiter(cols.staged_oldest_first(), np.uint64, cols.n_staged)
         return {
@@ -193,7 +193,9 @@ class IndexSnapshot:
         versions = np.frombuffer(state["code_versions"], "<u4")
         if len(coded) != len(versions):
             raise ValueError("snapshot code versions do not match the coded ids")
-        self._code_version = dict(zip(share(coded), versions.tolist()))
+        self._code_version.set_many(coded, versions.astype(np.int64))
+        if self._code_version.recount() != len(coded):
+            raise ValueError("snapshot code versions repeat an id")
 
     def _columns_state(self) -> dict[str, Any]:
         """The live rows' columns, packed: ids, event times, label codes + tables."""

@@ -65,6 +65,7 @@ class RowColumns:
         self.arrival: I64 = np.zeros(0, np.int64)  # position in ``order`` of the row's latest put
         self.text_seq: I64 = np.zeros(0, np.int64)  # its pending keyword text (PendingText), 0: none
         self.vrow: I64 = np.zeros(0, np.int64)  # its row in the dense lane's matrix, -1: none (VectorRows)
+        self.cver: I64 = np.zeros(0, np.int64)  # its sparse code's encoder version, -1: none (CodeVersions)
         self.lab = np.zeros((0, len(FIELDS)), np.uint32)  # the label codes, one column per field
         self.tables = {f: LabelTable() for f in FIELDS}
         self._combo: dict[tuple[str | None, ...], tuple[int, ...]] = {}  # label tuple -> its codes (per-op puts)
@@ -114,9 +115,11 @@ class RowColumns:
             new = np.zeros(cap, old.dtype)
             new[: len(old)] = old
             setattr(self, name, new)
-        vrow = np.full(cap, -1, np.int64)
-        vrow[: len(self.vrow)] = self.vrow
-        self.vrow = vrow
+        for name in ("vrow", "cver"):
+            old = getattr(self, name)
+            new = np.full(cap, -1, np.int64)
+            new[: len(old)] = old
+            setattr(self, name, new)
         lab = np.zeros((cap, len(FIELDS)), np.uint32)
         lab[: len(self.lab)] = self.lab
         self.lab = lab
@@ -133,6 +136,7 @@ class RowColumns:
         self.v_arrival = _mv(self.arrival)
         self.v_seq = _mv(self.text_seq)
         self.v_vrow = _mv(self.vrow)
+        self.v_cver = _mv(self.cver)
         self.v_lab = _mv(self.lab.reshape(-1).view(np.uint8))  # 16 bytes per row
         self.v_order = _mv(self.order)
 

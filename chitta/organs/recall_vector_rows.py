@@ -1,8 +1,10 @@
-"""The dense lane's id -> matrix row map as a column over the recall-index
-organ's rows (``RowColumns.vrow``, -1: no vector), with the dict methods the
-dense lane uses plus vectorised ones, so a run of puts or a checkpoint restore
-sets a million vector rows without a Python dict entry per memory. Only ids
-the organ has a row for can hold a vector (the organ sets vectors of live
+"""Per-memory integers of the recall-index organ as columns over its rows, with
+the dict methods the organ uses plus vectorised ones, so a run of puts or a
+checkpoint restore sets a million entries without a Python dict entry per
+memory: :class:`VectorRows` (the dense lane's id -> matrix row,
+``RowColumns.vrow``) and :class:`CodeVersions` (id -> encoder version of its
+sparse code, ``RowColumns.cver``); -1 in the column means no entry. Only ids
+the organ has a row for can hold an entry (the organ sets them for live
 memories only)."""
 
 from __future__ import annotations
@@ -18,10 +20,22 @@ U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 
 
-class VectorRows:
+class IdColumn:
+    column = ""  # the RowColumns attribute (and ``v_`` + it, its memoryview)
+
     def __init__(self, cols: RowColumns) -> None:
         self._cols = cols
         self._n = 0
+
+    @property
+    def _col(self) -> I64:
+        col: I64 = getattr(self._cols, self.column)
+        return col
+
+    @property
+    def _view(self) -> memoryview:
+        view: memoryview = getattr(self._cols, "v_" + self.column)
+        return view
 
     def __len__(self) -> int:
         return self._n
@@ -34,7 +48,7 @@ class VectorRows:
         r: int = cols._row(mid)
         if r < 0:
             return default
-        v = cols.v_vrow[r]
+        v = self._view[r]
         return default if v < 0 else int(v)
 
     def __contains__(self, mid: object) -> bool:
@@ -51,25 +65,25 @@ class VectorRows:
         r: int = cols._row(mid)
         if r < 0:
             raise KeyError(f"no organ row for id {mid}")
-        if cols.v_vrow[r] < 0:
+        if self._view[r] < 0:
             self._n += 1
-        cols.v_vrow[r] = row
+        self._view[r] = row
 
     def pop(self, mid: int, default: int | None = None) -> int | None:
         cols = self._cols
         r: int = cols._row(mid)
         if r < 0:
             return default
-        v = cols.v_vrow[r]
+        v = self._view[r]
         if v < 0:
             return default
-        cols.v_vrow[r] = -1
+        self._view[r] = -1
         self._n -= 1
         return int(v)
 
     def _organ_rows(self) -> I64:
         cols = self._cols
-        return np.flatnonzero(cols.vrow[: cols.n] >= 0)
+        return np.flatnonzero(self._col[: cols.n] >= 0)
 
     def keys(self) -> list[int]:
         ids: list[int] = self._cols.ids[self._organ_rows()].tolist()
@@ -79,12 +93,12 @@ class VectorRows:
         return iter(self.keys())
 
     def values(self) -> I64:
-        return self._cols.vrow[self._organ_rows()]
+        return self._col[self._organ_rows()]
 
     def items(self) -> list[tuple[int, int]]:
         rows = self._organ_rows()
         cols = self._cols
-        return list(zip(cols.ids[rows].tolist(), cols.vrow[rows].tolist()))
+        return list(zip(cols.ids[rows].tolist(), self._col[rows].tolist()))
 
     def update(self, pairs: Iterable[tuple[int, int]]) -> None:
         for mid, row in pairs:
@@ -96,13 +110,13 @@ class VectorRows:
         at = cols.map.rows(np.ascontiguousarray(ids, np.uint64))
         if len(at) and int(at.min()) < 0:
             raise ValueError("vector ids without a memory")
-        self._n += int(np.count_nonzero(cols.vrow[at] < 0))
-        cols.vrow[at] = rows
+        self._n += int(np.count_nonzero(self._col[at] < 0))
+        self._col[at] = rows
 
     def recount(self) -> int:
         """Recount the ids with a row (after ``set_many`` of ids that may repeat)."""
         cols = self._cols
-        self._n = int(np.count_nonzero(cols.vrow[: cols.n] >= 0))
+        self._n = int(np.count_nonzero(self._col[: cols.n] >= 0))
         return self._n
 
     def rows_of(self, ids: U64) -> I64:
@@ -111,5 +125,13 @@ class VectorRows:
         at = cols.map.rows(np.ascontiguousarray(ids, np.uint64))
         if not cols.n:
             return at  # all -1
-        out: I64 = np.where(at >= 0, cols.vrow[np.maximum(at, 0)], -1)
+        out: I64 = np.where(at >= 0, self._col[np.maximum(at, 0)], -1)
         return out
+
+
+class VectorRows(IdColumn):
+    column = "vrow"
+
+
+class CodeVersions(IdColumn):
+    column = "cver"

@@ -32,6 +32,9 @@ def organ_state(o: RecallIndexOrgan, ids: list[int], labels: dict[str, set[Any]]
         "vector_count": o.vector_count,
         "recent": o.recent_vectors(25).tolist(),
         "speakers": {s: arr(o.speaker_ids(f"what did {s} say")) for s in speakers},
+        "coded": sorted(o.coded_ids()),
+        "code_versions": [o.code_version(mid) for mid in ids],
+        "code_features": [o.code_features(mid) for mid in ids],
     }
     for field, values in labels.items():
         for v in sorted(values, key=str):

@@ -66,8 +66,12 @@ def _other(rng: np.random.Generator, mid: int, dim: int) -> ops.Op:
         return ops.UpdateState(id=mid, at_ms=6, touch=True)
     if r < 0.8:
         return ops.UpdateMemoryContent(id=mid, at_ms=7, text="beta " + str(rng.choice(WORDS)))
-    if r < 0.9:
+    if r < 0.87:
         return ops.UpdateMemoryContent(id=mid, at_ms=7, meta={"recall_context": "alpha", "speaker": "Cy"})
+    if r < 0.94:
+        feats = tuple(sorted(rng.choice(16384, 64, replace=False).tolist()))
+        return ops.UpdateSparseCode(id=mid, features=feats, activations=np.ones(64, "<f4").tobytes(),
+                                    encoder_version=int(rng.integers(0, 3)))
     return ops.UpdateMemoryContent(id=mid, at_ms=7, embedding=_vec(rng, dim))
 
 

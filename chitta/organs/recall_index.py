@@ -35,7 +35,7 @@ from chitta.organs.recall_index_snapshot import IndexSnapshot
 from chitta.organs.recall_pending import PendingText
 from chitta.organs.recall_rows import RowColumns
 from chitta.organs.recall_speakers import SpeakerIndex
-from chitta.organs.recall_vector_rows import CodeVersions, VectorRows
+from chitta.organs.recall_vector_rows import CodeVersions, RowIds, VectorRows
 from chitta.put_columns import PutColumns
 from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 
@@ -71,7 +71,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         self.dim: int | None = None
         self._row = VectorRows(self._cols)  # id -> matrix row, a column over the organ's rows
         self._vecs: F32 = np.zeros((0, 0), np.float32)
-        self._row_ids: list[int] = []
+        self._row_ids = RowIds()  # matrix row -> id
         self._free_rows: list[int] = []
         self._mean: F32 | None = None
         self._hamming: HammingRescoreIndex | None = None

@@ -17,7 +17,7 @@ from chitta.errors import CheckpointIgnored, ChittaError
 from chitta.index.hamming import HammingRescoreIndex, binarize
 from chitta.index.posting import PAD_ID
 from chitta.organs.dense_ann import AUTO_ANN_MIN, AUTO_BUILD_STEP, AUTO_PENDING_EXACT, DenseANN
-from chitta.organs.recall_vector_rows import VectorRows
+from chitta.organs.recall_vector_rows import RowIds, VectorRows
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
@@ -42,7 +42,7 @@ class DenseLane:
 
     _row: VectorRows
     _vecs: F32
-    _row_ids: list[int]
+    _row_ids: RowIds
     _free_rows: list[int]
     _mean: F32 | None
     _hamming: HammingRescoreIndex | None
@@ -191,7 +191,7 @@ class DenseLane:
         """Add rows 0..n-1 (as restored from a checkpoint) with their codes from
         codes.bin, less the rows changed since; no normalising or binarising."""
         n = len(codes)
-        ids = np.array(self._row_ids[:n], np.uint64)
+        ids = self._row_ids.array()[:n].copy()
         if not stale:
             index.add_coded(ids, self._vecs[:n], codes)
             return
@@ -342,7 +342,7 @@ class DenseLane:
             sims[np.array(self._free_rows, np.int64)] = -np.inf
         kk = min(k, len(self._row))
         top = np.argpartition(-sims, kk - 1)[:kk]
-        ids = np.array([self._row_ids[r] for r in top.tolist()], np.uint64)
+        ids = self._row_ids.array()[top]
         order = np.lexsort((ids, -sims[top]))  # cosine desc, then id asc: deterministic
         return ids[order], sims[top][order].astype(np.float32)
 
@@ -352,7 +352,7 @@ class DenseLane:
         sims = self._vecs[rows] @ vector
         kk = min(k, len(rows))
         top = np.argpartition(-sims, kk - 1)[:kk]
-        ids = np.array([self._row_ids[r] for r in rows[top]], np.uint64)
+        ids = self._row_ids.array()[rows[top]]
         order = np.lexsort((ids, -sims[top]))  # cosine desc, then id asc: deterministic
         return ids[order], sims[top][order].astype(np.float32)
 

@@ -4,7 +4,7 @@ RecallIndexOrgan, which owns the state; chitta/checkpoint, docs/FORMAT.md 8)."""
 from __future__ import annotations
 
 from collections import deque
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,7 @@ from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.recall_index_dense import _row_norms
 from chitta.organs.recall_pending import PendingText
 from chitta.organs.recall_rows import FIELDS, LabelTable, RowColumns
-from chitta.organs.recall_vector_rows import CodeVersions, VectorRows
+from chitta.organs.recall_vector_rows import CodeVersions, RowIds, VectorRows
 from chitta.put_columns import LabelColumn
 from chitta.recall.context import keyword_document
 
@@ -34,7 +34,7 @@ class IndexSnapshot:
     _kw_context: dict[int, tuple[str, str | None]]
     _mean: F32 | None
     _vecs: F32
-    _row_ids: list[int]
+    _row_ids: RowIds
     _row: VectorRows
     _free_rows: list[int]
     _recent: deque[int]
@@ -157,13 +157,10 @@ class IndexSnapshot:
             self._text_pending.add_texts(rows, docs)
         self.restore_speakers(state.get("speakers"), mids, list(map(attrgetter("meta"), puts))
                               if state.get("speakers") is None else [])
-        # Keep one int object per id (the memories organ's): a million ids held by
-        # several dicts and lists would otherwise each carry their own 32-byte copy.
-        share = _Sharer(mids)
         if state["mean"] is not None:
             self._mean = np.frombuffer(state["mean"], "<f4").astype(np.float32)
         if units is not None and len(vectors):
-            self._restore_units(units[0], units[1], vector_ids, share, codes)
+            self._restore_units(units[0], units[1], vector_ids, codes)
         elif len(vectors):
             norms = _row_norms(vectors)
             keep = np.isfinite(norms) & (norms > 0)
@@ -175,7 +172,7 @@ class IndexSnapshot:
                 np.divide(vectors, norms[:, None], out=self._vecs[:n])
             else:
                 np.divide(vectors[keep], norms[keep, None], out=self._vecs[:n])
-            self._row_ids = share(ids)
+            self._row_ids = RowIds(ids)
             self._row.set_many(ids, np.arange(n, dtype=np.int64))
             if self._row.recount() != n:
                 raise ValueError("the vector sidecar repeats an id")
@@ -224,14 +221,13 @@ class IndexSnapshot:
         rows: F32,
         missing: U64,
         vector_ids: U64,
-        share: _Sharer,
         codes: tuple[npt.NDArray[np.uint64], F32] | None,
     ) -> None:
         """The unit rows of units.emb (a copy-on-write map, in the vector sidecar's
         order) as the dense lane's matrix; ids listed as missing get free rows."""
         self.dim = int(rows.shape[1])
         self._vecs = rows
-        self._row_ids = share(vector_ids)
+        self._row_ids = RowIds(vector_ids)
         free: list[int] = []
         if len(missing):
             free = np.flatnonzero(np.isin(vector_ids, missing)).tolist()
@@ -247,35 +243,3 @@ class IndexSnapshot:
         self._free_rows = free
         if codes is not None and len(codes[0]) == len(rows) and codes[1].shape[0] == self.dim:
             self._adopt = (codes[0], codes[1], set(free))
-
-
-class _Sharer:
-    """Turns id arrays into lists of the memories organ's own int objects: a
-    million ids held by several dicts and lists would otherwise each carry
-    their own 32-byte copy. Found by array comparison and a sorted search, with
-    no per-id dictionary lookup; ids that are not live keep their own object."""
-
-    def __init__(self, mids: list[int]) -> None:
-        self.mids = mids
-        self.arr = np.fromiter(mids, np.uint64, len(mids))
-        self._order: npt.NDArray[np.intp] | None = None
-
-    def __call__(self, ids: U64) -> list[int]:
-        mids, arr = self.mids, self.arr
-        if len(ids) == len(arr) and np.array_equal(ids, arr):
-            return list(mids)  # the usual case: the same ids in the same order
-        if len(ids) == 0 or len(arr) == 0:
-            return ids.tolist()  # type: ignore[no-any-return]
-        if self._order is None:
-            self._order = np.argsort(arr, kind="stable")
-        order = self._order
-        ordered = arr[order]
-        pos = np.minimum(np.searchsorted(ordered, ids), len(arr) - 1)
-        found = ordered[pos] == ids
-        at = order[pos].tolist()
-        if bool(found.all()):
-            return list(itemgetter(*at)(mids)) if len(at) > 1 else [mids[at[0]]]
-        out: list[int] = ids.tolist()
-        for i in np.flatnonzero(found).tolist():
-            out[i] = mids[at[i]]
-        return out

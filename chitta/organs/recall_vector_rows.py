@@ -135,3 +135,33 @@ class VectorRows(IdColumn):
 
 class CodeVersions(IdColumn):
     column = "cver"
+
+
+class RowIds:
+    """The dense lane's matrix row -> id (0 on a free row): a growable uint64 array."""
+
+    def __init__(self, ids: U64 | None = None) -> None:
+        self._a: U64 = np.array(ids if ids is not None else [], np.uint64)
+        self._n = len(self._a)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def array(self) -> U64:
+        """The ids of rows 0..len-1 (a view)."""
+        return self._a[: self._n]
+
+    def __setitem__(self, row: int, mid: int) -> None:
+        self._a[row] = mid
+
+    def extend(self, mids: list[int]) -> None:
+        k = len(mids)
+        if self._n + k > len(self._a):
+            grown = np.zeros(max(1024, 2 * len(self._a), self._n + k), np.uint64)
+            grown[: self._n] = self._a[: self._n]
+            self._a = grown
+        self._a[self._n : self._n + k] = np.array(mids, np.uint64)
+        self._n += k
+
+    def append(self, mid: int) -> None:
+        self.extend([mid])

@@ -35,7 +35,7 @@ from chitta.organs.recall_index_snapshot import IndexSnapshot
 from chitta.organs.recall_pending import PendingText
 from chitta.organs.recall_rows import RowColumns
 from chitta.organs.recall_speakers import SpeakerIndex
-from chitta.organs.recall_vector_rows import CodeVersions, RowIds, VectorRows
+from chitta.organs.recall_vector_rows import CodeVersions, HammingPending, RowIds, VectorRows
 from chitta.put_columns import PutColumns
 from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 
@@ -75,7 +75,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         self._free_rows: list[int] = []
         self._mean: F32 | None = None
         self._hamming: HammingRescoreIndex | None = None
-        self._hamming_pending: set[int] = set()
+        self._hamming_pending = HammingPending(self._cols)  # ids whose vectors wait for the Hamming index
         self._recent: deque[int] = deque(maxlen=8192)  # ids whose vectors were set last
         self._dense_kind = "auto"  # ConfigureField "dense_index": the large-field dense path
         self._ann: DenseANN | None = None

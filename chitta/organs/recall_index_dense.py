@@ -17,7 +17,8 @@ from chitta.errors import CheckpointIgnored, ChittaError
 from chitta.index.hamming import HammingRescoreIndex, binarize
 from chitta.index.posting import PAD_ID
 from chitta.organs.dense_ann import AUTO_ANN_MIN, AUTO_BUILD_STEP, AUTO_PENDING_EXACT, DenseANN
-from chitta.organs.recall_vector_rows import RowIds, VectorRows
+from chitta.organs.recall_rows import RowColumns
+from chitta.organs.recall_vector_rows import HammingPending, RowIds, VectorRows
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
@@ -41,12 +42,13 @@ class DenseLane:
     """Dense-lane methods; the attributes are RecallIndexOrgan's."""
 
     _row: VectorRows
+    _cols: RowColumns
     _vecs: F32
     _row_ids: RowIds
     _free_rows: list[int]
     _mean: F32 | None
     _hamming: HammingRescoreIndex | None
-    _hamming_pending: set[int]
+    _hamming_pending: HammingPending
     # Codes adopted from a checkpoint (codes.bin): (codes of rows 0..n-1, their mean,
     # rows whose vector changed since) until the Hamming index is first built.
     _adopt: tuple[npt.NDArray[np.uint64], F32, set[int]] | None = None
@@ -140,7 +142,7 @@ class DenseLane:
             np.divide(mat, norms[:, None], out=self._vecs[start:need])
             self._row.set_many(ids, np.arange(start, need, dtype=np.int64))
         self._row_index = None
-        self._hamming_pending.update(mids)
+        self._hamming_pending.add_many(ids)
         self._recent.extend(mids)
         if self._ann is not None:
             for mid in mids:
@@ -156,9 +158,7 @@ class DenseLane:
         self._vecs[row] = 0.0
         self._row_ids[row] = 0
         self._free_rows.append(row)
-        if mid in self._hamming_pending:
-            self._hamming_pending.discard(mid)
-        elif self._hamming is not None and mid in self._hamming:
+        if not self._hamming_pending.discard(mid) and self._hamming is not None and mid in self._hamming:
             self._hamming.remove(np.array([mid], np.uint64))
         if self._ann is not None:
             self._ann.vector_dropped(mid)
@@ -175,12 +175,17 @@ class DenseLane:
             if adopt is not None:
                 self._adopt_codes(self._hamming, *adopt)  # pending: what changed since the checkpoint
             else:
-                self._hamming_pending = set(self._row)
+                self._hamming_pending.set_all_with_vectors()
         if self._hamming_pending:
             # The organ's unit rows as they are, coded here: the same rows and
             # codes a field opened from a checkpoint adopts from codes.bin.
-            ids = np.fromiter(self._hamming_pending, np.uint64, len(self._hamming_pending))
-            rows = self._vecs[self._row.rows_of(ids)]
+            # (in matrix row order, as the checkpoint path adds them)
+            at = self._hamming_pending.rows()
+            cols = self._cols
+            vrows = cols.vrow[at]
+            order = np.argsort(vrows, kind="stable")
+            ids = cols.ids[at[order]]
+            rows = self._vecs[vrows[order]]
             mean = self._hamming.mean
             assert mean is not None  # fixed at creation: there were rows
             self._hamming.add_coded(ids, rows, binarize(rows, mean))

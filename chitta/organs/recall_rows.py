@@ -61,6 +61,7 @@ class RowColumns:
         self.ids: U64 = np.zeros(0, np.uint64)
         self.live = np.zeros(0, bool)
         self.staged = np.zeros(0, bool)
+        self.hpend = np.zeros(0, bool)  # its vector waits for the Hamming index (HammingPending)
         self.created: I64 = np.zeros(0, np.int64)
         self.arrival: I64 = np.zeros(0, np.int64)  # position in ``order`` of the row's latest put
         self.text_seq: I64 = np.zeros(0, np.int64)  # its pending keyword text (PendingText), 0: none
@@ -110,7 +111,7 @@ class RowColumns:
         if n <= self.cap:
             return
         cap = max(1024, self.cap * 2, n)
-        for name in ("ids", "live", "staged", "created", "arrival", "text_seq"):
+        for name in ("ids", "live", "staged", "created", "arrival", "text_seq", "hpend"):
             old = getattr(self, name)
             new = np.zeros(cap, old.dtype)
             new[: len(old)] = old
@@ -137,6 +138,7 @@ class RowColumns:
         self.v_seq = _mv(self.text_seq)
         self.v_vrow = _mv(self.vrow)
         self.v_cver = _mv(self.cver)
+        self.v_hpend = _mv(self.hpend)
         self.v_lab = _mv(self.lab.reshape(-1).view(np.uint8))  # 16 bytes per row
         self.v_order = _mv(self.order)
 

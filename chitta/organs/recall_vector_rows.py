@@ -165,3 +165,64 @@ class RowIds:
 
     def append(self, mid: int) -> None:
         self.extend([mid])
+
+
+class HammingPending:
+    """The ids whose vectors the Hamming index does not hold yet, as a bool column
+    over the organ's rows (``RowColumns.hpend``)."""
+
+    def __init__(self, cols: RowColumns) -> None:
+        self._cols = cols
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __bool__(self) -> bool:
+        return self._n > 0
+
+    def __contains__(self, mid: object) -> bool:
+        if not isinstance(mid, int) or not 0 <= mid < 2**64:
+            return False
+        r: int = self._cols._row(mid)
+        return r >= 0 and bool(self._cols.v_hpend[r])
+
+    def add(self, mid: int) -> None:
+        cols = self._cols
+        r: int = cols._row(mid)
+        if r >= 0 and not cols.v_hpend[r]:
+            cols.v_hpend[r] = True
+            self._n += 1
+
+    def add_many(self, ids: U64) -> None:
+        """Add distinct ids (each with an organ row)."""
+        cols = self._cols
+        at = cols.map.rows(np.ascontiguousarray(ids, np.uint64))
+        at = at[at >= 0]
+        self._n += int(np.count_nonzero(~cols.hpend[at]))
+        cols.hpend[at] = True
+
+    def discard(self, mid: int) -> bool:
+        cols = self._cols
+        r: int = cols._row(mid)
+        if r < 0 or not cols.v_hpend[r]:
+            return False
+        cols.v_hpend[r] = False
+        self._n -= 1
+        return True
+
+    def rows(self) -> I64:
+        """The organ rows pending."""
+        cols = self._cols
+        return np.flatnonzero(cols.hpend[: cols.n])
+
+    def clear(self) -> None:
+        cols = self._cols
+        cols.hpend[: cols.n] = False
+        self._n = 0
+
+    def set_all_with_vectors(self) -> None:
+        """Every id that has a vector row becomes pending (a new Hamming index)."""
+        cols = self._cols
+        np.greater_equal(cols.vrow[: cols.n], 0, out=cols.hpend[: cols.n])
+        self._n = int(np.count_nonzero(cols.hpend[: cols.n]))

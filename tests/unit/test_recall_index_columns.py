@@ -79,9 +79,9 @@ def _labels() -> dict[str, set[Any]]:
     return {f: set(v) for f, v in LABEL_VALUES.items()}
 
 
-def _check(seed: int, rounds: int, dim: int) -> None:
+def _check(seed: int, rounds: int, dim: int, exact_limit: int | None = None) -> None:
     rng = np.random.default_rng(seed)
-    per_op, by_run, cols_organ = RecallIndexOrgan(), RecallIndexOrgan(), RecallIndexOrgan()
+    per_op, by_run, cols_organ = (RecallIndexOrgan(exact_limit=exact_limit) for _ in range(3))
     ids: list[int] = []
     space = [0, 2**64 - 2, 2**63 + 5, *range(1, 60)]  # 0 and ids with the high bit (2**64-1 is BM25's pad id)
     for _ in range(rounds):
@@ -110,6 +110,10 @@ def test_apply_columns_equals_per_op_apply(seed: int) -> None:
 
 def test_long_random_history() -> None:
     _check(12345, rounds=40, dim=8)
+
+
+def test_long_random_history_through_binary_codes() -> None:
+    _check(777, rounds=30, dim=70, exact_limit=5)  # the dense lane searches Hamming codes + rescoring
 
 
 def test_first_vector_of_odd_width_sets_the_dimension() -> None:

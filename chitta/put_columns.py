@@ -120,7 +120,7 @@ class PutColumns:
             or (p.embedding is not None and (not width or len(p.embedding) != width))
         }
         return cls(
-            ids=np.fromiter((p.id for p in puts), np.uint64, n),
+            ids=np.array([p.id for p in puts], np.uint64).reshape(n),  # (fromiter overflows at 2**63)
             created_ms=np.fromiter((p.created_ms for p in puts), np.int64, n),
             written_ms=np.fromiter((p.written_ms for p in puts), np.int64, n),
             confidence=np.fromiter((p.confidence for p in puts), np.float64, n),

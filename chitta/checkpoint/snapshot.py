@@ -249,7 +249,12 @@ def _v2_to_v3(state: dict[str, Any]) -> dict[str, Any]:
 def _v3_to_v4(state: dict[str, Any]) -> dict[str, Any]:
     """Version 4 stores the memories organ as columns (numpy columns as bytes, the
     put texts as one arena) instead of an array of puts: the old map is rebuilt
-    into the new one (chitta/checkpoint/migrate_memories.py)."""
+    into the new one (chitta/checkpoint/migrate_memories.py). It also added the
+    recall index's optional ``columns`` (ids, event times, label codes and tables
+    of the live memories, packed; without them restore builds the columns from the
+    live puts, as version 3 did) and wrote its ``staged`` ids in arrival order
+    (version 3: any order; they then arrive in the memories' order): nothing to
+    change there."""
     from chitta.checkpoint.migrate_memories import memories_v3_to_v4
 
     state["organs"]["memories"] = memories_v3_to_v4(state["organs"]["memories"])

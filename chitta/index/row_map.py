@@ -64,7 +64,7 @@ class RowMap:
         return m
 
     def __len__(self) -> int:
-        return int(len(self._m))
+        return len(self._m)
 
     def __contains__(self, id: object) -> bool:
         try:

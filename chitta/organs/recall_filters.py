@@ -1,13 +1,13 @@
 """Sorted id arrays behind the recall-index organ's filters.
 
 ``RecallIndexOrgan.allowed`` answers a filter (kind, realm, session, harness,
-event-time range, staged) with a sorted uint64 array of ids. Building it from
-Python sets costs a set copy and a sort of every member on each query (tens
-of milliseconds at 100K memories); this cache keeps each filter value's members
-as a sorted array and the event times sorted once, so a query intersects
-sorted arrays instead. Derived state only: the organ clears it whenever a
-memory is put or dropped (the staged array also when a memory leaves the
-write gate), and it is rebuilt on the next filtered query.
+event-time range, staged) with a sorted uint64 array of ids. The organ keeps
+its memories as columns (recall_rows.py); this cache turns a filter value into
+the sorted ids of its live rows once (one vectorised pass over the label
+codes), and keeps the event times sorted once, so a query intersects sorted
+arrays. Derived state only: the organ clears it whenever a memory is put or
+dropped (the staged array also when a memory leaves the write gate), and it
+is rebuilt on the next filtered query.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from collections.abc import Iterable
 
 import numpy as np
 import numpy.typing as npt
+
+from chitta.organs.recall_rows import RowColumns
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
@@ -28,7 +30,8 @@ def as_sorted(members: Iterable[int], size: int) -> U64:
 
 
 class SortedIds:
-    def __init__(self) -> None:
+    def __init__(self, cols: RowColumns) -> None:
+        self._cols = cols
         self._arrays: dict[tuple[str, str], U64] = {}
         self._all: U64 | None = None
         self._by_time: tuple[U64, I64] | None = None  # ids ordered by event time, and the times
@@ -37,40 +40,57 @@ class SortedIds:
     def clear(self) -> None:
         if self._arrays:
             self._arrays.clear()
-        self._all = None
-        self._by_time = None
-        self._staged = None
+        if self._all is not None or self._by_time is not None or self._staged is not None:
+            self._all = self._by_time = self._staged = None
 
     def staged_changed(self) -> None:
         self._staged = None
 
-    def without_staged(self, ids: U64, staged: set[int]) -> U64:
+    def without_staged(self, ids: U64) -> U64:
         """``ids`` (sorted) less the staged ones."""
-        if not staged or len(ids) == 0:
+        cols = self._cols
+        if not cols.n_staged or len(ids) == 0:
             return ids
         if self._staged is None:
-            self._staged = as_sorted(staged, len(staged))
+            staged = cols.ids[np.flatnonzero(cols.staged[: cols.n])]
+            staged.sort()
+            self._staged = staged
         return ids[~np.isin(ids, self._staged, assume_unique=True)]
 
-    def members(self, field: str, value: str, members: set[int]) -> U64:
+    def members(self, field: str, value: str) -> U64:
+        """Sorted ids of the live memories whose ``field`` is ``value``."""
         key = (field, value)
         arr = self._arrays.get(key)
         if arr is None:
-            arr = self._arrays[key] = as_sorted(members, len(members))
+            cols = self._cols
+            code = cols.tables[field].codes.get(value)
+            if code is None:
+                arr = np.zeros(0, np.uint64)
+            else:
+                n = cols.n
+                hit = cols.labels[field][:n] == code
+                hit &= cols.live[:n]
+                arr = cols.ids[np.flatnonzero(hit)]
+                arr.sort()
+            self._arrays[key] = arr
         return arr
 
-    def everything(self, ids: dict[int, object]) -> U64:
+    def everything(self) -> U64:
         if self._all is None:
-            self._all = as_sorted(ids.keys(), len(ids))
+            cols = self._cols
+            arr = cols.ids[cols.live_rows()]
+            arr.sort()
+            self._all = arr
         return self._all
 
-    def in_time_range(self, created: dict[int, int], since_ms: int | None, until_ms: int | None) -> U64:
+    def in_time_range(self, since_ms: int | None, until_ms: int | None) -> U64:
         """Sorted ids whose event time is within ``[since_ms, until_ms]`` (either end open when None)."""
         if self._by_time is None:
-            ids = np.fromiter(created.keys(), np.uint64, len(created))
-            times = np.fromiter(created.values(), np.int64, len(created))
+            cols = self._cols
+            rows = cols.live_rows()
+            times = cols.created[rows]
             order = np.argsort(times, kind="stable")
-            self._by_time = (ids[order], times[order])
+            self._by_time = (cols.ids[rows[order]], times[order])
         ids, times = self._by_time
         lo = 0 if since_ms is None else int(np.searchsorted(times, _clamp(since_ms), side="left"))
         hi = len(times) if until_ms is None else int(np.searchsorted(times, _clamp(until_ms), side="right"))
@@ -90,4 +110,3 @@ def intersect(arrays: list[U64]) -> U64:
             break
         out = np.intersect1d(out, other, assume_unique=True)
     return out
-

@@ -2,20 +2,22 @@
 
 Owns the keyword index (BM25), the dense vectors (exact scan, or binary codes
 with exact rescoring when the field is large), the sparse-code posting index,
-and the filter indexes (kind, realm, session, harness, event time, staged).
+and the filters (kind, realm, session, harness, event time, staged), kept as
+columns indexed by a native id -> row map (``recall_rows.py``), so a run of puts
+(``apply_columns``) costs array writes, not a Python object per memory.
 Everything here is rebuilt from PutPayload / UpdateMemoryContent /
 DeleteMemory / UpdateState / UpdateSparseCode / ConfigureField ops. Native
-indexes are filled lazily, in batches, on the first query after changes, so
-replay stays a sequence of cheap dictionary updates. Never imports another organ.
-The dense lane's methods live in ``recall_index_dense.py``, snapshot and
-restore for checkpoints in ``recall_index_snapshot.py``.
+indexes are filled lazily, in batches, on the first query after changes
+(keyword texts wait as row ranges over the puts' text arenas:
+``recall_pending.py``). Never imports another organ. The dense lane's methods
+live in ``recall_index_dense.py``, snapshot and restore for checkpoints in
+``recall_index_snapshot.py``.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import deque
 from collections.abc import Iterator
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -30,25 +32,15 @@ from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.recall_filters import SortedIds, intersect
 from chitta.organs.recall_index_dense import EXACT_DENSE_LIMIT, DenseLane
 from chitta.organs.recall_index_snapshot import IndexSnapshot
+from chitta.organs.recall_pending import PendingText
+from chitta.organs.recall_rows import RowColumns
 from chitta.organs.recall_speakers import SpeakerIndex
+from chitta.organs.recall_vector_rows import CodeVersions, HammingPending, RowIds, VectorRows
+from chitta.put_columns import PutColumns
 from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
-
-_LABEL_FIELDS = ("kind", "realm", "session", "harness")
-_ID, _CREATED, _TEXT, _META, _EMBEDDING = (attrgetter(f) for f in ("id", "created_ms", "text", "meta", "embedding"))
-
-
-class _Shared(dict[tuple[Any, ...], tuple[Any, ...]]):
-    """Equal label tuples as one object: most memories share their (kind, realm,
-    session, harness), so ``_attrs`` holds one tuple per distinct combination
-    rather than one per memory (grows with the combinations ever seen)."""
-
-    def __missing__(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
-        self[key] = key
-        return key
-
 
 class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
     name = "recall_index"
@@ -65,31 +57,25 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
 
     def __init__(self, *, exact_limit: int | None = None) -> None:
         self.exact_limit = EXACT_DENSE_LIMIT if exact_limit is None else exact_limit  # read at open: tests lower it
-        # filters
-        self._by: dict[str, dict[str, set[int]]] = {f: defaultdict(set) for f in ("kind", "realm", "session", "harness")}
-        self._attrs: dict[int, tuple[str, str | None, str | None, str | None]] = {}
-        self._shared_attrs = _Shared()
-        self._created: dict[int, int] = {}
-        self._time_cache: tuple[U64, npt.NDArray[np.int64]] | None = None
-        self._staged: set[int] = set()
-        self._staged_order: deque[int] = deque()  # staged ids in arrival order (lazily cleaned)
-        self._sorted_ids = SortedIds()  # derived: sorted id arrays of the filters
+        # filters: per-row columns (live, label codes, event time, staged, arrival order)
+        self._cols = RowColumns()
+        self._sorted_ids = SortedIds(self._cols)  # derived: sorted id arrays of the filters
         # keyword lane
         self._bm25 = BM25(stem=True)  # light stemming: LoCoMo dev keyword R@10 +0.03 (RESULTS.md, locomo)
-        self._text_pending: dict[int, str] = {}
+        self._text_pending = PendingText(self._cols)
         # (which ids the BM25 index holds: ``mid in self._bm25``; no Python-side set of them)
         # id -> (text, recall context or None) of memories that have or had a context (chitta.recall.context)
         self._kw_context: dict[int, tuple[str, str | None]] = {}
         self._init_speakers()  # who said each memory (meta["speaker"]): recall_speakers.py
         # dense lane
         self.dim: int | None = None
-        self._row: dict[int, int] = {}
+        self._row = VectorRows(self._cols)  # id -> matrix row, a column over the organ's rows
         self._vecs: F32 = np.zeros((0, 0), np.float32)
-        self._row_ids: list[int] = []
+        self._row_ids = RowIds()  # matrix row -> id
         self._free_rows: list[int] = []
         self._mean: F32 | None = None
         self._hamming: HammingRescoreIndex | None = None
-        self._hamming_pending: set[int] = set()
+        self._hamming_pending = HammingPending(self._cols)  # ids whose vectors wait for the Hamming index
         self._recent: deque[int] = deque(maxlen=8192)  # ids whose vectors were set last
         self._dense_kind = "auto"  # ConfigureField "dense_index": the large-field dense path
         self._ann: DenseANN | None = None
@@ -97,7 +83,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         # posting lane
         self._posting = PostingIndex()
         self._code_pending: dict[int, tuple[tuple[int, ...], bytes]] = {}
-        self._code_version: dict[int, int] = {}
+        self._code_version = CodeVersions(self._cols)  # id -> encoder version of its code, a column
 
     # ---- applying -----------------------------------------------------------------
     def apply(self, op: Op) -> None:
@@ -109,8 +95,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         elif t is ops.UpdateMemoryContent:
             self._update(op)  # type: ignore[arg-type]
         elif t is ops.UpdateState:
-            if op.touch and op.id in self._staged:  # type: ignore[attr-defined]
-                self._staged.discard(op.id)  # type: ignore[attr-defined]
+            if op.touch and self._cols.unstage(op.id):  # type: ignore[attr-defined]
                 self._sorted_ids.staged_changed()
         elif t is ops.UpdateSparseCode:
             self._code(op)  # type: ignore[arg-type]
@@ -122,69 +107,48 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             self._hamming = None  # codes depend on the mean: rebuild on next use
 
     def apply_run(self, op_type: OpType, run: list[Op]) -> None:
-        if op_type == OpType.PutPayload:
-            self._put_run(run)  # type: ignore[arg-type]
+        if op_type == OpType.PutPayload and len(run) >= 128:  # below, per-op puts cost less (RESULTS.md)
+            self.apply_columns(PutColumns.from_puts(run))  # type: ignore[arg-type]
             return
         for op in run:
             self.apply(op)
 
-    def _put_run(self, run: list[ops.PutPayload]) -> None:
-        """Replay's (and deferred remember's) fast path for a run of puts: the same
-        result as ``_put`` on each in turn, with bulk dictionary and set updates
-        (one loop for the labels; measured faster than building label columns)."""
-        ids = list(map(_ID, run))
-        attrs = self._attrs
-        if len(set(ids)) != len(ids) or not attrs.keys().isdisjoint(ids):
-            for op in run:
-                self._put(op)
+    def apply_columns(self, cols: PutColumns) -> None:
+        """A run of puts as columns: the effect of ``apply`` on each put in turn
+        (a put of an id already live is ignored), with array writes instead of a
+        Python object per put. Only the rows in ``cols.extras`` (meta, odd
+        vectors) are looked at one by one."""
+        idx, rows = self._cols.put_run(cols.ids, cols.labels, cols.created_ms)
+        if not len(rows):
             return
-        shared = self._shared_attrs
-        by_kind, by_realm, by_session, by_harness = (self._by[f] for f in _LABEL_FIELDS)
-        for op in run:
-            mid, realm, session, harness = op.id, op.realm, op.session, op.harness
-            attrs[mid] = shared[(op.kind, realm, session, harness)]
-            by_kind[op.kind].add(mid)
-            if realm is not None:
-                by_realm[realm].add(mid)
-            if session is not None:
-                by_session[session].add(mid)
-            if harness is not None:
-                by_harness[harness].add(mid)
-        self._created.update(zip(ids, map(_CREATED, run)))
-        self._time_cache = None
         self._sorted_ids.clear()
-        self._staged.update(ids)
-        self._staged_order.extend(ids)
-        if any(map(_META, run)):
-            self._text_pending.update(zip(ids, (self._keyword_text(op.id, op.text, op.meta) for op in run)))
-            for op in run:
-                if op.meta:
+        overrides: dict[int, str] = {}
+        accepted = None
+        if cols.extras:
+            accepted = np.zeros(len(cols), bool)
+            accepted[idx] = True
+            for i, op in cols.extras.items():
+                if op.meta and accepted[i]:
+                    doc = self._keyword_text(op.id, op.text, op.meta)
+                    if doc is not op.text:
+                        overrides[i] = doc
                     self._note_speaker(op.id, op.meta)
-        else:  # no meta, so no recall context: the keyword document is the text
-            # (fresh ids: none of them is in _kw_context, _drop removed any old entry)
-            self._text_pending.update(zip(ids, map(_TEXT, run)))
-        if any(map(_EMBEDDING, run)):
-            for op in run:
-                if op.embedding is not None:
-                    self._set_vector(op.id, op.embedding)
+        self._text_pending.add_arena(rows, cols.text_arena, cols.text_offsets, idx, overrides)
+        if len(cols.vector_rows) or any(op.embedding is not None for op in cols.extras.values()):
+            self._set_vectors(cols, idx, accepted)
 
     def _put(self, op: ops.PutPayload) -> None:
         mid = op.id
-        if mid in self._attrs:
+        r = self._cols.put_one(mid, (op.kind, op.realm, op.session, op.harness), op.created_ms)
+        if r < 0:
             return  # duplicate put: the memories organ keeps the first
-        attrs = self._shared_attrs[(op.kind, op.realm, op.session, op.harness)]
-        self._attrs[mid] = attrs
-        for field, value in zip(("kind", "realm", "session", "harness"), attrs):
-            if value is not None:
-                self._by[field][value].add(mid)
-        self._created[mid] = op.created_ms
-        self._time_cache = None
         self._sorted_ids.clear()
-        self._staged.add(mid)
-        self._staged_order.append(mid)
-        self._text_pending[mid] = self._keyword_text(mid, op.text, op.meta)
-        if op.meta:
-            self._note_speaker(mid, op.meta)
+        meta = op.meta
+        if meta:
+            self._text_pending.set(r, self._keyword_text(mid, op.text, meta))
+            self._note_speaker(mid, meta)
+        else:  # no context (and a put's id is never in _kw_context: a drop removes it)
+            self._text_pending.set(r, op.text)
         if op.embedding is not None:
             self._set_vector(mid, op.embedding)
 
@@ -192,7 +156,8 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
 
     def _update(self, op: ops.UpdateMemoryContent) -> None:
         mid = op.id
-        if mid not in self._attrs:
+        row = self._cols.row(mid)
+        if row < 0:
             return
         old = self._kw_context.get(mid)
         if op.meta is not None:  # new meta replaces the old: its speaker too
@@ -206,31 +171,23 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             meta = op.meta if op.meta is not None else ({CONTEXT_KEY: old[1]} if old else None)
             if mid in self._bm25:
                 self._bm25.remove(np.array([mid], np.uint64))
-            self._text_pending[mid] = self._keyword_text(mid, text, meta)
+            self._text_pending.set(row, self._keyword_text(mid, text, meta))
         if op.embedding is not None:
             self._set_vector(mid, op.embedding)
 
     def _drop(self, mid: int) -> None:
-        attrs = self._attrs.pop(mid, None)
-        if attrs is None:
+        row = self._cols.drop(mid)
+        if row < 0:
             return
-        for field, value in zip(("kind", "realm", "session", "harness"), attrs):
-            if value is not None:
-                self._by[field][value].discard(mid)
-        self._created.pop(mid, None)
-        self._time_cache = None
         self._sorted_ids.clear()
-        self._staged.discard(mid)
         self._kw_context.pop(mid, None)
         self._forget_speaker(mid)
-        if self._text_pending.pop(mid, None) is None and mid in self._bm25:
+        if not self._text_pending.discard(row) and mid in self._bm25:
             self._bm25.remove(np.array([mid], np.uint64))
         self._drop_vector(mid)
         self._code_pending.pop(mid, None)
-        if mid in self._code_version:
-            del self._code_version[mid]
-            if mid in self._posting:
-                self._posting.remove(np.array([mid], np.uint64))
+        if self._code_version.pop(mid) is not None and mid in self._posting:
+            self._posting.remove(np.array([mid], np.uint64))
 
     def _keyword_text(self, mid: int, text: str, meta: Any) -> str:
         ctx = context_of(meta) if meta else None
@@ -240,7 +197,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
 
     def _code(self, op: ops.UpdateSparseCode) -> None:
         mid = op.id
-        if mid not in self._attrs:
+        if self._cols.row(mid) < 0:
             return
         if mid in self._code_version and mid in self._posting:
             self._posting.remove(np.array([mid], np.uint64))
@@ -250,9 +207,9 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
     # ---- keeping native indexes current -----------------------------------------
     def _flush_text(self) -> None:
         if self._text_pending:
-            ids = np.fromiter(self._text_pending.keys(), np.uint64, len(self._text_pending))
-            self._bm25.add(ids, list(self._text_pending.values()))
-            self._text_pending.clear()
+            ids, docs = self._text_pending.take()
+            if len(ids):
+                self._bm25.add(ids, docs)
 
     def _flush_codes(self) -> None:
         if not self._code_pending:
@@ -270,19 +227,22 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
     # ---- queries --------------------------------------------------------------------
 
     def is_staged(self, mid: int) -> bool:
-        return mid in self._staged
+        return self._cols.is_staged(mid)
 
     def staged_ids(self) -> set[int]:
-        return set(self._staged)
+        cols = self._cols
+        return set(cols.ids[np.flatnonzero(cols.staged[: cols.n])].tolist())
 
     def staged_oldest_first(self) -> Iterator[int]:
-        """Staged ids in the order they arrived, oldest first (ids no longer staged
-        are dropped from the old end as they are met). Do not change the organ
-        while iterating."""
-        order, staged = self._staged_order, self._staged
-        while order and order[0] not in staged:
-            order.popleft()
-        return (mid for mid in order if mid in staged)
+        """Staged ids in the order they arrived, oldest first. Do not change the
+        organ while iterating."""
+        return self._cols.staged_oldest_first()
+
+    def __len__(self) -> int:
+        return len(self._cols)
+
+    def __contains__(self, mid: object) -> bool:
+        return isinstance(mid, int) and 0 <= mid < 2**64 and self._cols.row(mid) >= 0
 
     def code_version(self, mid: int) -> int | None:
         return self._code_version.get(mid)
@@ -297,7 +257,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         return ()
 
     def coded_ids(self) -> list[int]:
-        return list(self._code_version)
+        return self._code_version.keys()
 
     def allowed(
         self,
@@ -314,29 +274,20 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         arrays: list[U64] = []
         cache = self._sorted_ids
         if kinds is not None:
-            by_kind = self._by["kind"]
-            of_kind = [cache.members("kind", k, by_kind[k]) for k in sorted(kinds) if by_kind.get(k)]
+            of_kind = [a for k in sorted(kinds) if len(a := cache.members("kind", k))]
             arrays.append(np.unique(np.concatenate(of_kind)) if len(of_kind) > 1 else
                           of_kind[0] if of_kind else np.zeros(0, np.uint64))
         for field, value in (("realm", realm), ("session", session), ("harness", harness)):
             if value is not None:
-                members = self._by[field].get(value)
-                arrays.append(cache.members(field, value, members) if members else np.zeros(0, np.uint64))
+                arrays.append(cache.members(field, value))
         if since_ms is not None or until_ms is not None:
-            arrays.append(cache.in_time_range(self._created, since_ms, until_ms))
+            arrays.append(cache.in_time_range(since_ms, until_ms))
         if not arrays and include_staged:
             return None
-        result = intersect(arrays) if arrays else cache.everything(self._attrs)  # type: ignore[arg-type]
+        result = intersect(arrays) if arrays else cache.everything()
         if not include_staged:
-            result = cache.without_staged(result, self._staged)
+            result = cache.without_staged(result)
         return result
-
-    def _times(self) -> tuple[U64, npt.NDArray[np.int64]]:
-        if self._time_cache is None:
-            ids = np.fromiter(self._created.keys(), np.uint64, len(self._created))
-            times = np.fromiter(self._created.values(), np.int64, len(self._created))
-            self._time_cache = (ids, times)
-        return self._time_cache
 
     def keyword(self, query: str, k: int, allowed: U64 | None) -> U64:
         self._flush_text()
@@ -359,7 +310,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             "vectors": len(self._row),
             "dim": self.dim,
             "coded": len(self._code_version),
-            "staged": len(self._staged),
+            "staged": self._cols.n_staged,
             "dense_index": self._dense_kind,
             "dense_path": "exact" if len(self._row) <= self.exact_limit
             else ("hnsw" if self._uses_ann() or self._uses_auto_ann() else "hamming+rescore"),

@@ -17,6 +17,8 @@ from chitta.errors import CheckpointIgnored, ChittaError
 from chitta.index.hamming import HammingRescoreIndex, binarize
 from chitta.index.posting import PAD_ID
 from chitta.organs.dense_ann import AUTO_ANN_MIN, AUTO_BUILD_STEP, AUTO_PENDING_EXACT, DenseANN
+from chitta.organs.recall_rows import RowColumns
+from chitta.organs.recall_vector_rows import HammingPending, RowIds, VectorRows
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
@@ -39,13 +41,14 @@ def _row_norms(rows: F32) -> F32:
 class DenseLane:
     """Dense-lane methods; the attributes are RecallIndexOrgan's."""
 
-    _row: dict[int, int]
+    _row: VectorRows
+    _cols: RowColumns
     _vecs: F32
-    _row_ids: list[int]
+    _row_ids: RowIds
     _free_rows: list[int]
     _mean: F32 | None
     _hamming: HammingRescoreIndex | None
-    _hamming_pending: set[int]
+    _hamming_pending: HammingPending
     # Codes adopted from a checkpoint (codes.bin): (codes of rows 0..n-1, their mean,
     # rows whose vector changed since) until the Hamming index is first built.
     _adopt: tuple[npt.NDArray[np.uint64], F32, set[int]] | None = None
@@ -85,6 +88,66 @@ class DenseLane:
         if self._ann is not None:
             self._ann.vector_set(mid)
 
+    def _set_vectors(self, cols: Any, idx: npt.NDArray[np.int64], accepted: npt.NDArray[np.bool_] | None) -> None:
+        """The vectors of a run's accepted puts (``idx``; ``accepted``: the same as a
+        mask, or None), with the effect of ``_set_vector`` on each in row order:
+        the common-width matrix is normalised and stored in bulk (one copy)."""
+        if accepted is None:
+            accepted = np.zeros(len(cols), bool)
+            accepted[idx] = True
+        width = int(cols.vectors.shape[1]) * 4 if len(cols.vector_rows) else -1
+        odd = sorted(i for i, op in cols.extras.items()
+                     if accepted[i] and op.embedding is not None and len(op.embedding) != width)
+        if odd:  # rare: another width in the run; take every vector in row order
+            in_order = sorted(set(odd) | set(cols.vector_rows[accepted[cols.vector_rows]].tolist()))
+            for i in in_order:
+                op = cols.op(i)
+                self._set_vector(op.id, op.embedding)
+            return
+        sel = accepted[cols.vector_rows]
+        mat = cols.vectors[sel] if not bool(sel.all()) else cols.vectors
+        norms = _row_norms(mat)
+        good = np.isfinite(norms) & (norms > 0)
+        if not good.any():
+            return
+        if self.dim is None:
+            self.dim = int(mat.shape[1])
+            self._vecs = np.zeros((1024, self.dim), np.float32)
+        if mat.shape[1] != self.dim:
+            return  # another writer's model; the field refuses this at write time
+        if not bool(good.all()):
+            mat, norms = mat[good], norms[good]
+        mids: list[int] = cols.ids[cols.vector_rows[sel][good]].tolist()
+        k = len(mids)
+        reuse = min(k, len(self._free_rows))
+        free = [self._free_rows.pop() for _ in range(reuse)]
+        start = len(self._row_ids)
+        for row, mid in zip(free, mids):
+            self._row_ids[row] = mid
+        self._row_ids.extend(mids[reuse:])
+        need = len(self._row_ids)
+        if need > self._vecs.shape[0]:
+            cap = self._vecs.shape[0]
+            while cap < need:
+                cap *= 2
+            grown = np.zeros((cap, self.dim), np.float32)
+            grown[:start] = self._vecs[:start]
+            self._vecs = grown
+        ids = np.array(mids, np.uint64)
+        if free:
+            rows = np.array(free + list(range(start, need)), np.int64)
+            self._vecs[rows] = mat / norms[:, None]
+            self._row.set_many(ids, rows)
+        else:
+            np.divide(mat, norms[:, None], out=self._vecs[start:need])
+            self._row.set_many(ids, np.arange(start, need, dtype=np.int64))
+        self._row_index = None
+        self._hamming_pending.add_many(ids)
+        self._recent.extend(mids)
+        if self._ann is not None:
+            for mid in mids:
+                self._ann.vector_set(mid)
+
     def _drop_vector(self, mid: int) -> None:
         row = self._row.pop(mid, None)
         if row is None:
@@ -95,9 +158,7 @@ class DenseLane:
         self._vecs[row] = 0.0
         self._row_ids[row] = 0
         self._free_rows.append(row)
-        if mid in self._hamming_pending:
-            self._hamming_pending.discard(mid)
-        elif self._hamming is not None and mid in self._hamming:
+        if not self._hamming_pending.discard(mid) and self._hamming is not None and mid in self._hamming:
             self._hamming.remove(np.array([mid], np.uint64))
         if self._ann is not None:
             self._ann.vector_dropped(mid)
@@ -114,12 +175,17 @@ class DenseLane:
             if adopt is not None:
                 self._adopt_codes(self._hamming, *adopt)  # pending: what changed since the checkpoint
             else:
-                self._hamming_pending = set(self._row)
+                self._hamming_pending.set_all_with_vectors()
         if self._hamming_pending:
             # The organ's unit rows as they are, coded here: the same rows and
             # codes a field opened from a checkpoint adopts from codes.bin.
-            ids = np.fromiter(self._hamming_pending, np.uint64, len(self._hamming_pending))
-            rows = self._vecs[[self._row[int(i)] for i in ids]]
+            # (in matrix row order, as the checkpoint path adds them)
+            at = self._hamming_pending.rows()
+            cols = self._cols
+            vrows = cols.vrow[at]
+            order = np.argsort(vrows, kind="stable")
+            ids = cols.ids[at[order]]
+            rows = self._vecs[vrows[order]]
             mean = self._hamming.mean
             assert mean is not None  # fixed at creation: there were rows
             self._hamming.add_coded(ids, rows, binarize(rows, mean))
@@ -130,7 +196,7 @@ class DenseLane:
         """Add rows 0..n-1 (as restored from a checkpoint) with their codes from
         codes.bin, less the rows changed since; no normalising or binarising."""
         n = len(codes)
-        ids = np.array(self._row_ids[:n], np.uint64)
+        ids = self._row_ids.array()[:n].copy()
         if not stale:
             index.add_coded(ids, self._vecs[:n], codes)
             return
@@ -150,8 +216,7 @@ class DenseLane:
 
     def sidecar_rows(self, ids: U64) -> npt.NDArray[np.int64]:
         """This lane's row of each of ``ids`` (the vector sidecar's), -1 where it has none."""
-        get = self._row.get
-        return np.fromiter((get(mid, -1) for mid in ids.tolist()), np.int64, len(ids))
+        return self._row.rows_of(ids)
 
     def unit_blocks(self, rows: npt.NDArray[np.int64], block: int = 65536) -> Iterator[F32]:
         """The unit rows ``rows`` (zeros where -1) in blocks; slices of the matrix,
@@ -200,7 +265,7 @@ class DenseLane:
             self._ann = DenseANN(int(self.dim or 0))
             for mid in self._row:
                 self._ann.vector_set(mid)
-        self._ann.catch_up(lambda ids: self._vecs[[self._row[i] for i in ids]], limit)
+        self._ann.catch_up(lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))], limit)
         return self._ann
 
     def _uses_ann(self) -> bool:
@@ -230,7 +295,7 @@ class DenseLane:
     def estimated_mean(self) -> F32 | None:
         if not self._row:
             return None
-        rows = np.fromiter(self._row.values(), np.int64, len(self._row))
+        rows = self._row.values()
         return np.asarray(self._vecs[rows].mean(axis=0), np.float32)
 
     def recent_vectors(self, n: int) -> F32:
@@ -263,29 +328,16 @@ class DenseLane:
         if self._uses_ann():
             return self._ensure_ann().search(vector, k)
         if self._uses_auto_ann() and (ann := self._ready_ann()) is not None:
-            return ann.search_with_pending(vector, k, lambda ids: self._vecs[[self._row[i] for i in ids]])
+            return ann.search_with_pending(vector, k, lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))])
         ids, cos = self._ensure_hamming().search(vector, k)
         keep = ids != PAD_ID
         return ids[keep], cos[keep]
 
     def _rows_of(self, ids: U64) -> npt.NDArray[np.int64]:
         """Rows of those of ``ids`` that have a vector, in the order of ``ids``."""
-        if self._row_index is None and len(ids) * 8 < len(self._row):  # few ids: not worth sorting every row
-            get = self._row.get
-            arr = np.array([get(i, -1) for i in ids.tolist()], np.int64)
-            return arr[arr >= 0]
-        if self._row_index is None:
-            keys = np.fromiter(self._row.keys(), np.uint64, len(self._row))
-            vals = np.fromiter(self._row.values(), np.int64, len(self._row))
-            order = np.argsort(keys)
-            self._row_index = (keys[order], vals[order])
-        keys, vals = self._row_index
-        if len(keys) == 0:
-            return np.zeros(0, np.int64)
-        pos = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
-        found = keys[pos] == ids
-        rows: npt.NDArray[np.int64] = vals[pos[found]]
-        return rows
+        rows = self._row.rows_of(ids)
+        found: npt.NDArray[np.int64] = rows[rows >= 0]
+        return found
 
     def _exact_all(self, vector: F32, k: int) -> tuple[U64, F32]:
         """Exact scan of every stored row in place (no gather); freed rows are skipped."""
@@ -295,7 +347,7 @@ class DenseLane:
             sims[np.array(self._free_rows, np.int64)] = -np.inf
         kk = min(k, len(self._row))
         top = np.argpartition(-sims, kk - 1)[:kk]
-        ids = np.array([self._row_ids[r] for r in top.tolist()], np.uint64)
+        ids = self._row_ids.array()[top]
         order = np.lexsort((ids, -sims[top]))  # cosine desc, then id asc: deterministic
         return ids[order], sims[top][order].astype(np.float32)
 
@@ -305,7 +357,7 @@ class DenseLane:
         sims = self._vecs[rows] @ vector
         kk = min(k, len(rows))
         top = np.argpartition(-sims, kk - 1)[:kk]
-        ids = np.array([self._row_ids[r] for r in rows[top]], np.uint64)
+        ids = self._row_ids.array()[rows[top]]
         order = np.lexsort((ids, -sims[top]))  # cosine desc, then id asc: deterministic
         return ids[order], sims[top][order].astype(np.float32)
 
@@ -320,8 +372,7 @@ class DenseLane:
         value is bit-for-bit ``float(self.vector(mid) @ vector)``.
         """
         out = np.full(len(ids), np.nan, np.float64)
-        get = self._row.get
-        rows = [get(mid, -1) for mid in ids]
+        rows = self._row.rows_of(np.array(ids, np.uint64)).tolist()
         have = [i for i, r in enumerate(rows) if r >= 0]
         if have and self.dim is not None and vector.shape[0] == self.dim:
             picked = self._vecs[[rows[i] for i in have]]

@@ -4,8 +4,7 @@ RecallIndexOrgan, which owns the state; chitta/checkpoint, docs/FORMAT.md 8)."""
 from __future__ import annotations
 
 from collections import deque
-from itertools import compress, repeat
-from operator import attrgetter, eq, itemgetter
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -16,6 +15,10 @@ from chitta.index.bm25 import BM25
 from chitta.index.posting import PostingIndex
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.recall_index_dense import _row_norms
+from chitta.organs.recall_pending import PendingText
+from chitta.organs.recall_rows import FIELDS, LabelTable, RowColumns
+from chitta.organs.recall_vector_rows import CodeVersions, RowIds, VectorRows
+from chitta.put_columns import LabelColumn
 from chitta.recall.context import keyword_document
 
 U64 = npt.NDArray[np.uint64]
@@ -25,22 +28,18 @@ F32 = npt.NDArray[np.float32]
 class IndexSnapshot:
     """snapshot() / restore(); the attributes are RecallIndexOrgan's."""
 
-    _attrs: dict[int, tuple[str, str | None, str | None, str | None]]
-    _by: dict[str, Any]
-    _created: dict[int, int]
-    _text_pending: dict[int, str]
+    _cols: RowColumns
+    _text_pending: PendingText
     _bm25: BM25
     _kw_context: dict[int, tuple[str, str | None]]
-    _staged: set[int]
-    _staged_order: deque[int]
     _mean: F32 | None
     _vecs: F32
-    _row_ids: list[int]
-    _row: dict[int, int]
+    _row_ids: RowIds
+    _row: VectorRows
     _free_rows: list[int]
     _recent: deque[int]
     _posting: PostingIndex
-    _code_version: dict[int, int]
+    _code_version: CodeVersions
     _dense_kind: str
     _ann: DenseANN | None
     _adopt: tuple[npt.NDArray[np.uint64], F32, set[int]] | None
@@ -71,10 +70,13 @@ class IndexSnapshot:
             self._bm25.save(bm25_path)
         ann = self._ann_for_checkpoint()
         ann_files = ann.save(ann_path) if ann is not None else []
-        coded = np.fromiter(self._code_version.keys(), np.uint64, len(self._code_version))
-        versions = np.fromiter(self._code_version.values(), np.uint32, len(self._code_version))
+        coded = np.array(self._code_version.keys(), np.uint64)
+        versions = self._code_version.values().astype(np.uint32)
+        cols = self._cols
+        staged = np.fromiter(cols.staged_oldest_first(), np.uint64, cols.n_staged)
         return {
-            "staged": np.fromiter(self._staged, np.uint64, len(self._staged)).astype("<u8").tobytes(),
+            "staged": staged.astype("<u8").tobytes(),  # in arrival order (state 4; before: any order)
+            "columns": self._columns_state(),  # state 4 (optional; absent: from the live puts)
             "coded": coded.astype("<u8").tobytes(),
             "code_versions": versions.astype("<u4").tobytes(),
             "mean": None if self._mean is None else self._mean.astype("<f4").tobytes(),
@@ -110,45 +112,55 @@ class IndexSnapshot:
         index comes from ``bm25_path`` when the snapshot has one (else it is built
         from the texts on the first keyword query)."""
         mids, puts, texts = live
-        attrs = self._attrs
-        columns = {f: list(map(attrgetter(f), puts)) for f in ("kind", "realm", "session", "harness")}
-        attrs.update(zip(mids, zip(*columns.values())))
-        for field, values in columns.items():
-            by = self._by[field]
-            distinct = set(values)
-            distinct.discard(None)
-            if len(distinct) <= 32:  # few values (kinds, harnesses): one C-level pass each
-                for value in distinct:
-                    by[value].update(compress(mids, map(eq, repeat(value), values)))
-            else:
-                for mid, value in zip(mids, values):
-                    if value is not None:
-                        by[value].add(mid)
-        self._created.update(zip(mids, map(attrgetter("created_ms"), puts)))
+        mid_arr = np.fromiter(mids, np.uint64, len(mids))
+        cols = self._cols
+        saved = state.get("columns")
+        if saved is not None:
+            cols.restore(
+                np.frombuffer(saved["ids"], "<u8"),
+                {f: (list(saved["labels"][f][0]), np.frombuffer(saved["labels"][f][1], "<u4")) for f in FIELDS},
+                np.frombuffer(saved["created_ms"], "<i8"),
+                np.frombuffer(state["staged"], "<u8"),
+            )
+            rows = cols.map.rows(mid_arr)
+            if len(mids) != cols.n or (len(rows) and int(rows.min()) < 0):
+                raise ValueError("recall index columns do not hold the live memories")
+        else:  # state <= 3: from the live puts, staged ones arriving in the memories' order
+            labels = {}
+            for f in FIELDS:
+                col = LabelColumn.of(list(map(attrgetter(f), puts)))
+                table = LabelTable()
+                labels[f] = (table.values, table.of_column(col))
+            created = np.fromiter(map(attrgetter("created_ms"), puts), np.int64, len(puts))
+            staged_set = np.frombuffer(state["staged"], "<u8")
+            cols.restore(mid_arr, labels, created, mid_arr[np.isin(mid_arr, staged_set)])
+            rows = np.arange(len(mids), dtype=np.int64)
+        kw = state["keyword_context"]
+        where: Any = None
+        if kw:  # position in ``mids`` of each row
+            where = np.full(cols.n, -1, np.int64)
+            where[rows] = np.arange(len(mids))
         if state["keyword_index"] and bm25_path is not None:
             self._restore_bm25(bm25_path, mids)
-            by_id = dict(zip(mids, texts)) if state["keyword_context"] else {}
-            for mid, ctx in state["keyword_context"]:
-                if mid in by_id:
-                    self._kw_context[mid] = (by_id[mid], ctx)
+            for mid, ctx in kw:
+                r = cols.row(int(mid))
+                if r >= 0:
+                    self._kw_context[int(mid)] = (texts[int(where[r])], ctx)
         else:
-            self._text_pending.update(zip(mids, texts))
-            for mid, ctx in state["keyword_context"]:
-                text = self._text_pending.get(mid)
-                if text is not None:
-                    self._kw_context[mid] = (text, ctx)
-                    self._text_pending[mid] = keyword_document(text, ctx)
-        self.restore_speakers(state.get("speakers"), mids, list(map(attrgetter("meta"), puts)))
-        # Keep one int object per id (the memories organ's): a million ids held by
-        # several dicts and sets would otherwise each carry their own 32-byte copy.
-        share = _Sharer(mids)
-        staged = np.isin(share.arr, np.frombuffer(state["staged"], "<u8"))
-        self._staged_order = deque(compress(mids, staged.tolist()))
-        self._staged = set(self._staged_order)
+            docs = list(texts)
+            for mid, ctx in kw:
+                r = cols.row(int(mid))
+                if r >= 0:
+                    at = int(where[r])
+                    self._kw_context[int(mid)] = (docs[at], ctx)
+                    docs[at] = keyword_document(docs[at], ctx)
+            self._text_pending.add_texts(rows, docs)
+        self.restore_speakers(state.get("speakers"), mids, list(map(attrgetter("meta"), puts))
+                              if state.get("speakers") is None else [])
         if state["mean"] is not None:
             self._mean = np.frombuffer(state["mean"], "<f4").astype(np.float32)
         if units is not None and len(vectors):
-            self._restore_units(units[0], units[1], vector_ids, share, codes)
+            self._restore_units(units[0], units[1], vector_ids, codes)
         elif len(vectors):
             norms = _row_norms(vectors)
             keep = np.isfinite(norms) & (norms > 0)
@@ -160,8 +172,10 @@ class IndexSnapshot:
                 np.divide(vectors, norms[:, None], out=self._vecs[:n])
             else:
                 np.divide(vectors[keep], norms[keep, None], out=self._vecs[:n])
-            self._row_ids = share(ids)
-            self._row = dict(zip(self._row_ids, range(n)))
+            self._row_ids = RowIds(ids)
+            self._row.set_many(ids, np.arange(n, dtype=np.int64))
+            if self._row.recount() != n:
+                raise ValueError("the vector sidecar repeats an id")
             if codes is not None and len(codes[0]) == len(vectors) and codes[1].shape[0] == self.dim:
                 self._adopt = (codes[0] if n == len(vectors) else codes[0][keep], codes[1], set())
         self._recent.extend(state["recent"])
@@ -176,7 +190,19 @@ class IndexSnapshot:
         versions = np.frombuffer(state["code_versions"], "<u4")
         if len(coded) != len(versions):
             raise ValueError("snapshot code versions do not match the coded ids")
-        self._code_version = dict(zip(share(coded), versions.tolist()))
+        self._code_version.set_many(coded, versions.astype(np.int64))
+        if self._code_version.recount() != len(coded):
+            raise ValueError("snapshot code versions repeat an id")
+
+    def _columns_state(self) -> dict[str, Any]:
+        """The live rows' columns, packed: ids, event times, label codes + tables."""
+        cols = self._cols
+        rows = cols.live_rows()
+        return {
+            "ids": cols.ids[rows].astype("<u8").tobytes(),
+            "created_ms": cols.created[rows].astype("<i8").tobytes(),
+            "labels": {f: [cols.tables[f].values, cols.labels[f][rows].astype("<u4").tobytes()] for f in FIELDS},
+        }
 
     def _restore_bm25(self, path: str, mids: list[int]) -> None:
         """The keyword index from its sidecar; refused (ValueError, the checkpoint is
@@ -195,14 +221,13 @@ class IndexSnapshot:
         rows: F32,
         missing: U64,
         vector_ids: U64,
-        share: _Sharer,
         codes: tuple[npt.NDArray[np.uint64], F32] | None,
     ) -> None:
         """The unit rows of units.emb (a copy-on-write map, in the vector sidecar's
         order) as the dense lane's matrix; ids listed as missing get free rows."""
         self.dim = int(rows.shape[1])
         self._vecs = rows
-        self._row_ids = share(vector_ids)
+        self._row_ids = RowIds(vector_ids)
         free: list[int] = []
         if len(missing):
             free = np.flatnonzero(np.isin(vector_ids, missing)).tolist()
@@ -210,43 +235,11 @@ class IndexSnapshot:
                 raise ValueError("units_missing names ids the vector sidecar does not hold")
             for r in free:
                 self._row_ids[r] = 0
-        self._row = dict(zip(self._row_ids, range(len(self._row_ids))))
-        if free:
-            self._row.pop(0, None)
-        if len(self._row) != len(self._row_ids) - len(free):
+        keep = np.ones(len(vector_ids), bool)
+        keep[free] = False
+        self._row.set_many(vector_ids[keep], np.flatnonzero(keep))
+        if self._row.recount() != len(self._row_ids) - len(free):
             raise ValueError("units.emb rows do not match the memories' vectors")
         self._free_rows = free
         if codes is not None and len(codes[0]) == len(rows) and codes[1].shape[0] == self.dim:
             self._adopt = (codes[0], codes[1], set(free))
-
-
-class _Sharer:
-    """Turns id arrays into lists of the memories organ's own int objects: a
-    million ids held by several dicts and lists would otherwise each carry
-    their own 32-byte copy. Found by array comparison and a sorted search, with
-    no per-id dictionary lookup; ids that are not live keep their own object."""
-
-    def __init__(self, mids: list[int]) -> None:
-        self.mids = mids
-        self.arr = np.fromiter(mids, np.uint64, len(mids))
-        self._order: npt.NDArray[np.intp] | None = None
-
-    def __call__(self, ids: U64) -> list[int]:
-        mids, arr = self.mids, self.arr
-        if len(ids) == len(arr) and np.array_equal(ids, arr):
-            return list(mids)  # the usual case: the same ids in the same order
-        if len(ids) == 0 or len(arr) == 0:
-            return ids.tolist()  # type: ignore[no-any-return]
-        if self._order is None:
-            self._order = np.argsort(arr, kind="stable")
-        order = self._order
-        ordered = arr[order]
-        pos = np.minimum(np.searchsorted(ordered, ids), len(arr) - 1)
-        found = ordered[pos] == ids
-        at = order[pos].tolist()
-        if bool(found.all()):
-            return list(itemgetter(*at)(mids)) if len(at) > 1 else [mids[at[0]]]
-        out: list[int] = ids.tolist()
-        for i in np.flatnonzero(found).tolist():
-            out[i] = mids[at[i]]
-        return out

@@ -1,8 +1,8 @@
 """Recall filters as sorted id arrays, against the set-based code they replaced.
 
-Oracle: ``reference_allowed`` below (the old ``RecallIndexOrgan.allowed``:
-Python set unions and intersections, then a sort) and the old dense-lane row
-lookup (one dict lookup per allowed id). Random fields with several realms,
+Oracle: ``reference_allowed`` below (each public memory of the field checked
+against the filters in Python) and the old dense-lane row lookup (one dict
+lookup per allowed id). Random fields with several realms,
 sessions, harnesses, kinds and event times; writes, forgets and recalls between
 queries so the cached arrays must follow every change.
 """
@@ -23,26 +23,21 @@ DAY = 86_400.0
 KINDS = ("observation", "decision", "lesson", "thought")
 
 
-def reference_allowed(idx: RecallIndexOrgan, *, kinds: Any = None, realm: Any = None, session: Any = None,
+def reference_allowed(f: chitta.Field, *, kinds: Any = None, realm: Any = None, session: Any = None,
                       harness: Any = None, since_ms: Any = None, until_ms: Any = None,
                       include_staged: bool = True) -> Any:
-    sets: list[set[int]] = []
-    if kinds is not None:
-        sets.append(set().union(*(idx._by["kind"].get(k, set()) for k in kinds)))
-    for field, value in (("realm", realm), ("session", session), ("harness", harness)):
-        if value is not None:
-            sets.append(idx._by[field].get(value, set()))
-    time_ids = None
-    if since_ms is not None or until_ms is not None:
-        time_ids = {m for m, t in idx._created.items()
-                    if (since_ms is None or t >= since_ms) and (until_ms is None or t <= until_ms)}
-    if not sets and time_ids is None and include_staged:
+    """Filters applied to the field's public memories one by one (staged: the organ's set)."""
+    if kinds is None and realm is None and session is None and harness is None and since_ms is None \
+            and until_ms is None and include_staged:
         return None
-    result = set(sets[0]).intersection(*sets[1:]) if sets else set(idx._attrs)
-    if time_ids is not None:
-        result &= time_ids
-    if not include_staged:
-        result -= idx._staged
+    staged = f._index.staged_ids()
+    result = [
+        m.id for m in f.memories()
+        if (kinds is None or m.kind in kinds) and (realm is None or m.realm == realm)
+        and (session is None or m.session == session) and (harness is None or m.harness == harness)
+        and (since_ms is None or m.created_ms >= since_ms) and (until_ms is None or m.created_ms <= until_ms)
+        and (include_staged or m.id not in staged)
+    ]
     return np.array(sorted(result), np.uint64)
 
 
@@ -94,7 +89,7 @@ def test_allowed_and_filtered_dense_equal_the_set_based_reference(tmp_path: Path
         for round_ in range(12):
             for _ in range(15):
                 filters = random_filters(rng)
-                got, want = idx.allowed(**filters), reference_allowed(idx, **filters)
+                got, want = idx.allowed(**filters), reference_allowed(f, **filters)
                 if want is None:
                     assert got is None
                     continue

@@ -33,6 +33,7 @@ from chitta.organs.recall_filters import SortedIds, intersect
 from chitta.organs.recall_index_dense import EXACT_DENSE_LIMIT, DenseLane
 from chitta.organs.recall_index_snapshot import IndexSnapshot
 from chitta.organs.recall_pending import PendingText
+from chitta.organs.recall_posting import PostingFile
 from chitta.organs.recall_rows import RowColumns
 from chitta.organs.recall_speakers import SpeakerIndex
 from chitta.organs.recall_vector_rows import CodeVersions, HammingPending, RowIds, VectorRows
@@ -81,7 +82,8 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         self._ann: DenseANN | None = None
         self._row_index: tuple[U64, npt.NDArray[np.int64]] | None = None  # derived: sorted ids, their rows
         # posting lane
-        self._posting = PostingIndex()
+        self._posting_now: PostingIndex | None = PostingIndex()
+        self._posting_file: PostingFile | None = None  # a checkpoint's, read on first use (recall_posting.py)
         self._code_pending: dict[int, tuple[tuple[int, ...], bytes]] = {}
         self._code_version = CodeVersions(self._cols)  # id -> encoder version of its code, a column
 
@@ -203,6 +205,23 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             self._posting.remove(np.array([mid], np.uint64))
         self._code_pending[mid] = (op.features, op.activations)
         self._code_version[mid] = op.encoder_version
+
+    @property
+    def _posting(self) -> PostingIndex:
+        """The posting index; a checkpoint's is read here, on first use."""
+        index = self._posting_now
+        if index is None:
+            assert self._posting_file is not None
+            index = self._posting_now = self._posting_file.read()
+            self._posting_file = None
+        return index
+
+    @_posting.setter
+    def _posting(self, value: PostingIndex | PostingFile) -> None:
+        if isinstance(value, PostingFile):
+            self._posting_now, self._posting_file = None, value
+        else:
+            self._posting_now, self._posting_file = value, None
 
     # ---- keeping native indexes current -----------------------------------------
     def _flush_text(self) -> None:

@@ -16,6 +16,7 @@ from chitta.index.posting import PostingIndex
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.recall_index_dense import _row_norms
 from chitta.organs.recall_pending import PendingText
+from chitta.organs.recall_posting import open_posting
 from chitta.organs.recall_rows import FIELDS, LabelTable, RowColumns
 from chitta.organs.recall_vector_rows import CodeVersions, RowIds, VectorRows
 from chitta.put_columns import LabelColumn
@@ -179,7 +180,7 @@ class IndexSnapshot:
             if codes is not None and len(codes[0]) == len(vectors) and codes[1].shape[0] == self.dim:
                 self._adopt = (codes[0] if n == len(vectors) else codes[0][keep], codes[1], set())
         self._recent.extend(state["recent"])
-        self._posting = PostingIndex.load(posting_path)
+        self._posting = open_posting(posting_path)  # checked now, read on first use
         self._dense_kind = state["dense_index"]
         if self._dense_kind not in DENSE_INDEX_KINDS:
             raise ValueError(f"unknown dense index {self._dense_kind!r}")

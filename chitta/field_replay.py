@@ -28,7 +28,7 @@ _PUT, _CODE, _BATCH = int(OpType.PutPayload), int(OpType.UpdateSparseCode), int(
 _RECORD_HEAD = 17  # bytes before a record's payload (FORMAT.md: len, crc, seqno, op type)
 
 # A decoded run: (op_type, what its organs take). Kinds of the second item:
-# ("cols", PutColumns, ops or None), ("codes", CodeColumns, [(index, op)]), ("ops", [op, ...]).
+# ("cols", PutColumns, ops or None), ("codes", CodeColumns), ("ops", [op, ...]).
 Decoded = tuple[int, tuple[Any, ...]]
 
 
@@ -79,7 +79,9 @@ class ReplayMixin:
             puts = ops.decode_records(result, op_type, start, end) if self._op_organs else None
             return ("cols", cols, puts)
         if op_type == _CODE and self._code_organs:
-            return ("codes", *decode_code_run(result, start, end, self._code_width()))
+            codes, others = decode_code_run(result, start, end, self._code_width())
+            if not others:  # a code of another feature count: the run goes per op, in log order
+                return ("codes", codes)
         return ("ops", ops.decode_records(result, op_type, start, end))
 
     def _decode_batch(self: Field, result: Any, index: int) -> list[Decoded]:
@@ -114,12 +116,9 @@ class ReplayMixin:
         if kind == "cols":
             self._apply_put_columns(run[1], run[2])
         elif kind == "codes":
-            codes, others = run[1], run[2]
             for organ in self._code_organs:
-                organ.apply_code_columns(codes)
-            self._applied += len(codes)
-            for _, op in others:
-                self._route(op)
+                organ.apply_code_columns(run[1])
+            self._applied += len(run[1])
         else:
             self._apply_ops(op_type, run[1])
 

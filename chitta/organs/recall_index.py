@@ -24,11 +24,13 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta import ops
+from chitta.code_columns import CodeColumns
 from chitta.index.bm25 import BM25
 from chitta.index.hamming import HammingRescoreIndex
 from chitta.index.posting import PAD_ID, PostingIndex
 from chitta.ops import Op, OpType
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
+from chitta.organs.recall_codes import PendingCodes
 from chitta.organs.recall_filters import SortedIds, intersect
 from chitta.organs.recall_index_dense import EXACT_DENSE_LIMIT, DenseLane
 from chitta.organs.recall_index_snapshot import IndexSnapshot
@@ -84,7 +86,8 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         # posting lane
         self._posting_now: PostingIndex | None = PostingIndex()
         self._posting_file: PostingFile | None = None  # a checkpoint's, read on first use (recall_posting.py)
-        self._code_pending: dict[int, tuple[tuple[int, ...], bytes]] = {}
+        self._posting_width = PostingIndex().active  # the posting file's, while it is not read
+        self._code_pending = PendingCodes()  # codes not yet in the posting index (recall_codes.py)
         self._code_version = CodeVersions(self._cols)  # id -> encoder version of its code, a column
 
     # ---- applying -----------------------------------------------------------------
@@ -187,7 +190,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         if not self._text_pending.discard(row) and mid in self._bm25:
             self._bm25.remove(np.array([mid], np.uint64))
         self._drop_vector(mid)
-        self._code_pending.pop(mid, None)
+        self._code_pending.discard(mid)
         if self._code_version.pop(mid) is not None and mid in self._posting:
             self._posting.remove(np.array([mid], np.uint64))
 
@@ -203,8 +206,38 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             return
         if mid in self._code_version and mid in self._posting:
             self._posting.remove(np.array([mid], np.uint64))
-        self._code_pending[mid] = (op.features, op.activations)
+        self._code_pending.set(mid, op.features, op.activations)
         self._code_version[mid] = op.encoder_version
+
+    @property
+    def code_width(self) -> int:
+        """Features per sparse code in the posting index (codes of another count are never indexed)."""
+        index = self._posting_now
+        return self._posting_width if index is None else index.active
+
+    def apply_code_columns(self, codes: CodeColumns) -> None:
+        """``_code`` of every row in order (replay's path for a run of sparse codes)."""
+        rows = self._cols.live_rows_of(codes.ids)
+        live = rows >= 0
+        if not live.any():
+            return
+        ids = codes.ids if live.all() else codes.ids[live]
+        # An id coded before this run leaves the posting index first (as _code does).
+        prior = self._code_version.rows_of(ids) >= 0
+        if prior.any():
+            index = self._posting
+            gone = [mid for mid in set(ids[prior].tolist()) if mid in index]
+            if gone:
+                index.remove(np.array(gone, np.uint64))
+        feats, acts, versions = codes.features, codes.activations, codes.versions
+        if not live.all():
+            feats, acts, versions = feats[live], acts[live], versions[live]
+        self._code_pending.add_run(ids, feats, acts)
+        # Versions: each id's last row wins.
+        rev = np.arange(len(ids))[::-1]
+        _, first = np.unique(ids[rev], return_index=True)
+        last = rev[first]
+        self._code_version.set_many(ids[last], versions[last].astype(np.int64))
 
     @property
     def _posting(self) -> PostingIndex:
@@ -233,12 +266,8 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
     def _flush_codes(self) -> None:
         if not self._code_pending:
             return
-        items = [(mid, f, a) for mid, (f, a) in self._code_pending.items() if len(f) == self._posting.active]
-        self._code_pending.clear()
-        if items:
-            ids = np.array([m for m, _, _ in items], np.uint64)
-            feats = np.array([f for _, f, _ in items], np.uint32)
-            acts = np.frombuffer(b"".join(a for _, _, a in items), dtype="<f4").reshape(len(items), -1)
+        ids, feats, acts = self._code_pending.take(self._posting.active)
+        if len(ids):
             order = np.argsort(feats, axis=1, kind="stable")  # the index wants sorted rows
             self._posting.add(ids, np.take_along_axis(feats, order, 1),
                               np.ascontiguousarray(np.take_along_axis(acts, order, 1), np.float32))
@@ -268,9 +297,9 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
 
     def code_features(self, mid: int) -> tuple[int, ...]:
         """The feature ids of a memory's current sparse code, ascending (empty if none)."""
-        pending = self._code_pending.get(mid)
+        pending = self._code_pending.features(mid)
         if pending is not None:
-            return tuple(sorted(pending[0]))
+            return tuple(sorted(pending))
         if mid in self._code_version and mid in self._posting:
             return tuple(int(x) for x in self._posting.get(mid)[0])
         return ()

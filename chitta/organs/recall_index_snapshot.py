@@ -181,6 +181,7 @@ class IndexSnapshot:
                 self._adopt = (codes[0] if n == len(vectors) else codes[0][keep], codes[1], set())
         self._recent.extend(state["recent"])
         self._posting = open_posting(posting_path)  # checked now, read on first use
+        self._posting_width = int(state["posting"]["active"])
         self._dense_kind = state["dense_index"]
         if self._dense_kind not in DENSE_INDEX_KINDS:
             raise ValueError(f"unknown dense index {self._dense_kind!r}")

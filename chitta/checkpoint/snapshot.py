@@ -278,6 +278,28 @@ def migrate(version: int, state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+class LiveMemories:
+    """What the recall index reads of the memories organ at restore, on demand: a
+    version-4 state needs only the live ids (and the texts of a few memories);
+    every live put is rebuilt only for older states or a missing sidecar."""
+
+    def __init__(self, memories: Any) -> None:
+        self._memories = memories
+        self._puts: tuple[list[int], list[Any], list[str]] | None = None
+
+    def ids(self) -> Any:
+        return self._memories.live_id_array()
+
+    def text(self, mid: int) -> str | None:
+        return self._memories.text(mid)  # type: ignore[no-any-return]
+
+    def puts(self) -> tuple[list[int], list[Any], list[str]]:
+        """(ids, puts, current texts) of every live memory, in ``ids()`` order."""
+        if self._puts is None:
+            self._puts = self._memories.live_puts()
+        return self._puts
+
+
 def restore(field: Field, loaded: Loaded) -> None:
     """Fill ``field``'s fresh organs from ``loaded`` and seed its log positions.
     Raises on anything malformed; the caller then discards the organs."""
@@ -287,7 +309,7 @@ def restore(field: Field, loaded: Loaded) -> None:
     field._graph.restore(organs["graph"])
     field._settings.restore(organs["settings"])
     field._encoder_organ.restore(organs["encoder"])
-    live = field._memories.live_puts()
+    live = LiveMemories(field._memories)
     vec_ids = loaded.vector_ids
     field._index.restore(
         organs["recall_index"], live, vec_ids, loaded.vectors, str(loaded.path / POSTING), str(loaded.path / GRAPH),

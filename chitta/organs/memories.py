@@ -394,6 +394,15 @@ class MemoriesOrgan:
         row = self._row(mid)
         return None if row < 0 else self._memory(mid, row)
 
+    def live_id_array(self) -> npt.NDArray[np.uint64]:
+        """The live memories' ids, in ``live_puts`` order."""
+        return self._s.map.ids()[self._live_rows()]
+
+    def text(self, mid: int) -> str | None:
+        """The current text of a live memory (None if not live)."""
+        row = self._row(mid)
+        return None if row < 0 else self._s.text(row)
+
     def memories(self, ids: Sequence[int]) -> list[Memory | None]:
         """``get`` of many ids in one call (None where not live)."""
         s = self._s

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import deque
 from operator import attrgetter
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,14 @@ from chitta.recall.context import keyword_document
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
+
+
+class LiveView(Protocol):
+    """The live memories as restore reads them (``chitta.checkpoint.snapshot.LiveMemories``)."""
+
+    def ids(self) -> U64: ...
+    def text(self, mid: int) -> str | None: ...
+    def puts(self) -> tuple[list[int], list[ops.PutPayload], list[str]]: ...
 
 
 class IndexSnapshot:
@@ -94,7 +102,7 @@ class IndexSnapshot:
     def restore(
         self,
         state: dict[str, Any],
-        live: tuple[list[int], list[ops.PutPayload], list[str]],
+        live: LiveView,
         vector_ids: U64,
         vectors: F32,
         posting_path: str,
@@ -112,8 +120,7 @@ class IndexSnapshot:
         the dense lane's matrix as they are, with nothing normalised; the keyword
         index comes from ``bm25_path`` when the snapshot has one (else it is built
         from the texts on the first keyword query)."""
-        mids, puts, texts = live
-        mid_arr = np.fromiter(mids, np.uint64, len(mids))
+        mid_arr = live.ids()
         cols = self._cols
         saved = state.get("columns")
         if saved is not None:
@@ -124,9 +131,10 @@ class IndexSnapshot:
                 np.frombuffer(state["staged"], "<u8"),
             )
             rows = cols.map.rows(mid_arr)
-            if len(mids) != cols.n or (len(rows) and int(rows.min()) < 0):
+            if len(mid_arr) != cols.n or (len(rows) and int(rows.min()) < 0):
                 raise ValueError("recall index columns do not hold the live memories")
         else:  # state <= 3: from the live puts, staged ones arriving in the memories' order
+            puts = live.puts()[1]
             labels = {}
             for f in FIELDS:
                 col = LabelColumn.of(list(map(attrgetter(f), puts)))
@@ -135,20 +143,18 @@ class IndexSnapshot:
             created = np.fromiter(map(attrgetter("created_ms"), puts), np.int64, len(puts))
             staged_set = np.frombuffer(state["staged"], "<u8")
             cols.restore(mid_arr, labels, created, mid_arr[np.isin(mid_arr, staged_set)])
-            rows = np.arange(len(mids), dtype=np.int64)
+            rows = np.arange(len(mid_arr), dtype=np.int64)
         kw = state["keyword_context"]
-        where: Any = None
-        if kw:  # position in ``mids`` of each row
-            where = np.full(cols.n, -1, np.int64)
-            where[rows] = np.arange(len(mids))
         if state["keyword_index"] and bm25_path is not None:
-            self._restore_bm25(bm25_path, mids)
+            self._restore_bm25(bm25_path, len(mid_arr))
             for mid, ctx in kw:
-                r = cols.row(int(mid))
-                if r >= 0:
-                    self._kw_context[int(mid)] = (texts[int(where[r])], ctx)
+                text = live.text(int(mid)) if cols.row(int(mid)) >= 0 else None
+                if text is not None:
+                    self._kw_context[int(mid)] = (text, ctx)
         else:
-            docs = list(texts)
+            where = np.full(cols.n, -1, np.int64)  # position in the live order of each row
+            where[rows] = np.arange(len(mid_arr))
+            docs = list(live.puts()[2])
             for mid, ctx in kw:
                 r = cols.row(int(mid))
                 if r >= 0:
@@ -156,8 +162,11 @@ class IndexSnapshot:
                     self._kw_context[int(mid)] = (docs[at], ctx)
                     docs[at] = keyword_document(docs[at], ctx)
             self._text_pending.add_texts(rows, docs)
-        self.restore_speakers(state.get("speakers"), mids, list(map(attrgetter("meta"), puts))
-                              if state.get("speakers") is None else [])
+        if state.get("speakers") is None:  # older states: each live put's meta names its speaker
+            mids, puts, _texts = live.puts()
+            self.restore_speakers(None, mids, list(map(attrgetter("meta"), puts)))
+        else:
+            self.restore_speakers(state["speakers"], [], [])
         if state["mean"] is not None:
             self._mean = np.frombuffer(state["mean"], "<f4").astype(np.float32)
         if units is not None and len(vectors):
@@ -206,7 +215,7 @@ class IndexSnapshot:
             "labels": {f: [cols.tables[f].values, cols.labels[f][rows].astype("<u4").tobytes()] for f in FIELDS},
         }
 
-    def _restore_bm25(self, path: str, mids: list[int]) -> None:
+    def _restore_bm25(self, path: str, live: int) -> None:
         """The keyword index from its sidecar; refused (ValueError, the checkpoint is
         then ignored) unless it is configured as this organ's and holds one document
         per live memory."""
@@ -214,8 +223,8 @@ class IndexSnapshot:
         loaded = BM25.load(path)
         if (loaded.k1, loaded.b, loaded.stem, loaded.stopwords) != (fresh.k1, fresh.b, fresh.stem, fresh.stopwords):
             raise ValueError(f"{path}: keyword index configured differently from this field's")
-        if len(loaded) != len(mids):
-            raise ValueError(f"{path}: keyword index holds {len(loaded)} documents, the field {len(mids)}")
+        if len(loaded) != live:
+            raise ValueError(f"{path}: keyword index holds {len(loaded)} documents, the field {live}")
         self._bm25 = loaded
 
     def _restore_units(

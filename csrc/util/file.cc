@@ -65,6 +65,15 @@ Status MappedFile::Open(const std::string& path, MappedFile* out) {
   return Status::OK();
 }
 
+void MappedFile::WillReadSequentially(uint64_t offset) const {
+  if (data_ == nullptr || offset >= size_) return;
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t start = offset / page * page;
+  void* at = const_cast<uint8_t*>(data_) + start;
+  ::madvise(at, size_ - start, MADV_SEQUENTIAL);
+  ::madvise(at, size_ - start, MADV_WILLNEED);
+}
+
 Status WriteAll(int fd, const uint8_t* data, size_t n, const std::string& path) {
   while (n > 0) {
     ssize_t w = ::write(fd, data, n);

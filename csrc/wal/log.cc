@@ -264,18 +264,32 @@ Status Log::ReadNew(ReadBatch* out, bool commit) {
                                             : a->first_seqno < b->first_seqno;
   });
 
+  // The unread bytes of every segment bound the payload bytes: one arena
+  // allocation instead of a doubling series of copies (2 GB at 1M memories).
+  std::vector<uint64_t> sizes(order.size(), 0);
+  uint64_t unread = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Cursor* c = order[i];
+    if (c->state.dead) continue;
+    CHITTA_RETURN_IF_ERROR(file::FileSize(seg_dir_ + "/" + c->name, &sizes[i]));
+    const uint64_t limit = std::min(sizes[i], c->limit);
+    const uint64_t from = c->state.header_ok ? c->state.offset : 0;
+    if (limit > from) unread += limit - from;
+  }
+  out->arena.reserve(out->arena.size() + unread);
+
   std::map<uint32_t, std::vector<RecordRef>> per_instance;
   std::vector<std::pair<Cursor*, ScanState>> updates;
-  for (Cursor* c : order) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    Cursor* c = order[i];
     if (c->state.dead) continue;
-    uint64_t size = 0;
-    CHITTA_RETURN_IF_ERROR(file::FileSize(seg_dir_ + "/" + c->name, &size));
-    uint64_t limit = std::min(size, c->limit);
+    uint64_t limit = std::min(sizes[i], c->limit);
     if (c->state.header_ok && limit <= c->state.offset) continue;
     if (!c->state.header_ok && limit < kHeaderSize) continue;
     file::MappedFile m;
     CHITTA_RETURN_IF_ERROR(file::MappedFile::Open(seg_dir_ + "/" + c->name, &m));
     limit = std::min(limit, m.size());
+    m.WillReadSequentially(c->state.header_ok ? c->state.offset : 0);
     const uint32_t seg_index = static_cast<uint32_t>(out->segments.size());
     out->segments.push_back(c->name);
     ScanState st = c->state;

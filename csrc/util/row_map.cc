@@ -3,29 +3,12 @@
 
 #include <string>
 
+#include "util/hash_slots.h"
+
 namespace chitta::util {
-namespace {
+using hash_slots::CapacityFor;
+using hash_slots::Mix;
 
-// splitmix64 finaliser: ids are often sequential, so mix all bits.
-inline uint64_t Mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
-constexpr size_t kMinCapacity = 16;
-
-// Smallest power-of-two capacity holding n ids at load <= 0.7.
-size_t CapacityFor(size_t n) {
-  size_t cap = kMinCapacity;
-  while (cap * 7 < n * 10) cap <<= 1;
-  return cap;
-}
-
-}  // namespace
 
 size_t RowMap::Home(uint64_t id) const { return static_cast<size_t>(Mix(id)) & mask_; }
 

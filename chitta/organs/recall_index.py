@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from chitta import ops
 from chitta.code_columns import CodeColumns
+from chitta.errors import CorruptionError
 from chitta.index.bm25 import BM25
 from chitta.index.hamming import HammingRescoreIndex
 from chitta.index.posting import PAD_ID, PostingIndex
@@ -244,9 +245,10 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         """The posting index; a checkpoint's is read here, on first use."""
         index = self._posting_now
         if index is None:
-            assert self._posting_file is not None
-            index = self._posting_now = self._posting_file.read()
-            self._posting_file = None
+            if self._posting_file is None:
+                raise CorruptionError("the checkpoint's posting index could not be read earlier; reopen the field")
+            held, self._posting_file = self._posting_file, None  # one read attempt per open
+            index = self._posting_now = held.read()
         return index
 
     @_posting.setter

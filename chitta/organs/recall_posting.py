@@ -56,7 +56,10 @@ class PostingFile:
         return os.path.isdir(_FD_DIR)
 
     def read(self) -> PostingIndex:
-        """The index, read through the descriptor held since open (then closed)."""
+        """The index, read through the descriptor held since open. Once only: the
+        descriptor is closed after the read, whether it succeeded or not."""
+        if not self._close.alive:
+            raise CorruptionError(f"posting index {os.path.basename(self._path)}: already read (or its read failed)")
         try:
             return PostingIndex.load(f"{_FD_DIR}/{self._fd}" if self.lazy_supported() else self._path)
         finally:

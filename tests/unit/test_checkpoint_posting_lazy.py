@@ -110,3 +110,27 @@ def test_without_proc_the_index_is_read_at_open(tmp_path: Path, monkeypatch: pyt
     with _open(root, read_only=True) as f:
         assert f._index._posting_now is not None
         assert _posting(f) == _replayed(root, tmp_path)
+
+
+def test_a_failed_lazy_read_is_not_retried_through_a_stale_descriptor(tmp_path: Path) -> None:
+    from chitta.errors import CorruptionError
+    from chitta.organs import recall_posting
+
+    root = tmp_path / "f"
+    _build(root)
+    with _open(root, read_only=True) as f:
+        held = f._index._posting_file
+        assert held is not None
+        real = recall_posting.PostingIndex.load
+        try:
+            def broken(path: str) -> Any:
+                raise CorruptionError("simulated read failure")
+            recall_posting.PostingIndex.load = broken  # type: ignore[method-assign]
+            with pytest.raises(CorruptionError, match="simulated"):
+                f.recall("alpha", k=5, lanes=["posting"], touch=False)
+        finally:
+            recall_posting.PostingIndex.load = real  # type: ignore[method-assign]
+        with pytest.raises(CorruptionError, match="could not be read earlier"):
+            f.recall("alpha", k=5, lanes=["posting"], touch=False)
+        with pytest.raises(CorruptionError, match="already read"):
+            held.read()  # the descriptor was closed after the failed read

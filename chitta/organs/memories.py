@@ -91,6 +91,15 @@ class MemoriesOrgan:
             for op in run:
                 self.apply(op)
 
+    def reserve_puts(self, puts: int, vectors: int, dim: int) -> None:
+        """A hint before replay applies ``puts`` puts carrying ``vectors`` vectors of
+        width ``dim``: size the columns and the vector matrix once."""
+        s = self._s
+        s.grow(puts)
+        s.map.reserve(len(s.map) + puts)
+        if vectors and dim:
+            s.reserve_vectors(vectors, dim)
+
     def apply_columns(self, cols: PutColumns) -> None:
         """Apply a run of puts given as columns: exactly ``apply_run(PutPayload, cols.ops())``
         (a put of a present id, or repeated in the run, is ignored: the first wins)."""

@@ -93,6 +93,7 @@ class MemoryColumns:
         self.odd: dict[int, bytes] = {}  # row -> a vector not of the matrix width (or not whole floats)
         self.dim: int | None = None  # the matrix width (floats)
         self.vecs = np.zeros((0, 0), np.float32)  # growable; rows [0, nvec) used
+        self.vec_hint: tuple[int, int] | None = None  # (width, rows) a replay announced before the first vector
         self.nvec = 0
         self.base = np.zeros((0, 0), np.float32)  # a checkpoint's sidecar matrix, read as it is
 
@@ -123,10 +124,25 @@ class MemoryColumns:
         c["decay"][start:end] = 0.0
         c["vec"][start:end] = -1
 
+    def reserve_vectors(self, m: int, dim: int) -> None:
+        """Room for m more vectors of width ``dim`` (one allocation, no doubling copies).
+        Before the first vector (which decides the width) only remembered as a hint."""
+        if self.dim is None:
+            self.vec_hint = (dim, m)
+            return
+        if dim != self.dim or self.nvec + m <= len(self.vecs):
+            return
+        fresh = np.empty((self.nvec + m, dim), np.float32)
+        fresh[: self.nvec] = self.vecs[: self.nvec]
+        self.vecs = fresh
+
     def add_vectors(self, mat: npt.NDArray[np.float32]) -> int:
         """Append matrix rows (of width ``dim``); returns the first one's index."""
         m = len(mat)
         first = self.nvec
+        hint, self.vec_hint = self.vec_hint, None
+        if hint is not None and hint[0] == self.dim:
+            self.reserve_vectors(hint[1], hint[0])
         if first + m > len(self.vecs):
             fresh = np.empty((max(first + m, 2 * len(self.vecs), 256), self.dim or 0), np.float32)
             fresh[:first] = self.vecs[:first]

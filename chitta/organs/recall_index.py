@@ -88,6 +88,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         self._posting_now: PostingIndex | None = PostingIndex()
         self._posting_file: PostingFile | None = None  # a checkpoint's, read on first use (recall_posting.py)
         self._posting_width = PostingIndex().active  # the posting file's, while it is not read
+        self._vec_hint: tuple[int, int] | None = None  # (width, rows) replay announced (reserve_puts)
         self._code_pending = PendingCodes()  # codes not yet in the posting index (recall_codes.py)
         self._code_version = CodeVersions(self._cols)  # id -> encoder version of its code, a column
 
@@ -215,6 +216,24 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         """Features per sparse code in the posting index (codes of another count are never indexed)."""
         index = self._posting_now
         return self._posting_width if index is None else index.active
+
+    def reserve_puts(self, puts: int, vectors: int, dim: int) -> None:
+        """A hint before replay applies ``puts`` puts carrying ``vectors`` vectors of
+        width ``dim``: size the row columns, the id map and the unit-vector matrix once."""
+        cols = self._cols
+        cols._reserve(cols.n + puts)
+        cols.map.reserve(len(cols.map) + puts)
+        if not vectors or not dim:
+            return
+        if self.dim is None:  # the first vector decides the width: a hint until then
+            self._vec_hint = (dim, vectors)
+            return
+        need = len(self._row_ids) + vectors
+        if dim == self.dim and need > self._vecs.shape[0]:
+            grown = np.zeros((need, dim), np.float32)
+            used = len(self._row_ids)
+            grown[:used] = self._vecs[:used]
+            self._vecs = grown
 
     def apply_code_columns(self, codes: CodeColumns) -> None:
         """``_code`` of every row in order (replay's path for a run of sparse codes)."""

@@ -44,6 +44,7 @@ class DenseLane:
     _row: VectorRows
     _cols: RowColumns
     _vecs: F32
+    _vec_hint: tuple[int, int] | None
     _row_ids: RowIds
     _free_rows: list[int]
     _mean: F32 | None
@@ -112,7 +113,9 @@ class DenseLane:
             return
         if self.dim is None:
             self.dim = int(mat.shape[1])
-            self._vecs = np.zeros((1024, self.dim), np.float32)
+            hint, self._vec_hint = self._vec_hint, None
+            rows = hint[1] if hint is not None and hint[0] == self.dim else 0
+            self._vecs = np.zeros((max(1024, rows), self.dim), np.float32)
         if mat.shape[1] != self.dim:
             return  # another writer's model; the field refuses this at write time
         if not bool(good.all()):

@@ -81,8 +81,9 @@ class ReplayMixin:
             return ("cols", cols, puts)
         if op_type == _CODE and self._code_organs:
             codes, others = decode_code_run(result, start, end, self._code_width())
-            if not others:  # a code of another feature count: the run goes per op, in log order
+            if not others:
                 return ("codes", codes)
+            # A code of another feature count in the run: the whole run goes per op, in log order.
         return ("ops", ops.decode_records(result, op_type, start, end))
 
     def _decode_batch(self: Field, result: Any, index: int) -> list[Decoded]:

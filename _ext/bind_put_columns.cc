@@ -146,7 +146,7 @@ py::tuple DecodePutColumns(const ReadBatch& b, size_t start, size_t end, py::obj
   chitta::wal::PutView v;
   for (size_t row = 0; row < n; ++row) {
     const auto& r = b.records[start + row];
-    bool native = chitta::wal::ParsePut(b.arena.data() + r.payload_pos, r.len, &v) && v.tags.empty() &&
+    bool native = chitta::wal::ParsePut(r.payload, r.len, &v) && v.tags.empty() &&
                   v.artifacts.empty() && chitta::wal::ValidUtf8(v.text);
     if (native) {
       const std::optional<std::string_view> labels[kLabels] = {v.kind, v.realm, v.session, v.source_tool, v.harness};

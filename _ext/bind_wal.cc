@@ -173,7 +173,7 @@ py::list Runs(const ReadBatch& b) {
     framed.reserve(bytes + 5);
     AppendArrayHeader(&framed, j - i);
     for (size_t k = i; k < j; ++k) {
-      framed.append(reinterpret_cast<const char*>(b.arena.data() + b.records[k].payload_pos),
+      framed.append(reinterpret_cast<const char*>(b.records[k].payload),
                     b.records[k].len);
     }
     out.append(py::make_tuple(b.records[i].op_type, i, j, py::bytes(framed)));
@@ -205,7 +205,7 @@ py::bytes Framed(const ReadBatch& b, size_t start, size_t end) {
   framed.reserve(bytes + 5);
   AppendArrayHeader(&framed, end - start);
   for (size_t k = start; k < end; ++k) {
-    framed.append(reinterpret_cast<const char*>(b.arena.data() + b.records[k].payload_pos),
+    framed.append(reinterpret_cast<const char*>(b.records[k].payload),
                   b.records[k].len);
   }
   return py::bytes(framed);
@@ -241,7 +241,7 @@ CHITTA_BIND(wal) {
       .def("payload", [](const ReadBatch& b, size_t i) {
         if (i >= b.records.size()) throw py::index_error("record index out of range");
         const auto& r = b.records[i];
-        return py::bytes(reinterpret_cast<const char*>(b.arena.data() + r.payload_pos), r.len);
+        return py::bytes(reinterpret_cast<const char*>(r.payload), r.len);
       })
       .def("runs", &Runs,
            "List of (op_type, start, end, framed): records [start, end) share op_type; framed is a "

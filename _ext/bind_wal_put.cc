@@ -367,7 +367,7 @@ py::tuple DecodePutRun(const chitta::wal::ReadBatch& b, size_t start, size_t end
   for (size_t i = start; i < end; ++i) {
     const auto& r = b.records[i];
     PyObject* obj = Py_None;
-    if (chitta::wal::ParsePut(b.arena.data() + r.payload_pos, r.len, &v)) {
+    if (chitta::wal::ParsePut(r.payload, r.len, &v)) {
       obj = Build(cls, off, v, in, one.ptr());
       if (obj == nullptr) throw py::error_already_set();
     }

@@ -43,7 +43,7 @@ py::tuple DecodeSparseCodes(const ReadBatch& b, size_t start, size_t end, uint32
     py::gil_scoped_release release;
     for (size_t i = start; i < end; ++i) {
       const auto& r = b.records[i];
-      if (chitta::wal::ParseSparseCode(b.arena.data() + r.payload_pos, r.len, active, id + rows,
+      if (chitta::wal::ParseSparseCode(r.payload, r.len, active, id + rows,
                                        f + rows * active, a + rows * active, v + rows)) {
         ++rows;
       } else {
@@ -63,12 +63,13 @@ constexpr uint8_t kBatchOpType = 64;  // OpType.Batch (docs/OPS.md): never neste
 
 // A Batch payload is [[[op_type, payload], ...]] (Batch.ops as (int, Raw) pairs).
 // Each inner payload must be exactly one msgpack value; its extent is found by
-// skipping it (SkipValue) before it is copied.
+// skipping it (SkipValue). Nothing is copied: the inner records point into the
+// Batch's payload, kept alive by the owners the result shares with `b`.
 std::shared_ptr<ReadBatch> UnpackBatch(const ReadBatch& b, size_t index) {
   if (index >= b.records.size()) throw py::index_error("record index out of range");
   const auto& rec = b.records[index];
   if (rec.op_type != kBatchOpType) ThrowInvalid("record is not a Batch");
-  chitta::wal::MsgpackReader r{b.arena.data() + rec.payload_pos, b.arena.data() + rec.payload_pos + rec.len};
+  chitta::wal::MsgpackReader r{rec.payload, rec.payload + rec.len};
   uint64_t fields, count;
   if (!r.ArrayHeader(&fields) || fields != 1 || !r.ArrayHeader(&count) ||
       count > static_cast<uint64_t>(r.end - r.p)) {
@@ -76,8 +77,8 @@ std::shared_ptr<ReadBatch> UnpackBatch(const ReadBatch& b, size_t index) {
   }
   auto out = std::make_shared<ReadBatch>();
   out->segments = b.segments;
+  out->owners = b.owners;
   out->records.reserve(count);
-  out->arena.reserve(rec.len);
   for (uint64_t i = 0; i < count; ++i) {
     uint64_t pair, code;
     if (!r.ArrayHeader(&pair) || pair != 2 || !r.U64(&code) || code > 255 || code == kBatchOpType) {
@@ -87,9 +88,8 @@ std::shared_ptr<ReadBatch> UnpackBatch(const ReadBatch& b, size_t index) {
     if (!r.SkipValue(0)) return nullptr;
     chitta::wal::RecordRef inner = rec;
     inner.op_type = static_cast<uint8_t>(code);
-    inner.payload_pos = out->arena.size();
+    inner.payload = begin;
     inner.len = static_cast<uint32_t>(r.p - begin);
-    out->arena.insert(out->arena.end(), begin, r.p);
     out->records.push_back(inner);
   }
   if (r.p != r.end) return nullptr;

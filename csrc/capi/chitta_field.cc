@@ -32,10 +32,8 @@ using chitta::wal::ReadBatch;
 
 // Calls fn for each record of batch in order; true if fn asked to stop.
 bool Deliver(const ReadBatch& batch, cf_record_fn fn, void* user) {
-  const uint8_t* arena = batch.arena.data();
   for (const auto& r : batch.records) {
-    const uint8_t* payload = r.len ? arena + r.payload_pos : arena;
-    if (fn(user, r.seqno, r.instance_id, r.op_type, payload, r.len) != 0) return true;
+    if (fn(user, r.seqno, r.instance_id, r.op_type, r.payload, r.len) != 0) return true;
   }
   return false;
 }

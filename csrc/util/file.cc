@@ -65,13 +65,17 @@ Status MappedFile::Open(const std::string& path, MappedFile* out) {
   return Status::OK();
 }
 
-void MappedFile::WillReadSequentially(uint64_t offset) const {
+void MappedFile::Prefetch(uint64_t offset) const {
   if (data_ == nullptr || offset >= size_) return;
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   const uint64_t start = offset / page * page;
   void* at = const_cast<uint8_t*>(data_) + start;
-  ::madvise(at, size_ - start, MADV_SEQUENTIAL);
   ::madvise(at, size_ - start, MADV_WILLNEED);
+#ifdef MADV_POPULATE_READ
+  // Map every page in one call (Linux >= 5.14) instead of one fault per 4 KiB
+  // page as the scan and the decoders touch it; older kernels refuse: ignored.
+  ::madvise(at, size_ - start, MADV_POPULATE_READ);
+#endif
 }
 
 Status WriteAll(int fd, const uint8_t* data, size_t n, const std::string& path) {

@@ -24,9 +24,10 @@ class MappedFile {
   static Status Open(const std::string& path, MappedFile* out);
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
-  // Tells the kernel [offset, end) will be read once, front to back (read-ahead,
-  // fewer page faults). A hint: errors are ignored.
-  void WillReadSequentially(uint64_t offset) const;
+  // Tells the kernel [offset, end) is about to be read: read-ahead, and the
+  // pages mapped in one go rather than faulted one by one. A hint: errors are
+  // ignored.
+  void Prefetch(uint64_t offset) const;
 
  private:
   const uint8_t* data_ = nullptr;

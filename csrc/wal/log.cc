@@ -44,7 +44,7 @@ Status ScanWhole(const std::string& dir, const std::string& name, uint32_t inst,
 
 void ReadBatch::Clear() {
   records.clear();
-  arena.clear();
+  owners.clear();
   segments.clear();
   damages.clear();
 }
@@ -264,19 +264,11 @@ Status Log::ReadNew(ReadBatch* out, bool commit) {
                                             : a->first_seqno < b->first_seqno;
   });
 
-  // The unread bytes of every segment bound the payload bytes: one arena
-  // allocation instead of a doubling series of copies (2 GB at 1M memories).
   std::vector<uint64_t> sizes(order.size(), 0);
-  uint64_t unread = 0;
   for (size_t i = 0; i < order.size(); ++i) {
-    const Cursor* c = order[i];
-    if (c->state.dead) continue;
-    CHITTA_RETURN_IF_ERROR(file::FileSize(seg_dir_ + "/" + c->name, &sizes[i]));
-    const uint64_t limit = std::min(sizes[i], c->limit);
-    const uint64_t from = c->state.header_ok ? c->state.offset : 0;
-    if (limit > from) unread += limit - from;
+    if (order[i]->state.dead) continue;
+    CHITTA_RETURN_IF_ERROR(file::FileSize(seg_dir_ + "/" + order[i]->name, &sizes[i]));
   }
-  out->arena.reserve(out->arena.size() + unread);
 
   std::map<uint32_t, std::vector<RecordRef>> per_instance;
   std::vector<std::pair<Cursor*, ScanState>> updates;
@@ -286,26 +278,27 @@ Status Log::ReadNew(ReadBatch* out, bool commit) {
     uint64_t limit = std::min(sizes[i], c->limit);
     if (c->state.header_ok && limit <= c->state.offset) continue;
     if (!c->state.header_ok && limit < kHeaderSize) continue;
-    file::MappedFile m;
-    CHITTA_RETURN_IF_ERROR(file::MappedFile::Open(seg_dir_ + "/" + c->name, &m));
-    limit = std::min(limit, m.size());
-    m.WillReadSequentially(c->state.header_ok ? c->state.offset : 0);
+    auto m = std::make_shared<file::MappedFile>();
+    CHITTA_RETURN_IF_ERROR(file::MappedFile::Open(seg_dir_ + "/" + c->name, m.get()));
+    limit = std::min(limit, m->size());
+    m->Prefetch(c->state.header_ok ? c->state.offset : 0);
     const uint32_t seg_index = static_cast<uint32_t>(out->segments.size());
     out->segments.push_back(c->name);
     ScanState st = c->state;
     ScanResult res;
     auto& recs = per_instance[c->instance_id];
     const uint32_t inst = c->instance_id;
-    Status s = ScanSegment(c->name, inst, c->first_seqno, m.data(), limit, options_.salvage, &st,
+    const size_t before = recs.size();
+    Status s = ScanSegment(c->name, inst, c->first_seqno, m->data(), limit, options_.salvage, &st,
                            &out->damages, &res, [&](const RawRecord& r) {
                              recs.push_back(RecordRef{r.seqno, inst, r.op_type, seg_index,
-                                                      r.offset, out->arena.size(), r.len});
-                             out->arena.insert(out->arena.end(), r.payload, r.payload + r.len);
+                                                      r.offset, r.payload, r.len});
                            });
     if (!s.ok()) {
       out->Clear();
       return s;
     }
+    if (recs.size() > before) out->owners.push_back(std::move(m));  // the payloads point into it
     updates.emplace_back(c, st);
   }
 

@@ -39,14 +39,20 @@ struct RecordRef {
   uint32_t instance_id;
   uint8_t op_type;
   uint32_t segment;      // index into ReadBatch::segments
-  uint64_t offset;       // of the record in its segment
-  uint64_t payload_pos;  // into ReadBatch::arena
+  uint64_t offset;         // of the record in its segment
+  const uint8_t* payload;  // len bytes, kept alive by the ReadBatch's owners
   uint32_t len;
 };
 
+// Payloads are not copied: they stay where they were read (the segments'
+// memory maps), and `owners` keeps that memory mapped for as long as the batch
+// lives. A batch made from another (a Batch record unpacked) shares its owners.
+// Records handed out are complete and CRC-checked; segments only ever grow past
+// them (a torn tail is cut only beyond the last complete record), so the bytes
+// under a payload never change while it is mapped.
 struct ReadBatch {
   std::vector<RecordRef> records;  // merged by (seqno, instance_id)
-  std::vector<uint8_t> arena;      // payload bytes, in read order
+  std::vector<std::shared_ptr<const void>> owners;
   std::vector<std::string> segments;
   std::vector<Damage> damages;     // what salvage skipped (torn tails are not listed)
   void Clear();

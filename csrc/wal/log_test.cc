@@ -44,7 +44,7 @@ uint64_t Put(Log* log, uint8_t op, const std::string& payload) {
 std::vector<std::string> Payloads(const ReadBatch& b) {
   std::vector<std::string> out;
   for (const auto& r : b.records) {
-    out.emplace_back(reinterpret_cast<const char*>(b.arena.data() + r.payload_pos), r.len);
+    out.emplace_back(reinterpret_cast<const char*>(r.payload), r.len);
   }
   return out;
 }

@@ -101,6 +101,27 @@ def test_unpack_batch_equals_batch_unpack(tmp_path) -> None:
         assert decoded == batch.unpack()
 
 
+def test_payloads_outlive_the_parent_result_and_the_segment_files(tmp_path) -> None:
+    """Read results point into the segments' maps instead of copying: an unpacked
+    Batch must keep them alive after its parent result is gone and the files are
+    removed (pruned segments, a closed log)."""
+    import gc
+    import shutil
+
+    inner = [ops.PutPayload(id=(3 << 32) | i, text=f"t{i}" * 50, embedding=np.full(8, i, "<f4").tobytes())
+             for i in range(1, 40)]
+    batch = ops.Batch.of(*inner)
+    result = _batch_log(tmp_path / "f", [ops.encode(batch)])
+    plain = result.payload(0)
+    unpacked = _core._unpack_batch(result, 0)
+    del result
+    gc.collect()
+    shutil.rmtree(tmp_path / "f")
+    np.ones(1 << 20).sum()  # churn the heap a little
+    assert [unpacked.payload(i) for i in range(len(unpacked))] == [bytes(raw) for _, raw in batch.ops]
+    assert ops.decode(ops.OpType.Batch, plain).unpack() == inner
+
+
 def test_unpack_batch_refuses_other_shapes(tmp_path) -> None:
     good = ops.encode(ops.Batch.of(ops.DeleteMemory(id=1, at_ms=2)))
     nested = b"\x91\x91\x92\x40" + good  # an inner op of type Batch (64)

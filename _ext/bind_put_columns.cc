@@ -125,7 +125,20 @@ py::array_t<T> ToArray(const std::vector<T>& v) {
   return a;
 }
 
-py::tuple DecodePutColumns(const ReadBatch& b, size_t start, size_t end, py::object fallback) {
+// The matrix sink(m, dim) gave, if it is one this decoder can write m rows of
+// width dim into (float32, C order, writable); otherwise None.
+py::object SinkMatrix(const py::object& sink, size_t m, size_t dim) {
+  if (sink.is_none()) return py::none();
+  py::object got = sink(m, dim);
+  if (!py::isinstance<py::array>(got)) return py::none();
+  auto a = py::reinterpret_borrow<py::array>(got);
+  const bool fits = a.dtype().is(py::dtype::of<float>()) && a.ndim() == 2 &&
+                    static_cast<size_t>(a.shape(0)) == m && static_cast<size_t>(a.shape(1)) == dim &&
+                    (a.flags() & py::array::c_style) && a.writeable();
+  return fits ? got : py::none();
+}
+
+py::tuple DecodePutColumns(const ReadBatch& b, size_t start, size_t end, py::object fallback, py::object sink) {
   if (start > end || end > b.records.size()) throw py::index_error("record range out of bounds");
   const size_t n = end - start;
   std::vector<uint64_t> ids(n);
@@ -188,10 +201,13 @@ py::tuple DecodePutColumns(const ReadBatch& b, size_t start, size_t end, py::obj
     else extra[row] = true;  // an odd vector: the whole op goes to extras
   }
   const size_t dim = width / 4;
-  py::array_t<float> vectors(std::vector<py::ssize_t>{static_cast<py::ssize_t>(vector_rows.empty() ? 0 : vector_rows.size()),
-                                                      static_cast<py::ssize_t>(vector_rows.empty() ? 0 : dim)});
+  py::object vectors = vector_rows.empty() ? py::none() : SinkMatrix(sink, vector_rows.size(), dim);
+  if (vectors.is_none()) {
+    vectors = py::array_t<float>(std::vector<py::ssize_t>{static_cast<py::ssize_t>(vector_rows.empty() ? 0 : vector_rows.size()),
+                                                          static_cast<py::ssize_t>(vector_rows.empty() ? 0 : dim)});
+  }
   if (!vector_rows.empty()) {
-    auto* out = reinterpret_cast<char*>(vectors.mutable_data());
+    auto* out = static_cast<char*>(py::reinterpret_borrow<py::array>(vectors).mutable_data());
     for (size_t j = 0; j < vector_rows.size(); ++j) {  // little-endian host: the bytes are the floats
       std::memcpy(out + j * width, embs[static_cast<size_t>(vector_rows[j])].data(), width);
     }
@@ -218,10 +234,11 @@ py::tuple DecodePutColumns(const ReadBatch& b, size_t start, size_t end, py::obj
 CHITTA_BIND(put_columns) {
   static_assert(sizeof(float) == 4, "float32");
   m.def("decode_put_columns", &DecodePutColumns, py::arg("result"), py::arg("start"), py::arg("end"),
-        py::arg("fallback"),
+        py::arg("fallback"), py::arg("sink") = py::none(),
         "PutPayload records [start, end) of a ReadResult as the columns of a PutColumns (see "
         "chitta.ops.decode_put_columns); fallback(record_index) -> PutPayload decodes the records "
-        "the native parser does not take.");
+        "the native parser does not take; sink(m, dim), if given, may return the float32 (m, dim) "
+        "matrix to write the vectors into (returned as the vectors column itself).");
 }
 
 }  // namespace chitta_ext

@@ -188,6 +188,9 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
         # Organs that take a run of puts as columns (PutColumns); the others get PutPayload ops.
         self._column_organs = tuple(o for o in self._put_organs if hasattr(o, "apply_columns"))
         self._op_organs = tuple(o for o in self._put_organs if not hasattr(o, "apply_columns"))
+        # The organ whose vector matrix replay decodes put runs into (no copy when applied).
+        self._vector_sink_organ = next((o for o in self._column_organs if hasattr(o, "vector_sink")), None)
+        self._sink: Any = None  # during a replay: that organ's sink
         # Organs that take a run of sparse codes as arrays (CodeColumns): replay decodes those runs natively.
         self._code_organs = tuple(
             o for o in self._routes.get(int(OpType.UpdateSparseCode), ()) if hasattr(o, "apply_code_columns")

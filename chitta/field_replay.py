@@ -27,6 +27,15 @@ if TYPE_CHECKING:
 _PUT, _CODE, _BATCH = int(OpType.PutPayload), int(OpType.UpdateSparseCode), int(OpType.Batch)
 _RECORD_HEAD = 17  # bytes before a record's payload (FORMAT.md: len, crc, seqno, op type)
 
+def _count_puts(unit: tuple[int, int, int, Any]) -> int:
+    op_type, start, end, inner = unit
+    if op_type == _PUT:
+        return end - start
+    if op_type == _BATCH and inner is not None:
+        return sum(e - s for t, s, e in inner.op_runs() if t == _PUT)
+    return 0
+
+
 # A decoded run: (op_type, what its organs take). Kinds of the second item:
 # ("cols", PutColumns, ops or None), ("codes", CodeColumns), ("ops", [op, ...]).
 Decoded = tuple[int, tuple[Any, ...]]
@@ -50,17 +59,34 @@ class ReplayMixin:
         result = self._log.read_new(commit=False)  # positions move only once applied
         for damage in result.damages:
             self.salvaged.append(dict(damage))
-        decoded: list[Decoded] = []
+        # Batches unpacked first (no copies: the inner records point into the
+        # Batch's payload), so the puts to come are counted before decoding.
+        units: list[tuple[int, int, int, Any]] = []  # (op_type, start, end, None) or (BATCH, index, 0, inner)
         for op_type, start, end in result.op_runs():
             if op_type == _BATCH:
-                for index in range(start, end):
-                    decoded.extend(self._decode_batch(result, index))
+                units.extend((_BATCH, i, 0, _core._unpack_batch(result, i)) for i in range(start, end))
             else:
-                decoded.append(self._decode_run(result, op_type, start, end))
-        # Everything decoded: only now touch the organs (nothing half-applied).
-        self._reserve_for(decoded)
-        for op_type, run in decoded:
-            self._apply_decoded(op_type, run)
+                units.append((op_type, start, end, None))
+        puts = sum(_count_puts(unit) for unit in units)
+        sink_organ = self._vector_sink_organ if puts else None
+        self._sink = sink_organ.vector_sink(puts) if sink_organ is not None else None
+        applied = False
+        try:
+            decoded: list[Decoded] = []
+            for op_type, start, end, inner in units:
+                if op_type == _BATCH:
+                    decoded.extend(self._decode_batch(result, start, inner))
+                else:
+                    decoded.append(self._decode_run(result, op_type, start, end))
+            # Everything decoded: only now touch the organs (nothing half-applied).
+            self._reserve_for(decoded)
+            applied = True
+            for op_type, run in decoded:
+                self._apply_decoded(op_type, run)
+        finally:
+            self._sink = None
+            if sink_organ is not None:
+                sink_organ.end_vector_sink(applied=applied)
         self._log.commit_read()
         return len(result)
 
@@ -76,7 +102,7 @@ class ReplayMixin:
     def _decode_plain(self: Field, result: Any, op_type: int, start: int, end: int) -> tuple[Any, ...]:
         """A run decoded whole; ChittaError if any record of it is damaged."""
         if op_type == _PUT:
-            cols = ops.decode_put_columns(result, start, end)
+            cols = ops.decode_put_columns(result, start, end, self._sink)
             puts = ops.decode_records(result, op_type, start, end) if self._op_organs else None
             return ("cols", cols, puts)
         if op_type == _CODE and self._code_organs:
@@ -86,10 +112,9 @@ class ReplayMixin:
             # A code of another feature count in the run: the whole run goes per op, in log order.
         return ("ops", ops.decode_records(result, op_type, start, end))
 
-    def _decode_batch(self: Field, result: Any, index: int) -> list[Decoded]:
-        """The inner runs of Batch record ``index`` (the Batch whole, or, damaged and
-        salvaged, nothing)."""
-        inner = _core._unpack_batch(result, index)
+    def _decode_batch(self: Field, result: Any, index: int, inner: Any) -> list[Decoded]:
+        """The inner runs of Batch record ``index`` (``inner``: it unpacked, or None)
+        (the Batch whole, or, damaged and salvaged, nothing)."""
         try:
             if inner is None:  # not the plain shape: the general decoder decides
                 batch: Any = ops.decode(_BATCH, result.payload(index))

@@ -305,12 +305,14 @@ def decode_records(result: Any, op_type: int, start: int, end: int) -> list[Op]:
     return decode_run(op_type, result.framed(start, end))
 
 
-def decode_put_columns(result: Any, start: int, end: int) -> Any:
+def decode_put_columns(result: Any, start: int, end: int, sink: Any = None) -> Any:
     """Records ``[start, end)`` of a ``read_new()`` result, all PutPayloads, as a
     :class:`chitta.put_columns.PutColumns` (``same_as`` the one ``from_puts`` makes
     of ``decode_records``). Built natively (``_core.decode_put_columns``): no
     Python object per plain record. Records the native parser does not take go
-    through :func:`decode`, so a damaged one raises the same CorruptionError."""
+    through :func:`decode`, so a damaged one raises the same CorruptionError.
+    ``sink(m, dim)`` may give the float32 matrix the m vectors are written into
+    (it becomes ``vectors``; anything else and the decoder allocates its own)."""
     from chitta import _core
     from chitta.put_columns import LABELS, LabelColumn, PutColumns
 
@@ -318,7 +320,7 @@ def decode_put_columns(result: Any, start: int, end: int) -> Any:
         return decode(OpType.PutPayload, result.payload(i))
 
     (ids, created, written, confidence, strength, codes, values, arena, offsets, vector_rows, vectors,
-     extras) = _core.decode_put_columns(result, start, end, fallback)
+     extras) = _core.decode_put_columns(result, start, end, fallback, sink)
     return PutColumns(
         ids=ids,
         created_ms=created,

@@ -13,7 +13,7 @@ texts and vectors.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -69,6 +69,7 @@ class MemoriesOrgan:
         self.embedding_dim: int | None = None  # of the first vector ever applied
         self._touches: dict[int, list[int]] = {}  # id -> recent access times (ACT-R trace)
         self.ignored = 0  # ops naming a missing or forgotten memory, or a duplicate put
+        self._claim_mark: tuple[int, int | None] | None = None  # the vector matrix before a replay's claims
 
     # ---- applying ---------------------------------------------------------------
     def apply(self, op: Op) -> None:
@@ -99,6 +100,26 @@ class MemoriesOrgan:
         s.map.reserve(len(s.map) + puts)
         if vectors and dim:
             s.reserve_vectors(vectors, dim)
+
+    def vector_sink(self, expect: int) -> Callable[[int, int], npt.NDArray[np.float32] | None]:
+        """For replay's put decoder: ``sink(m, dim)`` gives matrix rows to decode a
+        run's m vectors into (or None: the decoder allocates its own), so that
+        ``apply_columns`` of that run copies no vector. ``expect``: vectors this
+        replay may bring at most. Call ``end_vector_sink`` when the replay ends."""
+        s = self._s
+        self._claim_mark = (s.nvec, s.dim)
+        left = [expect]
+
+        def sink(m: int, dim: int) -> npt.NDArray[np.float32] | None:
+            view = s.claim_vectors(m, dim, max(left[0], m))
+            left[0] = max(0, left[0] - m)
+            return view
+
+        return sink
+
+    def end_vector_sink(self, *, applied: bool) -> None:
+        """The replay is over; ``applied=False``: it applied nothing (its claims are given back)."""
+        self._s.end_claims(None if applied else self._claim_mark)
 
     def apply_columns(self, cols: PutColumns) -> None:
         """Apply a run of puts given as columns: exactly ``apply_run(PutPayload, cols.ops())``

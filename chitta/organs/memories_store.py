@@ -94,7 +94,11 @@ class MemoryColumns:
         self.dim: int | None = None  # the matrix width (floats)
         self.vecs = np.zeros((0, 0), np.float32)  # growable; rows [0, nvec) used
         self.vec_hint: tuple[int, int] | None = None  # (width, rows) a replay announced before the first vector
-        self.nvec = 0
+        self.nvec = 0  # rows of `vecs` given out: applied, or claimed by a decoder
+        # Claims: matrix rows handed to replay's put decoder to write a run's
+        # vectors into, so that applying the run copies nothing (id(view) -> (view, first row)).
+        self.claims: dict[int, tuple[npt.NDArray[np.float32], int]] = {}
+        self.claimed = 0  # rows of the outstanding claims
         self.base = np.zeros((0, 0), np.float32)  # a checkpoint's sidecar matrix, read as it is
 
     # ---- growing ---------------------------------------------------------------------
@@ -130,23 +134,60 @@ class MemoryColumns:
         if self.dim is None:
             self.vec_hint = (dim, m)
             return
-        if dim != self.dim or self.nvec + m <= len(self.vecs):
+        used = self.nvec - self.claimed  # claimed rows are the announced vectors themselves
+        if dim != self.dim or used + m <= len(self.vecs):
             return
-        fresh = np.empty((self.nvec + m, dim), np.float32)
+        self._regrow(max(used + m, self.nvec))
+
+    def claim_vectors(self, m: int, dim: int, expect: int) -> npt.NDArray[np.float32] | None:
+        """Rows for a decoder to write m vectors of width ``dim`` into (None if the
+        matrix has another width). ``expect``: vectors still to come in this replay,
+        this claim's included (sizes the matrix once). The rows count as used from
+        now on; ``add_vectors`` of the very view returned takes them without a copy."""
+        if self.dim is None:
+            self.dim = dim
+            self.vecs = np.zeros((0, dim), np.float32)
+        if dim != self.dim or m <= 0:
+            return None
+        first = self.nvec
+        if first + m > len(self.vecs):
+            self._regrow(max(first + m, first + expect, 2 * len(self.vecs), 256))
+        view = self.vecs[first : first + m]
+        self.nvec = first + m
+        self.claims[id(view)] = (view, first)
+        self.claimed += m
+        return view
+
+    def end_claims(self, mark: tuple[int, int | None] | None = None) -> None:
+        """Forget outstanding claims (rows of puts the replay ignored stay unused).
+        With ``mark`` (``(nvec, dim)`` before the claims), a replay that applied
+        nothing gives their rows back."""
+        if mark is not None and self.claimed == self.nvec - mark[0]:
+            self.nvec, self.dim = mark
+            if self.dim is None:
+                self.vecs = np.zeros((0, 0), np.float32)
+        self.claims.clear()
+        self.claimed = 0
+
+    def _regrow(self, rows: int) -> None:
+        fresh = np.empty((rows, self.dim or 0), np.float32)
         fresh[: self.nvec] = self.vecs[: self.nvec]
         self.vecs = fresh
 
     def add_vectors(self, mat: npt.NDArray[np.float32]) -> int:
-        """Append matrix rows (of width ``dim``); returns the first one's index."""
+        """Append matrix rows (of width ``dim``); returns the first one's index.
+        A view ``claim_vectors`` gave out is already in place: nothing is copied."""
         m = len(mat)
+        claim = self.claims.pop(id(mat), None)
+        if claim is not None and claim[0] is mat:
+            self.claimed -= m
+            return claim[1]
         first = self.nvec
         hint, self.vec_hint = self.vec_hint, None
         if hint is not None and hint[0] == self.dim:
             self.reserve_vectors(hint[1], hint[0])
         if first + m > len(self.vecs):
-            fresh = np.empty((max(first + m, 2 * len(self.vecs), 256), self.dim or 0), np.float32)
-            fresh[:first] = self.vecs[:first]
-            self.vecs = fresh
+            self._regrow(max(first + m, 2 * len(self.vecs), 256))
         self.vecs[first : first + m] = mat
         self.nvec = first + m
         return first

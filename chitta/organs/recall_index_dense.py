@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from chitta import _core
 from chitta.errors import CheckpointIgnored, ChittaError
 from chitta.index.hamming import HammingRescoreIndex, binarize
 from chitta.index.posting import PAD_ID
@@ -27,15 +28,10 @@ EXACT_DENSE_LIMIT = 20_000  # up to this many vectors (or allowed ids) the dense
 
 
 def _row_norms(rows: F32) -> F32:
-    """L2 norm of each row, computed the same way for one row or a million (the
-    checkpoint path must normalise bit-for-bit as the replay path does); in
-    blocks, so a million rows need no million-row temporary."""
-    rows = np.ascontiguousarray(rows, np.float32)
-    out = np.empty(len(rows), np.float32)
-    for lo in range(0, len(rows), 8192):
-        block = rows[lo : lo + 8192]
-        out[lo : lo + len(block)] = np.sqrt(np.add.reduce(block * block, axis=1))
-    return out
+    """L2 norm of each row, the same for one row or a million (the checkpoint path
+    must normalise bit-for-bit as the replay path does): ``_core._row_norms``,
+    which ``_core._unit_rows`` shares."""
+    return _core._row_norms(np.ascontiguousarray(rows, np.float32))  # type: ignore[no-any-return]
 
 
 class DenseLane:
@@ -107,49 +103,61 @@ class DenseLane:
             return
         sel = accepted[cols.vector_rows]
         mat = cols.vectors[sel] if not bool(sel.all()) else cols.vectors
-        norms = _row_norms(mat)
-        good = np.isfinite(norms) & (norms > 0)
-        if not good.any():
-            return
         if self.dim is None:
+            norms = _row_norms(mat)
+            if not bool((np.isfinite(norms) & (norms > 0)).any()):
+                return
             self.dim = int(mat.shape[1])
             hint, self._vec_hint = self._vec_hint, None
             rows = hint[1] if hint is not None and hint[0] == self.dim else 0
             self._vecs = np.zeros((max(1024, rows), self.dim), np.float32)
         if mat.shape[1] != self.dim:
             return  # another writer's model; the field refuses this at write time
-        if not bool(good.all()):
-            mat, norms = mat[good], norms[good]
-        mids: list[int] = cols.ids[cols.vector_rows[sel][good]].tolist()
-        k = len(mids)
-        reuse = min(k, len(self._free_rows))
-        free = [self._free_rows.pop() for _ in range(reuse)]
+        run_ids = cols.ids[cols.vector_rows[sel]]
         start = len(self._row_ids)
-        for row, mid in zip(free, mids):
-            self._row_ids[row] = mid
-        self._row_ids.extend(mids[reuse:])
-        need = len(self._row_ids)
-        if need > self._vecs.shape[0]:
-            cap = self._vecs.shape[0]
-            while cap < need:
-                cap *= 2
-            grown = np.zeros((cap, self.dim), np.float32)
-            grown[:start] = self._vecs[:start]
-            self._vecs = grown
-        ids = np.array(mids, np.uint64)
-        if free:
-            rows = np.array(free + list(range(start, need)), np.int64)
-            self._vecs[rows] = mat / norms[:, None]
-            self._row.set_many(ids, rows)
+        if not self._free_rows:  # the usual case: normalised straight into the matrix, one pass
+            self._vector_room(start + len(mat))
+            norms, k = _core._unit_rows(mat, self._vecs[start : start + len(mat)])
+            if k < len(mat):
+                run_ids = run_ids[np.isfinite(norms) & (norms > 0)]
+            mids: list[int] = run_ids.tolist()
+            self._row_ids.extend(mids)
+            rows_of = np.arange(start, start + k, dtype=np.int64)
         else:
-            np.divide(mat, norms[:, None], out=self._vecs[start:need])
-            self._row.set_many(ids, np.arange(start, need, dtype=np.int64))
+            norms = _row_norms(mat)
+            good = np.isfinite(norms) & (norms > 0)
+            if not good.any():
+                return
+            if not bool(good.all()):
+                mat, norms, run_ids = mat[good], norms[good], run_ids[good]
+            mids = run_ids.tolist()
+            reuse = min(len(mids), len(self._free_rows))
+            free = [self._free_rows.pop() for _ in range(reuse)]
+            for row, mid in zip(free, mids):
+                self._row_ids[row] = mid
+            self._row_ids.extend(mids[reuse:])
+            self._vector_room(len(self._row_ids))
+            rows_of = np.array(free + list(range(start, len(self._row_ids))), np.int64)
+            self._vecs[rows_of] = mat / norms[:, None]
+        ids = np.array(mids, np.uint64)
+        self._row.set_many(ids, rows_of)
         self._row_index = None
         self._hamming_pending.add_many(ids)
         self._recent.extend(mids)
         if self._ann is not None:
             for mid in mids:
                 self._ann.vector_set(mid)
+
+    def _vector_room(self, need: int) -> None:
+        """Grow the unit-vector matrix (doubling) to hold ``need`` rows."""
+        if need > self._vecs.shape[0]:
+            cap = self._vecs.shape[0]
+            while cap < need:
+                cap *= 2
+            grown = np.zeros((cap, self.dim or 0), np.float32)
+            used = len(self._row_ids)
+            grown[:used] = self._vecs[:used]
+            self._vecs = grown
 
     def _drop_vector(self, mid: int) -> None:
         row = self._row.pop(mid, None)

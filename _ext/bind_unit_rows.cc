@@ -20,7 +20,7 @@ py::array_t<float> RowNorms(const py::array& rows_in) {
   float* out = norms.mutable_data();
   {
     py::gil_scoped_release release;
-    for (size_t i = 0; i < m; ++i) out[i] = chitta::RowNorm(src + i * d, d);
+    for (size_t i = 0; i < m; ++i) out[i] = chitta::util::RowNorm(src + i * d, d);
   }
   return norms;
 }
@@ -42,7 +42,7 @@ py::tuple UnitRowsInto(const py::array& src_in, py::array& dst_in) {
   size_t written;
   {
     py::gil_scoped_release release;
-    written = chitta::UnitRows(s, m, d, out, n);
+    written = chitta::util::UnitRows(s, m, d, out, n);
   }
   return py::make_tuple(norms, written);
 }

@@ -186,9 +186,17 @@ class MemoriesOrgan:
         s = self._s
         vrows = cols.vector_rows
         mat = cols.vectors
+        claimed = s.take_claim(mat)  # the run's vectors already sit in the matrix, from this row
+        at: npt.NDArray[np.int64] | None = None  # their matrix rows, when claimed
+        if claimed is not None:
+            at = claimed + np.arange(len(vrows), dtype=np.int64)
         if len(vrows) and not every:
             keep = fresh[vrows]
-            vrows, mat = vrows[keep], mat[keep]
+            vrows = vrows[keep]
+            if at is not None:
+                at = at[keep]
+            else:
+                mat = mat[keep]
         if self.embedding_dim is None:  # the first vector of the run, in run order
             first = (int(vrows[0]), 4 * int(mat.shape[1])) if len(vrows) else None
             for run_row, op in cols.extras.items():
@@ -202,7 +210,9 @@ class MemoriesOrgan:
         if s.dim is None:
             s.dim = int(mat.shape[1])
             s.vecs = np.zeros((0, s.dim), np.float32)
-        if mat.shape[1] == s.dim:
+        if at is not None:
+            s.c["vec"][rows] = at
+        elif mat.shape[1] == s.dim:
             s.c["vec"][rows] = s.add_vectors(mat) + np.arange(len(rows), dtype=np.int64)
         else:
             for row, vec in zip(rows.tolist(), mat):

@@ -143,7 +143,7 @@ class MemoryColumns:
         """Rows for a decoder to write m vectors of width ``dim`` into (None if the
         matrix has another width). ``expect``: vectors still to come in this replay,
         this claim's included (sizes the matrix once). The rows count as used from
-        now on; ``add_vectors`` of the very view returned takes them without a copy."""
+        now on; ``take_claim`` of the very view returned settles them (no copy)."""
         if self.dim is None:
             self.dim = dim
             self.vecs = np.zeros((0, dim), np.float32)
@@ -174,14 +174,19 @@ class MemoryColumns:
         fresh[: self.nvec] = self.vecs[: self.nvec]
         self.vecs = fresh
 
+    def take_claim(self, mat: npt.NDArray[np.float32]) -> int | None:
+        """If ``mat`` is a view ``claim_vectors`` gave out (its rows are already in the
+        matrix), its first row; the claim is settled. Otherwise None."""
+        claim = self.claims.get(id(mat))
+        if claim is None or claim[0] is not mat:
+            return None
+        del self.claims[id(mat)]
+        self.claimed -= len(mat)
+        return claim[1]
+
     def add_vectors(self, mat: npt.NDArray[np.float32]) -> int:
-        """Append matrix rows (of width ``dim``); returns the first one's index.
-        A view ``claim_vectors`` gave out is already in place: nothing is copied."""
+        """Append matrix rows (of width ``dim``); returns the first one's index."""
         m = len(mat)
-        claim = self.claims.pop(id(mat), None)
-        if claim is not None and claim[0] is mat:
-            self.claimed -= m
-            return claim[1]
         first = self.nvec
         hint, self.vec_hint = self.vec_hint, None
         if hint is not None and hint[0] == self.dim:

@@ -116,7 +116,7 @@ class DenseLane:
         run_ids = cols.ids[cols.vector_rows[sel]]
         start = len(self._row_ids)
         if not self._free_rows:  # the usual case: normalised straight into the matrix, one pass
-            self._vector_room(start + len(mat))
+            self._vector_room(start + len(mat), start)
             norms, k = _core._unit_rows(mat, self._vecs[start : start + len(mat)])
             if k < len(mat):
                 run_ids = run_ids[np.isfinite(norms) & (norms > 0)]
@@ -136,7 +136,7 @@ class DenseLane:
             for row, mid in zip(free, mids):
                 self._row_ids[row] = mid
             self._row_ids.extend(mids[reuse:])
-            self._vector_room(len(self._row_ids))
+            self._vector_room(len(self._row_ids), start)
             rows_of = np.array(free + list(range(start, len(self._row_ids))), np.int64)
             self._vecs[rows_of] = mat / norms[:, None]
         ids = np.array(mids, np.uint64)
@@ -148,14 +148,14 @@ class DenseLane:
             for mid in mids:
                 self._ann.vector_set(mid)
 
-    def _vector_room(self, need: int) -> None:
-        """Grow the unit-vector matrix (doubling) to hold ``need`` rows."""
+    def _vector_room(self, need: int, used: int) -> None:
+        """Grow the unit-vector matrix (doubling) to hold ``need`` rows, keeping its
+        first ``used``."""
         if need > self._vecs.shape[0]:
-            cap = self._vecs.shape[0]
+            cap = max(self._vecs.shape[0], 1)
             while cap < need:
                 cap *= 2
             grown = np.zeros((cap, self.dim or 0), np.float32)
-            used = len(self._row_ids)
             grown[:used] = self._vecs[:used]
             self._vecs = grown
 

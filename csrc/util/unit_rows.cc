@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-namespace chitta {
+namespace chitta::util {
 
 float RowNorm(const float* row, size_t dim) {
   double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -37,4 +37,4 @@ size_t UnitRows(const float* src, size_t rows, size_t dim, float* dst, float* no
   return out;
 }
 
-}  // namespace chitta
+}  // namespace chitta::util

@@ -12,9 +12,9 @@
 
 #include <cstddef>
 
-namespace chitta {
+namespace chitta::util {
 
 float RowNorm(const float* row, size_t dim);
 size_t UnitRows(const float* src, size_t rows, size_t dim, float* dst, float* norms);
 
-}  // namespace chitta
+}  // namespace chitta::util

@@ -21,26 +21,8 @@ int64_t RowMap::Row(uint64_t id) const {
   }
 }
 
-// Ids are hashed a few ahead of the one being looked at and their slots
-// prefetched: at a million rows the table is far larger than the cache, and
-// one miss per id otherwise dominates.
-constexpr size_t kAhead = 8;
-
-void RowMap::Prefetch(uint64_t id) const {
-  const size_t i = Home(id);
-  __builtin_prefetch(&keys_[i]);
-  __builtin_prefetch(&rows_[i]);
-}
-
 void RowMap::Rows(const uint64_t* ids, size_t n, int64_t* out) const {
-  if (keys_.empty()) {
-    for (size_t i = 0; i < n; ++i) out[i] = -1;
-    return;
-  }
-  for (size_t i = 0; i < n; ++i) {
-    if (i + kAhead < n) Prefetch(ids[i + kAhead]);
-    out[i] = Row(ids[i]);
-  }
+  for (size_t i = 0; i < n; ++i) out[i] = Row(ids[i]);
 }
 
 void RowMap::Place(uint64_t id, uint32_t row) {
@@ -75,7 +57,6 @@ Status RowMap::Add(const uint64_t* ids, size_t n, uint8_t* is_new) {
   Reserve(ids_.size() + n);
   ids_.reserve(ids_.size() + n);
   for (size_t k = 0; k < n; ++k) {
-    if (k + kAhead < n) Prefetch(ids[k + kAhead]);
     const uint64_t id = ids[k];
     size_t i = Home(id);
     bool present = false;

@@ -47,7 +47,6 @@ class RowMap {
 
  private:
   size_t Home(uint64_t id) const;
-  void Prefetch(uint64_t id) const;  // the cache lines of id's home slot
   void Rehash(size_t capacity);
   // Inserts an id known to be absent, with room already made.
   void Place(uint64_t id, uint32_t row);

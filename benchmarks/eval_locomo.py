@@ -127,7 +127,8 @@ def evaluate(
             field, dia_of = build_field(Path(tmp) / f"conv{i}", sample, embedder, context_turns, keyword_context_turns,
                                         settings)
             known = set(dia_of.values())
-            qvecs = field._encoding.embed([qa["question"] for qa in sample["qa"]]) if field._encoding.enabled else None
+            questions = [qa["question"] for qa in sample["qa"]]
+            qvecs = field._encoding.embed_query(questions) if field._encoding.enabled else None
             for qi, qa in enumerate(sample["qa"]):
                 gold, dropped = normalise_evidence(qa.get("evidence", []), known)
                 dropped_ids += dropped
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--configs", default="hybrid,bm25,dense,posting")
     ap.add_argument("--limit-conversations", type=int, default=None)
-    ap.add_argument("--embedder", default="auto", help="auto (the default model), mpnet (chitta[mpnet]) or hashing")
+    ap.add_argument("--embedder", default="auto", help="auto (the default model), mpnet (chitta[mpnet]), nomic (chitta[nomic]) or hashing")
     ap.add_argument("--context-turns", type=int, default=1, help="earlier turns embedded with each turn")
     ap.add_argument("--keyword-context-turns", type=int, default=2, help="earlier turns the keyword lane indexes with each turn")
     ap.add_argument("--time-prior", type=float, default=None,
@@ -198,6 +199,10 @@ def main(argv: list[str] | None = None) -> int:
         from chitta.encode import MpnetEmbedder
 
         embedder = MpnetEmbedder()
+    elif args.embedder == "nomic":
+        from chitta.encode import NomicEmbedder
+
+        embedder = NomicEmbedder()
     if args.cache:
         from locomo_cache import CachedEmbedder
 

@@ -63,7 +63,7 @@ def load(emb: CachedEmbedder, path: Path = DEFAULT_DATA, limit: int | None = Non
             if gold:
                 qs.append({"q": qa["question"], "cat": qa["category"], "gold": {index[g] for g in gold},
                            "half": "tune" if qi % 2 == 0 else "held"})
-        qvecs = emb.embed([q["q"] for q in qs])
+        qvecs = emb.embed_query([q["q"] for q in qs])
         convs.append(Conv(items, [t["text"] for t in items], qs, qvecs))
     return convs
 
@@ -140,6 +140,10 @@ def _inner(name: str) -> Any:
         from chitta.encode import OnnxMiniLM
 
         return OnnxMiniLM()
+    if name == "nomic":
+        from chitta.encode import NomicEmbedder
+
+        return NomicEmbedder()
     from chitta.encode import MpnetEmbedder
 
     return MpnetEmbedder()
@@ -150,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--only", default="")
     ap.add_argument("--round", default="all", help="all (rounds 1-7), 8-12 (locomo_variants2.py), 13-15 (locomo_variants3.py)")
-    ap.add_argument("--embedder", default="minilm", help="minilm (the default model) or a cached name, e.g. mpnet")
+    ap.add_argument("--embedder", default="minilm", help="minilm (the default model), mpnet or nomic")
     ap.add_argument("--ctx", type=int, default=1, help="rounds 11-12: earlier turns in the dense vectors")
     args = ap.parse_args(argv)
     emb = CachedEmbedder(_inner(args.embedder))

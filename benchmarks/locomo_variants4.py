@@ -40,21 +40,22 @@ def _time(c: Conv, qi: int, fused: dict[int, float], lam: float = 1.0) -> dict[i
 
 def pipeline(emb: Any, *, wd: float = 0.5, k: float = 20, ctx: int = 1, extra: Callable[[Conv, int], tuple[
         dict[str, list[int]], dict[str, float]]] | None = None, dense_q: Callable[[Conv, int], np.ndarray] | None = None,
-        lanes: tuple[str, ...] = ("bm25", "dense")) -> Ranker:
+        lanes: tuple[str, ...] = ("bm25", "dense"), wb: float = 1.0, speaker: float = 0.3,
+        tprior: float = 1.0) -> Ranker:
     def r(c: Conv, qi: int) -> list[int]:
         vecs = ctx_vectors(c, emb, ctx)
         qv = c.qvecs[qi] if dense_q is None else dense_q(c, qi)
         lists: dict[str, list[int]] = {}
         w: dict[str, float] = {}
         if "bm25" in lanes:
-            lists["bm25"], w["bm25"] = kw_search(c, keyword_query(c.questions[qi]["q"]))[0], 1.0
+            lists["bm25"], w["bm25"] = kw_search(c, keyword_query(c.questions[qi]["q"]))[0], wb
         if "dense" in lanes:
             lists["dense"], w["dense"] = dense_rank(vecs, qv), wd
         if extra is not None:
             more, mw = extra(c, qi)
             lists.update(more)
             w.update(mw)
-        fused = _time(c, qi, _prior(c, qi, _fuse_scores(lists, w, k)))
+        fused = _time(c, qi, _prior(c, qi, _fuse_scores(lists, w, k), speaker), tprior)
         return _finish(c, qi, fused, vecs=vecs)
 
     return r
@@ -68,6 +69,10 @@ def round18(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
             yield f"R18 reference ctx={n} dense w={wd}", pipeline(emb, ctx=n, wd=wd)
     for kk in (10, 40):
         yield f"R18 reference ctx={ctx} dense w=0.5 k={kk}", pipeline(emb, ctx=ctx, k=kk)
+    for wd, kk in ((0.75, 10), (0.75, 40), (1.0, 10), (1.0, 40), (1.5, 20), (2.0, 20)):
+        yield f"R18 ctx={ctx} dense w={wd} k={kk}", pipeline(emb, ctx=ctx, wd=wd, k=kk)
+    for sp in (0.2, 0.5):
+        yield f"R18 ctx={ctx} dense w=0.75 speaker prior x{1 + sp}", pipeline(emb, ctx=ctx, wd=0.75, speaker=sp)
 
 
 # --- the dense lane's query as a statement ---------------------------------------------------------

@@ -69,6 +69,18 @@ def load(emb: CachedEmbedder, path: Path = DEFAULT_DATA, limit: int | None = Non
 
 
 def ctx_vectors(c: Conv, emb: CachedEmbedder, n: int) -> np.ndarray:
+    """Vectors of each turn with ``n`` earlier turns; n = -1: the normalised mean of the
+    turn-alone and 1-earlier-turn vectors (one vector per turn, two views)."""
+    if n == -1 and n not in c.ctx:
+        m = ctx_vectors(c, emb, 0) + ctx_vectors(c, emb, 1)
+        c.ctx[n] = (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+    if n == -3 and n not in c.ctx:  # derived: normalised sum of the turn-alone vectors of the turn and the one before
+        v0 = ctx_vectors(c, emb, 0)
+        m = v0.copy()
+        for i in range(1, len(c.items)):
+            if c.items[i]["session"] == c.items[i - 1]["session"]:
+                m[i] += v0[i - 1]
+        c.ctx[n] = (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
     if n not in c.ctx:
         tt = [Turn(t["speaker"], t["said"], t["session"], t["at"]) for t in c.items]
         c.ctx[n] = emb.embed(context_texts(tt, n))

@@ -71,6 +71,20 @@ def round18(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
         yield f"R18 reference ctx={ctx} dense w=0.5 k={kk}", pipeline(emb, ctx=ctx, k=kk)
     for wd, kk in ((0.75, 10), (0.75, 40), (1.0, 10), (1.0, 40), (1.5, 20), (2.0, 20)):
         yield f"R18 ctx={ctx} dense w={wd} k={kk}", pipeline(emb, ctx=ctx, wd=wd, k=kk)
+    for w0, w1 in ((0.25, 0.25), (0.5, 0.5), (0.4, 0.4), (0.6, 0.6), (0.75, 0.75), (0.5, 0.75), (0.75, 0.5)):
+        def views(c: Conv, qi: int, w0: float = w0) -> tuple[dict[str, list[int]], dict[str, float]]:
+            return {"dense0": dense_rank(ctx_vectors(c, emb, 0), c.qvecs[qi])}, {"dense0": w0}
+
+        yield f"R18 two dense views ctx=0 w={w0} + ctx=1 w={w1}", pipeline(emb, ctx=1, wd=w1, extra=views)
+    for src, name in ((0, "turn alone"), (1, "1 earlier turn")):
+        for w in (0.5, 0.75):
+            def derived(c: Conv, qi: int, w: float = w) -> tuple[dict[str, list[int]], dict[str, float]]:
+                return {"dense3": dense_rank(ctx_vectors(c, emb, -3), c.qvecs[qi])}, {"dense3": w}
+
+            yield f"R18 derived view (sum of stored turn-alone vectors) + {name} view, w={w} each", pipeline(
+                emb, ctx=src, wd=w, extra=derived)
+    for wd in (0.5, 0.75, 1.0):
+        yield f"R18 mean view (ctx=0 + ctx=1 vectors, normalised) w={wd}", pipeline(emb, ctx=-1, wd=wd)
     for sp in (0.2, 0.5):
         yield f"R18 ctx={ctx} dense w=0.75 speaker prior x{1 + sp}", pipeline(emb, ctx=ctx, wd=0.75, speaker=sp)
 

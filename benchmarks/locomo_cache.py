@@ -37,6 +37,12 @@ class CachedEmbedder:
             self._vecs = {str(k): mat[i] for i, k in enumerate(keys)}
         self._dirty = False
 
+    def __getattr__(self, attr: str) -> Any:
+        """The inner embedder's ``recall_*`` preferences (chitta.recall.presets, import_conversation)."""
+        if attr.startswith("recall_"):
+            return getattr(self.inner, attr)
+        raise AttributeError(attr)
+
     @property
     def dim(self) -> int:
         return int(self.inner.dim)

@@ -44,6 +44,7 @@ from chitta.organs.memories import MemoriesOrgan
 from chitta.organs.recall_index import RecallIndexOrgan
 from chitta.organs.settings import SettingsOrgan
 from chitta.recall.engine import RecallEngine, RecallSettings
+from chitta.recall.presets import settings_for
 
 DURABILITIES = ("flush", "fsync", "buffered")
 DEFAULT_SEGMENT_BYTES = 256 << 20
@@ -166,6 +167,8 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
         self._ids = itertools.count(self._memories.next_local_id(self._log.instance_id))
         try:
             self._encoding = FieldEncoding(embedder, recorded=self._settings.get("embedder"), reembed=reembed)
+            if self._recall_settings is None:  # the embedder's preferred dense weight (chitta.recall.presets)
+                self._recall_settings = self._engine.settings = settings_for(self._encoding.embedder)
             if reembed and not read_only:
                 self._reembed()
         except BaseException:

@@ -175,3 +175,12 @@ def round21(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
             return {"kw0": kw_search(c, keyword_query(c.questions[qi]["q"]), "alone", _turn_alone)[0]}, {"kw0": lam}
 
         yield f"R21 keyword lane over the turn alone w={lam}", pipeline(emb, ctx=ctx, extra=extra)
+
+
+def round22(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    """Pass 5's adopted pipeline for NomicEmbedder (two views summed, dense weight 1.0) and the levers
+    of rounds 19-20 on top of it."""
+    yield "R22 adopted: mean view, dense w=1.0", pipeline(emb, ctx=-1, wd=1.0)
+    for tau, lam in ((0.5, 0.6), (0.6, 0.3), (0.7, 0.3)):
+        yield f"R22 adopted + expansion tau={tau} w={lam}", pipeline(emb, ctx=-1, wd=1.0, extra=_expand(emb, tau, 3, lam))
+    yield "R22 adopted + rewrite lane w=0.25", rewrite(emb, "lane", "query", True, 0.25, ctx=-1, wd=1.0)

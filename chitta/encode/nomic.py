@@ -39,7 +39,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from chitta.encode.base import check_positive, l2_normalize, length_batches, validate_texts, verify_sha256
+from chitta.encode.base import (
+    check_positive,
+    l2_normalize,
+    length_batches,
+    validate_texts,
+    verify_sha256,
+)
 from chitta.encode.gguf import read_gguf
 from chitta.errors import EmbedderUnavailable, ModelChecksumError
 from chitta.recall.blas import one_thread
@@ -99,7 +105,13 @@ class _Joined:
     """The parts read as one stream, from a byte offset."""
 
     def __init__(self, paths: list[Path], offset: int) -> None:
-        self._files = [open(p, "rb") for p in paths]
+        self._files: list[Any] = []
+        try:
+            for p in paths:
+                self._files.append(open(p, "rb"))  # noqa: SIM115 (closed by close())
+        except OSError:
+            self.close()
+            raise
         self._i = 0
         for f in self._files:
             n = os.fstat(f.fileno()).st_size
@@ -239,7 +251,10 @@ class NomicEmbedder:
             tok = Tokenizer.from_file(str(TOKENIZER_PATH))
             tok.no_padding()
             tok.enable_truncation(MAX_LENGTH)
-            f32 = lambda key: np.ascontiguousarray(t[key], dtype=np.float32)  # noqa: E731
+
+            def f32(key: str) -> npt.NDArray[np.float32]:
+                return np.ascontiguousarray(t[key], dtype=np.float32)
+
             w: dict[str, Any] = {"tok": f32("token_embd.weight"), "type0": f32("token_types.weight")[0],
                                  "ln0": (f32("token_embd_norm.weight"), f32("token_embd_norm.bias"))}
             for i in range(LAYERS):

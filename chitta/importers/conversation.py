@@ -79,9 +79,10 @@ def _turn(item: Turn | Mapping[str, Any], i: int) -> Turn:
 
 def _mean_view(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Rows of ``a + b`` scaled to unit length (a zero sum stays zero)."""
-    m = (a.astype(np.float64) + b).astype(np.float64)
+    m = a.astype(np.float64) + b
     norms = np.linalg.norm(m, axis=1, keepdims=True)
-    return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0).astype(np.float32)
+    out: np.ndarray = np.divide(m, norms, out=np.zeros_like(m), where=norms > 0).astype(np.float32)
+    return out
 
 
 def memory_text(turn: Turn) -> str:

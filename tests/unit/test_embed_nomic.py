@@ -16,7 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chitta.encode import NomicEmbedder, QueryEmbedder, embed_query, embedder_from_name, family_of, nomic
+from chitta.encode import (
+    NomicEmbedder,
+    QueryEmbedder,
+    embed_query,
+    embedder_from_name,
+    family_of,
+    nomic,
+)
 from chitta.encode.gguf import read_gguf
 from chitta.errors import CorruptionError, EmbedderUnavailable, ModelChecksumError
 

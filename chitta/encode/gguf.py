@@ -75,9 +75,10 @@ class _Reader:
 
 
 def read_gguf(path: str | Path) -> GGUFFile:
-    """Parse ``path``; CorruptionError if it is not a well-formed GGUF v2/v3 file
-    or a tensor lies outside it, InvalidArgument-free (the file is trusted only
-    after its SHA-256 was checked by the caller)."""
+    """Parse ``path``; CorruptionError if it is not a well-formed GGUF v2/v3 file,
+    holds a tensor type other than F32/F16, or a tensor lies outside it. Lengths
+    read from the file are bounded before use; the caller checks the file's
+    SHA-256 before trusting its contents."""
     path = Path(path)
     size = path.stat().st_size
     with open(path, "rb") as f:

@@ -475,7 +475,8 @@ def open(
     (store no vectors for texts). A different model family than the field's is
     refused unless ``reembed=True``, which re-embeds every memory. ``clock``:
     a callable returning epoch seconds (tests). ``recall_settings``: lane
-    weights and pool sizes. ``load_checkpoint=False`` ignores the field's
+    weights and pool sizes (default: ``chitta.recall.presets.settings_for``
+    the embedder). ``load_checkpoint=False`` ignores the field's
     checkpoint and replays the whole log.
     """
     return Field(

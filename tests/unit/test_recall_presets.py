@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import chitta
-from chitta.encode import HashingEmbedder, NomicEmbedder
+from chitta.encode import HashingEmbedder, MpnetEmbedder, NomicEmbedder, OnnxMiniLM
 from chitta.importers import Turn, import_conversation
 from chitta.recall.engine import RecallSettings
 from chitta.recall.presets import settings_for
@@ -43,9 +43,12 @@ def test_settings_for_ignores_a_bad_preference(bad: object) -> None:
     assert settings_for(Odd()) == RecallSettings()
 
 
-def test_nomic_prefers_dense_weight_one_and_turn_view() -> None:
+def test_packaged_embedders_preferences() -> None:
     assert NomicEmbedder.recall_dense_weight == 1.0 and NomicEmbedder.recall_turn_view is True
     assert settings_for(NomicEmbedder()).lane_weights["dense"] == 1.0  # nothing is loaded for this
+    assert MpnetEmbedder.recall_dense_weight == 0.75 and MpnetEmbedder.recall_turn_view is True
+    assert settings_for(OnnxMiniLM()) == RecallSettings()  # the default install is unchanged
+    assert not hasattr(OnnxMiniLM, "recall_turn_view")
 
 
 def test_field_uses_the_preference_unless_settings_are_given(tmp_path: Path) -> None:

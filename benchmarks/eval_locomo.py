@@ -22,6 +22,7 @@ The data is read at run time and never copied into the repository.
     python benchmarks/eval_locomo.py [--data PATH] [--configs hybrid,bm25,dense,posting]
                                      [--limit-conversations N] [--context-turns N]
                                      [--keyword-context-turns N] [--time-prior X] [--cache] [--json]
+                                     [--embedder auto|mpnet|nomic|hashing] [--turn-view auto|on|off] [--dense-weight W]
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def turns(conversation: dict[str, Any]) -> list[dict[str, Any]]:
 
 def build_field(
     root: Path, sample: dict[str, Any], embedder: Any, context_turns: int = 1, keyword_context_turns: int = 2,
-    settings: RecallSettings | None = None,
+    settings: RecallSettings | None = None, turn_view: bool | None = None,
 ) -> tuple[chitta.Field, dict[int, str]]:
     field = chitta.open(root, durability="buffered", embedder=embedder, recall_settings=settings)
     items = turns(sample["conversation"])
@@ -110,13 +111,14 @@ def build_field(
         [Turn(t["speaker"], t["said"], t["session"], t["at"], {"dia_id": t["dia_id"]}) for t in items],
         context_turns=context_turns,
         keyword_context_turns=keyword_context_turns,
+        turn_view=turn_view,
     )
     return field, {mid: t["dia_id"] for mid, t in zip(ids, items)}
 
 
 def evaluate(
     data: list[dict[str, Any]], configs: list[str], embedder: Any, console: Console, context_turns: int = 1,
-    keyword_context_turns: int = 2, settings: RecallSettings | None = None,
+    keyword_context_turns: int = 2, settings: RecallSettings | None = None, turn_view: bool | None = None,
 ) -> dict[str, Any]:
     recall = {c: defaultdict(lambda: defaultdict(list)) for c in configs}  # config -> category -> k -> values
     latency: dict[str, list[float]] = defaultdict(list)
@@ -125,9 +127,10 @@ def evaluate(
         task = progress.add_task("conversations", total=len(data))
         for i, sample in enumerate(data):
             field, dia_of = build_field(Path(tmp) / f"conv{i}", sample, embedder, context_turns, keyword_context_turns,
-                                        settings)
+                                        settings, turn_view)
             known = set(dia_of.values())
-            qvecs = field._encoding.embed([qa["question"] for qa in sample["qa"]]) if field._encoding.enabled else None
+            questions = [qa["question"] for qa in sample["qa"]]
+            qvecs = field._encoding.embed_query(questions) if field._encoding.enabled else None
             for qi, qa in enumerate(sample["qa"]):
                 gold, dropped = normalise_evidence(qa.get("evidence", []), known)
                 dropped_ids += dropped
@@ -173,11 +176,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--configs", default="hybrid,bm25,dense,posting")
     ap.add_argument("--limit-conversations", type=int, default=None)
-    ap.add_argument("--embedder", default="auto", help="auto (the default model), mpnet (chitta[mpnet]) or hashing")
+    ap.add_argument("--embedder", default="auto", help="auto (the default model), mpnet (chitta[mpnet]), nomic (chitta[nomic]) or hashing")
     ap.add_argument("--context-turns", type=int, default=1, help="earlier turns embedded with each turn")
     ap.add_argument("--keyword-context-turns", type=int, default=2, help="earlier turns the keyword lane indexes with each turn")
     ap.add_argument("--time-prior", type=float, default=None,
                     help="RecallSettings.time_prior for this run (default: the library's; 0 turns it off)")
+    ap.add_argument("--turn-view", choices=("auto", "on", "off"), default="auto",
+                    help="import_conversation(turn_view=...): each vector sums the turn-with-context and turn-alone "
+                         "views (auto: the embedder's preference)")
+    ap.add_argument("--dense-weight", type=float, default=None,
+                    help="RecallSettings lane weight of the dense lane for this run (default: the library's)")
     ap.add_argument("--cache", action="store_true", help="cache vectors on disk (benchmarks/locomo_cache.py, /tmp)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -198,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
         from chitta.encode import MpnetEmbedder
 
         embedder = MpnetEmbedder()
+    elif args.embedder == "nomic":
+        from chitta.encode import NomicEmbedder
+
+        embedder = NomicEmbedder()
     if args.cache:
         from locomo_cache import CachedEmbedder
 
@@ -205,8 +217,18 @@ def main(argv: list[str] | None = None) -> int:
 
         embedder = CachedEmbedder(default_embedder() if args.embedder == "auto" else embedder)
     t0 = time.perf_counter()
-    settings = None if args.time_prior is None else RecallSettings(time_prior=args.time_prior)
-    result = evaluate(data, configs, embedder, console, args.context_turns, args.keyword_context_turns, settings)
+    settings = None
+    if args.time_prior is not None or args.dense_weight is not None:
+        from chitta.recall.presets import settings_for
+
+        base = settings_for(None if isinstance(embedder, str) else embedder)
+        weights = dict(base.lane_weights)
+        if args.dense_weight is not None:
+            weights["dense"] = args.dense_weight
+        settings = RecallSettings(lane_weights=weights,
+                                  time_prior=base.time_prior if args.time_prior is None else args.time_prior)
+    result = evaluate(data, configs, embedder, console, args.context_turns, args.keyword_context_turns, settings,
+                      {"auto": None, "on": True, "off": False}[args.turn_view])
     rows = summarise(result, configs)
     if args.json:
         print(json.dumps({"rows": rows, "skipped": result["skipped"], "dropped_ids": result["dropped_ids"]}))

@@ -63,12 +63,24 @@ def load(emb: CachedEmbedder, path: Path = DEFAULT_DATA, limit: int | None = Non
             if gold:
                 qs.append({"q": qa["question"], "cat": qa["category"], "gold": {index[g] for g in gold},
                            "half": "tune" if qi % 2 == 0 else "held"})
-        qvecs = emb.embed([q["q"] for q in qs])
+        qvecs = emb.embed_query([q["q"] for q in qs])
         convs.append(Conv(items, [t["text"] for t in items], qs, qvecs))
     return convs
 
 
 def ctx_vectors(c: Conv, emb: CachedEmbedder, n: int) -> np.ndarray:
+    """Vectors of each turn with ``n`` earlier turns; n = -1: the normalised mean of the
+    turn-alone and 1-earlier-turn vectors (one vector per turn, two views)."""
+    if n == -1 and n not in c.ctx:
+        m = ctx_vectors(c, emb, 0) + ctx_vectors(c, emb, 1)
+        c.ctx[n] = (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+    if n == -3 and n not in c.ctx:  # derived: normalised sum of the turn-alone vectors of the turn and the one before
+        v0 = ctx_vectors(c, emb, 0)
+        m = v0.copy()
+        for i in range(1, len(c.items)):
+            if c.items[i]["session"] == c.items[i - 1]["session"]:
+                m[i] += v0[i - 1]
+        c.ctx[n] = (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
     if n not in c.ctx:
         tt = [Turn(t["speaker"], t["said"], t["session"], t["at"]) for t in c.items]
         c.ctx[n] = emb.embed(context_texts(tt, n))
@@ -140,6 +152,10 @@ def _inner(name: str) -> Any:
         from chitta.encode import OnnxMiniLM
 
         return OnnxMiniLM()
+    if name == "nomic":
+        from chitta.encode import NomicEmbedder
+
+        return NomicEmbedder()
     from chitta.encode import MpnetEmbedder
 
     return MpnetEmbedder()
@@ -150,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--only", default="")
     ap.add_argument("--round", default="all", help="all (rounds 1-7), 8-12 (locomo_variants2.py), 13-15 (locomo_variants3.py)")
-    ap.add_argument("--embedder", default="minilm", help="minilm (the default model) or a cached name, e.g. mpnet")
+    ap.add_argument("--embedder", default="minilm", help="minilm (the default model), mpnet or nomic")
     ap.add_argument("--ctx", type=int, default=1, help="rounds 11-12: earlier turns in the dense vectors")
     args = ap.parse_args(argv)
     emb = CachedEmbedder(_inner(args.embedder))
@@ -158,7 +174,11 @@ def main(argv: list[str] | None = None) -> int:
     from locomo_variants import bm25_extra, round2, round3, round4, round6, round7, variants
     from locomo_variants2 import round8, round9, round10, round11, round12
 
-    if args.round in ("13", "14", "15", "16", "17"):
+    if args.round in ("18", "19", "20", "21", "22"):
+        import locomo_variants4 as v4
+
+        rounds = list(getattr(v4, f"round{args.round}")(emb, args.ctx))
+    elif args.round in ("13", "14", "15", "16", "17"):
         import locomo_variants3 as v3
 
         rounds = list(getattr(v3, f"round{args.round}")(emb, args.ctx))

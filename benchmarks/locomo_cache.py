@@ -37,6 +37,12 @@ class CachedEmbedder:
             self._vecs = {str(k): mat[i] for i, k in enumerate(keys)}
         self._dirty = False
 
+    def __getattr__(self, attr: str) -> Any:
+        """The inner embedder's ``recall_*`` preferences (chitta.recall.presets, import_conversation)."""
+        if attr.startswith("recall_"):
+            return getattr(self.inner, attr)
+        raise AttributeError(attr)
+
     @property
     def dim(self) -> int:
         return int(self.inner.dim)
@@ -50,10 +56,19 @@ class CachedEmbedder:
         return str(self.inner.family)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        keys = [_key(t) for t in texts]
+        return self._embed(texts, "", self.inner.embed)
+
+    def embed_query(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """The inner embedder's query vectors (keyed apart from documents) when it
+        has ``embed_query``, else its ``embed``."""
+        fn = getattr(self.inner, "embed_query", None)
+        return self.embed(texts) if fn is None else self._embed(texts, "query\0", fn)
+
+    def _embed(self, texts: Sequence[str], tag: str, fn: Any) -> npt.NDArray[np.float32]:
+        keys = [_key(tag + t) for t in texts]
         missing = sorted({k: t for k, t in zip(keys, texts) if k not in self._vecs}.items())
         if missing:
-            vecs = np.asarray(self.inner.embed([t for _, t in missing]), np.float32)
+            vecs = np.asarray(fn([t for _, t in missing]), np.float32)
             for (k, _), v in zip(missing, vecs):
                 self._vecs[k] = v
             self._dirty = True

@@ -44,6 +44,7 @@ from chitta.organs.memories import MemoriesOrgan
 from chitta.organs.recall_index import RecallIndexOrgan
 from chitta.organs.settings import SettingsOrgan
 from chitta.recall.engine import RecallEngine, RecallSettings
+from chitta.recall.presets import settings_for
 
 DURABILITIES = ("flush", "fsync", "buffered")
 DEFAULT_SEGMENT_BYTES = 256 << 20
@@ -166,6 +167,8 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
         self._ids = itertools.count(self._memories.next_local_id(self._log.instance_id))
         try:
             self._encoding = FieldEncoding(embedder, recorded=self._settings.get("embedder"), reembed=reembed)
+            if self._recall_settings is None:  # the embedder's preferred dense weight (chitta.recall.presets)
+                self._recall_settings = self._engine.settings = settings_for(self._encoding.embedder)
             if reembed and not read_only:
                 self._reembed()
         except BaseException:
@@ -475,7 +478,8 @@ def open(
     (store no vectors for texts). A different model family than the field's is
     refused unless ``reembed=True``, which re-embeds every memory. ``clock``:
     a callable returning epoch seconds (tests). ``recall_settings``: lane
-    weights and pool sizes. ``load_checkpoint=False`` ignores the field's
+    weights and pool sizes (default: ``chitta.recall.presets.settings_for``
+    the embedder). ``load_checkpoint=False`` ignores the field's
     checkpoint and replays the whole log.
     """
     return Field(

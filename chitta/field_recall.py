@@ -99,7 +99,7 @@ class RecallMixin:
             assert blob is not None
             qvec = np.frombuffer(blob, "<f4").astype(np.float32)
         elif query is not None and self._encoding.enabled and self._index.vector_count:
-            qvec = self._encoding.embed([query])[0]
+            qvec = self._encoding.embed_query([query])[0]
         if query is None and qvec is None:
             raise InvalidArgument("recall needs a query text or a vector")
         if qvec is not None:

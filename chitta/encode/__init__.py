@@ -1,4 +1,4 @@
-"""Text embedders: the ``Embedder`` protocol and four implementations.
+"""Text embedders: the ``Embedder`` protocol and five implementations.
 
 * :class:`OnnxMiniLM` (extra ``embed``): ``minilm-l6-v2-int8-onnx@8199be6f699a``, 384-d;
 * :class:`SentenceTransformerEmbedder` (extra ``st``): ``minilm-l6-v2-st@53aa51172d14``, 384-d;
@@ -23,11 +23,12 @@ uses both.
 
 from __future__ import annotations
 
-from chitta.encode import mpnet, onnx_minilm, st
-from chitta.encode.base import MINILM_FAMILY, Embedder
+from chitta.encode import mpnet, nomic, onnx_minilm, st
+from chitta.encode.base import MINILM_FAMILY, Embedder, QueryEmbedder, embed_query
 from chitta.encode.hashing import NAME_PREFIX as _HASH_PREFIX
 from chitta.encode.hashing import HashingEmbedder
 from chitta.encode.mpnet import MpnetEmbedder
+from chitta.encode.nomic import NomicEmbedder
 from chitta.encode.onnx_minilm import OnnxMiniLM
 from chitta.encode.st import SentenceTransformerEmbedder
 from chitta.errors import EmbedderUnavailable, InvalidArgument
@@ -37,9 +38,12 @@ __all__ = [
     "Embedder",
     "HashingEmbedder",
     "MpnetEmbedder",
+    "NomicEmbedder",
     "OnnxMiniLM",
+    "QueryEmbedder",
     "SentenceTransformerEmbedder",
     "default_embedder",
+    "embed_query",
     "embedder_from_name",
     "family_of",
 ]
@@ -59,6 +63,8 @@ def family_of(name: str) -> str:
         return MINILM_FAMILY
     if name == mpnet.NAME:
         return mpnet.FAMILY
+    if name == nomic.NAME:
+        return nomic.FAMILY
     _hash_dim(name)
     return name
 
@@ -66,8 +72,8 @@ def family_of(name: str) -> str:
 def _hash_dim(name: str) -> int:
     if name.startswith(_HASH_PREFIX) and name[len(_HASH_PREFIX) :].isdigit():
         return int(name[len(_HASH_PREFIX) :])
-    known = f"{onnx_minilm.NAME!r}, {st.NAME!r}, {mpnet.NAME!r}, '{_HASH_PREFIX}<dim>'"
-    if name.startswith((onnx_minilm.NAME_PREFIX, st.NAME_PREFIX, mpnet.NAME_PREFIX)):
+    known = f"{onnx_minilm.NAME!r}, {st.NAME!r}, {mpnet.NAME!r}, {nomic.NAME!r}, '{_HASH_PREFIX}<dim>'"
+    if name.startswith((onnx_minilm.NAME_PREFIX, st.NAME_PREFIX, mpnet.NAME_PREFIX, nomic.NAME_PREFIX)):
         raise InvalidArgument(
             f"embedder {name!r} names model weights this chitta does not pin (known: {known})"
         )
@@ -99,6 +105,10 @@ def embedder_from_name(name: str, *, same_family: bool = False, threads: int = 1
         if mpnet.is_available():
             return MpnetEmbedder()
         raise EmbedderUnavailable(f"embedder {name!r} is not installed: pip install 'chitta[mpnet]'")
+    if name == nomic.NAME:
+        if nomic.is_available():
+            return NomicEmbedder()
+        raise EmbedderUnavailable(f"embedder {name!r} is not installed: pip install 'chitta[nomic]'")
     return HashingEmbedder(_hash_dim(name))
 
 

@@ -9,6 +9,12 @@ records it. ``family`` names what the vectors mean: two embedders of one family
 give interchangeable vectors (the int8 ONNX and the torch MiniLM agree at cosine
 >= 0.999), so a field written with one may be queried with the other. Vectors of
 different families must never be mixed; the hashing embedder is a family of its own.
+
+Asymmetric models embed a query differently from a document (a prefix, say).
+Such an embedder also has ``embed_query(texts)`` (:class:`QueryEmbedder`);
+``embed`` is then its document side. Callers embed a query with
+:func:`embed_query`, which falls back to ``embed`` for every other embedder, so
+the ``Embedder`` protocol itself is unchanged.
 """
 
 from __future__ import annotations
@@ -50,6 +56,21 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """``(len(texts), dim)`` float32, rows L2-normalised, in input order."""
         ...
+
+
+@runtime_checkable
+class QueryEmbedder(Embedder, Protocol):
+    """An asymmetric embedder: ``embed`` gives document vectors, ``embed_query`` query vectors."""
+
+    def embed_query(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """``(len(texts), dim)`` float32 query vectors, rows L2-normalised, in input order."""
+        ...
+
+
+def embed_query(embedder: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """Query vectors: ``embedder.embed_query(texts)`` if it has one, else ``embedder.embed(texts)``."""
+    fn = getattr(embedder, "embed_query", None)
+    return np.asarray(fn(texts) if callable(fn) else embedder.embed(texts), np.float32)
 
 
 def validate_texts(texts: object) -> list[str]:

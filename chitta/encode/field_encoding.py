@@ -94,6 +94,14 @@ class FieldEncoding:
             raise InvalidArgument("this field has no embedder (opened with embedder=None)")
         return np.asarray(self.embedder.embed(list(texts)), np.float32)
 
+    def embed_query(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Query vectors (an asymmetric embedder's query side; else as :meth:`embed`)."""
+        if self.embedder is None:
+            raise InvalidArgument("this field has no embedder (opened with embedder=None)")
+        from chitta.encode.base import embed_query
+
+        return embed_query(self.embedder, list(texts))
+
     def setup_ops(
         self,
         recorded: dict[str, Any] | None,

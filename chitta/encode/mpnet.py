@@ -162,6 +162,10 @@ class MpnetEmbedder:
     dim = DIM
     name = NAME
     family = FAMILY
+    #: Preferences measured on LoCoMo dev (tune half, confirmed on held-out; RESULTS.md, LoCoMo pass 5):
+    #: the dense lane's fusion weight (chitta.recall.presets) and import_conversation's turn_view.
+    recall_dense_weight = 0.75
+    recall_turn_view = True
 
     def __init__(self, *, batch_size: int = 16, model_dir: str | Path | None = None) -> None:
         """``model_dir``: where the extracted weights live (created on first use);

@@ -11,7 +11,10 @@ benchmarks/RESULTS.md, section locomo):
 - its vector embeds the turn *with the ``context_turns`` turns before it in
   the same session* (one text, newline-joined): a reply such as "Yes, last
   Tuesday!" means little alone. The stored and keyword-indexed text stays the
-  turn alone, so rendering shows exactly what was said;
+  turn alone, so rendering shows exactly what was said. With ``turn_view=True``
+  the vector is the normalised sum of both views, the turn with its context and
+  the turn alone (twice the embedding work; it pays with a strong embedder
+  given dense weight 1: LoCoMo pass 5 in benchmarks/RESULTS.md);
 - the keyword lane finds it by its ``keyword_context_turns`` earlier turns of
   the same session too: they go into ``meta["recall_context"]``
   (:mod:`chitta.recall.context`), which BM25 indexes with the turn's text
@@ -74,6 +77,14 @@ def _turn(item: Turn | Mapping[str, Any], i: int) -> Turn:
     return turn
 
 
+def _mean_view(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Rows of ``a + b`` scaled to unit length (a zero sum stays zero)."""
+    m = a.astype(np.float64) + b
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    out: np.ndarray = np.divide(m, norms, out=np.zeros_like(m), where=norms > 0).astype(np.float32)
+    return out
+
+
 def memory_text(turn: Turn) -> str:
     return f"{turn.speaker.strip()}: {turn.text.strip()}"
 
@@ -113,6 +124,7 @@ def import_conversation(
     realm: str | None = None,
     source_tool: str | None = None,
     tags: Iterable[str] = (),
+    turn_view: bool | None = None,
 ) -> list[int]:
     """Store ``turns`` (in conversation order) as memories; returns their ids.
 
@@ -121,8 +133,12 @@ def import_conversation(
     many go into its ``meta["recall_context"]`` for the keyword lane (0:
     none; a ``recall_context`` in the turn's own meta wins). Every turn is
     validated before anything is written; each group of up to 512 turns is
-    written atomically.
+    written atomically. ``turn_view``: embed each turn alone too and store the
+    normalised sum of the two vectors (no effect with ``context_turns=0``);
+    None (default): the embedder's ``recall_turn_view`` if it has one, else False.
     """
+    if turn_view is not None and not isinstance(turn_view, bool):
+        raise InvalidArgument("turn_view must be a bool or None")
     for name, value in (("context_turns", context_turns), ("keyword_context_turns", keyword_context_turns)):
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_CONTEXT_TURNS:
             raise InvalidArgument(f"{name} must be an int between 0 and {MAX_CONTEXT_TURNS}")
@@ -142,6 +158,10 @@ def import_conversation(
     start = 0
     if embedder is not None and context_turns > 0:
         vectors = np.asarray(embedder.embed(context_texts(items, context_turns)), np.float32)
+        if turn_view is None:
+            turn_view = getattr(embedder, "recall_turn_view", False) is True
+        if turn_view:
+            vectors = _mean_view(vectors, np.asarray(embedder.embed(context_texts(items, 0)), np.float32))
         for doc, vec in zip(docs, vectors):
             doc["embedding"] = vec
         if field._vector_dim() is None:

@@ -148,3 +148,26 @@ def test_bad_keyword_context_turns_refused_nothing_written(tmp_path: Path, bad: 
         with pytest.raises(chitta.errors.InvalidArgument, match="keyword_context_turns"):
             import_conversation(field, TURNS, keyword_context_turns=bad)  # type: ignore[arg-type]
         assert len(field) == 0
+
+
+def test_turn_view_stores_the_normalised_sum_of_both_views(tmp_path: Path) -> None:
+    emb = HashingEmbedder()
+    with chitta.open(tmp_path / "f", embedder=emb) as field:
+        ids = import_conversation(field, TURNS, context_turns=1, turn_view=True)
+        got = [field.get(i).embedding for i in ids]
+    lines = [f"{t.speaker}: {t.text}" for t in TURNS]
+    with_ctx = emb.embed([lines[0], lines[0] + "\n" + lines[1], lines[1] + "\n" + lines[2], lines[3],
+                          lines[3] + "\n" + lines[4]])
+    alone = emb.embed(lines)
+    for g, a, b in zip(got, with_ctx, alone):
+        np.testing.assert_allclose(unit(g), unit(unit(a) + unit(b)), atol=1e-6)
+    # a session's first turn has no context: both views are the same text, so its vector is that text's
+    np.testing.assert_allclose(unit(got[3]), unit(alone[3]), atol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [1, "yes", 0.0])
+def test_bad_turn_view_refused_nothing_written(tmp_path: Path, bad: object) -> None:
+    with chitta.open(tmp_path / "f", embedder=None) as field:
+        with pytest.raises(chitta.errors.InvalidArgument, match="turn_view"):
+            import_conversation(field, TURNS, turn_view=bad)  # type: ignore[arg-type]
+        assert len(field) == 0

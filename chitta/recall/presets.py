@@ -1,0 +1,28 @@
+"""Recall settings that suit a field's embedder.
+
+``RecallSettings()``'s lane weights were chosen with the default MiniLM
+embedder (LoCoMo dev, tune half: bm25 1.0, dense 0.5). A much stronger
+embedder earns a larger share of the fusion: an embedder may say so with a
+``recall_dense_weight`` attribute (``NomicEmbedder``: 1.0, ``MpnetEmbedder``: 0.75, chosen on the same
+tune half and confirmed on the held-out half, benchmarks/RESULTS.md, LoCoMo
+pass 5). :func:`settings_for` applies it; a field opened without
+``recall_settings`` uses it. Explicit ``recall_settings`` always win.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from chitta.recall.engine import RecallSettings
+
+
+def settings_for(embedder: Any, base: RecallSettings | None = None) -> RecallSettings:
+    """``base`` (default ``RecallSettings()``) with the dense lane weight the
+    embedder asks for, if it names a finite, non-negative one; else ``base``."""
+    base = base or RecallSettings()
+    weight = getattr(embedder, "recall_dense_weight", None) if embedder is not None else None
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0:
+        return base
+    return dataclasses.replace(base, lane_weights={**base.lane_weights, "dense": float(weight)})

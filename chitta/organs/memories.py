@@ -365,6 +365,28 @@ class MemoriesOrgan:
             access_ms=access,
         )
 
+    def recall_columns(self) -> tuple[tuple[Any, ...], list[str | None]]:
+        """For the native recall tail (chitta/recall/native_tail.py): ``(map, dead, created,
+        confidence, strength, tier, kind codes)`` as held (the native id -> row map and the
+        columns, no copies; valid until the next change) and the kind label of each code."""
+        s, c = self._s, self._s.c
+        return (s.map, c["dead"], c["created"], c["confidence"], c["strength"], c["tier"], c["kind"]), \
+            s.labels["kind"].values
+
+    def touch_traces(self, ids: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+        """The recorded accesses of each of ``ids`` (``access_times`` without the creation
+        time) as ``(offsets, flat times)``; None when none of them has any."""
+        touches = self._touches
+        if not touches:
+            return None
+        traces = [touches.get(m, ()) for m in ids.tolist()]
+        if not any(traces):
+            return None
+        offsets = np.zeros(len(traces) + 1, np.int64)
+        np.cumsum([len(t) for t in traces], out=offsets[1:])
+        flat = np.fromiter((t for trace in traces for t in trace), np.int64, count=int(offsets[-1]))
+        return offsets, flat
+
     def access_times(self, mid: int) -> tuple[int, ...]:
         """Creation time and the most recent accesses (at most MAX_TRACE), in ms."""
         row = int(self._s.map.row(mid)) if 0 <= mid < 2**64 else -1

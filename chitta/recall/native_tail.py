@@ -24,6 +24,7 @@ returned only.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from chitta.recall.engine import RecallEngine
 
 U64 = npt.NDArray[np.uint64]
+_HIT_SLOTS = tuple(Hit.__dict__[f.name] for f in dataclasses.fields(Hit))  # member descriptors, field order
 
 
 def supports_native(engine: RecallEngine) -> bool:
@@ -110,12 +112,11 @@ def rank_native(
     memories = engine.memories.memories(top_ids)
     lane_ranks = cands.ranks[cands.keep[top]].tolist()
     hit_fused = (cands.kept_fused if fused is None else fused)[top].tolist()
-    hits: list[Hit] = []
-    for mid, memory, score, f, rk in zip(top_ids, memories, scores[top].tolist(), hit_fused, lane_ranks):
-        if memory is None:
-            continue
-        hits.append(Hit(
-            id=mid, text=memory.text, score=score, memory=memory,
-            lanes={name: r for name, r in zip(names, rk) if r > 0}, fused=f,
-        ))
-    return hits
+    # Hit(id=, text=, score=, memory=, lanes=, fused=, factors=()) without the frozen __init__
+    new_hit, slots, no_factors = _core._new_slotted, _HIT_SLOTS, ()
+    return [
+        new_hit(Hit, slots, (mid, memory.text, score, memory, {name: r for name, r in zip(names, rk) if r > 0}, f,
+                             no_factors))
+        for mid, memory, score, f, rk in zip(top_ids, memories, scores[top].tolist(), hit_fused, lane_ranks)
+        if memory is not None
+    ]

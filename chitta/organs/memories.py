@@ -19,14 +19,21 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from chitta import ops
-from chitta.model import Memory, memory_of
+from chitta import _core, ops
+from chitta.model import _MEMORY_SLOTS, Memory, memory_of
 from chitta.ops import Op, OpType
 from chitta.organs.memories_store import LABELS, MemoryColumns
 from chitta.put_columns import PutColumns
 
 MAX_TRACE = 32  # access times kept per memory for ACT-R base-level activation
 _LOCAL = np.uint64(0xFFFFFFFF)
+_BUILD_COLUMNS = ("created", "written", "updated", "last_access", "confidence", "strength", "decay", "tier", "access")
+
+
+def _matrix(a: npt.NDArray[Any]) -> npt.NDArray[Any] | None:
+    """``a`` when the native memory builder can read its rows in place, else None (it then asks ``vector``)."""
+    ok = a.ndim == 2 and a.dtype == np.float32 and a.flags.c_contiguous
+    return a if ok else None
 _SHIFT = np.uint64(32)
 
 
@@ -446,20 +453,15 @@ class MemoriesOrgan:
         ok &= ~c["dead"][r] if s.n else False
         keep = np.flatnonzero(ok)
         r = r[keep]
-        col = {name: c[name][r].tolist() for name in ("created", "written", "updated", "last_access", "confidence",
-                                                       "strength", "decay", "tier", "access")}
-        lab = {name: s.labels[name].objects()[c[name][r]].tolist() for name in LABELS}
         out: list[Memory | None] = [None] * len(rows)
-        for j, (pos, row) in enumerate(zip(keep.tolist(), r.tolist())):
-            meta = s.meta.get(row)
-            created = col["created"][j]
-            out[pos] = memory_of((
-                int(ids[pos]), s.text(row), lab["kind"][j], lab["realm"][j], lab["session"][j],
-                lab["source_tool"][j], lab["harness"][j], s.tags.get(row, ()), col["confidence"][j],
-                col["strength"][j], col["decay"][j], col["tier"][j], created, col["updated"][j],
-                col["last_access"][j], col["access"][j], dict(meta) if meta is not None else None, s.vector(row),
-                s.artifacts.get(row, ()), col["written"][j] or created,
-            ))
+        # One native call builds them all (_ext/bind_memories_build.cc): the values _memory reads, per row.
+        built = _core._build_memories(
+            Memory, _MEMORY_SLOTS, [int(ids[p]) for p in keep.tolist()], r, tuple(c[name] for name in _BUILD_COLUMNS),
+            tuple((c[name], s.labels[name].values) for name in LABELS), s.arena, s.text_off, s.texts, s.tags, s.meta,
+            s.artifacts, c["vec"], _matrix(s.vecs), _matrix(s.base), s.vector,
+        )
+        for pos, memory in zip(keep.tolist(), built):
+            out[pos] = memory
         return out
 
     def _memory(self, mid: int, row: int) -> Memory:

@@ -6,6 +6,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,8 +70,12 @@ chitta::scoring::Weights WeightsOf(const py::tuple& weights) {
   return w;
 }
 
+// numpy's cblas_sdot, set once by chitta/recall/native_dot.py (0: none).
+std::atomic<chitta::recall::DotFn> g_dot{nullptr};
+
 Gathered Gather(const py::list& lists, const std::vector<double>& weights, double rrf_k, int64_t limit,
-                const py::tuple& mem_cols, const py::tuple& idx_cols) {
+                const py::tuple& mem_cols, const py::tuple& idx_cols, const py::object& query,
+                const py::object& units) {
   if (limit < 0) ThrowInvalid("limit must be >= 0");
   if (py::len(mem_cols) != 8) ThrowInvalid("memory columns: (map, dead, created, confidence, strength, tier, kind, kind_weight)");
   if (py::len(idx_cols) != 3) ThrowInvalid("index columns: (map, staged, vector_row)");
@@ -96,8 +103,23 @@ Gathered Gather(const py::list& lists, const std::vector<double>& weights, doubl
   idx.staged = reinterpret_cast<const uint8_t*>(ColumnOf<bool>(idx_cols[1], "staged", &ilens[0]));
   idx.vector_row = ColumnOf<int64_t>(idx_cols[2], "vector_row", &ilens[1]);
   idx.rows = std::min(ilens[0], ilens[1]);
+  chitta::recall::CosineInputs cos;
+  if (query.is_none() != units.is_none()) ThrowInvalid("query and units go together");
+  if (!query.is_none()) {
+    cos.dot = g_dot.load();
+    if (cos.dot == nullptr) ThrowInvalid("no dot product was set (_recall_set_dot)");
+    if (!py::isinstance<py::array_t<float>>(units)) ThrowInvalid("units must be a float32 matrix");
+    auto mat = py::reinterpret_borrow<py::array>(units);
+    if (mat.ndim() != 2 || !(mat.flags() & py::array::c_style)) ThrowInvalid("units must be 2-D and C-contiguous");
+    size_t qlen = 0;
+    cos.query = ColumnOf<float>(query, "query", &qlen);
+    cos.rows = static_cast<size_t>(mat.shape(0));
+    cos.dim = static_cast<size_t>(mat.shape(1));
+    if (qlen != cos.dim) ThrowInvalid("query and units differ in width");
+    cos.units = static_cast<const float*>(mat.data());
+  }
   Gathered g;
-  ThrowIfError(chitta::recall::GatherCandidates(ranked, weights, rrf_k, static_cast<size_t>(limit), mem, idx, &g));
+  ThrowIfError(chitta::recall::GatherCandidates(ranked, weights, rrf_k, static_cast<size_t>(limit), mem, idx, cos, &g));
   return g;
 }
 
@@ -120,6 +142,10 @@ CHITTA_BIND(recall) {
       .def_property_readonly("kept_fused", [](const Gathered& g) { return ToArray(g.kept_fused); })
       .def_property_readonly("created_ms", [](const Gathered& g) { return ToArray(g.created_ms); })
       .def_property_readonly("vector_row", [](const Gathered& g) { return ToArray(g.vector_row); })
+      .def_property_readonly("cosine", [](const Gathered& g) -> py::object {
+        if (g.cosine.size() != g.kept_ids.size()) return py::none();
+        return ToArray(g.cosine);
+      })
       .def(
           "rank",
           [](const Gathered& g, const py::object& fused, const py::object& cosine, const py::object& suppressed,
@@ -147,8 +173,17 @@ CHITTA_BIND(recall) {
           py::arg("fused"), py::arg("cosine"), py::arg("suppressed"), py::arg("trace_offsets"),
           py::arg("trace_ms"), py::arg("best_fused"), py::arg("now_ms"), py::arg("weights"), py::arg("k"),
           "(top positions among the kept candidates, every kept candidate's score).");
+  m.def(
+      "_recall_set_dot",
+      [](uintptr_t address) {
+        g_dot.store(reinterpret_cast<chitta::recall::DotFn>(address));  // 0 clears it
+      },
+      py::arg("address"),
+      "Set the cblas_sdot (64-bit integers) the gather computes cosines with: numpy's own, as "
+      "chitta.recall.native_dot found and checked it. Anything else crashes the process.");
   m.def("_recall_gather", &Gather, py::arg("lists"), py::arg("weights"), py::arg("rrf_k"), py::arg("limit"),
-        py::arg("memory_columns"), py::arg("index_columns"),
+        py::arg("memory_columns"), py::arg("index_columns"), py::arg("query") = py::none(),
+        py::arg("units") = py::none(),
         "Fuse the lanes' lists and gather the live candidates' scoring state (chitta.recall.engine).");
 }
 

@@ -14,8 +14,10 @@ the ``explain=True`` path), with the per-candidate work in two native calls
    :meth:`Scorer.score <chitta.recall.scorer.Scorer.score>`) and the best
    ``k`` by (score desc, id asc), numpy's ``lexsort`` order.
 
-Between the two, Python adds only what is rare or must stay numpy's: the
-cosines (numpy's dot, as the reference computes them), the speaker and time
+The gather also computes the candidates' cosines with numpy's own float32
+dot (``cblas_sdot``, found by :mod:`chitta.recall.native_dot`), so they are
+the reference's bit for bit; without it they are computed here with numpy.
+Between the two calls, Python adds only what is rare: the speaker and time
 priors (when the query names a speaker or a date), suppression (when the
 graph has Supersedes/Contradicts edges) and access traces (when any memory
 was recalled with ``touch``). ``Memory`` objects are built for the ``k``
@@ -34,6 +36,7 @@ import numpy.typing as npt
 from chitta import _core
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Hit
+from chitta.recall.native_dot import sdot_address
 from chitta.recall.timeq import dated_mask
 
 if TYPE_CHECKING:
@@ -46,6 +49,24 @@ _HIT_SLOTS = tuple(Hit.__dict__[f.name] for f in dataclasses.fields(Hit))  # mem
 def supports_native(engine: RecallEngine) -> bool:
     """Whether the engine's organs expose the columns the native tail reads."""
     return hasattr(engine.memories, "recall_columns") and hasattr(engine.index, "recall_columns")
+
+
+_dot_state: list[bool] = []  # [whether numpy's sdot was found and handed to _core], once per process
+
+
+def _dot_ready() -> bool:
+    if not _dot_state:
+        address = sdot_address()
+        if address is not None:
+            _core._recall_set_dot(address)
+        _dot_state.append(address is not None)
+    return _dot_state[0]
+
+
+def _in_place(vecs: Any, vector: npt.NDArray[Any]) -> bool:
+    """Whether the gather can read the unit rows and the query as they are (float32, C order)."""
+    return (isinstance(vecs, np.ndarray) and vecs.dtype == np.float32 and vecs.ndim == 2 and vecs.flags.c_contiguous
+            and vector.dtype == np.float32 and vector.ndim == 1 and vector.flags.c_contiguous)
 
 
 def _cosines(vector: npt.NDArray[np.float32], vrow: npt.NDArray[np.int64], vecs: Any, dim: int | None) -> Any:
@@ -69,8 +90,11 @@ def rank_native(
     kinds = scorer.settings.kind_weights
     kind_weight = np.array([kinds.get(v, 1.0) for v in kind_values], np.float64)  # type: ignore[arg-type]
     weights = [settings.lane_weights.get(n, 0.0) for n in names]
+    # The cosines in the gather (numpy's own sdot, called natively) where it can read the rows in place.
+    native_cos = vector is not None and _in_place(vecs, vector) and dim == vector.shape[0] and _dot_ready()
     cands = _core._recall_gather(
-        [lanes[n] for n in names], weights, float(settings.rrf_k), pool, (*mem_cols, kind_weight), idx_cols
+        [lanes[n] for n in names], weights, float(settings.rrf_k), pool, (*mem_cols, kind_weight), idx_cols,
+        vector if native_cos else None, vecs if native_cos else None,
     )
     n = cands.size
     if n == 0:
@@ -88,7 +112,7 @@ def rank_native(
         if timed is not None:
             plain = cands.kept_fused if fused is None else fused
             fused = np.where(timed, plain * (1.0 + settings.time_prior), plain)
-    cosine = None if vector is None else _cosines(vector, cands.vector_row, vecs, dim)
+    cosine = None if vector is None or native_cos else _cosines(vector, cands.vector_row, vecs, dim)
     suppressed = None
     targets = engine.graph.suppression_targets
     if targets:

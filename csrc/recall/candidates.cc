@@ -19,7 +19,7 @@ Status PastColumn(const char* what, int64_t row, size_t rows) {
 
 Status GatherCandidates(const std::vector<fusion::RankedList>& lists, const std::vector<double>& weights,
                         double k, size_t limit, const MemoryColumns& mem, const IndexColumns& idx,
-                        Gathered* out) {
+                        const CosineInputs& cos, Gathered* out) {
   if (mem.map == nullptr || idx.map == nullptr) return Status::InvalidArgument("missing id -> row map");
   fusion::FusedResult fused;
   CHITTA_RETURN_IF_ERROR(fusion::RrfFuse(lists, weights, k, limit, /*want_ranks=*/true, &fused));
@@ -38,6 +38,7 @@ Status GatherCandidates(const std::vector<fusion::RankedList>& lists, const std:
   out->kind_weight.clear();
   out->staged.clear();
   out->vector_row.clear();
+  out->cosine.clear();
   for (size_t i = 0; i < m; ++i) {
     const uint64_t id = out->ids[i];
     const int64_t row = mem.map->Row(id);
@@ -60,7 +61,23 @@ Status GatherCandidates(const std::vector<fusion::RankedList>& lists, const std:
     const int64_t irow = idx.map->Row(id);
     if (irow >= 0 && static_cast<size_t>(irow) >= idx.rows) return PastColumn("index", irow, idx.rows);
     out->staged.push_back(irow >= 0 && idx.staged[irow] ? 1 : 0);
-    out->vector_row.push_back(irow >= 0 ? idx.vector_row[irow] : -1);
+    const int64_t vrow = irow >= 0 ? idx.vector_row[irow] : -1;
+    if (cos.dot != nullptr && vrow >= 0) {
+      if (static_cast<size_t>(vrow) >= cos.rows) return PastColumn("vector", vrow, cos.rows);
+      const char* row = reinterpret_cast<const char*>(cos.units + static_cast<size_t>(vrow) * cos.dim);
+      for (size_t b = 0; b < cos.dim * sizeof(float); b += 64) __builtin_prefetch(row + b);
+    }
+    out->vector_row.push_back(vrow);
+  }
+  if (cos.dot != nullptr) {  // after the gather: the rows' prefetches are in flight
+    const size_t n = out->vector_row.size();
+    out->cosine.assign(n, std::nan(""));
+    for (size_t j = 0; j < n; ++j) {
+      const int64_t vrow = out->vector_row[j];
+      if (vrow < 0) continue;
+      const float* row = cos.units + static_cast<size_t>(vrow) * cos.dim;
+      out->cosine[j] = static_cast<double>(cos.dot(static_cast<int64_t>(cos.dim), row, 1, cos.query, 1));
+    }
   }
   return Status::OK();
 }
@@ -90,12 +107,13 @@ Status Rank(const Gathered& g, const RankInputs& in, double best_fused, int64_t 
     offsets[n] = static_cast<int64_t>(access.size());
   }
   std::vector<double> nan_cosine, ones;
-  if (in.cosine == nullptr) nan_cosine.assign(n, std::nan(""));
+  const double* cosine = in.cosine != nullptr ? in.cosine : (g.cosine.size() == n ? g.cosine.data() : nullptr);
+  if (cosine == nullptr) nan_cosine.assign(n, std::nan(""));
   if (in.suppressed == nullptr) ones.assign(n, 1.0);
   scoring::Candidates c;
   c.n = n;
   c.fused = in.fused != nullptr ? in.fused : g.kept_fused.data();
-  c.cosine = in.cosine != nullptr ? in.cosine : nan_cosine.data();
+  c.cosine = cosine != nullptr ? cosine : nan_cosine.data();
   c.created_ms = g.created_ms.data();
   c.access_offsets = offsets.data();
   c.access_ms = access.data();

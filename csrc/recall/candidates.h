@@ -7,9 +7,12 @@
 // Python path (explain=True) is the reference, and the two agree id for id
 // and bit for bit (tests/unit/test_recall_native.py).
 //
-// The cosines of the candidates are not computed here: they come from the
-// caller (numpy's dot, the same one the Python path uses), so that every
-// score stays bit-for-bit the reference's.
+// Cosines: the reference is numpy's float32 dot of the candidate's unit row
+// and the query (float(row @ query)), which numpy hands to its BLAS's
+// cblas_sdot. GatherCandidates computes them by calling that same function
+// (its address found and checked by chitta/recall/native_dot.py), so every
+// score stays bit-for-bit the reference's; without it the caller computes
+// them with numpy and passes them to Rank.
 #pragma once
 
 #include <cstddef>
@@ -46,6 +49,18 @@ struct IndexColumns {
   const int64_t* vector_row = nullptr;  // row in the dense lane's matrix, -1: none
 };
 
+// A cblas_sdot with 64-bit integers (OpenBLAS ILP64; numpy's own).
+using DotFn = float (*)(int64_t n, const float* x, int64_t incx, const float* y, int64_t incy);
+
+// The query and the dense lane's unit rows, for the candidates' cosines.
+struct CosineInputs {
+  DotFn dot = nullptr;  // nullptr: no cosines gathered
+  const float* query = nullptr;
+  size_t dim = 0;
+  const float* units = nullptr;  // [rows x dim], row-major
+  size_t rows = 0;
+};
+
 // What GatherCandidates found. The fused list (at most `limit` ids, best
 // first) is kept whole for the lanes' ranks; the live ones among them
 // ("kept", in fused order) carry their scoring state.
@@ -65,20 +80,24 @@ struct Gathered {
   std::vector<double> kind_weight;
   std::vector<uint8_t> staged;
   std::vector<int64_t> vector_row;  // -1: no vector (cosine NaN)
+  std::vector<double> cosine;       // when CosineInputs gave a dot: NaN where no vector
 };
 
 // Fuses `lists` (weights one per list, rrf constant k, keep the best `limit`;
 // as fusion::RrfFuse) and gathers the state of the live candidates: live =
 // present in the memories map and not dead there. staged and vector_row come
-// from the index map (false / -1 where it lacks the id). InvalidArgument when
-// a row or label code points past its column.
+// from the index map (false / -1 where it lacks the id). With cos.dot, each
+// kept candidate's cosine: dot(dim, units[vector_row], 1, query, 1) widened
+// to double, NaN without a vector. InvalidArgument when a row or label code
+// points past its column (a vector row past `units` too).
 [[nodiscard]] Status GatherCandidates(const std::vector<fusion::RankedList>& lists,
                                       const std::vector<double>& weights, double k, size_t limit,
                                       const MemoryColumns& memories, const IndexColumns& index,
-                                      Gathered* out);
+                                      const CosineInputs& cos, Gathered* out);
 
 // Per-query inputs of Rank beside the gathered state. Any pointer may be null:
-// fused -> the gathered kept_fused; cosine -> all NaN; suppressed -> all 1;
+// fused -> the gathered kept_fused; cosine -> the gathered cosines, else all
+// NaN; suppressed -> all 1;
 // traces -> no access beyond creation. Otherwise one value per kept candidate
 // (traces: n + 1 offsets into trace_ms, each candidate's access times after
 // its creation time, as chitta.recall.scorer.CandidateView.access_ms).

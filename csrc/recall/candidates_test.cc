@@ -45,7 +45,7 @@ TEST(Gather, FusesThenKeepsTheLiveCandidatesWithTheirState) {
   const uint64_t b[] = {104, 101, 100};
   const std::vector<fusion::RankedList> lists = {{a, 4}, {b, 3}};
   Gathered g;
-  ASSERT_TRUE(GatherCandidates(lists, {1.0, 0.5}, 20.0, 0, o.Mem(), o.Idx(), &g).ok());
+  ASSERT_TRUE(GatherCandidates(lists, {1.0, 0.5}, 20.0, 0, o.Mem(), o.Idx(), CosineInputs{}, &g).ok());
   fusion::FusedResult want;
   ASSERT_TRUE(fusion::RrfFuse(lists, {1.0, 0.5}, 20.0, 0, true, &want).ok());
   EXPECT_EQ(g.ids, want.ids);
@@ -74,7 +74,7 @@ TEST(Gather, LimitKeepsTheBestFused) {
   Organs o;
   const uint64_t a[] = {104, 103, 101, 100};
   Gathered g;
-  ASSERT_TRUE(GatherCandidates({{a, 4}}, {}, 20.0, 2, o.Mem(), o.Idx(), &g).ok());
+  ASSERT_TRUE(GatherCandidates({{a, 4}}, {}, 20.0, 2, o.Mem(), o.Idx(), CosineInputs{}, &g).ok());
   EXPECT_EQ(g.ids, (std::vector<uint64_t>{104, 103}));
   EXPECT_EQ(g.kept_ids, (std::vector<uint64_t>{104, 103}));
 }
@@ -85,18 +85,54 @@ TEST(Gather, RefusesRowsAndCodesPastTheirColumns) {
   Gathered g;
   MemoryColumns short_mem = o.Mem();
   short_mem.rows = 4;  // row 4 (id 104) is past the columns
-  EXPECT_EQ(GatherCandidates({{a, 1}}, {}, 20.0, 0, short_mem, o.Idx(), &g).code(), Code::kInvalidArgument);
+  EXPECT_EQ(GatherCandidates({{a, 1}}, {}, 20.0, 0, short_mem, o.Idx(), CosineInputs{}, &g).code(), Code::kInvalidArgument);
   MemoryColumns few_kinds = o.Mem();
   few_kinds.kinds = 1;  // id 104 has kind code 1
-  EXPECT_EQ(GatherCandidates({{a, 1}}, {}, 20.0, 0, few_kinds, o.Idx(), &g).code(), Code::kInvalidArgument);
+  EXPECT_EQ(GatherCandidates({{a, 1}}, {}, 20.0, 0, few_kinds, o.Idx(), CosineInputs{}, &g).code(), Code::kInvalidArgument);
   const uint64_t b[] = {103};
   IndexColumns short_idx = o.Idx();
   short_idx.rows = 2;  // index row 2 (id 103) is past the columns
-  EXPECT_EQ(GatherCandidates({{b, 1}}, {}, 20.0, 0, o.Mem(), short_idx, &g).code(), Code::kInvalidArgument);
+  EXPECT_EQ(GatherCandidates({{b, 1}}, {}, 20.0, 0, o.Mem(), short_idx, CosineInputs{}, &g).code(), Code::kInvalidArgument);
   MemoryColumns no_map = o.Mem();
   no_map.map = nullptr;
-  EXPECT_EQ(GatherCandidates({{b, 1}}, {}, 20.0, 0, no_map, o.Idx(), &g).code(), Code::kInvalidArgument);
-  EXPECT_EQ(GatherCandidates({{b, 1}}, {-1.0}, 20.0, 0, o.Mem(), o.Idx(), &g).code(), Code::kInvalidArgument);
+  EXPECT_EQ(GatherCandidates({{b, 1}}, {}, 20.0, 0, no_map, o.Idx(), CosineInputs{}, &g).code(), Code::kInvalidArgument);
+  EXPECT_EQ(GatherCandidates({{b, 1}}, {-1.0}, 20.0, 0, o.Mem(), o.Idx(), CosineInputs{}, &g).code(), Code::kInvalidArgument);
+}
+
+float PlainDot(int64_t n, const float* x, int64_t incx, const float* y, int64_t incy) {
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) sum += x[i * incx] * y[i * incy];
+  return sum;
+}
+
+TEST(Gather, CosinesByTheGivenDotAndRankUsesThem) {
+  Organs o;
+  // Unit rows 0..7 of width 3; ids 100 -> row 7, 101 -> row 3, 103: none, 104: unknown to the index.
+  std::vector<float> units(8 * 3);
+  for (size_t i = 0; i < units.size(); ++i) units[i] = 0.1f * static_cast<float>(i) - 1.0f;
+  const float query[] = {0.6f, -0.8f, 0.0f};
+  CosineInputs cos{&PlainDot, query, 3, units.data(), 8};
+  const uint64_t a[] = {100, 101, 103, 104};
+  Gathered g;
+  ASSERT_TRUE(GatherCandidates({{a, 4}}, {}, 20.0, 0, o.Mem(), o.Idx(), cos, &g).ok());
+  ASSERT_EQ(g.cosine.size(), 4u);
+  for (size_t j = 0; j < 4; ++j) {
+    const int64_t vrow = g.vector_row[j];
+    if (vrow < 0) {
+      EXPECT_TRUE(std::isnan(g.cosine[j]));
+    } else {
+      EXPECT_EQ(g.cosine[j], static_cast<double>(PlainDot(3, units.data() + vrow * 3, 1, query, 1)));
+    }
+  }
+  std::vector<double> with, given;
+  std::vector<uint32_t> top;
+  ASSERT_TRUE(Rank(g, RankInputs{}, g.fused[0], 0, scoring::Weights{}, 4, &with, &top).ok());
+  RankInputs in;
+  in.cosine = g.cosine.data();
+  ASSERT_TRUE(Rank(g, in, g.fused[0], 0, scoring::Weights{}, 4, &given, &top).ok());
+  EXPECT_EQ(with, given);
+  cos.rows = 7;  // id 100's row 7 is past the matrix
+  EXPECT_EQ(GatherCandidates({{a, 4}}, {}, 20.0, 0, o.Mem(), o.Idx(), cos, &g).code(), Code::kInvalidArgument);
 }
 
 // Rank's scores are ScoreCandidates' on the same columns (creation time first
@@ -105,7 +141,7 @@ TEST(Rank, ScoresAsScoreCandidatesAndOrdersByScoreThenId) {
   Organs o;
   const uint64_t a[] = {100, 101, 103, 104};
   Gathered g;
-  ASSERT_TRUE(GatherCandidates({{a, 4}}, {}, 20.0, 0, o.Mem(), o.Idx(), &g).ok());
+  ASSERT_TRUE(GatherCandidates({{a, 4}}, {}, 20.0, 0, o.Mem(), o.Idx(), CosineInputs{}, &g).ok());
   const size_t n = g.kept_ids.size();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<double> cosine = {0.5, nan, -0.2, 0.9};
@@ -145,7 +181,7 @@ TEST(Rank, TiesGoToTheSmallerIdNanLastAndKCaps) {
   Organs o;
   const uint64_t a[] = {104, 103, 101, 100};
   Gathered g;
-  ASSERT_TRUE(GatherCandidates({{a, 4}}, {}, 20.0, 0, o.Mem(), o.Idx(), &g).ok());
+  ASSERT_TRUE(GatherCandidates({{a, 4}}, {}, 20.0, 0, o.Mem(), o.Idx(), CosineInputs{}, &g).ok());
   // Equal fused scores for all (the override), no other differences but suppression.
   const std::vector<double> fused(4, 0.05);
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -177,7 +213,7 @@ TEST(Rank, RefusesMalformedTraces) {
   Organs o;
   const uint64_t a[] = {100, 101};
   Gathered g;
-  ASSERT_TRUE(GatherCandidates({{a, 2}}, {}, 20.0, 0, o.Mem(), o.Idx(), &g).ok());
+  ASSERT_TRUE(GatherCandidates({{a, 2}}, {}, 20.0, 0, o.Mem(), o.Idx(), CosineInputs{}, &g).ok());
   const std::vector<int64_t> trace = {1, 2};
   std::vector<double> scores;
   std::vector<uint32_t> top;
@@ -195,7 +231,7 @@ TEST(Rank, NoCandidatesRankNothing) {
   Organs o;
   const uint64_t a[] = {102, 999};  // dead, unknown
   Gathered g;
-  ASSERT_TRUE(GatherCandidates({{a, 2}}, {}, 20.0, 0, o.Mem(), o.Idx(), &g).ok());
+  ASSERT_TRUE(GatherCandidates({{a, 2}}, {}, 20.0, 0, o.Mem(), o.Idx(), CosineInputs{}, &g).ok());
   EXPECT_TRUE(g.kept_ids.empty());
   std::vector<double> scores;
   std::vector<uint32_t> top;

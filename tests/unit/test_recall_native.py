@@ -225,3 +225,28 @@ def test_memory_of_builds_what_the_constructor_builds() -> None:
     with pytest.raises(TypeError):
         _core._new_slotted(Hit, tuple(Memory.__dict__[f.name] for f in dataclasses.fields(Memory)),
                            tuple(values.values()))  # Memory's slots on a Hit: refused by the descriptors
+
+
+def test_cosines_come_from_numpys_own_dot_when_it_is_found(tmp_path: Path) -> None:
+    from chitta.recall import native_dot, native_tail
+
+    address = native_dot.sdot_address()
+    if address is None:
+        pytest.skip("numpy's BLAS exposes no 64-bit-integer cblas_sdot here: the tail uses numpy for cosines")
+    f, rng = random_field(tmp_path / "f", 27, n=150)
+    with f:
+        native, python = both_paths(f, query="w1 w2 w3", k=20)
+        assert native_tail._dot_state == [True]
+        assert_same(native, python)
+        vec = f._encoding.embed(["w4 w5"])[0]
+        vec = vec / np.linalg.norm(vec)
+        mem, idx = _columns(f)
+        lists = [np.array(f._memories.live_id_array()[:40])]
+        cands = _core._recall_gather(lists, [1.0], 20.0, 50, mem, idx, vec, f._index.recall_columns()[1])
+        rows = cands.vector_row
+        want = [float(f._index.recall_columns()[1][r] @ vec) if r >= 0 else float("nan") for r in rows.tolist()]
+        np.testing.assert_array_equal(cands.cosine, np.array(want))  # bit for bit numpy's dot
+        with pytest.raises(InvalidArgument, match="go together"):
+            _core._recall_gather(lists, [1.0], 20.0, 50, mem, idx, vec, None)
+        with pytest.raises(InvalidArgument, match="width"):
+            _core._recall_gather(lists, [1.0], 20.0, 50, mem, idx, vec[:-1].copy(), f._index.recall_columns()[1])

@@ -154,7 +154,9 @@ def stage_times(field: chitta.Field, qv: np.ndarray, qt: list[str], nq: int) -> 
         if owner is None or not hasattr(owner, attr):
             continue
 
-        def timed(*a: Any, _fn: Any = getattr(owner, attr), _label: str = label, **kw: Any) -> Any:
+        method = getattr(owner, attr)
+
+        def timed(*a: Any, _fn: Any = method, _label: str = label, **kw: Any) -> Any:
             t0 = time.thread_time_ns()
             try:
                 return _fn(*a, **kw)

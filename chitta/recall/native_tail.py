@@ -88,7 +88,7 @@ def rank_native(
     idx_cols, vecs, dim = engine.index.recall_columns()  # type: ignore[attr-defined]
     scorer = engine.scorer
     kinds = scorer.settings.kind_weights
-    kind_weight = np.array([kinds.get(v, 1.0) for v in kind_values], np.float64)  # type: ignore[arg-type]
+    kind_weight = np.array([kinds.get(v, 1.0) for v in kind_values], np.float64)
     weights = [settings.lane_weights.get(n, 0.0) for n in names]
     # The cosines in the gather (numpy's own sdot, called natively) where it can read the rows in place.
     native_cos = vector is not None and _in_place(vecs, vector) and dim == vector.shape[0] and _dot_ready()

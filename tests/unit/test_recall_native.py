@@ -124,7 +124,7 @@ def test_native_tail_equals_the_python_path(tmp_path: Path, seed: int) -> None:
 
 
 def test_speaker_and_time_priors_go_through_the_native_tail(tmp_path: Path) -> None:
-    f, rng = random_field(tmp_path / "f", 21)
+    f, _rng = random_field(tmp_path / "f", 21)
     with f:
         assert f._index.speaker_ids("what did Ana say") is not None
         for text in ("what did Ana say about w1 w2", "w3 w4 in May 2026", "Bo Lee w5 in 2025", "w1 w2 w3 in June"):
@@ -134,7 +134,7 @@ def test_speaker_and_time_priors_go_through_the_native_tail(tmp_path: Path) -> N
 
 
 def test_vector_only_and_text_only_queries(tmp_path: Path) -> None:
-    f, rng = random_field(tmp_path / "f", 22, n=150)
+    f, _rng = random_field(tmp_path / "f", 22, n=150)
     with f:
         vec = f._encoding.embed(["w1 w2 w3"])[0]
         for kw in ({"vector": vec}, {"query": "w1 w2 w3"}, {"query": "w7", "vector": vec}):
@@ -233,7 +233,7 @@ def test_cosines_come_from_numpys_own_dot_when_it_is_found(tmp_path: Path) -> No
     address = native_dot.sdot_address()
     if address is None:
         pytest.skip("numpy's BLAS exposes no 64-bit-integer cblas_sdot here: the tail uses numpy for cosines")
-    f, rng = random_field(tmp_path / "f", 27, n=150)
+    f, _rng = random_field(tmp_path / "f", 27, n=150)
     with f:
         native, python = both_paths(f, query="w1 w2 w3", k=20)
         assert native_tail._dot_state == [True]

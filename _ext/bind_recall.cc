@@ -168,11 +168,25 @@ CHITTA_BIND(recall) {
             std::vector<uint32_t> top;
             ThrowIfError(chitta::recall::Rank(g, in, best_fused, now_ms, WeightsOf(weights),
                                               static_cast<size_t>(k), &scores, &top));
-            return py::make_tuple(ToArray(top), ToArray(scores));
+            // The hits' fields as Python objects, best first: ids, scores, fused scores, lane ranks.
+            const size_t m = top.size();
+            py::list ids(m), top_scores(m), top_fused(m), ranks(m);
+            for (size_t r = 0; r < m; ++r) {
+              const uint32_t j = top[r];
+              ids[r] = py::int_(g.kept_ids[j]);
+              top_scores[r] = py::float_(scores[j]);
+              top_fused[r] = py::float_(in.fused != nullptr ? in.fused[j] : g.kept_fused[j]);
+              py::tuple lane(g.lists);
+              const int32_t* row = g.ranks.data() + static_cast<size_t>(g.keep[j]) * g.lists;
+              for (size_t c = 0; c < g.lists; ++c) lane[c] = py::int_(row[c]);
+              ranks[r] = std::move(lane);
+            }
+            return py::make_tuple(ids, top_scores, top_fused, ranks, ToArray(scores));
           },
           py::arg("fused"), py::arg("cosine"), py::arg("suppressed"), py::arg("trace_offsets"),
           py::arg("trace_ms"), py::arg("best_fused"), py::arg("now_ms"), py::arg("weights"), py::arg("k"),
-          "(top positions among the kept candidates, every kept candidate's score).");
+          "The best k, best first: (ids, scores, fused scores, lane ranks (1-based, 0: absent), "
+          "every kept candidate's score).");
   m.def(
       "_recall_set_dot",
       [](uintptr_t address) {

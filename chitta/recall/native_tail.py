@@ -126,21 +126,18 @@ def rank_native(
     traces = engine.memories.touch_traces(kept_ids)  # type: ignore[attr-defined]
     t_off, t_ms = (None, None) if traces is None else traces
     s = scorer.settings
-    top, scores = cands.rank(
+    top_ids, top_scores, top_fused, top_ranks, _ = cands.rank(
         fused, cosine, suppressed, t_off, t_ms, best, int(now_ms),
         (s.w_fused, s.w_similarity, s.w_activation, s.w_freshness, s.freshness_rate, s.actr_decay,
          s.staged_multiplier, s.tier_step),
         k,
     )
-    top_ids = kept_ids[top].tolist()
     memories = engine.memories.memories(top_ids)
-    lane_ranks = cands.ranks[cands.keep[top]].tolist()
-    hit_fused = (cands.kept_fused if fused is None else fused)[top].tolist()
     # Hit(id=, text=, score=, memory=, lanes=, fused=, factors=()) without the frozen __init__
     new_hit, slots, no_factors = _core._new_slotted, _HIT_SLOTS, ()
     return [
         new_hit(Hit, slots, (mid, memory.text, score, memory, {name: r for name, r in zip(names, rk) if r > 0}, f,
                              no_factors))
-        for mid, memory, score, f, rk in zip(top_ids, memories, scores[top].tolist(), hit_fused, lane_ranks)
+        for mid, memory, score, f, rk in zip(top_ids, memories, top_scores, top_fused, top_ranks)
         if memory is not None
     ]

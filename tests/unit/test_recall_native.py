@@ -203,8 +203,10 @@ def test_rank_refuses_inputs_of_the_wrong_length(tmp_path: Path) -> None:
         mem, idx = _columns(f)
         cands = _core._recall_gather([np.array(f._memories.live_id_array()[:5])], [1.0], 20.0, 50, mem, idx)
         w = (1.0, 0.02, 0.05, 0.1, 0.01, 0.5, 0.8, 0.25)
-        top, scores = cands.rank(None, None, None, None, None, cands.best, 0, w, 3)
-        assert len(top) == 3 and len(scores) == 5
+        ids, scores, fused, ranks, every = cands.rank(None, None, None, None, None, cands.best, 0, w, 3)
+        assert len(ids) == len(scores) == len(fused) == len(ranks) == 3 and len(every) == 5
+        assert scores == sorted(every.tolist(), reverse=True)[:3] and set(ids) <= set(cands.kept_ids.tolist())
+        assert all(len(r) == 1 and r[0] >= 1 for r in ranks)
         with pytest.raises(InvalidArgument, match="cosine"):
             cands.rank(None, np.zeros(4), None, None, None, cands.best, 0, w, 3)
         with pytest.raises(InvalidArgument, match="go together"):

@@ -7,8 +7,12 @@
 // ndarray.tolist() gives them, texts decoded from the arena as strict UTF-8
 // (or the row's changed text), a copy of the meta dict, the embedding as a
 // fresh float32 array (a row of the vector matrix or of the checkpoint's base
-// matrix; any other row asks the organ's vector_of(row)). Recall builds the
-// memories of the hits it returns with it.
+// matrix; the caller passes the others, e.g. odd widths, in `extra`: row ->
+// embedding). Recall builds the memories of the hits it returns with it.
+//
+// No Python code runs during the call (the GIL is held throughout), and the
+// text arena, a bytearray the organ grows in place, is read without holding a
+// buffer export on it (an export would make a concurrent append fail).
 #include <pybind11/numpy.h>
 
 #include <algorithm>
@@ -93,17 +97,17 @@ constexpr int kSlots = 20;
 PyObject* Build(PyObject* const* a) {
   PyObject *cls = a[0], *slots = a[1], *ids = a[2], *rows_obj = a[3], *cols = a[4], *labels = a[5];
   PyObject *arena_obj = a[6], *off_obj = a[7], *texts = a[8], *tags = a[9], *metas = a[10], *arts = a[11];
-  PyObject *vec_obj = a[12], *vecs_obj = a[13], *base_obj = a[14], *vector_of = a[15];
+  PyObject *vec_obj = a[12], *vecs_obj = a[13], *base_obj = a[14], *extra = a[15];
   if (!PyType_Check(cls) || !PyTuple_Check(slots) || PyTuple_GET_SIZE(slots) != kSlots || !PyList_Check(ids) ||
       !PyTuple_Check(cols) || PyTuple_GET_SIZE(cols) != kCols || !PyTuple_Check(labels) ||
       PyTuple_GET_SIZE(labels) != kLabels || !PyDict_Check(texts) || !PyDict_Check(tags) || !PyDict_Check(metas) ||
-      !PyDict_Check(arts) || !PyCallable_Check(vector_of)) {
+      !PyDict_Check(arts) || !PyDict_Check(extra) || !(PyByteArray_Check(arena_obj) || PyBytes_Check(arena_obj))) {
     PyErr_SetString(PyExc_TypeError, "_build_memories: arguments of the wrong kind");
     return nullptr;
   }
-  View rows, arena, off, vec, vecs, base;
+  View rows, off, vec, vecs, base;
   if (!rows.Column(rows_obj, 'i', 8, "rows") || !off.Column(off_obj, 'i', 8, "text offsets") ||
-      !vec.Column(vec_obj, 'i', 8, "vec") || !arena.Column(arena_obj, 'b', 1, "arena")) {
+      !vec.Column(vec_obj, 'i', 8, "vec")) {
     return nullptr;
   }
   const bool have_vecs = vecs_obj != Py_None, have_base = base_obj != Py_None;
@@ -144,7 +148,7 @@ PyObject* Build(PyObject* const* a) {
   if (out == nullptr) return nullptr;
   PyObject* empty = PyTuple_New(0);
   const int64_t* offsets = off.data<int64_t>();
-  const char* text_bytes = arena.data<char>();
+  const bool is_bytearray = PyByteArray_Check(arena_obj);
   for (Py_ssize_t j = 0; j < m; ++j) {
     const int64_t row = row_of[j];
     PyObject* v[kSlots] = {};
@@ -160,7 +164,10 @@ PyObject* Build(PyObject* const* a) {
         v[1] = changed;
       } else if (!PyErr_Occurred()) {
         const int64_t lo = offsets[row], hi = offsets[row + 1];
-        if (lo < 0 || hi < lo || hi > arena.bytes()) {
+        // Read the arena's pointer and size now: nothing between here and the decode can run Python code.
+        const char* text_bytes = is_bytearray ? PyByteArray_AS_STRING(arena_obj) : PyBytes_AS_STRING(arena_obj);
+        const Py_ssize_t size = is_bytearray ? PyByteArray_GET_SIZE(arena_obj) : PyBytes_GET_SIZE(arena_obj);
+        if (lo < 0 || hi < lo || hi > size) {
           PyErr_SetString(PyExc_IndexError, "text offsets past the arena");
         } else {
           v[1] = PyUnicode_DecodeUTF8(text_bytes + lo, hi - lo, "strict");
@@ -211,11 +218,17 @@ PyObject* Build(PyObject* const* a) {
       }
       ok = v[16] != nullptr;
     }
-    if (ok) {  // embedding
+    if (ok) {  // embedding: the caller's for this row, else a copy of its matrix row
       const int64_t vr = vec.data<int64_t>()[row];
       const View* mat = vr >= 0 ? (have_vecs ? &vecs : nullptr) : (vr <= -2 && have_base ? &base : nullptr);
       const int64_t mrow = vr >= 0 ? vr : -2 - vr;
-      if (vr != -1 && mat != nullptr && mrow < mat->len()) {
+      PyObject* given = PyDict_GetItemWithError(extra, key);
+      if (given != nullptr) {
+        Py_INCREF(given);
+        v[17] = given;
+      } else if (PyErr_Occurred()) {
+        // v[17] stays null: the error goes up
+      } else if (vr != -1 && mat != nullptr && mrow < mat->len()) {
         const Py_ssize_t dim = mat->cols();
         try {
           py::array_t<float> copy(dim);
@@ -225,7 +238,7 @@ PyObject* Build(PyObject* const* a) {
           PyErr_SetString(PyExc_MemoryError, "embedding copy");
         }
       } else {
-        v[17] = PyObject_CallOneArg(vector_of, key);  // odd widths and anything else: the organ's own code
+        PyErr_SetString(PyExc_IndexError, "a row's vector is neither in a matrix nor given");
       }
       ok = v[17] != nullptr;
     }
@@ -267,7 +280,7 @@ PyObject* BuildPy(PyObject* /*self*/, PyObject* const* args, Py_ssize_t nargs) {
 PyMethodDef kBuild = {"_build_memories", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(BuildPy)),
                       METH_FASTCALL,
                       "_build_memories(cls, slots, ids, rows, cols, labels, arena, text_off, texts, tags, meta, "
-                      "artifacts, vec, vecs, base, vector_of): Memory objects of organ rows "
+                      "artifacts, vec, vecs, base, extra): Memory objects of organ rows "
                       "(chitta.organs.memories.MemoriesOrgan.memories)."};
 
 }  // namespace

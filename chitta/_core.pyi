@@ -423,7 +423,7 @@ def _build_memories(
     cols: tuple[npt.NDArray[Any], ...], labels: tuple[tuple[npt.NDArray[np.uint32], list[Any]], ...],
     arena: bytearray, text_off: npt.NDArray[np.int64], texts: dict[int, str], tags: dict[int, Any],
     meta: dict[int, Any], artifacts: dict[int, Any], vec: npt.NDArray[np.int64],
-    vecs: npt.NDArray[np.float32] | None, base: npt.NDArray[np.float32] | None, vector_of: Any,
+    vecs: npt.NDArray[np.float32] | None, base: npt.NDArray[np.float32] | None, extra: dict[int, Any],
 ) -> list[_T]: ...
 
 # ---- end recall tail -------------------------------------------------------------

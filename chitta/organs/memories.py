@@ -455,10 +455,15 @@ class MemoriesOrgan:
         r = r[keep]
         out: list[Memory | None] = [None] * len(rows)
         # One native call builds them all (_ext/bind_memories_build.cc): the values _memory reads, per row.
+        # The vectors it cannot copy from a matrix (odd widths; none in most fields) are passed in.
+        vecs, base = _matrix(s.vecs), _matrix(s.base)
+        v = c["vec"][r]
+        unread = (v == -1) | (v >= (0 if vecs is None else len(vecs))) | ((v <= -2) & (-2 - v >= (0 if base is None else len(base))))
+        extra = {row: s.vector(row) for row in r[unread].tolist()} if unread.any() else {}
         built = _core._build_memories(
             Memory, _MEMORY_SLOTS, [int(ids[p]) for p in keep.tolist()], r, tuple(c[name] for name in _BUILD_COLUMNS),
             tuple((c[name], s.labels[name].values) for name in LABELS), s.arena, s.text_off, s.texts, s.tags, s.meta,
-            s.artifacts, c["vec"], _matrix(s.vecs), _matrix(s.base), s.vector,
+            s.artifacts, c["vec"], vecs, base, extra,
         )
         for pos, memory in zip(keep.tolist(), built):
             out[pos] = memory

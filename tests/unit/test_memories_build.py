@@ -39,6 +39,15 @@ def test_memories_equals_get_of_each(runs: list[list[ops.PutPayload]], later: li
     _same(_restored(o), probe)
 
 
+def test_the_arena_stays_growable() -> None:
+    # The builder holds no buffer export on the arena (a bytearray the organ grows in place).
+    o = MemoriesOrgan()
+    o.apply_columns(PutColumns.from_puts([ops.PutPayload(id=i, text=f"t{i}") for i in range(1, 5)]))
+    o.memories([1, 2])
+    o.apply(ops.PutPayload(id=9, text="after"))  # grows the arena in place: BufferError while an export is held
+    assert o.memories([9])[0].text == "after"  # type: ignore[union-attr]
+
+
 def test_meta_is_a_copy_and_embedding_a_fresh_array() -> None:
     o = MemoriesOrgan()
     o.apply_columns(PutColumns.from_puts([ops.PutPayload(id=1, text="a", meta={"k": [1]}, embedding=_vec(3, 0))]))
@@ -58,8 +67,10 @@ def test_build_refuses_bad_arguments() -> None:
                        tuple(c[n] for n in ("created", "written", "updated", "last_access", "confidence", "strength",
                                             "decay", "tier", "access")),
                        tuple((c[n], s.labels[n].values) for n in ("kind", "realm", "session", "source_tool", "harness")),
-                       s.arena, s.text_off, s.texts, s.tags, s.meta, s.artifacts, c["vec"], None, None, s.vector]
+                       s.arena, s.text_off, s.texts, s.tags, s.meta, s.artifacts, c["vec"], None, None, {0: None}]
     assert _core._build_memories(*args)[0] == o.get(1)
+    with pytest.raises(IndexError, match="neither in a matrix nor given"):
+        _core._build_memories(*args[:15], {})  # no vector (-1) and none given
     with pytest.raises(IndexError, match="row past"):
         _core._build_memories(*args[:3], np.array([5000], np.int64), *args[4:])
     bad = list(args)
@@ -68,5 +79,9 @@ def test_build_refuses_bad_arguments() -> None:
         _core._build_memories(*bad)
     with pytest.raises(TypeError, match="16 arguments"):
         _core._build_memories(*args[:15])
+    bad = list(args)
+    bad[6] = "not an arena"
+    with pytest.raises(TypeError, match="wrong kind"):
+        _core._build_memories(*bad)
     with pytest.raises(TypeError, match="one id per row"):
         _core._build_memories(Memory, _MEMORY_SLOTS, [1, 2], *args[3:])

@@ -1,14 +1,16 @@
 // _ext/bind_memories_build.cc
-// chitta._core._build_memories: the Memory objects of some rows of the
-// memories organ's columns (chitta/organs/memories_store.py), built in one
-// call: what MemoriesOrgan.memories did per row in Python (a tuple of twenty
+// chitta._core._build_memories: the Memory objects of some ids of the
+// memories organ (chitta/organs/memories_store.py: its id -> row map and
+// columns), built in one call, None where an id is not live: what
+// MemoriesOrgan.memories did per id in Python (a row lookup, a tuple of twenty
 // values from the columns, label tables, text arena and per-row dicts, then
 // chitta.model.memory_of). Same values, same types: ints and floats as
 // ndarray.tolist() gives them, texts decoded from the arena as strict UTF-8
 // (or the row's changed text), a copy of the meta dict, the embedding as a
-// fresh float32 array (a row of the vector matrix or of the checkpoint's base
-// matrix; the caller passes the others, e.g. odd widths, in `extra`: row ->
-// embedding). Recall builds the memories of the hits it returns with it.
+// fresh float32 array (a row of the vector matrix, of the checkpoint's base
+// matrix, or the row's odd-width little-endian bytes, as np.frombuffer(blob,
+// "<f4").astype(np.float32) gives). Recall builds the memories of the hits it
+// returns with it.
 //
 // No Python code runs during the call (the GIL is held throughout), and the
 // text arena, a bytearray the organ grows in place, is read without holding a
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "registry.h"
+#include "util/row_map.h"
 
 namespace chitta_ext {
 namespace {
@@ -90,73 +93,120 @@ PyObject* DictGet(PyObject* dict, PyObject* key, PyObject* fallback) {
   return v;
 }
 
+// A fresh 1-D float32 array of n floats copied from little-endian bytes (the hosts
+// chitta builds for are little-endian; numpy reads "<f4" the same way there).
+PyObject* FloatCopy(const char* src, Py_ssize_t n) {
+  try {
+    py::array_t<float> copy(n);
+    std::memcpy(copy.mutable_data(), src, static_cast<size_t>(n) * sizeof(float));
+    return copy.release().ptr();
+  } catch (const std::exception&) {
+    PyErr_SetString(PyExc_MemoryError, "embedding copy");
+    return nullptr;
+  }
+}
+
 constexpr int kCols = 9;  // created, written, updated, last_access, confidence, strength, decay, tier, access
 constexpr int kLabels = 5;  // kind, realm, session, source_tool, harness
 constexpr int kSlots = 20;
 
 PyObject* Build(PyObject* const* a) {
-  PyObject *cls = a[0], *slots = a[1], *ids = a[2], *rows_obj = a[3], *cols = a[4], *labels = a[5];
-  PyObject *arena_obj = a[6], *off_obj = a[7], *texts = a[8], *tags = a[9], *metas = a[10], *arts = a[11];
-  PyObject *vec_obj = a[12], *vecs_obj = a[13], *base_obj = a[14], *extra = a[15];
-  if (!PyType_Check(cls) || !PyTuple_Check(slots) || PyTuple_GET_SIZE(slots) != kSlots || !PyList_Check(ids) ||
-      !PyTuple_Check(cols) || PyTuple_GET_SIZE(cols) != kCols || !PyTuple_Check(labels) ||
-      PyTuple_GET_SIZE(labels) != kLabels || !PyDict_Check(texts) || !PyDict_Check(tags) || !PyDict_Check(metas) ||
-      !PyDict_Check(arts) || !PyDict_Check(extra) || !(PyByteArray_Check(arena_obj) || PyBytes_Check(arena_obj))) {
+  PyObject *cls = a[0], *slots = a[1], *ids = a[2], *map_obj = a[3], *dead_obj = a[4], *cols = a[5];
+  PyObject *labels = a[6], *arena_obj = a[7], *off_obj = a[8], *texts = a[9], *tags = a[10], *metas = a[11];
+  PyObject *arts = a[12], *vec_obj = a[13], *vecs_obj = a[14], *base_obj = a[15], *odd = a[16];
+  if (!PyType_Check(cls) || !PyTuple_Check(slots) || PyTuple_GET_SIZE(slots) != kSlots || !PyTuple_Check(cols) ||
+      PyTuple_GET_SIZE(cols) != kCols || !PyTuple_Check(labels) || PyTuple_GET_SIZE(labels) != kLabels ||
+      !PyDict_Check(texts) || !PyDict_Check(tags) || !PyDict_Check(metas) || !PyDict_Check(arts) ||
+      !PyDict_Check(odd) || !(PyByteArray_Check(arena_obj) || PyBytes_Check(arena_obj))) {
     PyErr_SetString(PyExc_TypeError, "_build_memories: arguments of the wrong kind");
     return nullptr;
   }
-  View rows, off, vec, vecs, base;
-  if (!rows.Column(rows_obj, 'i', 8, "rows") || !off.Column(off_obj, 'i', 8, "text offsets") ||
-      !vec.Column(vec_obj, 'i', 8, "vec")) {
+  const chitta::util::RowMap* map = nullptr;
+  try {
+    map = &py::handle(map_obj).cast<const chitta::util::RowMap&>();
+  } catch (const std::exception&) {
+    PyErr_SetString(PyExc_TypeError, "map must be a chitta._core.RowMap");
     return nullptr;
   }
-  const bool have_vecs = vecs_obj != Py_None, have_base = base_obj != Py_None;
-  if ((have_vecs && !vecs.Matrix(vecs_obj, "vecs")) || (have_base && !base.Matrix(base_obj, "base"))) return nullptr;
-  const Py_ssize_t m = rows.len();
-  if (PyList_GET_SIZE(ids) != m) {
-    PyErr_SetString(PyExc_TypeError, "one id per row");
+  View dead, off, vec, vecs, base;
+  if (!dead.Column(dead_obj, 'b', 1, "dead") || !off.Column(off_obj, 'i', 8, "text offsets") ||
+      !vec.Column(vec_obj, 'i', 8, "vec") || !vecs.Matrix(vecs_obj, "vecs") || !base.Matrix(base_obj, "base")) {
     return nullptr;
   }
+  PyObject* seq = PySequence_Fast(ids, "ids must be a sequence of ints");
+  if (seq == nullptr) return nullptr;
+  const Py_ssize_t m = PySequence_Fast_GET_SIZE(seq);
   View col[kCols], codes[kLabels];
   PyObject* values[kLabels];
   static const char* kColNames[kCols] = {"created", "written", "updated", "last_access", "confidence",
                                          "strength", "decay",   "tier",    "access"};
-  Py_ssize_t n_rows = vec.len();
+  Py_ssize_t n_rows = std::min(vec.len(), dead.len());
   for (int c = 0; c < kCols; ++c) {
     const bool real = c >= 4 && c <= 6;
-    if (!col[c].Column(PyTuple_GET_ITEM(cols, c), real ? 'f' : 'i', 8, kColNames[c])) return nullptr;
+    if (!col[c].Column(PyTuple_GET_ITEM(cols, c), real ? 'f' : 'i', 8, kColNames[c])) {
+      Py_DECREF(seq);
+      return nullptr;
+    }
     n_rows = std::min(n_rows, col[c].len());
   }
   for (int l = 0; l < kLabels; ++l) {
     PyObject* pair = PyTuple_GET_ITEM(labels, l);
     if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 || !PyList_Check(PyTuple_GET_ITEM(pair, 1))) {
       PyErr_SetString(PyExc_TypeError, "labels: (codes, values list) pairs");
+      Py_DECREF(seq);
       return nullptr;
     }
-    if (!codes[l].Column(PyTuple_GET_ITEM(pair, 0), 'u', 4, "label codes")) return nullptr;
+    if (!codes[l].Column(PyTuple_GET_ITEM(pair, 0), 'u', 4, "label codes")) {
+      Py_DECREF(seq);
+      return nullptr;
+    }
     values[l] = PyTuple_GET_ITEM(pair, 1);
     n_rows = std::min(n_rows, codes[l].len());
   }
-  const int64_t* row_of = rows.data<int64_t>();
-  for (Py_ssize_t j = 0; j < m; ++j) {
-    if (row_of[j] < 0 || row_of[j] >= n_rows || row_of[j] + 1 >= off.len()) {
-      PyErr_SetString(PyExc_IndexError, "row past the organ's columns");
-      return nullptr;
-    }
-  }
   PyObject* out = PyList_New(m);
-  if (out == nullptr) return nullptr;
+  if (out == nullptr) {
+    Py_DECREF(seq);
+    return nullptr;
+  }
   PyObject* empty = PyTuple_New(0);
+  const uint8_t* is_dead = dead.data<uint8_t>();
   const int64_t* offsets = off.data<int64_t>();
   const bool is_bytearray = PyByteArray_Check(arena_obj);
   for (Py_ssize_t j = 0; j < m; ++j) {
-    const int64_t row = row_of[j];
     PyObject* v[kSlots] = {};
+    v[0] = PyNumber_Index(PySequence_Fast_GET_ITEM(seq, j));  // the id, as int(ids[j])
+    if (v[0] == nullptr) {
+      Py_DECREF(empty);
+      Py_DECREF(out);
+      Py_DECREF(seq);
+      return nullptr;
+    }
+    const unsigned long long id = PyLong_AsUnsignedLongLong(v[0]);
+    if (id == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {  // negative or past 2**64 - 1
+      Py_DECREF(v[0]);
+      Py_DECREF(empty);
+      Py_DECREF(out);
+      Py_DECREF(seq);
+      return nullptr;
+    }
+    const int64_t row = map->Row(id);
+    if (row >= n_rows || (row >= 0 && row + 1 >= off.len())) {
+      Py_DECREF(v[0]);
+      PyErr_SetString(PyExc_IndexError, "row past the organ's columns");
+      Py_DECREF(empty);
+      Py_DECREF(out);
+      Py_DECREF(seq);
+      return nullptr;
+    }
+    if (row < 0 || is_dead[row]) {  // not live: None
+      Py_DECREF(v[0]);
+      Py_INCREF(Py_None);
+      PyList_SET_ITEM(out, j, Py_None);
+      continue;
+    }
     PyObject* key = PyLong_FromLongLong(row);
     bool ok = key != nullptr;
     if (ok) {
-      v[0] = PyList_GET_ITEM(ids, j);
-      Py_INCREF(v[0]);
       // text: the changed one, else the put's from the arena
       PyObject* changed = PyDict_GetItemWithError(texts, key);
       if (changed != nullptr) {
@@ -218,27 +268,30 @@ PyObject* Build(PyObject* const* a) {
       }
       ok = v[16] != nullptr;
     }
-    if (ok) {  // embedding: the caller's for this row, else a copy of its matrix row
+    if (ok) {  // embedding: a copy of its matrix row, or of its odd-width bytes, or None
       const int64_t vr = vec.data<int64_t>()[row];
-      const View* mat = vr >= 0 ? (have_vecs ? &vecs : nullptr) : (vr <= -2 && have_base ? &base : nullptr);
-      const int64_t mrow = vr >= 0 ? vr : -2 - vr;
-      PyObject* given = PyDict_GetItemWithError(extra, key);
-      if (given != nullptr) {
-        Py_INCREF(given);
-        v[17] = given;
-      } else if (PyErr_Occurred()) {
-        // v[17] stays null: the error goes up
-      } else if (vr != -1 && mat != nullptr && mrow < mat->len()) {
-        const Py_ssize_t dim = mat->cols();
-        try {
-          py::array_t<float> copy(dim);
-          std::memcpy(copy.mutable_data(), mat->data<float>() + mrow * dim, static_cast<size_t>(dim) * sizeof(float));
-          v[17] = copy.release().ptr();
-        } catch (const std::exception&) {
-          PyErr_SetString(PyExc_MemoryError, "embedding copy");
+      if (vr == -1) {
+        PyObject* blob = PyDict_GetItemWithError(odd, key);
+        if (blob == nullptr) {
+          if (!PyErr_Occurred()) {
+            Py_INCREF(Py_None);
+            v[17] = Py_None;
+          }
+        } else if (!PyBytes_Check(blob)) {
+          PyErr_SetString(PyExc_TypeError, "an odd vector must be bytes");
+        } else if (PyBytes_GET_SIZE(blob) % 4 != 0) {
+          PyErr_SetString(PyExc_ValueError, "buffer size must be a multiple of element size");
+        } else {
+          v[17] = FloatCopy(PyBytes_AS_STRING(blob), PyBytes_GET_SIZE(blob) / 4);
         }
       } else {
-        PyErr_SetString(PyExc_IndexError, "a row's vector is neither in a matrix nor given");
+        const View& mat = vr >= 0 ? vecs : base;
+        const int64_t mrow = vr >= 0 ? vr : -2 - vr;
+        if (mrow >= mat.len()) {
+          PyErr_SetString(PyExc_IndexError, "a vector row past its matrix");
+        } else {
+          v[17] = FloatCopy(mat.data<char>() + mrow * mat.cols() * 4, mat.cols());
+        }
       }
       ok = v[17] != nullptr;
     }
@@ -261,17 +314,19 @@ PyObject* Build(PyObject* const* a) {
     if (memory == nullptr) {
       Py_DECREF(empty);
       Py_DECREF(out);
+      Py_DECREF(seq);
       return nullptr;
     }
     PyList_SET_ITEM(out, j, memory);
   }
   Py_DECREF(empty);
+  Py_DECREF(seq);
   return out;
 }
 
 PyObject* BuildPy(PyObject* /*self*/, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 16) {
-    PyErr_SetString(PyExc_TypeError, "_build_memories takes 16 arguments");
+  if (nargs != 17) {
+    PyErr_SetString(PyExc_TypeError, "_build_memories takes 17 arguments");
     return nullptr;
   }
   return Build(args);
@@ -279,8 +334,8 @@ PyObject* BuildPy(PyObject* /*self*/, PyObject* const* args, Py_ssize_t nargs) {
 
 PyMethodDef kBuild = {"_build_memories", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(BuildPy)),
                       METH_FASTCALL,
-                      "_build_memories(cls, slots, ids, rows, cols, labels, arena, text_off, texts, tags, meta, "
-                      "artifacts, vec, vecs, base, extra): Memory objects of organ rows "
+                      "_build_memories(cls, slots, ids, map, dead, cols, labels, arena, text_off, texts, tags, meta, "
+                      "artifacts, vec, vecs, base, odd): the Memory of each id, None where not live "
                       "(chitta.organs.memories.MemoriesOrgan.memories)."};
 
 }  // namespace

@@ -1,7 +1,7 @@
 """Type stubs of the native module chitta._core (one section per area)."""
 
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -419,12 +419,12 @@ def _recall_gather(
 ) -> _RecallCandidates: ...
 def _new_slotted(cls: type[_T], descriptors: tuple[Any, ...], values: tuple[Any, ...]) -> _T: ...
 def _build_memories(
-    cls: type[_T], slots: tuple[Any, ...], ids: list[int], rows: npt.NDArray[np.int64],
+    cls: type[_T], slots: tuple[Any, ...], ids: Sequence[int], map: RowMap, dead: npt.NDArray[np.bool_],
     cols: tuple[npt.NDArray[Any], ...], labels: tuple[tuple[npt.NDArray[np.uint32], list[Any]], ...],
-    arena: bytearray, text_off: npt.NDArray[np.int64], texts: dict[int, str], tags: dict[int, Any],
-    meta: dict[int, Any], artifacts: dict[int, Any], vec: npt.NDArray[np.int64],
-    vecs: npt.NDArray[np.float32] | None, base: npt.NDArray[np.float32] | None, extra: dict[int, Any],
-) -> list[_T]: ...
+    arena: bytearray | bytes, text_off: npt.NDArray[np.int64], texts: dict[int, str], tags: dict[int, Any],
+    meta: dict[int, Any], artifacts: dict[int, Any], vec: npt.NDArray[np.int64], vecs: npt.NDArray[np.float32],
+    base: npt.NDArray[np.float32], odd: dict[int, bytes],
+) -> list[_T | None]: ...
 
 # ---- end recall tail -------------------------------------------------------------
 

@@ -444,30 +444,16 @@ class MemoriesOrgan:
     def memories(self, ids: Sequence[int]) -> list[Memory | None]:
         """``get`` of many ids in one call (None where not live)."""
         s = self._s
-        rows = s.map.rows(_id_array(ids))
-        if not len(rows):
-            return []
         c = s.c
-        ok = rows >= 0
-        r = np.where(ok, rows, 0)
-        ok &= ~c["dead"][r] if s.n else False
-        keep = np.flatnonzero(ok)
-        r = r[keep]
-        out: list[Memory | None] = [None] * len(rows)
-        # One native call builds them all (_ext/bind_memories_build.cc): the values _memory reads, per row.
-        # The vectors it cannot copy from a matrix (odd widths; none in most fields) are passed in.
         vecs, base = _matrix(s.vecs), _matrix(s.base)
-        v = c["vec"][r]
-        unread = (v == -1) | (v >= (0 if vecs is None else len(vecs))) | ((v <= -2) & (-2 - v >= (0 if base is None else len(base))))
-        extra = {row: s.vector(row) for row in r[unread].tolist()} if unread.any() else {}
-        built = _core._build_memories(
-            Memory, _MEMORY_SLOTS, [int(ids[p]) for p in keep.tolist()], r, tuple(c[name] for name in _BUILD_COLUMNS),
+        if vecs is None or base is None:  # a matrix the native builder cannot read in place
+            return [self.get(m) for m in _id_array(ids).tolist()]
+        # One native call (_ext/bind_memories_build.cc): the row lookups and the values _memory reads.
+        return _core._build_memories(
+            Memory, _MEMORY_SLOTS, ids, s.map, c["dead"], tuple(c[name] for name in _BUILD_COLUMNS),
             tuple((c[name], s.labels[name].values) for name in LABELS), s.arena, s.text_off, s.texts, s.tags, s.meta,
-            s.artifacts, c["vec"], vecs, base, extra,
+            s.artifacts, c["vec"], vecs, base, s.odd,
         )
-        for pos, memory in zip(keep.tolist(), built):
-            out[pos] = memory
-        return out
 
     def _memory(self, mid: int, row: int) -> Memory:
         s = self._s

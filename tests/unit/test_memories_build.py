@@ -60,28 +60,49 @@ def test_meta_is_a_copy_and_embedding_a_fresh_array() -> None:
 
 def test_build_refuses_bad_arguments() -> None:
     o = MemoriesOrgan()
-    o.apply_columns(PutColumns.from_puts([ops.PutPayload(id=1, text="a")]))
+    o.apply_columns(PutColumns.from_puts([ops.PutPayload(id=1, text="a"), ops.PutPayload(id=2, text="b")]))
+    o.apply(ops.DeleteMemory(id=2, at_ms=1))
     s = o._s
     c = s.c
-    args: list[Any] = [Memory, _MEMORY_SLOTS, [1], np.array([0], np.int64),
+    args: list[Any] = [Memory, _MEMORY_SLOTS, [1, 2, 3], s.map, c["dead"],
                        tuple(c[n] for n in ("created", "written", "updated", "last_access", "confidence", "strength",
                                             "decay", "tier", "access")),
                        tuple((c[n], s.labels[n].values) for n in ("kind", "realm", "session", "source_tool", "harness")),
-                       s.arena, s.text_off, s.texts, s.tags, s.meta, s.artifacts, c["vec"], None, None, {0: None}]
-    assert _core._build_memories(*args)[0] == o.get(1)
-    with pytest.raises(IndexError, match="neither in a matrix nor given"):
-        _core._build_memories(*args[:15], {})  # no vector (-1) and none given
-    with pytest.raises(IndexError, match="row past"):
-        _core._build_memories(*args[:3], np.array([5000], np.int64), *args[4:])
+                       s.arena, s.text_off, s.texts, s.tags, s.meta, s.artifacts, c["vec"], s.vecs, s.base, s.odd]
+    assert _core._build_memories(*args) == [o.get(1), None, None]
+    with pytest.raises(OverflowError):
+        _core._build_memories(*args[:2], [-1], *args[3:])
+    with pytest.raises(TypeError):
+        _core._build_memories(*args[:2], ["1"], *args[3:])
     bad = list(args)
-    bad[4] = tuple(x.astype(np.int32) if x.dtype == np.int64 else x for x in args[4])
+    bad[5] = tuple(x.astype(np.int32) if x.dtype == np.int64 else x for x in args[5])
     with pytest.raises(TypeError, match="created"):
         _core._build_memories(*bad)
-    with pytest.raises(TypeError, match="16 arguments"):
-        _core._build_memories(*args[:15])
     bad = list(args)
-    bad[6] = "not an arena"
+    bad[3] = "not a map"
+    with pytest.raises(TypeError, match="RowMap"):
+        _core._build_memories(*bad)
+    bad = list(args)
+    bad[7] = "not an arena"
     with pytest.raises(TypeError, match="wrong kind"):
         _core._build_memories(*bad)
-    with pytest.raises(TypeError, match="one id per row"):
-        _core._build_memories(Memory, _MEMORY_SLOTS, [1, 2], *args[3:])
+    with pytest.raises(TypeError, match="17 arguments"):
+        _core._build_memories(*args[:16])
+    short = list(args)
+    short[4] = c["dead"][:1].copy()  # row 1 (id 2) is past this column
+    with pytest.raises(IndexError, match="row past"):
+        _core._build_memories(*short)
+
+
+def test_odd_vectors_are_read_as_numpy_reads_them() -> None:
+    o = MemoriesOrgan()
+    o.apply_columns(PutColumns.from_puts([ops.PutPayload(id=1, text="a", embedding=_vec(3, 0)),
+                                          ops.PutPayload(id=2, text="b", embedding=_vec(2, 5))]))  # 2 floats: odd
+    assert 1 in o._s.odd  # row 1 holds the odd-width vector
+    got = o.memories([2, 1])
+    assert [_mem(m) for m in got] == [_mem(o.get(2)), _mem(o.get(1))]
+    o._s.odd[1] = b"\x00\x00\x80"  # not whole floats: numpy's error
+    with pytest.raises(ValueError, match="multiple of element size"):
+        o.memories([2])
+    with pytest.raises(ValueError, match="multiple of element size"):
+        o.get(2)

@@ -20,8 +20,12 @@ Remember: memories/s of ``remember_many`` (groups of 256) with caller vectors
 thread pool costs on a busy machine), without vectors, with the hashing
 embedder, and with the ONNX MiniLM model (when installed; on a smaller N).
 
-    python benchmarks/bench_recall.py [--sizes 10000,100000] [--queries 300] [--field-dir DIR] [--json]
+    python benchmarks/bench_recall.py [--sizes 10000,100000] [--queries 300] [--field-dir DIR] [--stages] [--json]
     CHITTA_BENCH_RECALL_N=2000 pytest benchmarks/bench_recall.py --benchmark-disable   # smoke
+
+``--stages`` adds where a hybrid recall's thread CPU goes (lanes, the bm25 and
+dense organ calls, the tail after the lanes, the k memories, the field's own
+checks), from timers wrapped around those calls.
 
 ``--field-dir`` keeps the built fields and reuses them on the next run (the
 same fields for a before/after comparison of two checkouts). A built field is
@@ -115,14 +119,68 @@ def percentiles(fn: Callable[[int], object], nq: int) -> dict[str, float]:
             "cpu_p50_ms": float(np.percentile(np.array(cpu) * 1000, 50))}
 
 
-def recall_latency(field: chitta.Field, vecs: np.ndarray, docs: list[str], nq: int) -> dict[str, dict[str, float]]:
+def recall_latency(field: chitta.Field, vecs: np.ndarray, docs: list[str], nq: int,
+                   stages: bool = False) -> dict[str, dict[str, float]]:
     qv, qt = queries(vecs, docs, nq)
     out = {}
     for name, lanes in LANE_SETS.items():
         out[name] = percentiles(
             lambda i, lanes=lanes: field.recall(qt[i], vector=qv[i], k=10, lanes=lanes, touch=False), nq
         )
+    if stages:
+        out["hybrid stages"] = stage_times(field, qv, qt, nq)
     return out
+
+
+# Stage timers: the calling thread's CPU time inside these calls of a hybrid recall, per query. Wrapped where
+# the checkout has them (instance attributes over the methods), so two checkouts can be compared.
+STAGES = (
+    ("engine", "_engine", "recall"),
+    ("lanes", "_engine", "lanes"),
+    ("bm25 lane (organ call)", "_index", "keyword"),
+    ("dense lane (organ call)", "_index", "dense"),
+    ("the k memories", "_memories", "memories"),
+)
+
+
+def stage_times(field: chitta.Field, qv: np.ndarray, qt: list[str], nq: int) -> dict[str, float]:
+    """Where a hybrid recall's thread CPU time goes: medians over the queries, ms. ``tail`` is the
+    engine's time after its lanes (fusion, the candidates' state, cosines, scores, top k, the hits),
+    ``field`` the recall's time outside the engine (argument checks, query vector, filters)."""
+    spent: dict[str, int] = {}
+    wrapped = []
+    for label, owner_name, attr in STAGES:
+        owner = getattr(field, owner_name, None)
+        if owner is None or not hasattr(owner, attr):
+            continue
+
+        method = getattr(owner, attr)
+
+        def timed(*a: Any, _fn: Any = method, _label: str = label, **kw: Any) -> Any:
+            t0 = time.thread_time_ns()
+            try:
+                return _fn(*a, **kw)
+            finally:
+                spent[_label] = spent.get(_label, 0) + time.thread_time_ns() - t0
+
+        setattr(owner, attr, timed)
+        wrapped.append((owner, attr))
+    rows: dict[str, list[int]] = {}
+    try:
+        field.recall(qt[0], vector=qv[0], k=10, touch=False)
+        for i in range(nq):
+            spent.clear()
+            t0 = time.thread_time_ns()
+            field.recall(qt[i], vector=qv[i], k=10, touch=False)
+            spent["total"] = time.thread_time_ns() - t0
+            spent["tail"] = spent.get("engine", 0) - spent.get("lanes", 0)
+            spent["field"] = spent["total"] - spent.get("engine", 0)
+            for label, v in spent.items():
+                rows.setdefault(label, []).append(v)
+    finally:
+        for owner, attr in wrapped:
+            delattr(owner, attr)
+    return {label: float(np.median(v)) / 1e6 for label, v in rows.items()}
 
 
 def competitors(vecs: np.ndarray, docs: list[str], nq: int) -> dict[str, dict[str, float]]:
@@ -170,7 +228,7 @@ def remember_rate(root: Path, n: int, embedder: Any, vectors: bool, blas_one_thr
 
 
 def run(sizes: list[int], nq: int, write_n: int, field_dir: Path | None, console: Console,
-        rivals: bool = True) -> dict[str, Any]:
+        rivals: bool = True, stages: bool = False) -> dict[str, Any]:
     from chitta.encode import HashingEmbedder, default_embedder
 
     result: dict[str, Any] = {"load_before": os.getloadavg(), "recall": {}, "floors": {}, "remember": {}}
@@ -179,6 +237,9 @@ def run(sizes: list[int], nq: int, write_n: int, field_dir: Path | None, console
         for n in sizes:
             field, vecs, docs = build(fields / f"r{n}", n, progress)
             result["recall"][n] = recall_latency(field, vecs, docs, nq)
+            if stages:
+                qv, qt = queries(vecs, docs, nq)
+                result.setdefault("stages", {})[n] = stage_times(field, qv, qt, nq)
             field.close()
             if rivals:
                 result["floors"][n] = competitors(vecs, docs, nq)
@@ -216,6 +277,15 @@ def print_tables(result: dict[str, Any], console: Console) -> None:
             floors.add_row(f"{int(n):,}", name, f"{t['p50_ms']:.3f}", f"{t['p99_ms']:.3f}", f"{t['cpu_p50_ms']:.3f}",
                            f"{mine / t['p50_ms']:.2f}x ({lane})")
     console.print(floors)
+    if result.get("stages"):
+        st = Table(title="Where a hybrid recall goes (thread CPU, median per query, ms)", title_justify="left")
+        st.add_column("N")
+        labels = list(next(iter(result["stages"].values())))
+        for label in labels:
+            st.add_column(label)
+        for n, med in result["stages"].items():
+            st.add_row(f"{int(n):,}", *(f"{med.get(label, 0.0):.3f}" for label in labels))
+        console.print(st)
     if result["remember"]:
         wt = Table(title="Field.remember_many throughput (groups of 256)", title_justify="left")
         wt.add_column("path")
@@ -232,11 +302,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write-n", type=int, default=10000, help="memories per throughput run (0: skip)")
     ap.add_argument("--field-dir", type=Path, default=None, help="keep and reuse the built fields here")
     ap.add_argument("--no-competitors", action="store_true", help="skip SQLite FTS5, faiss and hnswlib")
+    ap.add_argument("--stages", action="store_true", help="also time the stages of a hybrid recall (thread CPU)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    result = run(sizes, args.queries, args.write_n, args.field_dir, console, rivals=not args.no_competitors)
+    result = run(sizes, args.queries, args.write_n, args.field_dir, console, rivals=not args.no_competitors,
+                 stages=args.stages)
     if args.json:
         print(json.dumps(result))
     else:
@@ -248,8 +320,11 @@ def test_recall_bench_smoke(tmp_path: Path) -> None:
     n = int(os.environ.get("CHITTA_BENCH_RECALL_N", "2000").split(",")[0])
     field, vecs, docs = build(tmp_path / "f", n)
     lat = recall_latency(field, vecs, docs, 20)
+    qv, qt = queries(vecs, docs, 20)
+    st = stage_times(field, qv, qt, 20)
     field.close()
     assert set(lat) == set(LANE_SETS)
+    assert {"total", "lanes", "tail", "field", "the k memories"} <= set(st)
     assert "sqlite fts5 (bm25)" in competitors(vecs, docs, 5)
 
 

@@ -1,11 +1,13 @@
 """Type stubs of the native module chitta._core (one section per area)."""
 
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+
+_T = TypeVar("_T")
 
 def _raise_status_for_test(code: int, message: str, path: str, offset: int) -> None: ...
 
@@ -363,6 +365,68 @@ def _score_candidates(
 ) -> npt.NDArray[np.float64]: ...
 
 # ---- end scoring -------------------------------------------------------------
+
+# ---- recall tail (_ext/bind_recall.cc, bind_slots.cc, bind_memories_build.cc) ---
+
+class _RecallCandidates:
+    @property
+    def size(self) -> int: ...
+    @property
+    def fused_size(self) -> int: ...
+    @property
+    def best(self) -> float: ...
+    @property
+    def ids(self) -> npt.NDArray[np.uint64]: ...
+    @property
+    def fused(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def ranks(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def keep(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def kept_ids(self) -> npt.NDArray[np.uint64]: ...
+    @property
+    def kept_fused(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def created_ms(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def vector_row(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def cosine(self) -> npt.NDArray[np.float64] | None: ...
+    def rank(
+        self,
+        fused: npt.NDArray[np.float64] | None,
+        cosine: npt.NDArray[np.float64] | None,
+        suppressed: npt.NDArray[np.float64] | None,
+        trace_offsets: npt.NDArray[np.int64] | None,
+        trace_ms: npt.NDArray[np.int64] | None,
+        best_fused: float,
+        now_ms: int,
+        weights: tuple[float, float, float, float, float, float, float, float],
+        k: int,
+    ) -> tuple[list[int], list[float], list[float], list[tuple[int, ...]], npt.NDArray[np.float64]]: ...
+
+def _recall_set_dot(address: int) -> None: ...
+def _recall_gather(
+    lists: list[npt.NDArray[np.uint64]],
+    weights: list[float],
+    rrf_k: float,
+    limit: int,
+    memory_columns: tuple[Any, ...],
+    index_columns: tuple[Any, ...],
+    query: npt.NDArray[np.float32] | None = None,
+    units: npt.NDArray[np.float32] | None = None,
+) -> _RecallCandidates: ...
+def _new_slotted(cls: type[_T], descriptors: tuple[Any, ...], values: tuple[Any, ...]) -> _T: ...
+def _build_memories(
+    cls: type[_T], slots: tuple[Any, ...], ids: Sequence[int], map: RowMap, dead: npt.NDArray[np.bool_],
+    cols: tuple[npt.NDArray[Any], ...], labels: tuple[tuple[npt.NDArray[np.uint32], list[Any]], ...],
+    arena: bytearray | bytes, text_off: npt.NDArray[np.int64], texts: dict[int, str], tags: dict[int, Any],
+    meta: dict[int, Any], artifacts: dict[int, Any], vec: npt.NDArray[np.int64], vecs: npt.NDArray[np.float32],
+    base: npt.NDArray[np.float32], odd: dict[int, bytes],
+) -> list[_T | None]: ...
+
+# ---- end recall tail -------------------------------------------------------------
 
 # ---- hashembed ---------------------------------------------------------------
 

@@ -43,6 +43,19 @@ def _time_ms(value: object, what: str) -> int | None:
     return int(value * 1000)
 
 
+def _query_vector(vector: Any, dim: int | None) -> Any:
+    """The query vector as float32 (a fresh array only where a conversion needs one); the checks
+    and errors of ``_validate.embedding``, whose answer it is for a float32 numpy vector too."""
+    if (type(vector) is np.ndarray and vector.dtype == np.float32 and vector.ndim == 1 and vector.shape[0] == dim
+            and vector.flags.c_contiguous):
+        if not np.isfinite(vector).all():
+            raise InvalidArgument("embedding contains NaN or infinity")
+        return vector
+    blob = v.embedding(vector, dim)
+    assert blob is not None
+    return np.frombuffer(blob, "<f4").astype(np.float32)
+
+
 class RecallMixin:
     def recall(
         self: Field,
@@ -95,15 +108,13 @@ class RecallMixin:
                 raise InvalidArgument(f"lanes must be a non-empty subset of {LANES}")
         qvec = None
         if vector is not None:
-            blob = v.embedding(vector, self._vector_dim())
-            assert blob is not None
-            qvec = np.frombuffer(blob, "<f4").astype(np.float32)
+            qvec = _query_vector(vector, self._vector_dim())
         elif query is not None and self._encoding.enabled and self._index.vector_count:
             qvec = self._encoding.embed_query([query])[0]
         if query is None and qvec is None:
             raise InvalidArgument("recall needs a query text or a vector")
         if qvec is not None:
-            norm = float(np.linalg.norm(qvec))
+            norm = float(np.sqrt(qvec.dot(qvec)))  # np.linalg.norm's arithmetic (float32), without its wrapper
             qvec = qvec / norm if norm > 0 else None
         with one_thread():  # BLAS on one thread: see chitta/recall/blas.py
             return self._recall(

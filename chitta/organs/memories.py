@@ -19,14 +19,21 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from chitta import ops
-from chitta.model import Memory, memory_of
+from chitta import _core, ops
+from chitta.model import _MEMORY_SLOTS, Memory, memory_of
 from chitta.ops import Op, OpType
 from chitta.organs.memories_store import LABELS, MemoryColumns
 from chitta.put_columns import PutColumns
 
 MAX_TRACE = 32  # access times kept per memory for ACT-R base-level activation
 _LOCAL = np.uint64(0xFFFFFFFF)
+_BUILD_COLUMNS = ("created", "written", "updated", "last_access", "confidence", "strength", "decay", "tier", "access")
+
+
+def _matrix(a: npt.NDArray[Any]) -> npt.NDArray[Any] | None:
+    """``a`` when the native memory builder can read its rows in place, else None (it then asks ``vector``)."""
+    ok = a.ndim == 2 and a.dtype == np.float32 and a.flags.c_contiguous
+    return a if ok else None
 _SHIFT = np.uint64(32)
 
 
@@ -396,6 +403,28 @@ class MemoriesOrgan:
             access_ms=access,
         )
 
+    def recall_columns(self) -> tuple[tuple[Any, ...], list[str | None]]:
+        """For the native recall tail (chitta/recall/native_tail.py): ``(map, dead, created,
+        confidence, strength, tier, kind codes)`` as held (the native id -> row map and the
+        columns, no copies; valid until the next change) and the kind label of each code."""
+        s, c = self._s, self._s.c
+        return (s.map, c["dead"], c["created"], c["confidence"], c["strength"], c["tier"], c["kind"]), \
+            s.labels["kind"].values
+
+    def touch_traces(self, ids: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+        """The recorded accesses of each of ``ids`` (``access_times`` without the creation
+        time) as ``(offsets, flat times)``; None when none of them has any."""
+        touches = self._touches
+        if not touches:
+            return None
+        traces = [touches.get(m, ()) for m in ids.tolist()]
+        if not any(traces):
+            return None
+        offsets = np.zeros(len(traces) + 1, np.int64)
+        np.cumsum([len(t) for t in traces], out=offsets[1:])
+        flat = np.fromiter((t for trace in traces for t in trace), np.int64, count=int(offsets[-1]))
+        return offsets, flat
+
     def access_times(self, mid: int) -> tuple[int, ...]:
         """Creation time and the most recent accesses (at most MAX_TRACE), in ms."""
         row = int(self._s.map.row(mid)) if 0 <= mid < 2**64 else -1
@@ -446,30 +475,16 @@ class MemoriesOrgan:
     def memories(self, ids: Sequence[int]) -> list[Memory | None]:
         """``get`` of many ids in one call (None where not live)."""
         s = self._s
-        rows = s.map.rows(_id_array(ids))
-        if not len(rows):
-            return []
         c = s.c
-        ok = rows >= 0
-        r = np.where(ok, rows, 0)
-        ok &= ~c["dead"][r] if s.n else False
-        keep = np.flatnonzero(ok)
-        r = r[keep]
-        col = {name: c[name][r].tolist() for name in ("created", "written", "updated", "last_access", "confidence",
-                                                       "strength", "decay", "tier", "access")}
-        lab = {name: s.labels[name].objects()[c[name][r]].tolist() for name in LABELS}
-        out: list[Memory | None] = [None] * len(rows)
-        for j, (pos, row) in enumerate(zip(keep.tolist(), r.tolist())):
-            meta = s.meta.get(row)
-            created = col["created"][j]
-            out[pos] = memory_of((
-                int(ids[pos]), s.text(row), lab["kind"][j], lab["realm"][j], lab["session"][j],
-                lab["source_tool"][j], lab["harness"][j], s.tags.get(row, ()), col["confidence"][j],
-                col["strength"][j], col["decay"][j], col["tier"][j], created, col["updated"][j],
-                col["last_access"][j], col["access"][j], dict(meta) if meta is not None else None, s.vector(row),
-                s.artifacts.get(row, ()), col["written"][j] or created,
-            ))
-        return out
+        vecs, base = _matrix(s.vecs), _matrix(s.base)
+        if vecs is None or base is None:  # a matrix the native builder cannot read in place
+            return [self.get(m) for m in _id_array(ids).tolist()]
+        # One native call (_ext/bind_memories_build.cc): the row lookups and the values _memory reads.
+        return _core._build_memories(
+            Memory, _MEMORY_SLOTS, ids, s.map, c["dead"], tuple(c[name] for name in _BUILD_COLUMNS),
+            tuple((c[name], s.labels[name].values) for name in LABELS), s.arena, s.text_off, s.texts, s.tags, s.meta,
+            s.artifacts, c["vec"], vecs, base, s.odd,
+        )
 
     def _memory(self, mid: int, row: int) -> Memory:
         s = self._s

@@ -298,6 +298,13 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
     def is_staged(self, mid: int) -> bool:
         return self._cols.is_staged(mid)
 
+    def recall_columns(self) -> tuple[tuple[Any, ...], F32, int | None]:
+        """For the native recall tail (chitta/recall/native_tail.py): ``((map, staged, matrix
+        row), unit vectors, dim)``, the native id -> row map and the columns as held (no copies;
+        valid until the next change)."""
+        cols = self._cols
+        return (cols.map._m, cols.staged, cols.vrow), self._vecs, self.dim
+
     def staged_ids(self) -> set[int]:
         cols = self._cols
         return set(cols.ids[np.flatnonzero(cols.staged[: cols.n])].tolist())

@@ -8,10 +8,14 @@ Lanes (each returns ranked ids, filters applied inside via ``allowed``):
 - ``neighbour``: memories one edge away (any association, co-retrieval
   included) from the strongest candidates of the other lanes.
 
-Fused candidates are scored together: their state is gathered into one
-``CandidateBatch`` (columns) and ``Scorer.score_batch`` scores them all; only
-the ``k`` returned get a ``Memory``, lane ranks and (with ``explain``) the
-per-candidate ``Scorer.score`` explanation.
+Fused candidates are scored together. By default the tail (fusion, the
+candidates' state from the organs' columns, scores, top k) runs natively
+(``chitta/recall/native_tail.py``, ``csrc/recall``); with ``explain=True`` (or
+``engine.native = False``) the Python path runs: the state is gathered into
+one ``CandidateBatch`` (columns) and ``Scorer.score_batch`` scores them all.
+Both return the same hits, bit for bit. Only the ``k`` returned get a
+``Memory``, lane ranks and (with ``explain``) the per-candidate
+``Scorer.score`` explanation.
 
 The engine reads organs only through their public methods and writes nothing;
 the Field logs the touches of what it returns.
@@ -30,6 +34,7 @@ from chitta.index.fusion import rrf_fuse
 from chitta.model import Memory
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Factor, Hit
+from chitta.recall.native_tail import rank_native, supports_native
 from chitta.recall.query import keyword_query
 from chitta.recall.scorer import CandidateBatch, Scorer, access_columns
 from chitta.recall.timeq import dated_mask
@@ -100,13 +105,18 @@ class RecallEngine:
         self.graph = graph
         self.scorer = scorer or Scorer()
         self.settings = settings or RecallSettings()
+        # The fused tail (fusion, candidates' state, scores, top k) in native code when the organs
+        # expose their columns (chitta/recall/native_tail.py); False: the Python reference path.
+        self.native = True
 
     def with_lanes(self, names: tuple[str, ...]) -> RecallEngine:
         """The same engine restricted to ``names`` (other lanes get weight 0; a
         named lane whose default weight is 0 gets weight 1)."""
         weights = {n: ((w or 1.0) if n in names else 0.0) for n, w in self.settings.lane_weights.items()}
         settings = dataclasses.replace(self.settings, lane_weights=weights)
-        return RecallEngine(self.memories, self.index, self.graph, self.scorer, settings)
+        engine = RecallEngine(self.memories, self.index, self.graph, self.scorer, settings)
+        engine.native = self.native
+        return engine
 
     def lanes(
         self,
@@ -173,6 +183,17 @@ class RecallEngine:
         names = [n for n in lanes if len(lanes[n])]
         if not names:
             return []
+        if self.native and not explain and supports_native(self):
+            return rank_native(self, lanes, names, text=text, vector=vector, k=k, pool=pool, now_ms=now_ms)
+        return self._rank_python(lanes, names, text=text, vector=vector, k=k, pool=pool, now_ms=now_ms,
+                                 explain=explain)
+
+    def _rank_python(
+        self, lanes: Mapping[str, U64], names: list[str], *, text: str | None,
+        vector: npt.NDArray[np.float32] | None, k: int, pool: int, now_ms: int, explain: bool,
+    ) -> list[Hit]:
+        """Fusion, the candidates' state, scores and hits in Python: the reference of
+        ``rank_native`` (chitta/recall/native_tail.py) and the ``explain=True`` path."""
         ids, fused, ranks = rrf_fuse(
             [lanes[n] for n in names], k=self.settings.rrf_k,
             weights=[self.settings.lane_weights.get(n, 0.0) for n in names],

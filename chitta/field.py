@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -176,6 +177,10 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
             raise
         if not read_only and not self._encoding.enabled:
             self._fast_put = self._pending_puts.put
+            if type(self).remember is WriteMixin.remember:  # not overridden by a subclass
+                # remember(text) alone, natively: skips binding the method's ten keyword
+                # defaults; any other call runs the Python method (field_write.py).
+                self.__dict__["remember"] = self._pending_puts.remember_entry(WriteMixin.remember, weakref.ref(self))
 
     def _fresh_organs(self) -> None:
         self._memories = MemoriesOrgan()
@@ -256,6 +261,7 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
             return
         self._closed = True
         self._fast_put = None
+        self.__dict__.pop("remember", None)
         self._log.close()
 
     def __enter__(self) -> Field:

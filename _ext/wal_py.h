@@ -20,8 +20,10 @@ py::object MakePutAppender(std::shared_ptr<chitta::wal::Log> log);
 
 // A chitta._core.PutQueue over `log` (bind_wal_queue.cc): Field.remember's
 // plain path in one call. clock: None (the system clock) or a callable giving
-// epoch seconds; max_text_bytes: the UTF-8 limit of a text.
-py::object MakePutQueue(std::shared_ptr<chitta::wal::Log> log, py::object clock, Py_ssize_t max_text_bytes);
+// epoch seconds; max_text_bytes: the UTF-8 limit of a text; waits_for_disk:
+// the log's durability is fsync (puts then release the GIL while they wait).
+py::object MakePutQueue(std::shared_ptr<chitta::wal::Log> log, py::object clock, Py_ssize_t max_text_bytes,
+                        bool waits_for_disk);
 
 // Sets the chitta.errors exception of a non-OK status (the table in errors.cc); returns nullptr.
 PyObject* SetPyStatus(const chitta::Status& st);

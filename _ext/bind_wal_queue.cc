@@ -244,17 +244,17 @@ EntryObject* Entry(PyObject* o) { return reinterpret_cast<EntryObject*>(o); }
 
 PyObject* EntryCall(PyObject* self_, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   EntryObject* self = Entry(self_);
+  PyObject* field = PyWeakref_GetObject(self->field);  // borrowed
+  if (field == nullptr) return nullptr;
+  if (field == Py_None) {  // never write into a log whose field is gone
+    PyErr_SetString(PyExc_ReferenceError, "the field of this remember() is gone");
+    return nullptr;
+  }
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (nargs == 1 && (kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0)) {
     PyObject* id = Put(self->queue, args, 1);
     if (id != Py_None) return id;  // the id, or nullptr with the error set
     Py_DECREF(id);
-  }
-  PyObject* field = PyWeakref_GetObject(self->field);  // borrowed
-  if (field == nullptr) return nullptr;
-  if (field == Py_None) {
-    PyErr_SetString(PyExc_ReferenceError, "the field is gone");
-    return nullptr;
   }
   const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
   const Py_ssize_t total = nargs + nkw;

@@ -193,3 +193,56 @@ def test_threads_get_unique_ids_and_every_put_is_applied(tmp_path: Path) -> None
         assert sorted(g.ids()) == sorted(flat)
         assert {g.get(m).text for m in flat[:: 97]} == texts
     assert os.path.isdir(root)
+
+
+def test_remember_entry_keeps_the_methods_face(tmp_path: Path) -> None:
+    import inspect
+
+    from chitta.field_write import WriteMixin
+
+    with chitta.open(tmp_path / "f", embedder=None) as f:
+        assert inspect.signature(f.remember) == inspect.signature(WriteMixin.remember.__get__(f))
+        assert f.remember.__doc__ == WriteMixin.remember.__doc__
+        a = f.remember("plain")
+        b = f.remember("with keywords", kind="thought", tags=["t"], confidence=0.5)
+        c = f.remember(text="text as a keyword")
+        m = f.get(b)
+        assert (m.kind, m.tags, m.confidence) == ("thought", ("t",), 0.5)
+        assert f.ids() == [a, b, c] and f.get(c).text == "text as a keyword"
+        with pytest.raises(TypeError):
+            f.remember()  # type: ignore[call-arg]
+        with pytest.raises(TypeError):
+            f.remember("x", "y")  # type: ignore[misc]
+        with pytest.raises(InvalidArgument, match="kind must be one of"):
+            f.remember("x", kind="nonsense")
+
+
+def test_a_subclass_override_is_not_bypassed(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    class Mine(chitta.Field):
+        def remember(self, text: str, **kw: object) -> int:  # type: ignore[override]
+            seen.append(text)
+            return super().remember(text, **kw)  # type: ignore[arg-type]
+
+    with Mine(tmp_path / "f", embedder=None) as f:
+        f.remember("counted")
+    assert seen == ["counted"]
+
+
+def test_the_entry_does_not_keep_its_field_alive(tmp_path: Path) -> None:
+    import gc
+    import weakref
+
+    f = chitta.open(tmp_path / "f", embedder=None, instance_id=31)
+    f.remember("x")
+    ref = weakref.ref(f)
+    entry = f.remember
+    del f
+    assert ref() is None  # freed by reference counting alone: no cycle through the entry
+    gc.collect()
+    with pytest.raises(ReferenceError):
+        entry("after the field is gone")  # nothing is written into a log without its field
+    del entry  # it held the log (as a bound method would hold the field)
+    with chitta.open(tmp_path / "f", embedder=None, instance_id=31) as g:  # its instance lock was released
+        assert len(g) == 1

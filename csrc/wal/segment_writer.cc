@@ -166,8 +166,7 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
     if (durability_ == Durability::kFsync) {
       std::lock_guard<std::mutex> s(sync_mu_);
       written_seqno_ = seq;
-      ++written_records_;
-      if (syncing_) leader_cv_.notify_one();  // a leader may be waiting for company
+      ++written_records_;  // a leader in its commit delay looks at this when it wakes
     }
   }
   *seqno = seq;
@@ -178,33 +177,38 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
 Status SegmentWriter::SyncThrough(uint64_t seqno) {
   using Clock = std::chrono::steady_clock;
   std::unique_lock<std::mutex> l(sync_mu_);
-  while (synced_seqno_ < seqno) {
-    if (syncing_) {
+  int led = 0;  // syncs this thread made in this call
+  while (true) {
+    if (synced_seqno_ >= seqno) {
+      // Its record is on disk. A leader whose sync left others' records
+      // waiting syncs them too, at once (a few times at most), rather than
+      // leave the disk idle until a woken follower gets a CPU to lead.
+      if (led == 0 || led >= kLeaderMaxSyncs || syncing_ || written_records_ <= synced_records_) break;
+    } else if (syncing_) {
       sync_cv_.wait(l);
       continue;
     }
     syncing_ = true;  // this thread leads; the others wait for its fdatasync
     uint64_t delayed_ns = 0;
-    if (last_group_ > 1) {
-      // Commit delay: others were appending alongside; let the ones on their
-      // way join this sync. Wait while records keep arriving.
+    if (led == 0 && last_group_ > 1 && written_records_ - synced_records_ <= 1) {
+      // Commit delay, only when this record would go alone although the last
+      // sync carried several: let the appenders on their way join it. Records
+      // that arrived during the last sync mean the pipeline is busy: sync them
+      // at once (a delay would only leave the disk idle). The leader is not
+      // woken per arriving record; it looks every quiet period, and stops once
+      // one passed without arrivals or at the deadline.
       const auto start = Clock::now();
       const uint64_t max_ns =
           std::clamp<uint64_t>(last_sync_ns_, kCommitMinDelayNs, kCommitMaxDelayNs);
       const auto deadline = start + std::chrono::nanoseconds(max_ns);
       const auto quiet = std::chrono::nanoseconds(kCommitQuietNs);
       uint64_t seen = written_records_;
-      auto quiet_end = std::min(start + quiet, deadline);
       while (true) {
-        const bool timed_out = leader_cv_.wait_until(l, quiet_end) == std::cv_status::timeout;
-        const auto now = Clock::now();
-        if (now >= deadline) break;
-        if (written_records_ != seen) {
-          seen = written_records_;
-          quiet_end = std::min(now + quiet, deadline);
-        } else if (timed_out) {
-          break;  // nobody came for a quiet period
+        const auto wake = std::min(Clock::now() + quiet, deadline);
+        while (leader_cv_.wait_until(l, wake) != std::cv_status::timeout) {
         }
+        if (Clock::now() >= deadline || written_records_ == seen) break;
+        seen = written_records_;
       }
       delayed_ns = static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
@@ -238,6 +242,7 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
     while (bucket + 1 < SyncStats::kBuckets && (group >> (bucket + 1)) != 0) ++bucket;
     stats_.per_sync[bucket]++;
     sync_cv_.notify_all();
+    ++led;
   }
   return Status::OK();
 }

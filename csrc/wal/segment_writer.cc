@@ -12,6 +12,7 @@
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "util/file.h"
+#include "util/futex.h"
 #include "wal/segment_format.h"
 
 namespace chitta::wal {
@@ -76,6 +77,7 @@ Status SegmentWriter::OpenNewSegmentLocked(uint64_t first_seqno) {
       std::lock_guard<std::mutex> s(sync_mu_);
       synced_seqno_ = std::max(synced_seqno_, last_seqno_);
       synced_records_ = written_records_;
+      durable_seqno_.store(synced_seqno_, std::memory_order_release);
     }
   }
   const std::string name = SegmentName(instance_id_, first_seqno);
@@ -176,16 +178,22 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
 
 Status SegmentWriter::SyncThrough(uint64_t seqno) {
   using Clock = std::chrono::steady_clock;
-  std::unique_lock<std::mutex> l(sync_mu_);
   int led = 0;  // syncs this thread made in this call
   while (true) {
+    // Followers wait on sync_gen_ (a futex word) and look at durable_seqno_
+    // without the lock: a woken follower whose record the sync covered
+    // returns at once, no convoy through sync_mu_.
+    const uint32_t gen = sync_gen_.load(std::memory_order_acquire);
+    if (led == 0 && durable_seqno_.load(std::memory_order_acquire) >= seqno) break;
+    std::unique_lock<std::mutex> l(sync_mu_);
     if (synced_seqno_ >= seqno) {
       // Its record is on disk. A leader whose sync left others' records
       // waiting syncs them too, at once (a few times at most), rather than
       // leave the disk idle until a woken follower gets a CPU to lead.
       if (led == 0 || led >= kLeaderMaxSyncs || syncing_ || written_records_ <= synced_records_) break;
     } else if (syncing_) {
-      sync_cv_.wait(l);
+      l.unlock();
+      futex::Wait(&sync_gen_, gen);
       continue;
     }
     syncing_ = true;  // this thread leads; the others wait for its fdatasync
@@ -224,8 +232,9 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
     l.lock();
     syncing_ = false;
-    if (rc != 0) {
-      sync_cv_.notify_all();
+    if (rc != 0) {  // the followers wake and one of them tries again
+      l.unlock();
+      WakeFollowers();
       return Status::IOError("fdatasync " + fd->path + ": " + file::ErrnoText(err));
     }
     const uint64_t group = target_records > synced_records_ ? target_records - synced_records_ : 0;
@@ -241,10 +250,17 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
     size_t bucket = 0;
     while (bucket + 1 < SyncStats::kBuckets && (group >> (bucket + 1)) != 0) ++bucket;
     stats_.per_sync[bucket]++;
-    sync_cv_.notify_all();
+    durable_seqno_.store(synced_seqno_, std::memory_order_release);
+    l.unlock();
+    WakeFollowers();
     ++led;
   }
   return Status::OK();
+}
+
+void SegmentWriter::WakeFollowers() {
+  sync_gen_.fetch_add(1, std::memory_order_acq_rel);
+  futex::WakeAll(&sync_gen_);
 }
 
 Status SegmentWriter::Flush() {
@@ -270,6 +286,7 @@ Status SegmentWriter::Sync() {
   std::lock_guard<std::mutex> s(sync_mu_);
   synced_seqno_ = std::max(synced_seqno_, last);
   synced_records_ = std::max(synced_records_, records);
+  durable_seqno_.store(synced_seqno_, std::memory_order_release);
   return Status::OK();
 }
 

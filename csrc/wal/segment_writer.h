@@ -85,6 +85,7 @@ class SegmentWriter {
   Status WriteLocked(const uint8_t* data, size_t n);
   Status FlushBufferLocked();
   Status SyncThrough(uint64_t seqno);
+  void WakeFollowers();
 
   const std::string dir_;
   const uint32_t instance_id_;
@@ -104,7 +105,6 @@ class SegmentWriter {
 
   // Group commit (kFsync). Lock order: mu_ before sync_mu_.
   mutable std::mutex sync_mu_;
-  std::condition_variable sync_cv_;    // followers: wait for synced_seqno_
   std::condition_variable leader_cv_;  // the leader's commit delay (a timed wait; never notified)
   std::shared_ptr<Fd> sync_fd_;
   uint64_t written_seqno_ = 0;
@@ -115,6 +115,10 @@ class SegmentWriter {
   uint64_t last_sync_ns_ = 0;  // how long that sync took
   bool syncing_ = false;
   SyncStats stats_;
+  // Followers wait without the lock: durable_seqno_ mirrors synced_seqno_,
+  // sync_gen_ is the futex word a leader bumps after each sync (util/futex.h).
+  std::atomic<uint64_t> durable_seqno_{0};
+  std::atomic<uint32_t> sync_gen_{0};
 };
 
 }  // namespace chitta::wal

@@ -321,7 +321,7 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
                 return
             cols = queued_columns(*taken)
             for organ in self._column_organs:
-                organ.apply_columns(cols)  # type: ignore[attr-defined]
+                organ.apply_columns(cols)
             if self._op_organs:
                 puts: list[Op] = list(cols.ops())
                 for organ in self._op_organs:

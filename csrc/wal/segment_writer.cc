@@ -75,9 +75,11 @@ Status SegmentWriter::OpenNewSegmentLocked(uint64_t first_seqno) {
         return Status::IOError("fdatasync " + fd_->path + ": " + file::ErrnoText(errno));
       }
       std::lock_guard<std::mutex> s(sync_mu_);
+      const uint64_t before = synced_seqno_;
       synced_seqno_ = std::max(synced_seqno_, last_seqno_);
       synced_records_ = written_records_;
       durable_seqno_.store(synced_seqno_, std::memory_order_release);
+      WakeCovered(before, synced_seqno_);
     }
   }
   const std::string name = SegmentName(instance_id_, first_seqno);
@@ -179,21 +181,29 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
 Status SegmentWriter::SyncThrough(uint64_t seqno) {
   using Clock = std::chrono::steady_clock;
   int led = 0;  // syncs this thread made in this call
+  std::atomic<uint32_t>& word = wait_words_[seqno % kWaitWords];
+  const uint64_t bit = uint64_t{1} << (seqno % kWaitWords);
   while (true) {
-    // Followers wait on sync_gen_ (a futex word) and look at durable_seqno_
-    // without the lock: a woken follower whose record the sync covered
-    // returns at once, no convoy through sync_mu_.
-    const uint32_t gen = sync_gen_.load(std::memory_order_acquire);
+    // Followers sleep on the futex word of their seqno and look at
+    // durable_seqno_ without the lock: a sync wakes only the words of the
+    // seqnos it covered, and a covered follower returns at once.
+    const uint32_t gen = word.load(std::memory_order_acquire);
     if (led == 0 && durable_seqno_.load(std::memory_order_acquire) >= seqno) break;
     std::unique_lock<std::mutex> l(sync_mu_);
     if (synced_seqno_ >= seqno) {
       // Its record is on disk. A leader whose sync left others' records
       // waiting syncs them too, at once (a few times at most), rather than
       // leave the disk idle until a woken follower gets a CPU to lead.
-      if (led == 0 || led >= kLeaderMaxSyncs || syncing_ || written_records_ <= synced_records_) break;
+      if (led == 0 || syncing_ || written_records_ <= synced_records_) break;
+      if (led >= kLeaderMaxSyncs) {  // hand the lead to the waiters
+        l.unlock();
+        WakeAllWaiters();
+        break;
+      }
     } else if (syncing_) {
       l.unlock();
-      futex::Wait(&sync_gen_, gen);
+      waiting_mask_.fetch_or(bit, std::memory_order_acq_rel);
+      futex::Wait(&word, gen);
       continue;
     }
     syncing_ = true;  // this thread leads; the others wait for its fdatasync
@@ -223,6 +233,9 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
     }
     const uint64_t target = written_seqno_;
     const uint64_t target_records = written_records_;
+    // Wake from here: anything that raised synced_seqno_ during this sync
+    // (a rotation, Sync()) is then covered by this leader's wake-up too.
+    const uint64_t before = synced_seqno_;
     std::shared_ptr<Fd> fd = sync_fd_;
     l.unlock();
     const auto t0 = Clock::now();
@@ -234,7 +247,7 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
     syncing_ = false;
     if (rc != 0) {  // the followers wake and one of them tries again
       l.unlock();
-      WakeFollowers();
+      WakeAllWaiters();
       return Status::IOError("fdatasync " + fd->path + ": " + file::ErrnoText(err));
     }
     const uint64_t group = target_records > synced_records_ ? target_records - synced_records_ : 0;
@@ -251,16 +264,28 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
     while (bucket + 1 < SyncStats::kBuckets && (group >> (bucket + 1)) != 0) ++bucket;
     stats_.per_sync[bucket]++;
     durable_seqno_.store(synced_seqno_, std::memory_order_release);
+    const uint64_t after = synced_seqno_;
     l.unlock();
-    WakeFollowers();
+    WakeCovered(before, after);
     ++led;
   }
   return Status::OK();
 }
 
-void SegmentWriter::WakeFollowers() {
-  sync_gen_.fetch_add(1, std::memory_order_acq_rel);
-  futex::WakeAll(&sync_gen_);
+void SegmentWriter::WakeWord(size_t i) {
+  wait_words_[i].fetch_add(1, std::memory_order_acq_rel);  // a waiter about to sleep sees the change
+  const uint64_t bit = uint64_t{1} << i;
+  if (waiting_mask_.fetch_and(~bit, std::memory_order_acq_rel) & bit) futex::WakeAll(&wait_words_[i]);
+}
+
+void SegmentWriter::WakeCovered(uint64_t from, uint64_t through) {
+  if (through <= from) return;
+  if (through - from >= kWaitWords) return WakeAllWaiters();
+  for (uint64_t s = from + 1; s <= through; ++s) WakeWord(s % kWaitWords);
+}
+
+void SegmentWriter::WakeAllWaiters() {
+  for (size_t i = 0; i < kWaitWords; ++i) WakeWord(i);
 }
 
 Status SegmentWriter::Flush() {
@@ -284,9 +309,11 @@ Status SegmentWriter::Sync() {
     return Status::IOError("fdatasync " + fd->path + ": " + file::ErrnoText(errno));
   }
   std::lock_guard<std::mutex> s(sync_mu_);
+  const uint64_t before = synced_seqno_;
   synced_seqno_ = std::max(synced_seqno_, last);
   synced_records_ = std::max(synced_records_, records);
   durable_seqno_.store(synced_seqno_, std::memory_order_release);
+  WakeCovered(before, synced_seqno_);
   return Status::OK();
 }
 

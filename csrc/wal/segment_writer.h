@@ -85,7 +85,9 @@ class SegmentWriter {
   Status WriteLocked(const uint8_t* data, size_t n);
   Status FlushBufferLocked();
   Status SyncThrough(uint64_t seqno);
-  void WakeFollowers();
+  void WakeWord(size_t i);
+  void WakeCovered(uint64_t from, uint64_t through);  // the words of seqnos (from, through]
+  void WakeAllWaiters();
 
   const std::string dir_;
   const uint32_t instance_id_;
@@ -115,10 +117,14 @@ class SegmentWriter {
   uint64_t last_sync_ns_ = 0;  // how long that sync took
   bool syncing_ = false;
   SyncStats stats_;
-  // Followers wait without the lock: durable_seqno_ mirrors synced_seqno_,
-  // sync_gen_ is the futex word a leader bumps after each sync (util/futex.h).
+  // Followers wait without the lock (util/futex.h): durable_seqno_ mirrors
+  // synced_seqno_; a follower sleeps on the word of its seqno (seqno %
+  // kWaitWords) after setting that word's bit in waiting_mask_; a leader bumps
+  // the words of the seqnos its sync covered and wakes those with a sleeper.
+  static constexpr size_t kWaitWords = 64;
   std::atomic<uint64_t> durable_seqno_{0};
-  std::atomic<uint32_t> sync_gen_{0};
+  std::array<std::atomic<uint32_t>, kWaitWords> wait_words_{};
+  std::atomic<uint64_t> waiting_mask_{0};
 };
 
 }  // namespace chitta::wal

@@ -9,6 +9,7 @@
 //   q.new_id()    -> id (the other write paths draw from the same counter)
 //   q.take()      -> (ids u64, ms i64, arena bytes, offsets i64) or None
 //   len(q)        -> queued puts
+//   q.remember_entry(func, ref) -> the Field's remember entry (bind_wal_entry.cc)
 #include <pybind11/numpy.h>
 
 #include <cstring>
@@ -17,8 +18,6 @@
 
 #include "wal/put_queue.h"
 #include "wal_py.h"  // Python.h first
-
-#include <structmember.h>  // T_PYSSIZET
 
 namespace chitta_ext {
 namespace {
@@ -225,122 +224,8 @@ void Dealloc(PyObject* self) {
   Py_DECREF(type);
 }
 
-// ---- Remember: the handle's remember(text) entry -------------------------------
-// A vectorcall object a Field installs as its instance's `remember`: a call
-// with the text alone goes to PutQueue.put; anything else (keywords, a text
-// put() leaves to Python) calls the class's Python remember(field, ...) with
-// the same arguments. It holds the field weakly (no cycle through its dict).
-struct EntryObject {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
-  PyObject* queue;  // the PutQueue
-  PyObject* func;   // the class's remember function (self first)
-  PyObject* field;  // a weakref to the Field
-};
-
-PyObject* entry_type = nullptr;
-
-EntryObject* Entry(PyObject* o) { return reinterpret_cast<EntryObject*>(o); }
-
-PyObject* EntryCall(PyObject* self_, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  EntryObject* self = Entry(self_);
-  PyObject* field = PyWeakref_GetObject(self->field);  // borrowed
-  if (field == nullptr) return nullptr;
-  if (field == Py_None) {  // never write into a log whose field is gone
-    PyErr_SetString(PyExc_ReferenceError, "the field of this remember() is gone");
-    return nullptr;
-  }
-  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  if (nargs == 1 && (kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0)) {
-    PyObject* id = Put(self->queue, args, 1);
-    if (id != Py_None) return id;  // the id, or nullptr with the error set
-    Py_DECREF(id);
-  }
-  const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
-  const Py_ssize_t total = nargs + nkw;
-  PyObject* small[9];
-  PyObject** full = total + 1 <= 9 ? small : static_cast<PyObject**>(PyMem_Malloc((total + 1) * sizeof(PyObject*)));
-  if (full == nullptr) return PyErr_NoMemory();
-  Py_INCREF(field);
-  full[0] = field;
-  for (Py_ssize_t i = 0; i < total; ++i) full[i + 1] = args[i];
-  PyObject* r = PyObject_Vectorcall(self->func, full, static_cast<size_t>(nargs + 1), kwnames);
-  Py_DECREF(field);
-  if (full != small) PyMem_Free(full);
-  return r;
-}
-
-// inspect.signature(field.remember) and help() see the Python method.
-PyObject* EntryWrapped(PyObject* self_, void*) {
-  EntryObject* self = Entry(self_);
-  PyObject* field = PyWeakref_GetObject(self->field);
-  if (field == nullptr) return nullptr;
-  if (field == Py_None) return Py_NewRef(self->func);
-  return PyMethod_New(self->func, field);
-}
-
-PyObject* EntryDoc(PyObject* self, void*) { return PyObject_GetAttrString(Entry(self)->func, "__doc__"); }
-
-int EntryTraverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Entry(self)->queue);
-  Py_VISIT(Entry(self)->func);
-  Py_VISIT(Entry(self)->field);
-  Py_VISIT(Py_TYPE(self));
-  return 0;
-}
-
-int EntryClear(PyObject* self) {
-  Py_CLEAR(Entry(self)->queue);
-  Py_CLEAR(Entry(self)->func);
-  Py_CLEAR(Entry(self)->field);
-  return 0;
-}
-
-void EntryDealloc(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
-  EntryClear(self);
-  type->tp_free(self);
-  Py_DECREF(type);
-}
-
-PyMemberDef kEntryMembers[] = {
-    {"__vectorcalloffset__", T_PYSSIZET, offsetof(EntryObject, vectorcall), READONLY, nullptr},
-    {nullptr, 0, 0, 0, nullptr}};
-
-PyGetSetDef kEntryGetSet[] = {
-    {"__wrapped__", EntryWrapped, nullptr, "the Python remember, bound to the field", nullptr},
-    {"__doc__", EntryDoc, nullptr, nullptr, nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr}};
-
-PyType_Slot kEntrySlots[] = {
-    {Py_tp_dealloc, reinterpret_cast<void*>(&EntryDealloc)},
-    {Py_tp_traverse, reinterpret_cast<void*>(&EntryTraverse)},
-    {Py_tp_clear, reinterpret_cast<void*>(&EntryClear)},
-    {Py_tp_call, reinterpret_cast<void*>(&PyVectorcall_Call)},
-    {Py_tp_members, kEntryMembers},
-    {Py_tp_getset, kEntryGetSet},
-    {0, nullptr}};
-
-PyType_Spec kEntrySpec = {"chitta._core.RememberEntry", sizeof(EntryObject), 0,
-                          Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
-                              Py_TPFLAGS_DISALLOW_INSTANTIATION,
-                          kEntrySlots};
-
-PyObject* MakeEntry(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 2 || !PyCallable_Check(args[0]) || !PyWeakref_CheckRef(args[1])) {
-    PyErr_SetString(PyExc_TypeError, "remember_entry(func, weakref_to_field)");
-    return nullptr;
-  }
-  auto* type = reinterpret_cast<PyTypeObject*>(entry_type);
-  PyObject* o = type->tp_alloc(type, 0);
-  if (o == nullptr) return nullptr;
-  EntryObject* e = Entry(o);
-  e->vectorcall = &EntryCall;
-  e->queue = Py_NewRef(self);
-  e->func = Py_NewRef(args[0]);
-  e->field = Py_NewRef(args[1]);
-  return o;
+PyObject* MakeEntryFn(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  return MakeRememberEntry(self, args, nargs);
 }
 
 PyMethodDef kMethods[] = {
@@ -353,7 +238,7 @@ PyMethodDef kMethods[] = {
      "take() -> (ids, ms, arena, offsets) of everything queued, oldest first, or None."},
     {"set_drain", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&SetDrain)), METH_FASTCALL,
      "set_drain(fn, limit): put() calls fn() once `limit` puts are queued (None: never)."},
-    {"remember_entry", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&MakeEntry)), METH_FASTCALL,
+    {"remember_entry", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&MakeEntryFn)), METH_FASTCALL,
      "remember_entry(func, weakref_to_field) -> a callable: remember(text) through put(), any "
      "other call as func(field, ...)."},
     {nullptr, nullptr, 0, nullptr}};
@@ -378,6 +263,8 @@ PyType_Spec kSpec = {"chitta._core.PutQueue", sizeof(QueueObject), 0,
 
 }  // namespace
 
+PyObject* PutQueuePut(PyObject* queue, PyObject* const* args, Py_ssize_t nargs) { return Put(queue, args, nargs); }
+
 py::object MakePutQueue(std::shared_ptr<chitta::wal::Log> log, py::object clock, Py_ssize_t max_text_bytes,
                         bool waits_for_disk) {
   if (queue_type == nullptr) throw std::runtime_error("PutQueue type not ready");
@@ -399,8 +286,6 @@ py::object MakePutQueue(std::shared_ptr<chitta::wal::Log> log, py::object clock,
 }
 
 CHITTA_BIND(wal_queue) {
-  entry_type = PyType_FromSpec(&kEntrySpec);
-  if (entry_type == nullptr) throw py::error_already_set();
   queue_type = PyType_FromSpec(&kSpec);
   if (queue_type == nullptr) throw py::error_already_set();
   Py_INCREF(queue_type);  // the module's reference; queue_type keeps its own

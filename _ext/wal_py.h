@@ -25,6 +25,12 @@ py::object MakePutAppender(std::shared_ptr<chitta::wal::Log> log);
 py::object MakePutQueue(std::shared_ptr<chitta::wal::Log> log, py::object clock, Py_ssize_t max_text_bytes,
                         bool waits_for_disk);
 
+// PutQueue.put(text) of a PutQueue object (bind_wal_queue.cc): the id, None, or nullptr.
+PyObject* PutQueuePut(PyObject* queue, PyObject* const* args, Py_ssize_t nargs);
+
+// PutQueue.remember_entry(func, weakref_to_field) -> a RememberEntry (bind_wal_entry.cc).
+PyObject* MakeRememberEntry(PyObject* queue, PyObject* const* args, Py_ssize_t nargs);
+
 // Sets the chitta.errors exception of a non-OK status (the table in errors.cc); returns nullptr.
 PyObject* SetPyStatus(const chitta::Status& st);
 

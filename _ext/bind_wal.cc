@@ -51,6 +51,7 @@ class PyLog {
     LogOptions o;
     o.instance_id = instance_id;
     ThrowIfError(chitta::wal::ParseDurability(durability, &o.durability));
+    durability_ = o.durability;
     o.segment_bytes = segment_bytes;
     o.create = create;
     o.read_only = read_only;
@@ -146,9 +147,11 @@ class PyLog {
   const Log& log() const { return *log_; }
   Log& mutable_log() { return *log_; }
   const std::shared_ptr<Log>& shared() const { return log_; }
+  chitta::wal::Durability durability() const { return durability_; }
 
  private:
   std::shared_ptr<Log> log_;
+  chitta::wal::Durability durability_ = chitta::wal::Durability::kFlush;
 };
 
 template <typename T, typename F>
@@ -294,6 +297,12 @@ CHITTA_BIND(wal) {
            "A fast callable append_put(id, text, created_ms, written_ms) - or all 15 PutPayload "
            "fields, meta as encoded msgpack - that encodes and appends one PutPayload; "
            "returns the seqno.")
+      .def("put_queue", [](const PyLog& l, py::object clock, Py_ssize_t max_text_bytes) {
+        return MakePutQueue(l.shared(), std::move(clock), max_text_bytes,
+                            l.durability() == chitta::wal::Durability::kFsync);
+      }, py::arg("clock") = py::none(), py::arg("max_text_bytes") = 1 << 20,
+         "A PutQueue: remember's plain path (validate, id, clock, encode, append, queue) in one "
+         "call. clock: None for the system clock, or a callable giving epoch seconds.")
       .def_property_readonly("instance_id", [](const PyLog& l) { return l.log().instance_id(); })
       .def_property_readonly("clock", [](const PyLog& l) { return l.log().clock(); })
       .def_property_readonly("read_only", [](const PyLog& l) { return l.log().read_only(); })

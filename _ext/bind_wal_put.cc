@@ -32,20 +32,6 @@ PyObject* SetInvalid(const std::string& message) {
   return nullptr;
 }
 
-// Raises the chitta.errors class of a core status through the one table in errors.cc.
-PyObject* SetStatus(const chitta::Status& st) {
-  PyObject* mod = PyImport_ImportModule("chitta._core");
-  if (mod == nullptr) return nullptr;
-  PyObject* fn = PyObject_GetAttrString(mod, "_raise_status_for_test");
-  Py_DECREF(mod);
-  if (fn == nullptr) return nullptr;
-  PyObject* r = PyObject_CallFunction(fn, "issL", static_cast<int>(st.code()), st.message().c_str(),
-                                      st.path().c_str(), static_cast<long long>(st.offset()));
-  Py_XDECREF(r);
-  Py_DECREF(fn);
-  return nullptr;
-}
-
 bool Utf8(PyObject* o, const char* what, std::string_view* out) {
   if (!PyUnicode_Check(o)) {
     SetInvalid(std::string(what) + " must be a str, not " + Py_TYPE(o)->tp_name);
@@ -196,7 +182,7 @@ PyObject* AppendPutFn(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   Py_BEGIN_ALLOW_THREADS
   st = (*log)->Append(0, reinterpret_cast<const uint8_t*>(buf.data()), buf.size(), &seq);
   Py_END_ALLOW_THREADS
-  if (!st.ok()) return SetStatus(st);
+  if (!st.ok()) return SetPyStatus(st);
   return PyLong_FromUnsignedLongLong(seq);
 }
 
@@ -338,6 +324,20 @@ PyObject* Build(PyTypeObject* cls, const Py_ssize_t* off, const chitta::wal::Put
 }
 
 }  // namespace
+
+// Raises the chitta.errors class of a core status through the one table in errors.cc.
+PyObject* SetPyStatus(const chitta::Status& st) {
+  PyObject* mod = PyImport_ImportModule("chitta._core");
+  if (mod == nullptr) return nullptr;
+  PyObject* fn = PyObject_GetAttrString(mod, "_raise_status_for_test");
+  Py_DECREF(mod);
+  if (fn == nullptr) return nullptr;
+  PyObject* r = PyObject_CallFunction(fn, "issL", static_cast<int>(st.code()), st.message().c_str(),
+                                      st.path().c_str(), static_cast<long long>(st.offset()));
+  Py_XDECREF(r);
+  Py_DECREF(fn);
+  return nullptr;
+}
 
 py::object MakePutAppender(std::shared_ptr<chitta::wal::Log> log) {
   auto* holder = new std::shared_ptr<chitta::wal::Log>(std::move(log));

@@ -36,7 +36,10 @@ the first recall (which builds the keyword index).
 
 ``Field.remember`` cases end with a read (``len(field)``) inside the timing:
 remember's fast path queues its puts and the organs take them on the next call,
-so that work is counted.
+so that work is counted. ``remember(TEXT)`` with the text alone is the native
+plain path (``_core.PutQueue``); ``benchmarks/ab_remember.py`` and
+``benchmarks/ab_group_commit.py`` compare it and the group commit against
+another checkout, interleaved.
 """
 
 from __future__ import annotations

@@ -10,10 +10,10 @@ the log; nothing in the log is applied twice.
 
 from __future__ import annotations
 
-import itertools
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -34,7 +34,7 @@ from chitta.field_lifecycle import LifecycleMixin
 from chitta.field_link import LinkMixin
 from chitta.field_recall import RecallMixin
 from chitta.field_replay import ReplayMixin
-from chitta.field_write import WriteMixin, infer_harness, pending_columns
+from chitta.field_write import PENDING_LIMIT, WriteMixin, drainer, infer_harness, queued_columns
 from chitta.model import FieldStats, Memory
 from chitta.ops import Op, OpType
 from chitta.organs import Organ
@@ -145,11 +145,15 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
         self._lock = threading.RLock()
         self._recall_settings = recall_settings
         self._fresh_organs()
-        self._append_put = self._log.put_appender()  # remember()'s fast path: one native call
-        # remember()'s fast path appends natively and queues (id, text, ms) here;
-        # the organs take the queue as one run of columns (_apply_pending) before
-        # any read or other write of this handle, so every public call sees its writes.
-        self._pending_puts: list[tuple[int, str, int]] = []
+        # remember()'s plain path is one native call (chitta/field_write.py): it appends
+        # and queues (id, ms, text) here; the organs take the queue as one run of
+        # columns (_apply_pending) before any read or other write of this handle, so
+        # every public call sees its writes. It also holds this instance's id counter.
+        self._pending_puts = self._log.put_queue(
+            clock=None if self._clock is time.time else self._clock, max_text_bytes=v.MAX_TEXT_BYTES
+        )
+        self._pending_puts.set_drain(drainer(self), PENDING_LIMIT)
+        self._fast_put: Callable[[str], int | None] | None = None  # set once open and writable
         self._embedded_writes = 0
         self._since_learning = 0  # embedded writes since this handle's last learning step
         self.salvaged: list[dict[str, Any]] = []  # what salvage skipped, with where
@@ -164,7 +168,7 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
             self._log.close()
             self._closed = True
             raise
-        self._ids = itertools.count(self._memories.next_local_id(self._log.instance_id))
+        self._pending_puts.start_ids(self._memories.next_local_id(self._log.instance_id))
         try:
             self._encoding = FieldEncoding(embedder, recorded=self._settings.get("embedder"), reembed=reembed)
             if self._recall_settings is None:  # the embedder's preferred dense weight (chitta.recall.presets)
@@ -174,6 +178,12 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
         except BaseException:
             self.close()
             raise
+        if not read_only and not self._encoding.enabled:
+            self._fast_put = self._pending_puts.put
+            if type(self).remember is WriteMixin.remember:  # not overridden by a subclass
+                # remember(text) alone, natively: skips binding the method's ten keyword
+                # defaults; any other call runs the Python method (field_write.py).
+                self.__dict__["remember"] = self._pending_puts.remember_entry(WriteMixin.remember, weakref.ref(self))
 
     def _fresh_organs(self) -> None:
         self._memories = MemoriesOrgan()
@@ -256,6 +266,8 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
         if self._closed:
             return
         self._closed = True
+        self._fast_put = None
+        self.__dict__.pop("remember", None)
         self._log.close()
 
     def __enter__(self) -> Field:
@@ -307,23 +319,20 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
 
     def _apply_pending(self) -> None:
         """Apply the puts remember() queued, in the order queued, as one run
-        (the organs' batch path). Threads may queue more meanwhile: only the
-        first ``n`` are taken (appends go to the end; the list is never replaced)."""
+        (the organs' batch path). Threads may queue more meanwhile: ``take``
+        moves out what is queued at that moment, the rest waits for the next run."""
         with self._lock:
-            pending = self._pending_puts
-            n = len(pending)
-            if not n:
+            taken = self._pending_puts.take()
+            if taken is None:
                 return
-            run = pending[:n]
-            del pending[:n]
-            cols = pending_columns(run)
+            cols = queued_columns(*taken)
             for organ in self._column_organs:
-                organ.apply_columns(cols)  # type: ignore[attr-defined]
+                organ.apply_columns(cols)
             if self._op_organs:
-                puts: list[Op] = [ops.PutPayload(id=m, text=t, created_ms=ms, written_ms=ms) for m, t, ms in run]
+                puts: list[Op] = list(cols.ops())
                 for organ in self._op_organs:
                     organ.apply_run(OpType.PutPayload, puts)
-            self._applied += n
+            self._applied += len(cols)
 
     def _route(self, op: Op) -> None:
         organs = self._routes.get(int(op.op_type))

@@ -9,18 +9,20 @@ Batch) and only then applies them to the organs.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
+import numpy.typing as npt
 
 from chitta import _core, ops
 from chitta import _validate as v
 from chitta.encode.field_encoding import code_ops
 from chitta.encode.gloss import gloss_triplet, triplet_text
-from chitta.errors import ChittaError, ClosedError, InvalidArgument, NotFound
+from chitta.errors import ClosedError, InvalidArgument, NotFound
 from chitta.ops import Op, OpType
 from chitta.put_columns import LABELS, LabelColumn, PutColumns
 from chitta.recall.blas import one_thread
@@ -28,7 +30,6 @@ from chitta.recall.blas import one_thread
 if TYPE_CHECKING:
     from chitta.field import Field
 
-_MAX_LOCAL_ID = 2**32 - 1
 _BATCH = int(OpType.Batch)
 _PUT = int(OpType.PutPayload)
 _NO_TAGS: tuple[str, ...] = ()
@@ -37,10 +38,10 @@ _PutPayload = ops.PutPayload
 _ENCODE = ops._ENCODER.encode  # ops.encode without its isinstance check (the op is ours)
 _OBSERVATION = "observation"  # remember()'s defaults, compared by identity on the fast path
 _ONE = 1.0
-# remember()'s fast path queues its puts (Field._apply_pending); at this many
-# the call applies them itself, so a handle that only writes stays bounded.
-_PENDING_LIMIT = 4096
-_FAST_TEXT_CHARS = v.MAX_TEXT_BYTES // 4  # an ASCII text this short is within the byte limit
+# remember()'s plain path queues its puts natively (_core.PutQueue); at this
+# many the queue calls Field._apply_pending itself, so a handle that only
+# writes stays bounded.
+PENDING_LIMIT = 4096
 _REMEMBER_KEYS = frozenset(
     {"text", "kind", "realm", "session", "source_tool", "tags", "confidence", "embedding", "meta", "at"}
 )
@@ -79,25 +80,16 @@ _LABEL_NONE = (None,)
 _KIND_DEFAULT = (_OBSERVATION,)
 
 
-def pending_columns(run: Sequence[tuple[int, str, int]]) -> PutColumns:
-    """remember()'s queued plain puts ``(id, text, ms)`` as one PutColumns (every
-    other field at its default; created_ms = written_ms = ms): no op object each."""
-    n = len(run)
-    mids, texts, times = zip(*run) if n else ((), (), ())
-    joined = "".join(texts)
-    arena = joined.encode()
-    if len(arena) == len(joined):  # all ASCII: a character is a byte
-        lens = np.fromiter(map(len, texts), np.int64, n)
-    else:
-        encoded = [t.encode() for t in texts]
-        arena = b"".join(encoded)
-        lens = np.fromiter(map(len, encoded), np.int64, n)
-    offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    ms = np.array(times, np.int64)
+def queued_columns(
+    ids: npt.NDArray[np.uint64], ms: npt.NDArray[np.int64], arena: bytes, offsets: npt.NDArray[np.int64]
+) -> PutColumns:
+    """A run of plain puts (what ``_core.PutQueue.take`` gives: ids, times, the
+    UTF-8 texts back to back and their n + 1 offsets) as PutColumns: every other
+    field at its default, created_ms = written_ms = ms."""
+    n = len(ids)
     zeros = np.zeros(n, np.uint32)
     return PutColumns(
-        ids=np.array(mids, np.uint64),
+        ids=ids,
         created_ms=ms,
         written_ms=ms,
         confidence=np.ones(n, np.float64),
@@ -109,6 +101,29 @@ def pending_columns(run: Sequence[tuple[int, str, int]]) -> PutColumns:
         vectors=np.zeros((0, 0), np.float32),
         extras={},
     )
+
+
+def pending_columns(run: Sequence[tuple[int, str, int]]) -> PutColumns:
+    """Plain puts ``(id, text, ms)`` as one PutColumns (queued_columns from tuples)."""
+    n = len(run)
+    mids, texts, times = zip(*run) if n else ((), (), ())
+    encoded = [t.encode() for t in texts]
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), np.int64, n), out=offsets[1:])
+    return queued_columns(np.array(mids, np.uint64), np.array(times, np.int64), b"".join(encoded), offsets)
+
+
+def drainer(field: Field) -> Callable[[], None]:
+    """What the PutQueue calls when PENDING_LIMIT puts wait: the field's
+    ``_apply_pending``, held weakly (the queue must not keep its field alive)."""
+    ref = weakref.ref(field)
+
+    def drain() -> None:
+        f = ref()
+        if f is not None:
+            f._apply_pending()
+
+    return drain
 
 
 class WriteMixin:
@@ -136,10 +151,8 @@ class WriteMixin:
             self._commit(group[0] if len(group) == 1 else ops.Batch.of(*group))
 
     def _new_id(self: Field) -> int:
-        local = next(self._ids)
-        if local > _MAX_LOCAL_ID:
-            raise ChittaError("this instance has used all 2**32 memory ids; open a new instance")
-        return (self._instance << 32) | local
+        new_id: int = self._pending_puts.new_id()  # ChittaError once all 2**32 are used
+        return new_id
 
     def _live_id(self: Field, id: object) -> int:
         mid = v.memory_id(id)
@@ -251,32 +264,27 @@ class WriteMixin:
         in the OS (``durability="flush"``) or on disk (``"fsync"``); with
         ``"buffered"`` once it is in this process.
         """
+        if (
+            kind is _OBSERVATION and realm is None and session is None and source_tool is None and tags is _NO_TAGS
+            and confidence is _ONE and embedding is None and meta is None and at is None
+        ):
+            # The hot path (every argument but the text at its default; the field
+            # open, writable, without an embedder): one native call checks the
+            # text, takes the id and the time, encodes (the same bytes as
+            # ops.encode: tests/unit/test_log_put.py), appends and queues the put.
+            put = self._fast_put
+            if put is not None:
+                mid = put(text)
+                if mid is None:  # not a plain str of valid, non-blank UTF-8 within the limit
+                    mid = put(v.text(text))  # Python's checks raise; a str subclass becomes a str
+                if mid is not None:
+                    return mid
         if self._closed:
             raise ClosedError("the field is closed")
         if self._read_only:
             raise InvalidArgument("the field was opened read_only")
         # An id taken by a call that then fails validation is simply never used.
-        local = next(self._ids)
-        if local > _MAX_LOCAL_ID:
-            raise ChittaError("this instance has used all 2**32 memory ids; open a new instance")
-        mid = (self._instance << 32) | local
-        if (
-            kind is _OBSERVATION and realm is None and session is None and source_tool is None and tags is _NO_TAGS
-            and confidence is _ONE and embedding is None and meta is None and at is None
-            and not self._encoding.enabled
-        ):
-            # The hot path (every argument but the text at its default, no
-            # embedder): the payload is encoded and appended natively in one
-            # call (the same bytes as ops.encode; tests/unit/test_log_put.py).
-            if type(text) is not str or not text.isascii() or len(text) > _FAST_TEXT_CHARS or text.isspace() or not text:
-                text = v.text(text)
-            now = int(self._clock() * 1000)
-            self._append_put(mid, text, now, now)
-            pending = self._pending_puts
-            pending.append((mid, text, now))
-            if len(pending) >= _PENDING_LIMIT:
-                self._apply_pending()
-            return mid
+        mid = self._new_id()
         op = self._put_op(mid, text, kind, realm, session, source_tool, tags, confidence, embedding, meta, at)
         if op.embedding is None and not self._encoding.enabled:
             # The plain path: one PutPayload, encoded and routed directly.

@@ -1,6 +1,7 @@
 // csrc/util/row_map.cc
 #include "util/row_map.h"
 
+#include <algorithm>
 #include <string>
 
 #include "util/hash_slots.h"
@@ -11,6 +12,11 @@ using hash_slots::Mix;
 
 
 size_t RowMap::Home(uint64_t id) const { return static_cast<size_t>(Mix(id)) & mask_; }
+
+void RowMap::Prefetch(size_t slot) const {
+  __builtin_prefetch(keys_.data() + slot, 1);
+  __builtin_prefetch(rows_.data() + slot, 1);
+}
 
 int64_t RowMap::Row(uint64_t id) const {
   if (keys_.empty()) return -1;
@@ -55,8 +61,11 @@ Status RowMap::Add(const uint64_t* ids, size_t n, uint8_t* is_new) {
                                    std::to_string(kMaxRows));
   }
   Reserve(ids_.size() + n);
-  ids_.reserve(ids_.size() + n);
+  // Geometric growth: an exact reserve per batch would copy every id on every batch.
+  if (ids_.size() + n > ids_.capacity()) ids_.reserve(std::max(ids_.size() + n, 2 * ids_.capacity()));
+  constexpr size_t kAhead = 16;  // prefetch the slot of the id this far ahead: misses overlap
   for (size_t k = 0; k < n; ++k) {
+    if (k + kAhead < n) Prefetch(Home(ids[k + kAhead]));
     const uint64_t id = ids[k];
     size_t i = Home(id);
     bool present = false;
@@ -88,7 +97,11 @@ void RowMap::Rehash(size_t capacity) {
   rows_.assign(capacity, kFreeRow);
   mask_ = capacity - 1;
   // Re-placing from ids_ needs no copy of the old table.
-  for (size_t row = 0; row < ids_.size(); ++row) Place(ids_[row], static_cast<uint32_t>(row));
+  const size_t n = ids_.size();
+  for (size_t row = 0; row < n; ++row) {
+    if (row + 16 < n) Prefetch(Home(ids_[row + 16]));
+    Place(ids_[row], static_cast<uint32_t>(row));
+  }
 }
 
 size_t RowMap::MemoryBytes() const {

@@ -46,6 +46,7 @@ class RowMap {
   size_t MemoryBytes() const;
 
  private:
+  void Prefetch(size_t slot) const;  // the cache lines of a slot, ahead of use
   size_t Home(uint64_t id) const;
   void Rehash(size_t capacity);
   // Inserts an id known to be absent, with room already made.

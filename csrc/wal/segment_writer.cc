@@ -12,6 +12,7 @@
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "util/file.h"
+#include "util/futex.h"
 #include "wal/segment_format.h"
 
 namespace chitta::wal {
@@ -74,8 +75,11 @@ Status SegmentWriter::OpenNewSegmentLocked(uint64_t first_seqno) {
         return Status::IOError("fdatasync " + fd_->path + ": " + file::ErrnoText(errno));
       }
       std::lock_guard<std::mutex> s(sync_mu_);
+      const uint64_t before = synced_seqno_;
       synced_seqno_ = std::max(synced_seqno_, last_seqno_);
       synced_records_ = written_records_;
+      durable_seqno_.store(synced_seqno_, std::memory_order_release);
+      WakeCovered(before, synced_seqno_);
     }
   }
   const std::string name = SegmentName(instance_id_, first_seqno);
@@ -166,8 +170,7 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
     if (durability_ == Durability::kFsync) {
       std::lock_guard<std::mutex> s(sync_mu_);
       written_seqno_ = seq;
-      ++written_records_;
-      if (syncing_) leader_cv_.notify_one();  // a leader may be waiting for company
+      ++written_records_;  // a leader in its commit delay looks at this when it wakes
     }
   }
   *seqno = seq;
@@ -177,40 +180,62 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
 
 Status SegmentWriter::SyncThrough(uint64_t seqno) {
   using Clock = std::chrono::steady_clock;
-  std::unique_lock<std::mutex> l(sync_mu_);
-  while (synced_seqno_ < seqno) {
-    if (syncing_) {
-      sync_cv_.wait(l);
+  int led = 0;  // syncs this thread made in this call
+  std::atomic<uint32_t>& word = wait_words_[seqno % kWaitWords];
+  const uint64_t bit = uint64_t{1} << (seqno % kWaitWords);
+  while (true) {
+    // Followers sleep on the futex word of their seqno and look at
+    // durable_seqno_ without the lock: a sync wakes only the words of the
+    // seqnos it covered, and a covered follower returns at once.
+    const uint32_t gen = word.load(std::memory_order_acquire);
+    if (led == 0 && durable_seqno_.load(std::memory_order_acquire) >= seqno) break;
+    std::unique_lock<std::mutex> l(sync_mu_);
+    if (synced_seqno_ >= seqno) {
+      // Its record is on disk. A leader whose sync left others' records
+      // waiting syncs them too, at once (a few times at most), rather than
+      // leave the disk idle until a woken follower gets a CPU to lead.
+      if (led == 0 || syncing_ || written_records_ <= synced_records_) break;
+      if (led >= kLeaderMaxSyncs) {  // hand the lead to the waiters
+        l.unlock();
+        WakeAllWaiters();
+        break;
+      }
+    } else if (syncing_) {
+      l.unlock();
+      waiting_mask_.fetch_or(bit, std::memory_order_acq_rel);
+      futex::Wait(&word, gen);
       continue;
     }
     syncing_ = true;  // this thread leads; the others wait for its fdatasync
     uint64_t delayed_ns = 0;
-    if (last_group_ > 1) {
-      // Commit delay: others were appending alongside; let the ones on their
-      // way join this sync. Wait while records keep arriving.
+    if (led == 0 && last_group_ > 1 && written_records_ - synced_records_ <= 1) {
+      // Commit delay, only when this record would go alone although the last
+      // sync carried several: let the appenders on their way join it. Records
+      // that arrived during the last sync mean the pipeline is busy: sync them
+      // at once (a delay would only leave the disk idle). The leader is not
+      // woken per arriving record; it looks every quiet period, and stops once
+      // one passed without arrivals or at the deadline.
       const auto start = Clock::now();
       const uint64_t max_ns =
           std::clamp<uint64_t>(last_sync_ns_, kCommitMinDelayNs, kCommitMaxDelayNs);
       const auto deadline = start + std::chrono::nanoseconds(max_ns);
       const auto quiet = std::chrono::nanoseconds(kCommitQuietNs);
       uint64_t seen = written_records_;
-      auto quiet_end = std::min(start + quiet, deadline);
       while (true) {
-        const bool timed_out = leader_cv_.wait_until(l, quiet_end) == std::cv_status::timeout;
-        const auto now = Clock::now();
-        if (now >= deadline) break;
-        if (written_records_ != seen) {
-          seen = written_records_;
-          quiet_end = std::min(now + quiet, deadline);
-        } else if (timed_out) {
-          break;  // nobody came for a quiet period
+        const auto wake = std::min(Clock::now() + quiet, deadline);
+        while (leader_cv_.wait_until(l, wake) != std::cv_status::timeout) {
         }
+        if (Clock::now() >= deadline || written_records_ == seen) break;
+        seen = written_records_;
       }
       delayed_ns = static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
     }
     const uint64_t target = written_seqno_;
     const uint64_t target_records = written_records_;
+    // Wake from here: anything that raised synced_seqno_ during this sync
+    // (a rotation, Sync()) is then covered by this leader's wake-up too.
+    const uint64_t before = synced_seqno_;
     std::shared_ptr<Fd> fd = sync_fd_;
     l.unlock();
     const auto t0 = Clock::now();
@@ -220,8 +245,9 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
     l.lock();
     syncing_ = false;
-    if (rc != 0) {
-      sync_cv_.notify_all();
+    if (rc != 0) {  // the followers wake and one of them tries again
+      l.unlock();
+      WakeAllWaiters();
       return Status::IOError("fdatasync " + fd->path + ": " + file::ErrnoText(err));
     }
     const uint64_t group = target_records > synced_records_ ? target_records - synced_records_ : 0;
@@ -237,9 +263,29 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
     size_t bucket = 0;
     while (bucket + 1 < SyncStats::kBuckets && (group >> (bucket + 1)) != 0) ++bucket;
     stats_.per_sync[bucket]++;
-    sync_cv_.notify_all();
+    durable_seqno_.store(synced_seqno_, std::memory_order_release);
+    const uint64_t after = synced_seqno_;
+    l.unlock();
+    WakeCovered(before, after);
+    ++led;
   }
   return Status::OK();
+}
+
+void SegmentWriter::WakeWord(size_t i) {
+  wait_words_[i].fetch_add(1, std::memory_order_acq_rel);  // a waiter about to sleep sees the change
+  const uint64_t bit = uint64_t{1} << i;
+  if (waiting_mask_.fetch_and(~bit, std::memory_order_acq_rel) & bit) futex::WakeAll(&wait_words_[i]);
+}
+
+void SegmentWriter::WakeCovered(uint64_t from, uint64_t through) {
+  if (through <= from) return;
+  if (through - from >= kWaitWords) return WakeAllWaiters();
+  for (uint64_t s = from + 1; s <= through; ++s) WakeWord(s % kWaitWords);
+}
+
+void SegmentWriter::WakeAllWaiters() {
+  for (size_t i = 0; i < kWaitWords; ++i) WakeWord(i);
 }
 
 Status SegmentWriter::Flush() {
@@ -263,8 +309,11 @@ Status SegmentWriter::Sync() {
     return Status::IOError("fdatasync " + fd->path + ": " + file::ErrnoText(errno));
   }
   std::lock_guard<std::mutex> s(sync_mu_);
+  const uint64_t before = synced_seqno_;
   synced_seqno_ = std::max(synced_seqno_, last);
   synced_records_ = std::max(synced_records_, records);
+  durable_seqno_.store(synced_seqno_, std::memory_order_release);
+  WakeCovered(before, synced_seqno_);
   return Status::OK();
 }
 

@@ -3,10 +3,12 @@
 // rotates at the configured size, and makes records durable as its mode says:
 //   kFlush    one write(2) per record: in the OS when Append returns
 //   kFsync    as kFlush, then group commit: concurrent appenders share one
-//             fdatasync, and Append returns once its record is on disk. The
-//             leader of a group waits briefly while other appenders keep
-//             arriving (commit delay: until none came for kCommitQuietNs, at
-//             most about one fdatasync's time) so more records share a sync.
+//             fdatasync, and Append returns once its record is on disk. A
+//             leader syncs everything written so far at once; only when its
+//             own record would go alone after a sync that carried several does
+//             it wait briefly while other appenders keep arriving (commit
+//             delay: until none came for kCommitQuietNs, at most about one
+//             fdatasync's time) so more records share a sync.
 //   kBuffered records gather in memory; written on Flush(), rotation, Close()
 // Thread-safe: any number of threads may Append at once.
 #pragma once
@@ -38,13 +40,17 @@ struct SyncStats {
   std::array<uint64_t, kBuckets> per_sync{};
 };
 
-// Commit delay bounds: a leader waits while appenders keep arriving, until
-// none came for kCommitQuietNs, and never longer than the last fdatasync took
-// (clamped to [kCommitMinDelayNs, kCommitMaxDelayNs]). No wait when the last
-// group was a single record (one appender: waiting only adds latency).
+// Commit delay bounds: a leader alone with its record waits while appenders
+// keep arriving, until none came for kCommitQuietNs, and never longer than the
+// last fdatasync took (clamped to [kCommitMinDelayNs, kCommitMaxDelayNs]). No
+// wait when the last group was a single record (one appender: waiting only
+// adds latency) nor when others' records already wait (the disk would idle).
 constexpr uint64_t kCommitQuietNs = 50'000;
 constexpr uint64_t kCommitMinDelayNs = 100'000;
 constexpr uint64_t kCommitMaxDelayNs = 2'000'000;
+// A leader whose record is durable goes on syncing records that arrived
+// meanwhile, up to this many fdatasyncs in one Append, before it returns.
+constexpr int kLeaderMaxSyncs = 4;
 
 class SegmentWriter {
  public:
@@ -79,6 +85,9 @@ class SegmentWriter {
   Status WriteLocked(const uint8_t* data, size_t n);
   Status FlushBufferLocked();
   Status SyncThrough(uint64_t seqno);
+  void WakeWord(size_t i);
+  void WakeCovered(uint64_t from, uint64_t through);  // the words of seqnos (from, through]
+  void WakeAllWaiters();
 
   const std::string dir_;
   const uint32_t instance_id_;
@@ -98,8 +107,7 @@ class SegmentWriter {
 
   // Group commit (kFsync). Lock order: mu_ before sync_mu_.
   mutable std::mutex sync_mu_;
-  std::condition_variable sync_cv_;    // followers: wait for synced_seqno_
-  std::condition_variable leader_cv_;  // the leader's commit delay: a record arrived
+  std::condition_variable leader_cv_;  // the leader's commit delay (a timed wait; never notified)
   std::shared_ptr<Fd> sync_fd_;
   uint64_t written_seqno_ = 0;
   uint64_t synced_seqno_ = 0;
@@ -109,6 +117,14 @@ class SegmentWriter {
   uint64_t last_sync_ns_ = 0;  // how long that sync took
   bool syncing_ = false;
   SyncStats stats_;
+  // Followers wait without the lock (util/futex.h): durable_seqno_ mirrors
+  // synced_seqno_; a follower sleeps on the word of its seqno (seqno %
+  // kWaitWords) after setting that word's bit in waiting_mask_; a leader bumps
+  // the words of the seqnos its sync covered and wakes those with a sleeper.
+  static constexpr size_t kWaitWords = 64;
+  std::atomic<uint64_t> durable_seqno_{0};
+  std::array<std::atomic<uint32_t>, kWaitWords> wait_words_{};
+  std::atomic<uint64_t> waiting_mask_{0};
 };
 
 }  // namespace chitta::wal

@@ -83,7 +83,7 @@ TEST(PutQueue, RecordsAreSimplePutsAndTakeIsInOrder) {
                     1700000000000 + static_cast<int64_t>(i), &want);
     const auto& r = b.records[i];
     EXPECT_EQ(r.op_type, 0);
-    EXPECT_EQ(std::string(reinterpret_cast<const char*>(b.arena.data() + r.payload_pos), r.len), want);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(r.payload), r.len), want);
   }
 }
 

@@ -31,7 +31,7 @@ def _row_norms(rows: F32) -> F32:
     """L2 norm of each row, the same for one row or a million (the checkpoint path
     must normalise bit-for-bit as the replay path does): ``_core._row_norms``,
     which ``_core._unit_rows`` shares."""
-    return _core._row_norms(np.ascontiguousarray(rows, np.float32))  # type: ignore[no-any-return]
+    return _core._row_norms(np.ascontiguousarray(rows, np.float32))
 
 
 class DenseLane:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 _PUT, _CODE, _BATCH = int(OpType.PutPayload), int(OpType.UpdateSparseCode), int(OpType.Batch)
 _RECORD_HEAD = 17  # bytes before a record's payload (FORMAT.md: len, crc, seqno, op type)
 
+
 def _count_puts(unit: tuple[int, int, int, Any]) -> int:
     op_type, start, end, inner = unit
     if op_type == _PUT:

@@ -110,10 +110,20 @@ def _valid_day(year: int, month: int, day: int) -> bool:
     return 1 <= month <= 12 and 1 <= day <= calendar.monthrange(year, month)[1]
 
 
+# Every form _PATTERN knows starts, at a word boundary, with a digit or a month name
+# (whose first three letters this lists): a query without one names no date, and
+# most queries are told so by this one cheap scan.
+_MAYBE = re.compile(r"\b(?:\d|" + "|".join(sorted({name[:3] for name in [*_MONTHS, *_ABBREV]})) + ")")
+
+
 def query_times(text: str) -> QueryTimes | None:
     """The dates ``text`` names (see the module doc), or None when it names none."""
-    if not isinstance(text, str) or not text:
+    if not isinstance(text, str) or not text or _MAYBE.search(text) is None:
         return None
+    return _scan(text)
+
+
+def _scan(text: str) -> QueryTimes | None:
     spans: list[tuple[int, int]] = []
     months: set[int] = set()
     for m in _PATTERN.finditer(text):

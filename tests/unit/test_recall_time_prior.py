@@ -119,3 +119,23 @@ def test_slack_days_reach_memories_told_after_the_date(tmp_path: Path) -> None:
         f._engine.settings = dataclasses.replace(f._engine.settings, time_prior_slack_days=7.0)
         assert [h.id for h in f.recall("hiking in June 2023", touch=False)] == [a, b]  # 2 July: 2 days after
         assert [h.id for h in f.recall("hiking in May 2023", touch=False)] == [b, a]  # 2 July: 32 days after
+
+
+def test_the_prefilter_never_hides_a_date() -> None:
+    """query_times skips the full scan when no word starts with a digit or a month's
+    first letters; on texts mixing dates, near-dates and words, it answers exactly
+    as the full scan (timeq._scan) does."""
+    from chitta.recall import timeq
+
+    rng = np.random.default_rng(11)
+    pieces = ["8 May 2023", "May 8, 2023", "2023-05-08", "in December 2023", "in 2022", "in June", "Sept 3",
+              "the 3rd of March", "March on", "Jan", "w12", "x2023", "May", "june", "DECEMBER 2023", "hiking",
+              "what did", "we", "Caroline", "Sat", "Augusta", "Octopus", "1999", "20th", ",", "?"]
+    texts = [" ".join(rng.choice(pieces, size=int(rng.integers(1, 7)))) for _ in range(3000)]
+    seen_dates = 0
+    for text in texts:
+        full = timeq._scan(text)
+        assert query_times(text) == full, text
+        seen_dates += full is not None
+    assert 500 < seen_dates < len(texts)  # both paths exercised
+    assert timeq._MAYBE.search("what did the team decide") is None

@@ -62,25 +62,31 @@ Status SegmentWriter::Continue(const std::string& name, uint64_t first_seqno,
   fd_ = handle;
   current_name_ = name;
   size_ = valid_size;
-  std::lock_guard<std::mutex> s(sync_mu_);
-  sync_fd_ = handle;
   return Status::OK();
 }
 
 Status SegmentWriter::OpenNewSegmentLocked(uint64_t first_seqno) {
   if (fd_) {
-    CHITTA_RETURN_IF_ERROR(FlushBufferLocked());
+    Status flushed = FlushBufferLocked();
     if (durability_ == Durability::kFsync) {
-      if (::fdatasync(fd_->fd) != 0) {
-        return Status::IOError("fdatasync " + fd_->path + ": " + file::ErrnoText(errno));
+      // The pending group goes to the old segment and is made durable before
+      // the new one starts; a failure loses others' records: the writer fails.
+      if (flushed.ok() && ::fdatasync(fd_->fd) != 0) {
+        flushed = Status::IOError("fdatasync " + fd_->path + ": " + file::ErrnoText(errno));
+      }
+      if (!flushed.ok()) {
+        Fail(flushed);
+        return flushed;
       }
       std::lock_guard<std::mutex> s(sync_mu_);
+      if (!failed_.ok()) return failed_;  // a leader's sync failed meanwhile: claim nothing
       const uint64_t before = synced_seqno_;
       synced_seqno_ = std::max(synced_seqno_, last_seqno_);
       synced_records_ = written_records_;
       durable_seqno_.store(synced_seqno_, std::memory_order_release);
       WakeCovered(before, synced_seqno_);
     }
+    CHITTA_RETURN_IF_ERROR(flushed);
   }
   const std::string name = SegmentName(instance_id_, first_seqno);
   const std::string path = dir_ + "/" + name;
@@ -104,8 +110,6 @@ Status SegmentWriter::OpenNewSegmentLocked(uint64_t first_seqno) {
   current_name_ = name;
   size_ = kHeaderSize;
   created_.push_back(name);
-  std::lock_guard<std::mutex> s(sync_mu_);
-  sync_fd_ = handle;
   return Status::OK();
 }
 
@@ -136,17 +140,20 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
     return Status::InvalidArgument("payload of " + std::to_string(n) +
                                    " bytes exceeds the maximum of " + std::to_string(kMaxPayload));
   }
+  if (has_failed_.load(std::memory_order_acquire)) return Failure();
   uint64_t seq;
   {
     std::lock_guard<std::mutex> l(mu_);
     if (closed_) return Status::Closed("segment writer is closed");
+    if (has_failed_.load(std::memory_order_relaxed)) return Failure();
     seq = clock->fetch_add(1) + 1;
     const uint64_t rec = kRecordHeaderSize + n;
     if (!fd_ || (size_ > kHeaderSize && size_ + rec > segment_bytes_)) {
       CHITTA_RETURN_IF_ERROR(OpenNewSegmentLocked(seq));
     }
     uint8_t* p;
-    if (durability_ == Durability::kBuffered) {
+    const bool gather = durability_ != Durability::kFlush;  // kFsync: the leader writes the group
+    if (gather) {
       buffer_.resize(buffer_.size() + rec);
       p = buffer_.data() + buffer_.size() - rec;
     } else {
@@ -158,9 +165,11 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
     p[16] = op_type;
     if (n > 0) std::memcpy(p + kRecordHeaderSize, data, n);
     EncodeFixed32(p + 4, crc32c::Value(p + kRecordCrcStart, kRecordHeaderSize - kRecordCrcStart + n));
-    if (durability_ == Durability::kBuffered) {
+    if (gather) {
       size_ += rec;
-      if (buffer_.size() >= kBufferLimit) CHITTA_RETURN_IF_ERROR(FlushBufferLocked());
+      if (durability_ == Durability::kBuffered && buffer_.size() >= kBufferLimit) {
+        CHITTA_RETURN_IF_ERROR(FlushBufferLocked());
+      }
     } else {
       CHITTA_RETURN_IF_ERROR(WriteLocked(p, rec));
       size_ += rec;
@@ -169,7 +178,6 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
     bytes_appended_ += rec;
     if (durability_ == Durability::kFsync) {
       std::lock_guard<std::mutex> s(sync_mu_);
-      written_seqno_ = seq;
       ++written_records_;  // a leader in its commit delay looks at this when it wakes
     }
   }
@@ -194,12 +202,14 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
       // Its record is on disk. A leader whose sync left others' records
       // waiting syncs them too, at once (a few times at most), rather than
       // leave the disk idle until a woken follower gets a CPU to lead.
-      if (led == 0 || syncing_ || written_records_ <= synced_records_) break;
+      if (led == 0 || syncing_ || !failed_.ok() || written_records_ <= synced_records_) break;
       if (led >= kLeaderMaxSyncs) {  // hand the lead to the waiters
         l.unlock();
         WakeAllWaiters();
         break;
       }
+    } else if (!failed_.ok()) {
+      return failed_;
     } else if (syncing_) {
       l.unlock();
       waiting_mask_.fetch_or(bit, std::memory_order_acq_rel);
@@ -231,24 +241,19 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
       delayed_ns = static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
     }
-    const uint64_t target = written_seqno_;
-    const uint64_t target_records = written_records_;
     // Wake from here: anything that raised synced_seqno_ during this sync
     // (a rotation, Sync()) is then covered by this leader's wake-up too.
     const uint64_t before = synced_seqno_;
-    std::shared_ptr<Fd> fd = sync_fd_;
     l.unlock();
-    const auto t0 = Clock::now();
-    const int rc = fd ? ::fdatasync(fd->fd) : 0;
-    const int err = errno;
-    const uint64_t took = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+    uint64_t target = 0, target_records = 0, took = 0;
+    const Status st = Lead(&target, &target_records, &took);
     l.lock();
     syncing_ = false;
-    if (rc != 0) {  // the followers wake and one of them tries again
+    if (!st.ok() || !failed_.ok()) {  // failed here, or meanwhile by Sync(): publish nothing
       l.unlock();
-      WakeAllWaiters();
-      return Status::IOError("fdatasync " + fd->path + ": " + file::ErrnoText(err));
+      if (!st.ok()) Fail(st);
+      if (led > 0) return Status::OK();  // a leader going on for others: its own record is durable
+      return st.ok() ? Failure() : st;
     }
     const uint64_t group = target_records > synced_records_ ? target_records - synced_records_ : 0;
     synced_records_ = std::max(synced_records_, target_records);
@@ -270,6 +275,51 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
     ++led;
   }
   return Status::OK();
+}
+
+// The leader's part of a group commit: writes the pending group with one
+// write(2), then makes everything written so far durable with one fdatasync.
+// Holds mu_ only for the write; appenders go on filling the next group.
+Status SegmentWriter::Lead(uint64_t* target, uint64_t* target_records, uint64_t* took_ns) {
+  std::shared_ptr<Fd> fd;
+  {
+    std::lock_guard<std::mutex> m(mu_);
+    if (has_failed_.load()) return Failure();
+    const Status written = FlushBufferLocked();
+    if (!written.ok()) {  // the group is gone: fail before another Append joins the next one
+      Fail(written);
+      return written;
+    }
+    fd = fd_;  // null once closed: Close() wrote and synced everything
+    *target = last_seqno_;
+    std::lock_guard<std::mutex> s(sync_mu_);
+    *target_records = written_records_;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = fd ? ::fdatasync(fd->fd) : 0;
+  const int err = errno;
+  *took_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now() - t0)
+                                       .count());
+  if (rc != 0) return Status::IOError("fdatasync " + fd->path + ": " + file::ErrnoText(err));
+  return Status::OK();
+}
+
+Status SegmentWriter::Failure() const {
+  std::lock_guard<std::mutex> s(sync_mu_);
+  return failed_;
+}
+
+void SegmentWriter::Fail(const Status& st) {
+  {
+    std::lock_guard<std::mutex> s(sync_mu_);
+    if (failed_.ok()) {
+      failed_ = Status::IOError("the segment writer failed and takes no more records (reopen the field): " +
+                                st.message());
+    }
+    has_failed_.store(true, std::memory_order_release);
+  }
+  WakeAllWaiters();
 }
 
 void SegmentWriter::WakeWord(size_t i) {
@@ -306,9 +356,12 @@ Status SegmentWriter::Sync() {
     records = written_records_;
   }
   if (fd && ::fdatasync(fd->fd) != 0) {
-    return Status::IOError("fdatasync " + fd->path + ": " + file::ErrnoText(errno));
+    const Status st = Status::IOError("fdatasync " + fd->path + ": " + file::ErrnoText(errno));
+    if (durability_ == Durability::kFsync) Fail(st);
+    return st;
   }
   std::lock_guard<std::mutex> s(sync_mu_);
+  if (!failed_.ok()) return failed_;
   const uint64_t before = synced_seqno_;
   synced_seqno_ = std::max(synced_seqno_, last);
   synced_records_ = std::max(synced_records_, records);
@@ -326,13 +379,30 @@ Status SegmentWriter::Close() {
   std::lock_guard<std::mutex> l(mu_);
   if (closed_) return Status::OK();
   closed_ = true;
+  // A failed fsync writer drops its pending group: each of those appenders
+  // already got the error, so none of them may turn up on disk later.
+  if (durability_ == Durability::kFsync && has_failed_.load()) buffer_.clear();
   Status st = FlushBufferLocked();
   if (st.ok() && fd_ && durability_ != Durability::kFlush && ::fdatasync(fd_->fd) != 0) {
     st = Status::IOError("fdatasync " + fd_->path + ": " + file::ErrnoText(errno));
   }
   fd_.reset();
-  std::lock_guard<std::mutex> s(sync_mu_);
-  sync_fd_.reset();
+  if (durability_ != Durability::kFsync || has_failed_.load()) return st;
+  if (!st.ok()) {
+    Fail(st);
+    return st;
+  }
+  uint64_t before, after;
+  {
+    std::lock_guard<std::mutex> s(sync_mu_);
+    if (!failed_.ok()) return Status::OK();
+    before = synced_seqno_;
+    synced_seqno_ = std::max(synced_seqno_, last_seqno_);
+    synced_records_ = std::max(synced_records_, written_records_);
+    durable_seqno_.store(synced_seqno_, std::memory_order_release);
+    after = synced_seqno_;
+  }
+  WakeCovered(before, after);  // appenders waiting on a group that Close() just synced
   return st;
 }
 

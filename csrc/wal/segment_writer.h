@@ -2,13 +2,16 @@
 // The one writer of one instance: appends records to its current segment,
 // rotates at the configured size, and makes records durable as its mode says:
 //   kFlush    one write(2) per record: in the OS when Append returns
-//   kFsync    as kFlush, then group commit: concurrent appenders share one
-//             fdatasync, and Append returns once its record is on disk. A
-//             leader syncs everything written so far at once; only when its
-//             own record would go alone after a sync that carried several does
-//             it wait briefly while other appenders keep arriving (commit
-//             delay: until none came for kCommitQuietNs, at most about one
-//             fdatasync's time) so more records share a sync.
+//   kFsync    group commit: an appender adds its record to the pending
+//             group in memory; one leader writes the whole group with one
+//             write(2) and makes it durable with one fdatasync, and Append
+//             returns once its record is on disk. Only when the leader's own
+//             record would go alone after a sync that carried several does it
+//             wait briefly while other appenders keep arriving (commit delay:
+//             until none came for kCommitQuietNs, at most about one
+//             fdatasync's time) so more records share a sync. A failed write
+//             or fdatasync fails the writer for good (the page cache can no
+//             longer be trusted): every waiting and later Append returns it.
 //   kBuffered records gather in memory; written on Flush(), rotation, Close()
 // Thread-safe: any number of threads may Append at once.
 #pragma once
@@ -85,6 +88,9 @@ class SegmentWriter {
   Status WriteLocked(const uint8_t* data, size_t n);
   Status FlushBufferLocked();
   Status SyncThrough(uint64_t seqno);
+  Status Failure() const;     // kFsync: the error that failed the writer, or OK
+  void Fail(const Status& st);  // records it (the first wins) and wakes every waiter
+  Status Lead(uint64_t* target, uint64_t* target_records, uint64_t* took_ns);
   void WakeWord(size_t i);
   void WakeCovered(uint64_t from, uint64_t through);  // the words of seqnos (from, through]
   void WakeAllWaiters();
@@ -98,7 +104,7 @@ class SegmentWriter {
   std::shared_ptr<Fd> fd_;
   std::string current_name_;
   uint64_t size_ = 0;  // logical size including buffered bytes
-  std::vector<uint8_t> buffer_;
+  std::vector<uint8_t> buffer_;  // kBuffered: records not yet written; kFsync: the pending group
   std::vector<uint8_t> scratch_;
   std::vector<std::string> created_;
   uint64_t last_seqno_ = 0;
@@ -108,14 +114,14 @@ class SegmentWriter {
   // Group commit (kFsync). Lock order: mu_ before sync_mu_.
   mutable std::mutex sync_mu_;
   std::condition_variable leader_cv_;  // the leader's commit delay (a timed wait; never notified)
-  std::shared_ptr<Fd> sync_fd_;
-  uint64_t written_seqno_ = 0;
   uint64_t synced_seqno_ = 0;
   uint64_t written_records_ = 0;  // counts, for the records-per-sync statistics
   uint64_t synced_records_ = 0;
   uint64_t last_group_ = 0;    // records made durable by the last leader sync
   uint64_t last_sync_ns_ = 0;  // how long that sync took
   bool syncing_ = false;
+  Status failed_;                      // set once by Fail(); guarded by sync_mu_
+  std::atomic<bool> has_failed_{false};  // failed_ is set: Append checks this without sync_mu_
   SyncStats stats_;
   // Followers wait without the lock (util/futex.h): durable_seqno_ mirrors
   // synced_seqno_; a follower sleeps on the word of its seqno (seqno %

@@ -6,18 +6,37 @@
 #include "wal/segment_writer.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <iterator>
 #include <set>
 #include <string>
 #include <thread>
+#include <mutex>
 #include <vector>
 
 #include "wal/log.h"
 
 namespace chitta::wal {
 namespace {
+
+// Every record's seqno in the log at dir, read back by a fresh read-only Log.
+std::set<uint64_t> SeqnosOnDisk(const std::string& dir, size_t* count = nullptr) {
+  LogOptions ro;
+  ro.read_only = true;
+  std::unique_ptr<Log> reader;
+  EXPECT_TRUE(Log::Open(dir, ro, &reader).ok());
+  ReadBatch b;
+  EXPECT_TRUE(reader->ReadNew(&b).ok());
+  std::set<uint64_t> seqnos;
+  for (const auto& r : b.records) seqnos.insert(r.seqno);
+  if (count) *count = b.records.size();
+  return seqnos;
+}
 
 void Stress(int threads, int per, uint64_t segment_bytes, bool with_syncs) {
   char tmpl[] = "/tmp/chitta-gcs-XXXXXX";
@@ -66,19 +85,121 @@ void Stress(int threads, int per, uint64_t segment_bytes, bool with_syncs) {
   EXPECT_EQ(hist, st.syncs);
   EXPECT_LE(st.records, static_cast<uint64_t>(threads * per));  // rotations and Sync() cover the rest
   ASSERT_TRUE(log->Close().ok());
-  LogOptions ro;
-  ro.read_only = true;
-  std::unique_ptr<Log> reader;
-  ASSERT_TRUE(Log::Open(tmpl, ro, &reader).ok());
-  ReadBatch b;
-  ASSERT_TRUE(reader->ReadNew(&b).ok());
-  EXPECT_EQ(b.records.size(), static_cast<size_t>(threads * per));
+  size_t count = 0;
+  EXPECT_EQ(SeqnosOnDisk(tmpl, &count), all);
+  EXPECT_EQ(count, static_cast<size_t>(threads * per));
   EXPECT_EQ(std::system((std::string("rm -rf ") + tmpl).c_str()), 0);
 }
 
 TEST(GroupCommitStress, ManyAppendersWithRotations) { Stress(64, 20, 4096, false); }
 TEST(GroupCommitStress, ManyAppendersWithRotationsAndSyncs) { Stress(48, 20, 4096, true); }
 TEST(GroupCommitStress, MoreAppendersThanWaitWords) { Stress(150, 6, 1 << 20, false); }
+
+// A write(2) that fails under fsync (here: the file size limit, EFBIG) loses
+// the leader's whole pending group. Every appender of that group, and every
+// later Append, gets the error; the file keeps exactly the acknowledged
+// records, and lifting the limit does not bring the writer back.
+TEST(GroupCommitFailure, FailedGroupWriteFailsTheWriterForGood) {
+  char tmpl[] = "/tmp/chitta-gcf-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  LogOptions o;
+  o.instance_id = 12;
+  o.durability = Durability::kFsync;
+  std::unique_ptr<Log> log;
+  ASSERT_TRUE(Log::Open(tmpl, o, &log).ok());
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
+  rlimit small = saved;
+  small.rlim_cur = 48 << 10;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+
+  const int kThreads = 16;
+  const std::string payload(200, 'f');
+  std::mutex mu;
+  std::set<uint64_t> acked;
+  std::atomic<int> failed_then_ok{0};
+  std::atomic<int> errors{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) {
+    pool.emplace_back([&] {
+      bool failed = false;
+      for (int i = 0; i < 400; ++i) {
+        uint64_t s = 0;
+        const Status st = log->Append(1, reinterpret_cast<const uint8_t*>(payload.data()), payload.size(), &s);
+        if (st.ok()) {
+          if (failed) failed_then_ok++;
+          std::lock_guard<std::mutex> l(mu);
+          acked.insert(s);
+        } else {
+          EXPECT_EQ(st.code(), Code::kIOError) << st.ToString();
+          failed = true;
+          errors++;
+        }
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &saved), 0);
+  signal(SIGXFSZ, old_handler);
+
+  EXPECT_GT(errors.load(), 0);
+  EXPECT_EQ(failed_then_ok.load(), 0);  // sticky: no success after a thread saw the failure
+  EXPECT_LT(acked.size() * (payload.size() + 17), size_t{48} << 10);
+  uint64_t s = 0;  // the limit is gone, the failure stays
+  const Status again = log->Append(1, reinterpret_cast<const uint8_t*>(payload.data()), payload.size(), &s);
+  EXPECT_EQ(again.code(), Code::kIOError);
+  EXPECT_NE(again.message().find("reopen"), std::string::npos) << again.message();
+  EXPECT_TRUE(log->Close().ok());
+
+  const std::set<uint64_t> on_disk = SeqnosOnDisk(tmpl);
+  std::vector<uint64_t> only_disk, only_acked;
+  std::set_difference(on_disk.begin(), on_disk.end(), acked.begin(), acked.end(), std::back_inserter(only_disk));
+  std::set_difference(acked.begin(), acked.end(), on_disk.begin(), on_disk.end(), std::back_inserter(only_acked));
+  EXPECT_TRUE(only_disk.empty()) << "on disk, not acknowledged: " << only_disk.size() << " from " << only_disk[0];
+  EXPECT_TRUE(only_acked.empty()) << "acknowledged, not on disk: " << only_acked.size() << " from " << only_acked[0];
+  EXPECT_EQ(std::system((std::string("rm -rf ") + tmpl).c_str()), 0);
+}
+
+// Close() while appenders wait on a pending group: it writes and syncs the
+// group and wakes them; every Append returns (OK and on disk, or Closed).
+TEST(GroupCommitClose, CloseWakesWaitingAppenders) {
+  for (int round = 0; round < 20; ++round) {
+    char tmpl[] = "/tmp/chitta-gcc-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    LogOptions o;
+    o.instance_id = 13;
+    o.durability = Durability::kFsync;
+    std::unique_ptr<Log> log;
+    ASSERT_TRUE(Log::Open(tmpl, o, &log).ok());
+    const std::string payload(64, 'c');
+    std::mutex mu;
+    std::set<uint64_t> acked;
+    std::atomic<int> started{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < 24; ++t) {
+      pool.emplace_back([&] {
+        started++;
+        for (int i = 0; i < 50; ++i) {
+          uint64_t s = 0;
+          const Status st = log->Append(1, reinterpret_cast<const uint8_t*>(payload.data()), payload.size(), &s);
+          if (!st.ok()) {
+            EXPECT_EQ(st.code(), Code::kClosed) << st.ToString();
+            return;
+          }
+          std::lock_guard<std::mutex> l(mu);
+          acked.insert(s);
+        }
+      });
+    }
+    while (started.load() < 24) std::this_thread::yield();
+    EXPECT_TRUE(log->Close().ok());
+    for (auto& th : pool) th.join();  // hangs if Close() left a waiter asleep
+    const std::set<uint64_t> on_disk = SeqnosOnDisk(tmpl);
+    for (uint64_t s : acked) EXPECT_TRUE(on_disk.count(s)) << s;
+    EXPECT_EQ(std::system((std::string("rm -rf ") + tmpl).c_str()), 0);
+  }
+}
 
 }  // namespace
 }  // namespace chitta::wal

@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chitta import _core
 from chitta import _validate as v
@@ -49,6 +49,9 @@ from chitta.organs.recall_index import RecallIndexOrgan
 from chitta.organs.settings import SettingsOrgan
 from chitta.recall.engine import RecallEngine, RecallSettings
 from chitta.recall.presets import settings_for
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 DURABILITIES = ("flush", "fsync", "buffered")
 DEFAULT_SEGMENT_BYTES = 256 << 20
@@ -239,7 +242,7 @@ class Field(
         self.__dict__.pop("remember", None)
         self._log.close()
 
-    def __enter__(self) -> Field:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

@@ -154,9 +154,12 @@ class WriteMixin:
         self._check_writable()
         parts = [v.text(x, what) for x, what in ((subject, "subject"), (predicate, "predicate"), (object, "object"))]
         gloss = gloss_triplet(*parts)
-        common = dict(realm=realm, session=session, source_tool=source_tool, tags=tags, confidence=confidence, at=at)
-        triplet = self._put_op(0, triplet_text(*parts), kind, **common)  # type: ignore[arg-type]
-        alias = self._put_op(0, gloss, "alias", **common)  # type: ignore[arg-type]
+        common = {
+            "realm": realm, "session": session, "source_tool": source_tool, "tags": tags, "confidence": confidence,
+            "at": at,
+        }
+        triplet = self._put_op(0, triplet_text(*parts), kind, **common)
+        alias = self._put_op(0, gloss, "alias", **common)
         t_id, a_id = self._new_id(), self._new_id()
         triplet = msgspec.structs.replace(triplet, id=t_id, meta={"triplet": parts})
         alias = msgspec.structs.replace(alias, id=a_id)

@@ -214,7 +214,7 @@ class MpnetEmbedder:
         b, n = ids.shape
         pos = (np.cumsum(mask, axis=1) * mask).astype(np.int64) + PAD_ID
         x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][pos]
-        x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], EPS)
+        x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps=EPS)
         bias = w["bias"][relative_buckets(n)].transpose(2, 0, 1)[None]  # [1, H, n, n]
         bias = bias + ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
         hd = DIM // HEADS
@@ -224,10 +224,10 @@ class MpnetEmbedder:
             s = (qkv[0] * scale) @ qkv[1].transpose(0, 1, 3, 2) + bias
             s = softmax_last(s)
             ctx = (s @ qkv[2]).transpose(0, 2, 1, 3).reshape(b, n, DIM)
-            x = layer_norm(ctx @ w[f"{i}.o"] + w[f"{i}.o_b"] + x, *w[f"{i}.ln1"], EPS)
+            x = layer_norm(ctx @ w[f"{i}.o"] + w[f"{i}.o_b"] + x, *w[f"{i}.ln1"], eps=EPS)
             h = x @ w[f"{i}.in"] + w[f"{i}.in_b"]
             h = 0.5 * h * (1.0 + _erf(h * np.float32(1 / math.sqrt(2))))
-            x = layer_norm(h @ w[f"{i}.out"] + w[f"{i}.out_b"] + x, *w[f"{i}.ln2"], EPS)
+            x = layer_norm(h @ w[f"{i}.out"] + w[f"{i}.out_b"] + x, *w[f"{i}.ln2"], eps=EPS)
         return masked_mean(x, mask)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:

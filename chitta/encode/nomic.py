@@ -273,7 +273,7 @@ class NomicEmbedder:
         w = self._w
         assert w is not None
         b, n = ids.shape
-        x = layer_norm(w["tok"][ids] + w["type0"], *w["ln0"], EPS)
+        x = layer_norm(w["tok"][ids] + w["type0"], *w["ln0"], eps=EPS)
         hd = DIM // HEADS
         cos, sin = rotary(n, hd)
         bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
@@ -285,11 +285,11 @@ class NomicEmbedder:
             s = (q * scale) @ k.transpose(0, 1, 3, 2) + bias
             s = softmax_last(s)
             ctx = (s @ qkv[2]).transpose(0, 2, 1, 3).reshape(b, n, DIM)
-            x = layer_norm(ctx @ w[f"{i}.o"] + x, *w[f"{i}.ln1"], EPS)
+            x = layer_norm(ctx @ w[f"{i}.o"] + x, *w[f"{i}.ln1"], eps=EPS)
             h = x @ w[f"{i}.upgate"]
             up, gate = h[..., :ff], h[..., ff:]
             h = up * (gate / (1.0 + np.exp(-gate)))  # up * silu(gate)
-            x = layer_norm(h @ w[f"{i}.down"] + x, *w[f"{i}.ln2"], EPS)
+            x = layer_norm(h @ w[f"{i}.down"] + x, *w[f"{i}.ln2"], eps=EPS)
         return masked_mean(x, mask)
 
     def _run(self, items: list[str]) -> npt.NDArray[np.float32]:

@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 
 def layer_norm(
-    x: npt.NDArray[np.float32], g: npt.NDArray[np.float32], b: npt.NDArray[np.float32], eps: float
+    x: npt.NDArray[np.float32], g: npt.NDArray[np.float32], b: npt.NDArray[np.float32], *, eps: float
 ) -> Any:
     """Layer normalisation over the last axis: ``(x - mean) / sqrt(var + eps) * g + b``."""
     mu = x.mean(-1, keepdims=True)

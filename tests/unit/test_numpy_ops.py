@@ -18,15 +18,15 @@ def test_layer_norm_matches_the_definition(eps: float) -> None:
     g, b = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
     x64 = x.astype(np.float64)
     want = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + eps) * g + b
-    np.testing.assert_allclose(layer_norm(x, g, b, eps), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(layer_norm(x, g, b, eps=eps), want, rtol=1e-4, atol=1e-4)
 
 
 def test_layer_norm_uses_the_callers_epsilon() -> None:
     # A row with variance 1e-8: 1e-12 leaves it unit variance, 1e-5 shrinks it ~sqrt(1e-3).
     x = (np.array([[1.0, -1.0] * 8]) * 1e-4).astype(np.float32)
     one, zero = np.ones(16, np.float32), np.zeros(16, np.float32)
-    assert np.allclose(np.abs(layer_norm(x, one, zero, nomic.EPS)), 1.0, rtol=1e-3)
-    assert np.allclose(np.abs(layer_norm(x, one, zero, mpnet.EPS)), 1 / math.sqrt(1 + 1e3), rtol=1e-3)
+    assert np.allclose(np.abs(layer_norm(x, one, zero, eps=nomic.EPS)), 1.0, rtol=1e-3)
+    assert np.allclose(np.abs(layer_norm(x, one, zero, eps=mpnet.EPS)), 1 / math.sqrt(1 + 1e3), rtol=1e-3)
 
 
 def test_softmax_last_rows_are_distributions() -> None:

@@ -126,7 +126,7 @@ def main() -> int:
         return 0
     keys = sorted({k for rows in runs.values() for r in rows for k in r})
     per = {"remember": args.remember_n, "python_loop": args.remember_n}
-    print(f"| measure (CPU us/op unless noted) | A (--base) | B (this tree) |\n|---|---|---|")
+    print("| measure (CPU us/op unless noted) | A (--base) | B (this tree) |\n|---|---|---|")
     for k in keys:
         cells = []
         for side in "AB":

@@ -435,8 +435,9 @@ def _replay_cases(data: Any) -> list[tuple[str, str, Callable[[], None]]]:
         ("replay/field-open", "chitta.open(read_only=True): read, decode, apply into the organs", field_open),
         ("replay/native-read", "SegmentLog(read_only=True).read_new() (CRC-checked, merged)", native_read),
         ("replay/native-read+decode", "read_new() + runs() + ops.decode_run (msgspec; no organs)", native_decode),
-        ("replay/native-read+decode_records", "read_new() + op_runs() + ops.decode_records (puts built natively; "
-         "no organs)", native_decode_records),
+        ("replay/native-read+decode_records",
+         ("read_new() + op_runs() + ops.decode_records (puts built natively; "
+          "no organs)"), native_decode_records),
         ("replay/sqlite-fetch", "SQLite SELECT op, payload ORDER BY id, fetchall", sqlite_fetch),
         ("replay/sqlite-fetch+decode", "SQLite fetchall + msgspec decode per row", sqlite_decode),
         ("replay/sqlite-fetch+decode+organ", "SQLite fetchall + msgspec decode + MemoriesOrgan._put per row",
@@ -517,8 +518,8 @@ def _ratio(a: str, b: str) -> str:
 
 def summary_lines() -> list[str]:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    lines = [f"chitta log benchmarks: N={N:,} SYNC_N={SYNC_N:,} REPLAY_N={REPLAY_N:,} dir={BASE} "
-             f"(load average at the end: {load})"]
+    lines = [(f"chitta log benchmarks: N={N:,} SYNC_N={SYNC_N:,} REPLAY_N={REPLAY_N:,} dir={BASE} "
+              f"(load average at the end: {load})")]
     lines.append("")
     lines.append("| case (one thread) | records/s | vs Python write+flush | vs SQLite NORMAL |")
     lines.append("|---|---|---|---|")

@@ -6,6 +6,13 @@ instance's segment, and only then applied to the organs. Opening a field and
 ``refresh()`` replay what the log holds (every instance's records, merged by
 ``(seqno, instance_id)``) into the organs. Nothing is applied that is not in
 the log; nothing in the log is applied twice.
+
+This module opens the field and wires the organs; the methods live in mixins,
+one job each: ``field_commit`` (checks, commits, routing, the queue of plain
+puts), ``field_write`` and ``field_puts`` (writes), ``field_maintain``
+(maintenance passes), ``field_read`` (reads by id, stats), ``field_recall``,
+``field_replay`` (replay, refresh), ``field_checkpoint``, ``field_link``,
+``field_lifecycle``.
 """
 
 from __future__ import annotations
@@ -14,29 +21,26 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chitta import _core, ops
+from chitta import _core
 from chitta import _validate as v
-from chitta.checkpoint.snapshot import CheckpointInfo
 from chitta.encode.field_encoding import FieldEncoding
-from chitta.errors import (
-    ChittaError,
-    ClosedError,
-    InvalidArgument,
-    NotAFieldError,
-    NotFound,
-)
+from chitta.errors import InvalidArgument, NotAFieldError
+from chitta.field_checkpoint import CheckpointMixin
+from chitta.field_commit import PENDING_LIMIT, CommitMixin, drainer
 from chitta.field_lifecycle import LifecycleMixin
 from chitta.field_link import LinkMixin
+from chitta.field_maintain import MaintainMixin
+from chitta.field_puts import PutMixin, infer_harness
+from chitta.field_read import ReadMixin
 from chitta.field_recall import RecallMixin
 from chitta.field_replay import ReplayMixin
-from chitta.field_write import PENDING_LIMIT, WriteMixin, drainer, infer_harness, queued_columns
-from chitta.model import FieldStats, Memory
-from chitta.ops import Op, OpType
+from chitta.field_write import WriteMixin
+from chitta.ops import OpType
 from chitta.organs import Organ
 from chitta.organs.encoder import EncoderOrgan
 from chitta.organs.graph import GraphOrgan
@@ -45,6 +49,9 @@ from chitta.organs.recall_index import RecallIndexOrgan
 from chitta.organs.settings import SettingsOrgan
 from chitta.recall.engine import RecallEngine, RecallSettings
 from chitta.recall.presets import settings_for
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 DURABILITIES = ("flush", "fsync", "buffered")
 DEFAULT_SEGMENT_BYTES = 256 << 20
@@ -75,7 +82,18 @@ def _check_field_path(path: Path, create: bool) -> None:
         )
 
 
-class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
+class Field(
+    WriteMixin,
+    PutMixin,
+    CommitMixin,
+    MaintainMixin,
+    ReadMixin,
+    CheckpointMixin,
+    RecallMixin,
+    ReplayMixin,
+    LinkMixin,
+    LifecycleMixin,
+):
     """A chitta field. Use :func:`chitta.open` to get one; close it (or use ``with``)."""
 
     def __init__(
@@ -147,7 +165,7 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
         self._fresh_organs()
         # remember()'s plain path is one native call (chitta/field_write.py): it appends
         # and queues (id, ms, text) here; the organs take the queue as one run of
-        # columns (_apply_pending) before any read or other write of this handle, so
+        # columns (_apply_pending: field_commit.py) before any read or other write, so
         # every public call sees its writes. It also holds this instance's id counter.
         self._pending_puts = self._log.put_queue(
             clock=None if self._clock is time.time else self._clock, max_text_bytes=v.MAX_TEXT_BYTES
@@ -155,7 +173,7 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
         self._pending_puts.set_drain(drainer(self), PENDING_LIMIT)
         self._fast_put: Callable[[str], int | None] | None = None  # set once open and writable
         self._embedded_writes = 0
-        self._since_learning = 0  # embedded writes since this handle's last learning step
+        self._since_learning: int = 0  # embedded writes since this handle's last learning step
         self.salvaged: list[dict[str, Any]] = []  # what salvage skipped, with where
         self.checkpoint_loaded: str | None = None  # the checkpoint this handle opened from
         self._checkpoint_applied = 0  # records the loaded checkpoint covers
@@ -214,52 +232,6 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
         self._applied = 0
         self._unrouted = 0  # valid ops no organ of this version keeps state for
 
-    def _load_checkpoint(self) -> None:
-        """Start from the live checkpoint, if there is a usable one; the log stays
-        the truth: anything wrong with it and the field is rebuilt from the log."""
-        import warnings
-
-        from chitta.checkpoint import snapshot
-        from chitta.errors import CheckpointIgnored
-
-        loaded = snapshot.try_load(self)
-        if loaded is None:
-            return
-        try:
-            snapshot.restore(self, loaded)
-        except (ChittaError, KeyError, TypeError, ValueError, IndexError) as exc:
-            warnings.warn(
-                f"checkpoint {loaded.path.name} ignored, the field is rebuilt from its log: "
-                f"{type(exc).__name__}: {exc}",
-                CheckpointIgnored,
-                stacklevel=3,
-            )
-            self._fresh_organs()
-            return
-        self.checkpoint_loaded = loaded.path.name
-        self._checkpoint_applied = self._applied
-        self._checkpoint_bytes = sum(int(p[1]) for p in loaded.state["watermark"]["positions"])
-
-    def checkpoint(self) -> CheckpointInfo:
-        """Write the field's derived state as a new checkpoint (``<root>/checkpoint/``)
-        so that later opens load it and replay only what came after.
-
-        Everything this handle wrote is pushed to the OS first; the checkpoint is
-        built by a separate read-only view, so writers (this one included) go on
-        appending meanwhile. LockedError if another process is writing one."""
-        self._check_open()
-        if not self._read_only:
-            self._log.flush()
-        from chitta.checkpoint.run import write_checkpoint
-
-        info = write_checkpoint(self._path)
-        assert info is not None  # no policy: always written
-        with self._lock:  # what this handle counts as "since the last checkpoint" starts over
-            self._checkpoint_applied = self._applied
-            self._checkpoint_bytes = int(self._log.stats()["bytes"])
-            self.checkpoint_loaded = Path(info.path).name
-        return info
-
     # ---- lifecycle -------------------------------------------------------------
     def close(self) -> None:
         """Flush what is buffered and release this instance. Idempotent."""
@@ -270,7 +242,7 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
         self.__dict__.pop("remember", None)
         self._log.close()
 
-    def __enter__(self) -> Field:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -281,6 +253,18 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self)} memories"
         return f"<chitta.Field {str(self._path)!r} {state}>"
+
+    def __len__(self) -> int:
+        self._check_open()
+        return len(self._memories)
+
+    def __contains__(self, id: object) -> bool:
+        self._check_open()
+        try:
+            mid = v.memory_id(id)
+        except InvalidArgument:
+            return False
+        return self._memories.is_live(mid)
 
     @property
     def path(self) -> Path:
@@ -302,160 +286,6 @@ class Field(WriteMixin, RecallMixin, ReplayMixin, LinkMixin, LifecycleMixin):
     @property
     def durability(self) -> str:
         return self._durability
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise ClosedError("the field is closed")
-        if self._pending_puts:
-            self._apply_pending()
-
-    def _check_writable(self) -> None:
-        if self._closed:
-            raise ClosedError("the field is closed")
-        if self._read_only:
-            raise InvalidArgument("the field was opened read_only")
-        if self._pending_puts:
-            self._apply_pending()
-
-    def _apply_pending(self) -> None:
-        """Apply the puts remember() queued, in the order queued, as one run
-        (the organs' batch path). Threads may queue more meanwhile: ``take``
-        moves out what is queued at that moment, the rest waits for the next run."""
-        with self._lock:
-            taken = self._pending_puts.take()
-            if taken is None:
-                return
-            cols = queued_columns(*taken)
-            for organ in self._column_organs:
-                organ.apply_columns(cols)
-            if self._op_organs:
-                puts: list[Op] = list(cols.ops())
-                for organ in self._op_organs:
-                    organ.apply_run(OpType.PutPayload, puts)
-            self._applied += len(cols)
-
-    def _route(self, op: Op) -> None:
-        organs = self._routes.get(int(op.op_type))
-        if organs is None:
-            self._unrouted += 1
-        else:
-            for organ in organs:
-                organ.apply(op)
-        self._applied += 1
-
-    def _now_ms(self) -> int:
-        return int(self._clock() * 1000)
-
-    def _reembed(self) -> None:
-        """Re-embed every live memory with this handle's embedder (progress shown),
-        logging the new vectors, codes and the embedder record."""
-        from rich.progress import Progress
-
-        if not self._encoding.enabled:
-            raise InvalidArgument("reembed=True needs an embedder")
-        ids = [mid for mid in self._memories.live_ids()]
-        embedder = self._encoding.embedder
-        assert embedder is not None
-        now = self._now_ms()
-        from chitta.encode.sparse import SparseEncoder
-
-        setup: list[Op] = [
-            ops.ConfigureField(key="embedder", value={"name": embedder.name, "family": embedder.family, "dim": embedder.dim}, at_ms=now)
-        ]
-        encoder = self._encoder_organ.encoder
-        if encoder is None or encoder.dim != embedder.dim:
-            setup.append(SparseEncoder(embedder.dim).init_op(at_ms=now))
-        self._commit_group(setup)
-        encoder = self._encoder_organ.encoder
-        assert encoder is not None
-        from chitta.encode.field_encoding import code_ops
-
-        with Progress(transient=True) as progress:
-            task = progress.add_task("re-embedding", total=len(ids))
-            for lo in range(0, len(ids), 256):
-                chunk = ids[lo : lo + 256]
-                texts = [self._memories.get(mid).text for mid in chunk]  # type: ignore[union-attr]
-                vecs = self._encoding.embed(texts)
-                group: list[Op] = [
-                    ops.UpdateMemoryContent(id=mid, at_ms=now, embedding=vecs[j].astype("<f4").tobytes())
-                    for j, mid in enumerate(chunk)
-                ]
-                group.extend(code_ops(encoder, chunk, vecs))
-                self._commit_group(group)
-                progress.advance(task, len(chunk))
-
-    def refresh(self) -> int:
-        """Apply what other instances appended since the last look. Returns records read."""
-        self._check_open()
-        with self._lock:
-            return self._replay()
-
-    # ---- writing: chitta/field_write.py; recall: chitta/field_recall.py --------------
-    def flush(self) -> None:
-        """Push buffered records to the OS (matters for ``durability="buffered"``)."""
-        self._check_open()
-        self._log.flush()
-
-    def sync(self) -> None:
-        """Make everything this instance wrote durable on disk now."""
-        self._check_open()
-        self._log.sync()
-
-    # ---- reading --------------------------------------------------------------------
-    def get(self, id: int) -> Memory:
-        """The live memory with this id; NotFound if it never existed or was forgotten."""
-        self._check_open()
-        mid = v.memory_id(id)
-        memory = self._memories.get(mid)
-        if memory is None:
-            raise NotFound(f"no memory with id {mid}")
-        return memory
-
-    def __len__(self) -> int:
-        self._check_open()
-        return len(self._memories)
-
-    def __contains__(self, id: object) -> bool:
-        self._check_open()
-        try:
-            mid = v.memory_id(id)
-        except InvalidArgument:
-            return False
-        return self._memories.is_live(mid)
-
-    def ids(self) -> list[int]:
-        """Ids of all live memories, in the order they were applied."""
-        self._check_open()
-        return list(self._memories.live_ids())
-
-    def memories(self) -> Iterator[Memory]:
-        """Every live memory (a snapshot of ids taken at the call)."""
-        for mid in self.ids():
-            memory = self._memories.get(mid)
-            if memory is not None:
-                yield memory
-
-    def stats(self) -> FieldStats:
-        self._check_open()
-        s = self._log.stats()
-        return FieldStats(
-            path=str(self._path),
-            instance_id=self.instance_id,
-            memories=len(self._memories),
-            forgotten=self._memories.forgotten,
-            records_applied=self._applied,
-            instances=len(s["instances"]),
-            segments=int(s["segments"]),
-            bytes=int(s["bytes"]),
-            max_seqno=int(self._log.clock),
-            embedding_dim=self._memories.embedding_dim,
-            durability=self._durability,
-            read_only=self.read_only,
-            checkpoint=self.checkpoint_loaded,
-            records_since_checkpoint=self._applied - self._checkpoint_applied,
-            bytes_since_checkpoint=max(0, int(s["bytes"]) - self._checkpoint_bytes),
-        )
-
 
 def open(
     path: str | os.PathLike[str] | None = None,

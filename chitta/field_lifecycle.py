@@ -186,7 +186,7 @@ class LifecycleMixin:
         """Expire, exact-dedupe and decay confidence (``chitta.lifecycle.curation``).
         ``now``: a datetime or epoch seconds (default: the field's clock)."""
         self._check_writable()
-        from chitta.field_write import event_ms
+        from chitta.field_puts import event_ms
 
         now_ms = self._now_ms() if now is None else event_ms(now)
         with self._lock:

@@ -43,6 +43,12 @@ Decoded = tuple[int, tuple[Any, ...]]
 
 
 class ReplayMixin:
+    def refresh(self: Field) -> int:
+        """Apply what other instances appended since the last look. Returns records read."""
+        self._check_open()
+        with self._lock:
+            return self._replay()
+
     def _replay(self: Field) -> int:
         if self._pending_puts:
             self._apply_pending()  # this handle's own writes come first

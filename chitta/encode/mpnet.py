@@ -42,6 +42,7 @@ from chitta.encode.base import (
     validate_texts,
     verify_sha256,
 )
+from chitta.encode.numpy_ops import layer_norm, masked_mean, softmax_last
 from chitta.errors import EmbedderUnavailable
 from chitta.recall.blas import one_thread
 
@@ -150,12 +151,6 @@ def _erf(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     return np.where(x >= 0, r, -r).astype(np.float32)
 
 
-def _layer_norm(x: npt.NDArray[np.float32], g: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> Any:
-    mu = x.mean(-1, keepdims=True)
-    var = ((x - mu) ** 2).mean(-1, keepdims=True)
-    return (x - mu) / np.sqrt(var + EPS) * g + b
-
-
 class MpnetEmbedder:
     """all-mpnet-base-v2 (768-d), numpy forward pass, loaded lazily."""
 
@@ -219,7 +214,7 @@ class MpnetEmbedder:
         b, n = ids.shape
         pos = (np.cumsum(mask, axis=1) * mask).astype(np.int64) + PAD_ID
         x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][pos]
-        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps=EPS)
         bias = w["bias"][relative_buckets(n)].transpose(2, 0, 1)[None]  # [1, H, n, n]
         bias = bias + ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
         hd = DIM // HEADS
@@ -227,16 +222,13 @@ class MpnetEmbedder:
         for i in range(LAYERS):
             qkv = (x @ w[f"{i}.qkv"] + w[f"{i}.qkv_b"]).reshape(b, n, 3, HEADS, hd).transpose(2, 0, 3, 1, 4)
             s = (qkv[0] * scale) @ qkv[1].transpose(0, 1, 3, 2) + bias
-            s = np.exp(s - s.max(-1, keepdims=True))
-            s /= s.sum(-1, keepdims=True)
+            s = softmax_last(s)
             ctx = (s @ qkv[2]).transpose(0, 2, 1, 3).reshape(b, n, DIM)
-            x = _layer_norm(ctx @ w[f"{i}.o"] + w[f"{i}.o_b"] + x, *w[f"{i}.ln1"])
+            x = layer_norm(ctx @ w[f"{i}.o"] + w[f"{i}.o_b"] + x, *w[f"{i}.ln1"], eps=EPS)
             h = x @ w[f"{i}.in"] + w[f"{i}.in_b"]
             h = 0.5 * h * (1.0 + _erf(h * np.float32(1 / math.sqrt(2))))
-            x = _layer_norm(h @ w[f"{i}.out"] + w[f"{i}.out_b"] + x, *w[f"{i}.ln2"])
-        m = mask[:, :, None]
-        pooled: npt.NDArray[np.float32] = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)
-        return pooled
+            x = layer_norm(h @ w[f"{i}.out"] + w[f"{i}.out_b"] + x, *w[f"{i}.ln2"], eps=EPS)
+        return masked_mean(x, mask)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         items = validate_texts(texts)

@@ -47,6 +47,7 @@ from chitta.encode.base import (
     verify_sha256,
 )
 from chitta.encode.gguf import read_gguf
+from chitta.encode.numpy_ops import layer_norm, masked_mean, softmax_last
 from chitta.errors import EmbedderUnavailable, ModelChecksumError
 from chitta.recall.blas import one_thread
 
@@ -210,12 +211,6 @@ def apply_rotary(x: npt.NDArray[np.float32], cos: npt.NDArray[np.float32], sin: 
     return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
 
 
-def _layer_norm(x: npt.NDArray[np.float32], g: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> Any:
-    mu = x.mean(-1, keepdims=True)
-    var = ((x - mu) ** 2).mean(-1, keepdims=True)
-    return (x - mu) / np.sqrt(var + EPS) * g + b
-
-
 class NomicEmbedder:
     """nomic-embed-text-v1.5 (768-d), numpy forward pass, loaded lazily."""
 
@@ -278,7 +273,7 @@ class NomicEmbedder:
         w = self._w
         assert w is not None
         b, n = ids.shape
-        x = _layer_norm(w["tok"][ids] + w["type0"], *w["ln0"])
+        x = layer_norm(w["tok"][ids] + w["type0"], *w["ln0"], eps=EPS)
         hd = DIM // HEADS
         cos, sin = rotary(n, hd)
         bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
@@ -288,17 +283,14 @@ class NomicEmbedder:
             qkv = (x @ w[f"{i}.qkv"]).reshape(b, n, 3, HEADS, hd).transpose(2, 0, 3, 1, 4)
             q, k = apply_rotary(qkv[0], cos, sin), apply_rotary(qkv[1], cos, sin)
             s = (q * scale) @ k.transpose(0, 1, 3, 2) + bias
-            s = np.exp(s - s.max(-1, keepdims=True))
-            s /= s.sum(-1, keepdims=True)
+            s = softmax_last(s)
             ctx = (s @ qkv[2]).transpose(0, 2, 1, 3).reshape(b, n, DIM)
-            x = _layer_norm(ctx @ w[f"{i}.o"] + x, *w[f"{i}.ln1"])
+            x = layer_norm(ctx @ w[f"{i}.o"] + x, *w[f"{i}.ln1"], eps=EPS)
             h = x @ w[f"{i}.upgate"]
             up, gate = h[..., :ff], h[..., ff:]
             h = up * (gate / (1.0 + np.exp(-gate)))  # up * silu(gate)
-            x = _layer_norm(h @ w[f"{i}.down"] + x, *w[f"{i}.ln2"])
-        m = mask[:, :, None]
-        pooled: npt.NDArray[np.float32] = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)
-        return pooled
+            x = layer_norm(h @ w[f"{i}.down"] + x, *w[f"{i}.ln2"], eps=EPS)
+        return masked_mean(x, mask)
 
     def _run(self, items: list[str]) -> npt.NDArray[np.float32]:
         if not items:

@@ -4,6 +4,7 @@ loading through its migration to the same field as replaying its log."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import shutil
 import struct
@@ -168,7 +169,7 @@ def test_v4_memories_columns_match_the_spec() -> None:
     assert [kinds[c] for c in got["kind"]] == ["decision", "observation", "thought"]
     assert [mem["labels"]["realm"][c] for c in got["realm"]] == ["build", None, None]
     offsets = struct.unpack("<4q", mem["text_offsets"])
-    texts = [mem["text"][a:b].decode() for a, b in zip(offsets, offsets[1:])]
+    texts = [mem["text"][a:b].decode() for a, b in itertools.pairwise(offsets)]
     assert texts == ["the build uses ninja", "staging listens on port 8080", "a passing thought"]
     assert mem["texts"] == [[1, "staging listens on port 8081"]]  # the changed text, by row
     assert mem["tags"] == [[0, ["build"]]] and mem["meta"] == [[1, {"host": "staging", "port": 8080}]]

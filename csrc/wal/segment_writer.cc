@@ -196,7 +196,10 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
     // durable_seqno_ without the lock: a sync wakes only the words of the
     // seqnos it covered, and a covered follower returns at once.
     const uint32_t gen = word.load(std::memory_order_acquire);
-    if (led == 0 && durable_seqno_.load(std::memory_order_acquire) >= seqno) break;
+    if (led == 0 && durable_seqno_.load(std::memory_order_acquire) >= seqno) {
+      RelayOn();
+      break;
+    }
     std::unique_lock<std::mutex> l(sync_mu_);
     if (synced_seqno_ >= seqno) {
       // Its record is on disk. A leader whose sync left others' records
@@ -214,6 +217,7 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
       l.unlock();
       waiting_mask_.fetch_or(bit, std::memory_order_acq_rel);
       futex::Wait(&word, gen);
+      RelayOn();  // woken (or not asleep at all): pass the relay on before anything else
       continue;
     }
     syncing_ = true;  // this thread leads; the others wait for its fdatasync
@@ -271,7 +275,7 @@ Status SegmentWriter::SyncThrough(uint64_t seqno) {
     durable_seqno_.store(synced_seqno_, std::memory_order_release);
     const uint64_t after = synced_seqno_;
     l.unlock();
-    WakeCovered(before, after);
+    Relay(before, after);
     ++led;
   }
   return Status::OK();
@@ -322,10 +326,35 @@ void SegmentWriter::Fail(const Status& st) {
   WakeAllWaiters();
 }
 
-void SegmentWriter::WakeWord(size_t i) {
+bool SegmentWriter::WakeWord(size_t i) {
   wait_words_[i].fetch_add(1, std::memory_order_acq_rel);  // a waiter about to sleep sees the change
   const uint64_t bit = uint64_t{1} << i;
-  if (waiting_mask_.fetch_and(~bit, std::memory_order_acq_rel) & bit) futex::WakeAll(&wait_words_[i]);
+  if (!(waiting_mask_.fetch_and(~bit, std::memory_order_acq_rel) & bit)) return false;
+  futex::WakeAll(&wait_words_[i]);
+  return true;
+}
+
+void SegmentWriter::Relay(uint64_t from, uint64_t through) {
+  if (through <= from) return;
+  uint64_t mask = ~uint64_t{0};
+  if (through - from < kWaitWords) {
+    mask = 0;
+    for (uint64_t s = from + 1; s <= through; ++s) mask |= uint64_t{1} << (s % kWaitWords);
+  }
+  relay_mask_.fetch_or(mask, std::memory_order_acq_rel);
+  RelayOn();
+}
+
+void SegmentWriter::RelayOn() {
+  int woke = 0;
+  uint64_t m = relay_mask_.load(std::memory_order_acquire);
+  while (m != 0) {
+    const uint64_t bit = m & (~m + 1);
+    if (!relay_mask_.compare_exchange_weak(m, m & ~bit, std::memory_order_acq_rel)) continue;
+    // Two per hop: a group of n wakes in about log2(n) hops, each woken sleeper relaying on.
+    if (WakeWord(static_cast<size_t>(__builtin_ctzll(bit))) && ++woke == kRelayFanOut) return;
+    m = relay_mask_.load(std::memory_order_acquire);
+  }
 }
 
 void SegmentWriter::WakeCovered(uint64_t from, uint64_t through) {

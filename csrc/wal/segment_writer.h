@@ -54,6 +54,8 @@ constexpr uint64_t kCommitMaxDelayNs = 2'000'000;
 // A leader whose record is durable goes on syncing records that arrived
 // meanwhile, up to this many fdatasyncs in one Append, before it returns.
 constexpr int kLeaderMaxSyncs = 4;
+// Wake-ups by relay (see relay_mask_): each woken follower wakes this many more.
+constexpr int kRelayFanOut = 2;
 
 class SegmentWriter {
  public:
@@ -91,7 +93,9 @@ class SegmentWriter {
   Status Failure() const;     // kFsync: the error that failed the writer, or OK
   void Fail(const Status& st);  // records it (the first wins) and wakes every waiter
   Status Lead(uint64_t* target, uint64_t* target_records, uint64_t* took_ns);
-  void WakeWord(size_t i);
+  bool WakeWord(size_t i);  // true if it had sleepers to wake
+  void Relay(uint64_t from, uint64_t through);  // hand the words of seqnos (from, through] to the relay
+  void RelayOn();  // wakes the next relayed word that has sleepers, if any
   void WakeCovered(uint64_t from, uint64_t through);  // the words of seqnos (from, through]
   void WakeAllWaiters();
 
@@ -131,6 +135,11 @@ class SegmentWriter {
   std::atomic<uint64_t> durable_seqno_{0};
   std::array<std::atomic<uint32_t>, kWaitWords> wait_words_{};
   std::atomic<uint64_t> waiting_mask_{0};
+  // A leader's wake-ups go by relay: it wakes the first covered words with a
+  // sleeper and each woken follower wakes the next ones (RelayOn), so the
+  // leader goes straight on to its next sync and the woken threads arrive in
+  // waves instead of all at once.
+  std::atomic<uint64_t> relay_mask_{0};
 };
 
 }  // namespace chitta::wal

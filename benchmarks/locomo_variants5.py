@@ -1,0 +1,241 @@
+"""Rounds 23-25 of the LoCoMo ablation (``locomo_ablate.py --round 23``): pass 6 levers
+for multi-hop (category 1) and open-domain (category 3) questions.
+
+Every ranker starts from the adopted pipeline of the named embedder (MiniLM: turn
+with 1 earlier turn, dense w 0.5; nomic: two views summed, dense w 1.0; both with
+the keyword lane over the turn with 2 earlier turns, own text 3x, query
+processing, stemming, RRF k 20, speaker prior x1.3, time prior x2, 0.02 cosine
+tiebreak) and changes one thing after fusion:
+
+- (23) diversity: MMR over the fused candidates' vectors; a cap of hits per session;
+- (24) pseudo-relevance feedback: a second dense lane whose query is the question's
+  vector moved toward the top fused hits' vectors (Rocchio); the keyword query
+  expanded with the top hits' terms (RM3-like); the neighbour lane (adjacent turns
+  of the strongest candidates) on the adopted pipeline;
+- (25) speaker handling: a query naming several participants favours each one's turns.
+
+``--round 26`` prints the missed gold turns of categories 1 and 3 (error analysis).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+from locomo_ablate import Conv, adjacent, ctx_vectors, dense_rank
+from locomo_variants2 import _fuse_scores, kw_search
+from locomo_variants3 import _prior
+from locomo_variants4 import _time
+
+from chitta.recall.query import keyword_query
+
+Ranker = Callable[[Conv, int], list[int]]
+Post = Callable[[Conv, int, dict[int, float], np.ndarray], dict[int, float]]
+
+
+def _adopted(emb: Any) -> tuple[int, float]:
+    """(ctx view, dense weight) of the embedder's adopted pipeline."""
+    w = getattr(emb, "recall_dense_weight", None)
+    return (-1 if getattr(emb, "recall_turn_view", False) else 1), (0.5 if w is None else float(w))
+
+
+def fused_for(c: Conv, qi: int, emb: Any, *, ctx: int, wd: float, extra: dict[str, list[int]] | None = None,
+              extra_w: dict[str, float] | None = None, kwq: str | None = None) -> dict[int, float]:
+    vecs = ctx_vectors(c, emb, ctx)
+    q = c.questions[qi]["q"]
+    lists = {"bm25": kw_search(c, kwq if kwq is not None else keyword_query(q))[0], "dense": dense_rank(vecs, c.qvecs[qi])}
+    w = {"bm25": 1.0, "dense": wd}
+    if extra:
+        lists.update(extra)
+        w.update(extra_w or {})
+    return _time(c, qi, _prior(c, qi, _fuse_scores(lists, w, 20)))
+
+
+def tiebreak(c: Conv, qi: int, fused: dict[int, float], vecs: np.ndarray, tie: float = 0.02) -> dict[int, float]:
+    qv = c.qvecs[qi]
+    return {i: s + tie * max(0.0, float(vecs[i] @ qv)) for i, s in fused.items()}
+
+
+def ranked(scores: dict[int, float], n: int = 20) -> list[int]:
+    return sorted(scores, key=lambda i: (-scores[i], i))[:n]
+
+
+def pipeline(emb: Any, post: Post | None = None, pre: Callable[[Conv, int, Any, int, float], dict[int, float]] | None = None,
+             ctx: int | None = None, wd: float | None = None) -> Ranker:
+    c0, w0 = _adopted(emb)
+    ctx = c0 if ctx is None else ctx
+    wd = w0 if wd is None else wd
+
+    def r(c: Conv, qi: int) -> list[int]:
+        vecs = ctx_vectors(c, emb, ctx)
+        fused = pre(c, qi, emb, ctx, wd) if pre else fused_for(c, qi, emb, ctx=ctx, wd=wd)
+        scores = tiebreak(c, qi, fused, vecs)
+        if post is not None:
+            scores = post(c, qi, scores, vecs)
+        return ranked(scores)
+
+    return r
+
+
+# --- (23) diversity ------------------------------------------------------------------------------------
+
+def mmr(lam: float, top: int = 40) -> Post:
+    """Greedy MMR over the ``top`` candidates: relevance = score / best, redundancy = the largest cosine to
+    an already chosen candidate. Returns pseudo-scores that order the chosen list first."""
+    def post(c: Conv, qi: int, scores: dict[int, float], vecs: np.ndarray) -> dict[int, float]:
+        order = ranked(scores, top)
+        if not order:
+            return scores
+        best = scores[order[0]]
+        rel = np.array([scores[i] / best for i in order])
+        sims = vecs[order] @ vecs[order].T
+        chosen: list[int] = []
+        left = list(range(len(order)))
+        red = np.full(len(order), -np.inf)
+        while left and len(chosen) < 20:
+            vals = [lam * rel[j] - (1 - lam) * (max(0.0, red[j]) if chosen else 0.0) for j in left]
+            pick = left[int(np.argmax(vals))]
+            chosen.append(pick)
+            left.remove(pick)
+            red = np.maximum(red, sims[pick])
+        return {order[j]: 100.0 - n for n, j in enumerate(chosen)}
+
+    return post
+
+
+def session_cap(cap: int) -> Post:
+    def post(c: Conv, qi: int, scores: dict[int, float], vecs: np.ndarray) -> dict[int, float]:
+        seen: Counter[Any] = Counter()
+        first, rest = [], []
+        for i in ranked(scores, 100):
+            s = c.items[i]["session"]
+            (first if seen[s] < cap else rest).append(i)
+            seen[s] += 1
+        return {i: 100.0 - n for n, i in enumerate(first + rest)}
+
+    return post
+
+
+def round23(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    yield "R23 reference (adopted pipeline)", pipeline(emb)
+    for lam in (0.95, 0.9, 0.8, 0.7):
+        yield f"R23 MMR lambda={lam} over top 40", pipeline(emb, mmr(lam))
+    for cap in (4, 6):
+        yield f"R23 at most {cap} hits per session first", pipeline(emb, session_cap(cap))
+
+
+# --- (24) pseudo-relevance feedback and the neighbour lane ---------------------------------------------
+
+def rocchio(m: int, beta: float, w2: float, replace: bool = False) -> Callable[[Conv, int, Any, int, float], dict[int, float]]:
+    def pre(c: Conv, qi: int, emb: Any, ctx: int, wd: float) -> dict[int, float]:
+        first = fused_for(c, qi, emb, ctx=ctx, wd=wd)
+        vecs = ctx_vectors(c, emb, ctx)
+        top = ranked(first, m)
+        qv = c.qvecs[qi] + beta * vecs[top].mean(axis=0)
+        qv = qv / np.linalg.norm(qv)
+        lane = dense_rank(vecs, qv)
+        if replace:
+            q = c.questions[qi]["q"]
+            lists = {"bm25": kw_search(c, keyword_query(q))[0], "dense": lane}
+            return _time(c, qi, _prior(c, qi, _fuse_scores(lists, {"bm25": 1.0, "dense": wd}, 20)))
+        return fused_for(c, qi, emb, ctx=ctx, wd=wd, extra={"prf": lane}, extra_w={"prf": w2})
+
+    return pre
+
+
+_WORD = re.compile(r"[a-z][a-z']+")
+
+
+def rm3(m: int, terms: int, w2: float) -> Callable[[Conv, int, Any, int, float], dict[int, float]]:
+    """A second keyword lane: the processed query plus the ``terms`` words most frequent in the top ``m``
+    fused hits' own texts (weighted by the hit's fused score, idf-scaled), absent from the query."""
+    def pre(c: Conv, qi: int, emb: Any, ctx: int, wd: float) -> dict[int, float]:
+        first = fused_for(c, qi, emb, ctx=ctx, wd=wd)
+        if "df" not in c.ctx:  # type: ignore[comparison-overlap]
+            df: Counter[str] = Counter()
+            for t in c.texts:
+                df.update(set(_WORD.findall(t.lower())))
+            c.ctx["df"] = df  # type: ignore[index,assignment]
+        df = c.ctx["df"]  # type: ignore[index,assignment]
+        n = len(c.texts)
+        q = keyword_query(c.questions[qi]["q"])
+        qset = set(q.lower().split())
+        cand: Counter[str] = Counter()
+        for i in ranked(first, m):
+            words = [w for w in _WORD.findall(c.items[i]["said"].lower()) if keyword_query(w) and w not in qset]
+            for w in set(words):
+                cand[w] += first[i] * math.log(n / (1 + df[w]))
+        add = [w for w, _ in cand.most_common(terms)]
+        if not add:
+            return first
+        lane = kw_search(c, " ".join([q, *add]))[0]
+        return fused_for(c, qi, emb, ctx=ctx, wd=wd, extra={"rm3": lane}, extra_w={"rm3": w2})
+
+    return pre
+
+
+def neighbour_lane(seeds: int, w2: float) -> Callable[[Conv, int, Any, int, float], dict[int, float]]:
+    def pre(c: Conv, qi: int, emb: Any, ctx: int, wd: float) -> dict[int, float]:
+        first = fused_for(c, qi, emb, ctx=ctx, wd=wd)
+        lane = adjacent(c, ranked(first, seeds))
+        return fused_for(c, qi, emb, ctx=ctx, wd=wd, extra={"nb": lane}, extra_w={"nb": w2})
+
+    return pre
+
+
+def round24(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    yield "R24 reference (adopted pipeline)", pipeline(emb)
+    for m, beta, w2 in ((3, 0.5, 0.5), (5, 0.5, 0.5), (5, 1.0, 0.5), (5, 0.5, 0.25), (10, 0.5, 0.5), (5, 1.0, 1.0)):
+        yield f"R24 Rocchio lane top {m} beta={beta} w={w2}", pipeline(emb, pre=rocchio(m, beta, w2))
+    for m, beta in ((3, 0.3), (5, 0.5)):
+        yield f"R24 Rocchio in place of the dense query, top {m} beta={beta}", pipeline(emb, pre=rocchio(m, beta, 0, True))
+    for m, terms, w2 in ((5, 5, 0.3), (5, 10, 0.3), (10, 10, 0.5), (5, 5, 0.6)):
+        yield f"R24 RM3 keyword lane top {m} +{terms} terms w={w2}", pipeline(emb, pre=rm3(m, terms, w2))
+    for seeds, w2 in ((5, 0.1), (5, 0.3), (3, 0.2)):
+        yield f"R24 neighbour lane seeds={seeds} w={w2}", pipeline(emb, pre=neighbour_lane(seeds, w2))
+
+
+# --- (25) several named participants --------------------------------------------------------------------
+
+def multi_speaker(lam: float) -> Post:
+    def post(c: Conv, qi: int, scores: dict[int, float], vecs: np.ndarray) -> dict[int, float]:
+        q = c.questions[qi]["q"].lower()
+        who = {t["speaker"] for t in c.items}
+        named = {s for s in who if re.search(rf"\b{re.escape(s.lower())}\b", q)}
+        if len(named) < 2:
+            return scores
+        return {i: s * (1 + lam) if c.items[i]["speaker"] in named else s for i, s in scores.items()}
+
+    return post
+
+
+def round25(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    yield "R25 reference (adopted pipeline)", pipeline(emb)
+    for lam in (0.3, 0.6):
+        yield f"R25 several named speakers x{1 + lam}", pipeline(emb, multi_speaker(lam))
+
+
+# --- (26) error analysis --------------------------------------------------------------------------------
+
+def round26(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    ref = pipeline(emb)
+
+    def r(c: Conv, qi: int) -> list[int]:
+        got = ref(c, qi)
+        q = c.questions[qi]
+        if q["cat"] in (1, 3):
+            c0, wd = _adopted(emb)
+            full = ranked(tiebreak(c, qi, fused_for(c, qi, emb, ctx=c0, wd=wd), ctx_vectors(c, emb, c0)), 100)
+            miss = [g for g in sorted(q["gold"]) if g not in got[:10]]
+            if miss:
+                print(f"[c{q['cat']}] {q['q']}  gold {len(q['gold'])}, missed {len(miss)}")
+                for g in miss:
+                    rank = full.index(g) + 1 if g in full else None
+                    print(f"     rank {rank}: {c.items[g]['speaker']}: {c.items[g]['said'][:110]}")
+        return got
+
+    yield "R26 error analysis", r

@@ -213,10 +213,47 @@ def multi_speaker(lam: float) -> Post:
     return post
 
 
+def _named(c: Conv, qi: int) -> str | None:
+    from chitta.recall.query import named_speaker
+
+    return named_speaker(c.questions[qi]["q"], {t["speaker"] for t in c.items})
+
+
+def speaker_lanes(wd2: float, wb2: float, prior: float = 0.3) -> Callable[[Conv, int, Any, int, float], dict[int, float]]:
+    """A query naming one participant adds lanes restricted to that participant's turns: a dense lane
+    (weight ``wd2``) and a keyword lane (``wb2``); ``prior``: the speaker prior of the fused score."""
+    def pre(c: Conv, qi: int, emb: Any, ctx: int, wd: float) -> dict[int, float]:
+        who = _named(c, qi)
+        extra: dict[str, list[int]] = {}
+        w: dict[str, float] = {}
+        if who is not None:
+            own = np.array([t["speaker"] == who for t in c.items])
+            if wd2:
+                vecs = ctx_vectors(c, emb, ctx)
+                sims = np.where(own, vecs @ c.qvecs[qi], -np.inf)
+                top = np.argsort(-sims, kind="stable")[: int(own.sum())][:100]
+                extra["dsp"], w["dsp"] = [int(i) for i in top], wd2
+            if wb2:
+                extra["bsp"] = [i for i in kw_search(c, keyword_query(c.questions[qi]["q"]), n=300)[0] if own[i]][:100]
+                w["bsp"] = wb2
+        vecs = ctx_vectors(c, emb, ctx)
+        q = c.questions[qi]["q"]
+        lists = {"bm25": kw_search(c, keyword_query(q))[0], "dense": dense_rank(vecs, c.qvecs[qi]), **extra}
+        return _time(c, qi, _prior(c, qi, _fuse_scores(lists, {"bm25": 1.0, "dense": wd, **w}, 20), prior))
+
+    return pre
+
+
 def round25(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
     yield "R25 reference (adopted pipeline)", pipeline(emb)
-    for lam in (0.3, 0.6):
-        yield f"R25 several named speakers x{1 + lam}", pipeline(emb, multi_speaker(lam))
+    for p in (0.0, 0.5, 1.0):
+        yield f"R25 speaker prior x{1 + p}", pipeline(emb, pre=speaker_lanes(0, 0, p))
+    c0, wd = _adopted(emb)
+    for f in (0.5, 1.0):
+        yield f"R25 speaker-scoped dense lane w={f}x dense", pipeline(emb, pre=speaker_lanes(f * wd, 0))
+        yield f"R25 speaker-scoped keyword lane w={f}", pipeline(emb, pre=speaker_lanes(0, f))
+        yield f"R25 speaker-scoped dense {f}x + keyword {f}", pipeline(emb, pre=speaker_lanes(f * wd, f))
+    yield "R25 speaker-scoped dense 0.5x + keyword 0.5, no prior", pipeline(emb, pre=speaker_lanes(0.5 * wd, 0.5, 0.0))
 
 
 # --- (26) error analysis --------------------------------------------------------------------------------
@@ -239,3 +276,33 @@ def round26(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
         return got
 
     yield "R26 error analysis", r
+
+
+# --- (27) paired differences of the round's best levers against the reference ----------------------------
+
+def paired(convs: list[Conv], a: Ranker, b: Ranker, seed: int = 0) -> dict[str, tuple[float, float, float, int, int]]:
+    """half -> (mean R@10 difference b - a, bootstrap 95% low, high, wins, losses) over categories 1-4."""
+    diff: dict[str, list[float]] = {"tune": [], "held": []}
+    for c in convs:
+        for qi, q in enumerate(c.questions):
+            if q["cat"] == 5:
+                continue
+            ra, rb = (len(set(r(c, qi)[:10]) & q["gold"]) / len(q["gold"]) for r in (a, b))
+            diff[q["half"]].append(rb - ra)
+    rng = np.random.default_rng(seed)
+    out = {}
+    for h, d in diff.items():
+        arr = np.array(d)
+        boots = [arr[rng.integers(0, len(arr), len(arr))].mean() for _ in range(2000)]
+        out[h] = (float(arr.mean()), float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5)),
+                  int((arr > 0).sum()), int((arr < 0).sum()))
+    return out
+
+
+def round27(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    """Printed by ``locomo_ablate.py --round 27``: paired intervals (the rankers are yielded for the table too)."""
+    yield "R27 reference (adopted pipeline)", pipeline(emb)
+    c0, wd = _adopted(emb)
+    yield "R27 speaker-scoped dense lane w=0.5x dense", pipeline(emb, pre=speaker_lanes(0.5 * wd, 0))
+    yield "R27 speaker-scoped dense lane w=1.0x dense", pipeline(emb, pre=speaker_lanes(wd, 0))
+    yield "R27 RM3 keyword lane top 10 +10 terms w=0.5", pipeline(emb, pre=rm3(10, 10, 0.5))

@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     from locomo_variants import bm25_extra, round2, round3, round4, round6, round7, variants
     from locomo_variants2 import round8, round9, round10, round11, round12
 
-    if args.round in ("23", "24", "25", "26", "27"):
+    if args.round in ("23", "24", "25", "26", "27", "28", "29"):
         import locomo_variants5 as v5
 
         rounds = list(getattr(v5, f"round{args.round}")(emb, args.ctx))

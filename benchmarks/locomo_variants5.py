@@ -306,3 +306,64 @@ def round27(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
     yield "R27 speaker-scoped dense lane w=0.5x dense", pipeline(emb, pre=speaker_lanes(0.5 * wd, 0))
     yield "R27 speaker-scoped dense lane w=1.0x dense", pipeline(emb, pre=speaker_lanes(wd, 0))
     yield "R27 RM3 keyword lane top 10 +10 terms w=0.5", pipeline(emb, pre=rm3(10, 10, 0.5))
+
+
+# --- (28) fusion by scores, and a penalty for adjacent near-duplicates ------------------------------------
+
+def convex(alpha: float, mix: float = 1.0, pool: int = 100, bm_minmax: bool = False) -> Callable[[Conv, int, Any, int, float], dict[int, float]]:
+    """Score fusion over the union of both lanes' top 100: ``alpha`` x BM25 / max BM25 + (1 - alpha) x
+    min-max normalised cosine (Bruch et al. 2023, convex combination). ``mix`` < 1 blends it with the
+    normalised RRF score: mix x convex + (1 - mix) x rrf. Speaker and time priors as in the pipeline."""
+    def pre(c: Conv, qi: int, emb: Any, ctx: int, wd: float) -> dict[int, float]:
+        vecs = ctx_vectors(c, emb, ctx)
+        q = c.questions[qi]["q"]
+        ids, sc = kw_search(c, keyword_query(q), n=pool)
+        sims = vecs @ c.qvecs[qi]
+        dense = dense_rank(vecs, c.qvecs[qi])[:pool]
+        union = list(dict.fromkeys([*ids, *dense]))
+        floor = min(sc) if (sc and bm_minmax) else 0.0
+        bm = {i: s - floor for i, s in zip(ids, sc)}
+        top = (max(sc) - floor) if sc else 1.0
+        cu = sims[union]
+        lo, hi = float(cu.min()), float(cu.max())
+        cx = {i: alpha * bm.get(i, 0.0) / top + (1 - alpha) * (float(sims[i]) - lo) / max(hi - lo, 1e-9) for i in union}
+        if mix < 1.0:
+            rrf = _fuse_scores({"bm25": ids, "dense": dense}, {"bm25": 1.0, "dense": wd}, 20)
+            cx = {i: mix * cx[i] + (1 - mix) * rrf.get(i, 0.0) for i in union}
+        return _time(c, qi, _prior(c, qi, cx))
+
+    return pre
+
+
+def adjacent_penalty(p: float) -> Post:
+    """A candidate ranked below a turn adjacent to it (same session, one turn away) loses ``p`` of its score."""
+    def post(c: Conv, qi: int, scores: dict[int, float], vecs: np.ndarray) -> dict[int, float]:
+        out, placed = {}, set()
+        for i in ranked(scores, 100):
+            near = any(j in placed and c.items[j]["session"] == c.items[i]["session"] for j in (i - 1, i + 1))
+            out[i] = scores[i] * (1 - p) if near else scores[i]
+            placed.add(i)
+        return out
+
+    return post
+
+
+def round28(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    yield "R28 reference (adopted pipeline)", pipeline(emb)
+    for a in (0.3, 0.5, 0.7):
+        yield f"R28 convex fusion alpha={a}", pipeline(emb, pre=convex(a))
+    for a, m in ((0.5, 0.5), (0.5, 0.3), (0.7, 0.5)):
+        yield f"R28 convex alpha={a} mixed with RRF, mix={m}", pipeline(emb, pre=convex(a, m))
+    for p in (0.1, 0.2, 0.3):
+        yield f"R28 adjacent near-duplicate penalty {p}", pipeline(emb, adjacent_penalty(p))
+
+
+def round29(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    """Convex fusion: the alpha grid near the round 28 best, the engine's pool (50), BM25 min-max."""
+    yield "R29 reference (adopted pipeline)", pipeline(emb)
+    grid = (0.2, 0.25, 0.3, 0.35, 0.4, 0.45) if getattr(emb, "recall_turn_view", False) else (0.4, 0.45, 0.5, 0.55, 0.6)
+    for a in grid:
+        yield f"R29 convex alpha={a}", pipeline(emb, pre=convex(a))
+        yield f"R29 convex alpha={a} pool 50", pipeline(emb, pre=convex(a, pool=50))
+    mid = grid[2]
+    yield f"R29 convex alpha={mid} pool 50, BM25 min-max", pipeline(emb, pre=convex(mid, pool=50, bm_minmax=True))

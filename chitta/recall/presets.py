@@ -19,10 +19,15 @@ from chitta.recall.engine import RecallSettings
 
 
 def settings_for(embedder: Any, base: RecallSettings | None = None) -> RecallSettings:
-    """``base`` (default ``RecallSettings()``) with the dense lane weight the
-    embedder asks for, if it names a finite, non-negative one; else ``base``."""
+    """``base`` (default ``RecallSettings()``) with the dense lane weight
+    (``recall_dense_weight``: finite, non-negative) and the convex fusion alpha
+    (``recall_fusion_alpha``: in [0, 1]) the embedder asks for; a preference it
+    does not name, or names out of range, leaves ``base``'s value."""
     base = base or RecallSettings()
     weight = getattr(embedder, "recall_dense_weight", None) if embedder is not None else None
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0:
-        return base
-    return dataclasses.replace(base, lane_weights={**base.lane_weights, "dense": float(weight)})
+    if not (isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0):
+        base = dataclasses.replace(base, lane_weights={**base.lane_weights, "dense": float(weight)})
+    alpha = getattr(embedder, "recall_fusion_alpha", None) if embedder is not None else None
+    if not isinstance(alpha, bool) and isinstance(alpha, (int, float)) and math.isfinite(alpha) and 0 <= alpha <= 1:
+        base = dataclasses.replace(base, fusion_alpha=float(alpha))
+    return base

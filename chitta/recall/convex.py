@@ -40,31 +40,37 @@ def check_alpha(alpha: object) -> float | None:
 
 
 def convex_fused(
-    ids: U64, cosine: npt.NDArray[np.floating] | None, keyword_ids: U64, keyword_scores: npt.NDArray[np.floating],
-    alpha: float,
+    keyword_rank: npt.NDArray[np.integer], cosine: npt.NDArray[np.floating] | None,
+    keyword_scores: npt.NDArray[np.floating], alpha: float,
 ) -> F64:
-    """The convex fusion score of each of ``ids`` (module docstring). ``cosine``: each id's cosine
-    with the query (NaN or None: no vector); ``keyword_ids``/``keyword_scores``: the keyword lane's
-    list and its BM25 scores."""
-    n = len(ids)
-    out = np.zeros(n, np.float64)
-    if n == 0:
+    """The convex fusion score of each candidate (module docstring). ``keyword_rank``: the
+    candidate's 1-based rank in the keyword lane's list (0: not in it; the ranks RRF's gather
+    reports), ``keyword_scores``: that list's BM25 scores; ``cosine``: each candidate's cosine with
+    the query (NaN or None: no vector)."""
+    rank = np.asarray(keyword_rank, np.int64)
+    out = np.zeros(len(rank), np.float64)
+    if len(rank) == 0:
         return out
-    if alpha > 0 and len(keyword_ids):
-        scores = np.asarray(keyword_scores, np.float64)
+    scores = np.asarray(keyword_scores, np.float64)
+    if alpha > 0 and len(scores):
         top = float(scores.max())
         if top > 0:
-            order = np.argsort(keyword_ids, kind="stable")
-            sorted_ids = keyword_ids[order]
-            pos = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
-            found = sorted_ids[pos] == ids
-            out[found] += alpha * scores[order[pos[found]]] / top
+            found = (rank > 0) & (rank <= len(scores))
+            out[found] = (alpha / top) * scores[rank[found] - 1]
     if alpha < 1 and cosine is not None:
         cos = np.asarray(cosine, np.float64)
         have = ~np.isnan(cos)
-        if have.any():
+        if have.all():
+            lo, hi = float(cos.min()), float(cos.max())
+            out += (1.0 - alpha) * ((cos - lo) / (hi - lo) if hi > lo else 1.0)
+        elif have.any():
             lo, hi = float(cos[have].min()), float(cos[have].max())
-            span = hi - lo
-            norm = (cos[have] - lo) / span if span > 0 else np.ones(int(have.sum()))
-            out[have] += (1.0 - alpha) * norm
+            out[have] += (1.0 - alpha) * ((cos[have] - lo) / (hi - lo) if hi > lo else 1.0)
     return out
+
+
+def keyword_ranks(ranks: npt.NDArray[np.integer], names: list[str] | tuple[str, ...]) -> npt.NDArray[np.int64]:
+    """The keyword lane's column of RRF's per-lane ranks (zeros when that lane returned nothing)."""
+    if "bm25" not in names:
+        return np.zeros(len(ranks), np.int64)
+    return np.asarray(ranks[:, list(names).index("bm25")], np.int64)

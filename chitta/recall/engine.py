@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from chitta.index.fusion import rrf_fuse
 from chitta.model import Memory
-from chitta.recall.convex import check_alpha, convex_fused
+from chitta.recall.convex import check_alpha, convex_fused, keyword_ranks
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Factor, Hit
 from chitta.recall.native_tail import rank_native, supports_native
@@ -196,7 +196,7 @@ class RecallEngine:
         names = [n for n in lanes if len(lanes[n])]
         if not names:
             return []
-        convex = (lanes["bm25"], kw["bm25"], self.settings.fusion_alpha) if kw else None
+        convex = (kw["bm25"], self.settings.fusion_alpha) if kw else None
         if self.native and not explain and supports_native(self):
             return rank_native(self, lanes, names, text=text, vector=vector, k=k, pool=pool, now_ms=now_ms,
                                convex=convex)
@@ -206,7 +206,7 @@ class RecallEngine:
     def _rank_python(
         self, lanes: Mapping[str, U64], names: list[str], *, text: str | None,
         vector: npt.NDArray[np.float32] | None, k: int, pool: int, now_ms: int, explain: bool,
-        convex: tuple[U64, Any, float] | None = None,
+        convex: tuple[Any, float] | None = None,
     ) -> list[Hit]:
         """Fusion, the candidates' state, scores and hits in Python: the reference of
         ``rank_native`` (chitta/recall/native_tail.py) and the ``explain=True`` path."""
@@ -216,7 +216,7 @@ class RecallEngine:
             limit=pool, return_ranks=True,
         )
         if convex is not None:  # convex score fusion in place of RRF's scores (chitta.recall.convex)
-            fused = convex_fused(ids, self.index.cosine_array(vector, ids.tolist()), *convex)
+            fused = convex_fused(keyword_ranks(ranks, names), self.index.cosine_array(vector, ids.tolist()), *convex)
         best = float(fused.max())  # before the speaker prior: a favoured speaker's candidates may pass 1
         boosted: npt.NDArray[np.bool_] | None = None
         prior = 1.0 + self.settings.speaker_prior

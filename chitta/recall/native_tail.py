@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta import _core
-from chitta.recall.convex import convex_fused
+from chitta.recall.convex import convex_fused, keyword_ranks
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Hit
 from chitta.recall.native_dot import sdot_address
@@ -83,7 +83,7 @@ def _cosines(vector: npt.NDArray[np.float32], vrow: npt.NDArray[np.int64], vecs:
 def rank_native(
     engine: RecallEngine, lanes: Mapping[str, U64], names: Sequence[str], *, text: str | None,
     vector: npt.NDArray[np.float32] | None, k: int, pool: int, now_ms: int,
-    convex: tuple[U64, Any, float] | None = None,
+    convex: tuple[Any, float] | None = None,
 ) -> list[Hit]:
     settings = engine.settings
     mem_cols, kind_values = engine.memories.recall_columns()  # type: ignore[attr-defined]
@@ -106,7 +106,7 @@ def rank_native(
     fused = None
     cosine = None if vector is None or native_cos else _cosines(vector, cands.vector_row, vecs, dim)
     if convex is not None:  # convex score fusion in place of RRF's scores (chitta.recall.convex)
-        fused = convex_fused(kept_ids, cands.cosine if native_cos else cosine, *convex)
+        fused = convex_fused(keyword_ranks(cands.ranks, names)[cands.keep], cands.cosine if native_cos else cosine, *convex)
         best = float(fused.max())
     if text and settings.speaker_prior > 0:
         said = engine.index.speaker_ids(text)

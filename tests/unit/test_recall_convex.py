@@ -13,35 +13,37 @@ import pytest
 
 import chitta
 from chitta.errors import InvalidArgument
-from chitta.recall.convex import check_alpha, convex_fused
+from chitta.recall.convex import check_alpha, convex_fused, keyword_ranks
 from chitta.recall.engine import RecallSettings
 from chitta.recall.presets import settings_for
 
-U = np.uint64
-
-
 def test_scores_are_the_hand_computed_convex_combination() -> None:
     # cosines over the candidates with a vector: min 0.5, max 0.9; BM25 max 3.0
-    ids = np.array([1, 2, 3, 4], U)
+    # keyword list [4, 2, 9] with BM25 3.0 / 1.5 / 0.6: candidates 1..4 have keyword ranks 0, 2, 0, 1
     cos = np.array([0.9, 0.5, np.nan, 0.7])
-    out = convex_fused(ids, cos, np.array([4, 2, 9], U), np.array([3.0, 1.5, 0.6]), 0.4)
+    out = convex_fused(np.array([0, 2, 0, 1]), cos, np.array([3.0, 1.5, 0.6]), 0.4)
     # 1: 0.6 * 1; 2: 0.4 * 0.5 + 0.6 * 0; 3: no vector, no keyword hit; 4: 0.4 * 1 + 0.6 * 0.5
     np.testing.assert_allclose(out, [0.6, 0.2, 0.0, 0.7])
 
 
 def test_alpha_one_is_keyword_only_and_zero_is_cosine_only() -> None:
-    ids = np.array([5, 6], U)
     cos = np.array([0.2, 0.8])
-    kw_ids, kw_scores = np.array([5], U), np.array([2.0])
-    np.testing.assert_allclose(convex_fused(ids, cos, kw_ids, kw_scores, 1.0), [1.0, 0.0])
-    np.testing.assert_allclose(convex_fused(ids, cos, kw_ids, kw_scores, 0.0), [0.0, 1.0])
+    rank, kw_scores = np.array([1, 0]), np.array([2.0])
+    np.testing.assert_allclose(convex_fused(rank, cos, kw_scores, 1.0), [1.0, 0.0])
+    np.testing.assert_allclose(convex_fused(rank, cos, kw_scores, 0.0), [0.0, 1.0])
 
 
 def test_equal_cosines_count_fully_and_no_vector_counts_nothing() -> None:
-    ids = np.array([1, 2], U)
-    np.testing.assert_allclose(convex_fused(ids, np.array([0.3, 0.3]), np.zeros(0, U), np.zeros(0), 0.25), [0.75, 0.75])
-    np.testing.assert_allclose(convex_fused(ids, None, np.array([2], U), np.array([4.0]), 0.25), [0.0, 0.25])
-    assert len(convex_fused(np.zeros(0, U), None, np.zeros(0, U), np.zeros(0), 0.5)) == 0
+    none = np.zeros(2, np.int64)
+    np.testing.assert_allclose(convex_fused(none, np.array([0.3, 0.3]), np.zeros(0), 0.25), [0.75, 0.75])
+    np.testing.assert_allclose(convex_fused(np.array([0, 1]), None, np.array([4.0]), 0.25), [0.0, 0.25])
+    assert len(convex_fused(np.zeros(0, np.int64), None, np.zeros(0), 0.5)) == 0
+
+
+def test_keyword_ranks_is_the_bm25_column_or_zeros() -> None:
+    ranks = np.array([[1, 0], [0, 2], [3, 1]], np.int32)
+    np.testing.assert_array_equal(keyword_ranks(ranks, ["dense", "bm25"]), [0, 2, 1])
+    np.testing.assert_array_equal(keyword_ranks(ranks, ["dense", "posting"]), [0, 0, 0])
 
 
 @pytest.mark.parametrize("bad", [1.5, -0.1, math.nan, math.inf, True, "0.5", [0.5]])

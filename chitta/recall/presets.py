@@ -5,7 +5,9 @@ embedder (LoCoMo dev, tune half: bm25 1.0, dense 0.5). A much stronger
 embedder earns a larger share of the fusion: an embedder may say so with a
 ``recall_dense_weight`` attribute (``NomicEmbedder``: 1.0, ``MpnetEmbedder``: 0.75, chosen on the same
 tune half and confirmed on the held-out half, benchmarks/RESULTS.md, LoCoMo
-pass 5). :func:`settings_for` applies it; a field opened without
+pass 5), and the BM25 share of convex score fusion with a
+``recall_fusion_alpha`` attribute (``OnnxMiniLM``: 0.55, ``NomicEmbedder``:
+0.3; pass 6; chitta.recall.convex). :func:`settings_for` applies them; a field opened without
 ``recall_settings`` uses it. Explicit ``recall_settings`` always win.
 """
 

@@ -111,3 +111,13 @@ def test_convex_without_a_query_vector_falls_back_to_rrf(tmp_path: Path) -> None
     with field:
         hits = field.recall("violin", k=3, touch=False)
     assert hits[0].id == ids["a"] and hits[0].fused == pytest.approx(1 / 21)
+
+
+def test_a_lane_alone_is_not_blended(tmp_path: Path) -> None:
+    q = np.array([1, 0, 0, 0], np.float32)
+    field, ids = _field(tmp_path, 0.2)
+    with field:
+        kw = field.recall("violin", vector=q, k=3, touch=False, lanes=("bm25",))
+        dense = field.recall("violin", vector=q, k=3, touch=False, lanes=("dense",))
+    assert [h.id for h in kw] == [ids["a"]] and kw[0].fused == pytest.approx(1 / 21)  # RRF of one lane
+    assert [h.id for h in dense] == [ids["b"], ids["a"], ids["c"]]

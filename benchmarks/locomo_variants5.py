@@ -367,3 +367,10 @@ def round29(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
         yield f"R29 convex alpha={a} pool 50", pipeline(emb, pre=convex(a, pool=50))
     mid = grid[2]
     yield f"R29 convex alpha={mid} pool 50, BM25 min-max", pipeline(emb, pre=convex(mid, pool=50, bm_minmax=True))
+
+
+def round30(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    """Paired intervals (``--round 30``) of the adopted convex fusion against the RRF reference."""
+    yield "R30 reference (adopted pipeline)", pipeline(emb)
+    alpha = 0.3 if getattr(emb, "recall_turn_view", False) else 0.55
+    yield f"R30 convex alpha={alpha}", pipeline(emb, pre=convex(alpha))

@@ -248,7 +248,7 @@ def round25(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
     yield "R25 reference (adopted pipeline)", pipeline(emb)
     for p in (0.0, 0.5, 1.0):
         yield f"R25 speaker prior x{1 + p}", pipeline(emb, pre=speaker_lanes(0, 0, p))
-    c0, wd = _adopted(emb)
+    _c0, wd = _adopted(emb)
     for f in (0.5, 1.0):
         yield f"R25 speaker-scoped dense lane w={f}x dense", pipeline(emb, pre=speaker_lanes(f * wd, 0))
         yield f"R25 speaker-scoped keyword lane w={f}", pipeline(emb, pre=speaker_lanes(0, f))
@@ -302,7 +302,7 @@ def paired(convs: list[Conv], a: Ranker, b: Ranker, seed: int = 0) -> dict[str, 
 def round27(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
     """Printed by ``locomo_ablate.py --round 27``: paired intervals (the rankers are yielded for the table too)."""
     yield "R27 reference (adopted pipeline)", pipeline(emb)
-    c0, wd = _adopted(emb)
+    _c0, wd = _adopted(emb)
     yield "R27 speaker-scoped dense lane w=0.5x dense", pipeline(emb, pre=speaker_lanes(0.5 * wd, 0))
     yield "R27 speaker-scoped dense lane w=1.0x dense", pipeline(emb, pre=speaker_lanes(wd, 0))
     yield "R27 RM3 keyword lane top 10 +10 terms w=0.5", pipeline(emb, pre=rm3(10, 10, 0.5))

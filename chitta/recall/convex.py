@@ -19,6 +19,7 @@ score as they multiply RRF's. LoCoMo dev: benchmarks/RESULTS.md, LoCoMo pass 6.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -69,7 +70,7 @@ def convex_fused(
     return out
 
 
-def keyword_ranks(ranks: npt.NDArray[np.integer], names: list[str] | tuple[str, ...]) -> npt.NDArray[np.int64]:
+def keyword_ranks(ranks: npt.NDArray[np.integer], names: Sequence[str]) -> npt.NDArray[np.int64]:
     """The keyword lane's column of RRF's per-lane ranks (zeros when that lane returned nothing)."""
     if "bm25" not in names:
         return np.zeros(len(ranks), np.int64)

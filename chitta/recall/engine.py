@@ -197,7 +197,8 @@ class RecallEngine:
         if not names:
             return []
         # convex fusion blends the keyword and dense lanes: only when both ran (a lane alone stays itself)
-        convex = (kw["bm25"], self.settings.fusion_alpha) if kw and "bm25" in names and "dense" in names else None
+        alpha = self.settings.fusion_alpha
+        convex = (kw["bm25"], alpha) if kw and alpha is not None and "bm25" in names and "dense" in names else None
         if self.native and not explain and supports_native(self):
             return rank_native(self, lanes, names, text=text, vector=vector, k=k, pool=pool, now_ms=now_ms,
                                convex=convex)

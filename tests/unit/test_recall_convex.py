@@ -17,6 +17,7 @@ from chitta.recall.convex import check_alpha, convex_fused, keyword_ranks
 from chitta.recall.engine import RecallSettings
 from chitta.recall.presets import settings_for
 
+
 def test_scores_are_the_hand_computed_convex_combination() -> None:
     # cosines over the candidates with a vector: min 0.5, max 0.9; BM25 max 3.0
     # keyword list [4, 2, 9] with BM25 3.0 / 1.5 / 0.6: candidates 1..4 have keyword ranks 0, 2, 0, 1

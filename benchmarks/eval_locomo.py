@@ -23,6 +23,7 @@ The data is read at run time and never copied into the repository.
                                      [--limit-conversations N] [--context-turns N]
                                      [--keyword-context-turns N] [--time-prior X] [--cache] [--json]
                                      [--embedder auto|mpnet|nomic|hashing] [--turn-view auto|on|off] [--dense-weight W]
+                                     [--fusion-alpha A|rrf]
 """
 
 from __future__ import annotations
@@ -186,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
                          "views (auto: the embedder's preference)")
     ap.add_argument("--dense-weight", type=float, default=None,
                     help="RecallSettings lane weight of the dense lane for this run (default: the library's)")
+    ap.add_argument("--fusion-alpha", default=None,
+                    help="RecallSettings.fusion_alpha for this run: a number in [0, 1] (convex score fusion, "
+                         "chitta.recall.convex) or 'rrf' (weighted RRF); default: the library's")
     ap.add_argument("--cache", action="store_true", help="cache vectors on disk (benchmarks/locomo_cache.py, /tmp)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -218,14 +222,16 @@ def main(argv: list[str] | None = None) -> int:
         embedder = CachedEmbedder(default_embedder() if args.embedder == "auto" else embedder)
     t0 = time.perf_counter()
     settings = None
-    if args.time_prior is not None or args.dense_weight is not None:
+    if args.time_prior is not None or args.dense_weight is not None or args.fusion_alpha is not None:
         from chitta.recall.presets import settings_for
 
         base = settings_for(None if isinstance(embedder, str) else embedder)
         weights = dict(base.lane_weights)
         if args.dense_weight is not None:
             weights["dense"] = args.dense_weight
-        settings = RecallSettings(lane_weights=weights,
+        alpha = base.fusion_alpha if args.fusion_alpha is None else (
+            None if args.fusion_alpha == "rrf" else float(args.fusion_alpha))
+        settings = RecallSettings(lane_weights=weights, fusion_alpha=alpha,
                                   time_prior=base.time_prior if args.time_prior is None else args.time_prior)
     result = evaluate(data, configs, embedder, console, args.context_turns, args.keyword_context_turns, settings,
                       {"auto": None, "on": True, "off": False}[args.turn_view])

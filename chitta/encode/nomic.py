@@ -221,6 +221,8 @@ class NomicEmbedder:
     #: the dense lane's fusion weight (chitta.recall.presets) and import_conversation's turn_view.
     recall_dense_weight = 1.0
     recall_turn_view = True
+    #: convex score fusion, BM25 share 0.3 (chitta.recall.convex; RESULTS.md, LoCoMo pass 6)
+    recall_fusion_alpha = 0.3
 
     def __init__(self, *, batch_size: int = 16, model_dir: str | Path | None = None) -> None:
         """``model_dir``: where the extracted GGUF lives (created on first use);

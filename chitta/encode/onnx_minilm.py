@@ -83,6 +83,9 @@ class OnnxMiniLM:
     dim = DIM
     name = NAME
     family = MINILM_FAMILY
+    #: Recall preference measured on LoCoMo dev (tune half, confirmed on held-out; RESULTS.md, LoCoMo
+    #: pass 6): convex score fusion with BM25 share 0.55 (chitta.recall.convex, chitta.recall.presets).
+    recall_fusion_alpha = 0.55
 
     @property
     def threads(self) -> int:

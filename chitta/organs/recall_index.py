@@ -373,6 +373,15 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         found: U64 = ids[ids != PAD_ID]
         return found
 
+    def keyword_scored(self, query: str, k: int, allowed: U64 | None) -> tuple[U64, npt.NDArray[np.float32]]:
+        """``keyword``'s ids with their BM25 scores (convex fusion: chitta.recall.convex)."""
+        self._flush_text()
+        if len(self._bm25) == 0 or (allowed is not None and len(allowed) == 0):
+            return np.zeros(0, np.uint64), np.zeros(0, np.float32)
+        ids, scores = self._bm25.search(query, k, allowed=allowed)
+        keep = ids != PAD_ID
+        return ids[keep], scores[keep]
+
     def posting(self, features: npt.NDArray[np.uint32], k: int, allowed: U64 | None) -> U64:
         self._flush_codes()
         if len(self._posting) == 0 or (allowed is not None and len(allowed) == 0):

@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from chitta.index.fusion import rrf_fuse
 from chitta.model import Memory
+from chitta.recall.convex import check_alpha, convex_fused, keyword_ranks
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Factor, Hit
 from chitta.recall.native_tail import rank_native, supports_native
@@ -66,6 +67,12 @@ class RecallSettings:
     # 1 + time_prior (LoCoMo dev: RESULTS.md, locomo pass 4). 0: off.
     time_prior: float = 1.0
     time_prior_slack_days: float = 0.0
+    # None: weighted RRF. A number in [0, 1]: convex score fusion of the keyword and dense lanes,
+    # alpha x BM25 share (chitta.recall.convex; embedders may name one: chitta.recall.presets).
+    fusion_alpha: float | None = None
+
+    def __post_init__(self) -> None:
+        check_alpha(self.fusion_alpha)  # InvalidArgument unless None or a number in [0, 1]
 
 
 class MemoriesView(Protocol):
@@ -126,12 +133,17 @@ class RecallEngine:
         code: npt.NDArray[np.uint32] | None,
         pool: int,
         allowed: U64 | None,
+        keyword_scores: dict[str, Any] | None = None,
     ) -> dict[str, U64]:
         weights = self.settings.lane_weights
         out: dict[str, U64] = {}
         if text and weights.get("bm25", 0) > 0:
             query = keyword_query(text) if self.settings.keyword_query else text
-            out["bm25"] = self.index.keyword(query, pool, allowed)
+            scored = getattr(self.index, "keyword_scored", None) if keyword_scores is not None else None
+            if scored is not None and keyword_scores is not None:  # convex fusion needs the BM25 scores
+                out["bm25"], keyword_scores["bm25"] = scored(query, pool, allowed)
+            else:
+                out["bm25"] = self.index.keyword(query, pool, allowed)
         if vector is not None and weights.get("dense", 0) > 0:
             out["dense"] = self.index.dense(vector, pool, allowed)[0]
         if code is not None and weights.get("posting", 0) > 0:
@@ -179,18 +191,24 @@ class RecallEngine:
         explain: bool = False,
     ) -> list[Hit]:
         pool = max(self.settings.pool, 5 * k)
-        lanes = self.lanes(text=text, vector=vector, code=code, pool=pool, allowed=allowed)
+        kw: dict[str, Any] | None = {} if self.settings.fusion_alpha is not None and vector is not None else None
+        lanes = self.lanes(text=text, vector=vector, code=code, pool=pool, allowed=allowed, keyword_scores=kw)
         names = [n for n in lanes if len(lanes[n])]
         if not names:
             return []
+        # convex fusion blends the keyword and dense lanes: only when both ran (a lane alone stays itself)
+        alpha = self.settings.fusion_alpha
+        convex = (kw["bm25"], alpha) if kw and alpha is not None and "bm25" in names and "dense" in names else None
         if self.native and not explain and supports_native(self):
-            return rank_native(self, lanes, names, text=text, vector=vector, k=k, pool=pool, now_ms=now_ms)
+            return rank_native(self, lanes, names, text=text, vector=vector, k=k, pool=pool, now_ms=now_ms,
+                               convex=convex)
         return self._rank_python(lanes, names, text=text, vector=vector, k=k, pool=pool, now_ms=now_ms,
-                                 explain=explain)
+                                 explain=explain, convex=convex)
 
     def _rank_python(
         self, lanes: Mapping[str, U64], names: list[str], *, text: str | None,
         vector: npt.NDArray[np.float32] | None, k: int, pool: int, now_ms: int, explain: bool,
+        convex: tuple[Any, float] | None = None,
     ) -> list[Hit]:
         """Fusion, the candidates' state, scores and hits in Python: the reference of
         ``rank_native`` (chitta/recall/native_tail.py) and the ``explain=True`` path."""
@@ -199,7 +217,9 @@ class RecallEngine:
             weights=[self.settings.lane_weights.get(n, 0.0) for n in names],
             limit=pool, return_ranks=True,
         )
-        best = float(fused[0])  # before the speaker prior: a favoured speaker's candidates may pass 1
+        if convex is not None:  # convex score fusion in place of RRF's scores (chitta.recall.convex)
+            fused = convex_fused(keyword_ranks(ranks, names), self.index.cosine_array(vector, ids.tolist()), *convex)
+        best = float(fused.max())  # before the speaker prior: a favoured speaker's candidates may pass 1
         boosted: npt.NDArray[np.bool_] | None = None
         prior = 1.0 + self.settings.speaker_prior
         if text and self.settings.speaker_prior > 0:

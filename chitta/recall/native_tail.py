@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta import _core
+from chitta.recall.convex import convex_fused, keyword_ranks
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Hit
 from chitta.recall.native_dot import sdot_address
@@ -82,6 +83,7 @@ def _cosines(vector: npt.NDArray[np.float32], vrow: npt.NDArray[np.int64], vecs:
 def rank_native(
     engine: RecallEngine, lanes: Mapping[str, U64], names: Sequence[str], *, text: str | None,
     vector: npt.NDArray[np.float32] | None, k: int, pool: int, now_ms: int,
+    convex: tuple[Any, float] | None = None,
 ) -> list[Hit]:
     settings = engine.settings
     mem_cols, kind_values = engine.memories.recall_columns()  # type: ignore[attr-defined]
@@ -102,17 +104,20 @@ def rank_native(
     best = cands.best  # before the speaker prior, as the reference
     kept_ids = cands.kept_ids
     fused = None
+    cosine = None if vector is None or native_cos else _cosines(vector, cands.vector_row, vecs, dim)
+    if convex is not None:  # convex score fusion in place of RRF's scores (chitta.recall.convex)
+        fused = convex_fused(keyword_ranks(cands.ranks, names)[cands.keep], cands.cosine if native_cos else cosine, *convex)
+        best = float(fused.max())
     if text and settings.speaker_prior > 0:
         said = engine.index.speaker_ids(text)
         if said is not None:
-            plain = cands.kept_fused
+            plain = cands.kept_fused if fused is None else fused
             fused = np.where(np.isin(kept_ids, said), plain * (1.0 + settings.speaker_prior), plain)
     if settings.time_prior > 0 and text:
         timed = dated_mask(text, cands.created_ms, slack_days=settings.time_prior_slack_days)
         if timed is not None:
             plain = cands.kept_fused if fused is None else fused
             fused = np.where(timed, plain * (1.0 + settings.time_prior), plain)
-    cosine = None if vector is None or native_cos else _cosines(vector, cands.vector_row, vecs, dim)
     suppressed = None
     targets = engine.graph.suppression_targets
     if targets:

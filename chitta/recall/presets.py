@@ -5,7 +5,9 @@ embedder (LoCoMo dev, tune half: bm25 1.0, dense 0.5). A much stronger
 embedder earns a larger share of the fusion: an embedder may say so with a
 ``recall_dense_weight`` attribute (``NomicEmbedder``: 1.0, ``MpnetEmbedder``: 0.75, chosen on the same
 tune half and confirmed on the held-out half, benchmarks/RESULTS.md, LoCoMo
-pass 5). :func:`settings_for` applies it; a field opened without
+pass 5), and the BM25 share of convex score fusion with a
+``recall_fusion_alpha`` attribute (``OnnxMiniLM``: 0.55, ``NomicEmbedder``:
+0.3; pass 6; chitta.recall.convex). :func:`settings_for` applies them; a field opened without
 ``recall_settings`` uses it. Explicit ``recall_settings`` always win.
 """
 
@@ -19,10 +21,15 @@ from chitta.recall.engine import RecallSettings
 
 
 def settings_for(embedder: Any, base: RecallSettings | None = None) -> RecallSettings:
-    """``base`` (default ``RecallSettings()``) with the dense lane weight the
-    embedder asks for, if it names a finite, non-negative one; else ``base``."""
+    """``base`` (default ``RecallSettings()``) with the dense lane weight
+    (``recall_dense_weight``: finite, non-negative) and the convex fusion alpha
+    (``recall_fusion_alpha``: in [0, 1]) the embedder asks for; a preference it
+    does not name, or names out of range, leaves ``base``'s value."""
     base = base or RecallSettings()
     weight = getattr(embedder, "recall_dense_weight", None) if embedder is not None else None
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0:
-        return base
-    return dataclasses.replace(base, lane_weights={**base.lane_weights, "dense": float(weight)})
+    if not (isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0):
+        base = dataclasses.replace(base, lane_weights={**base.lane_weights, "dense": float(weight)})
+    alpha = getattr(embedder, "recall_fusion_alpha", None) if embedder is not None else None
+    if not isinstance(alpha, bool) and isinstance(alpha, (int, float)) and math.isfinite(alpha) and 0 <= alpha <= 1:
+        base = dataclasses.replace(base, fusion_alpha=float(alpha))
+    return base

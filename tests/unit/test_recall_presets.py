@@ -47,8 +47,11 @@ def test_packaged_embedders_preferences() -> None:
     assert NomicEmbedder.recall_dense_weight == 1.0 and NomicEmbedder.recall_turn_view is True
     assert settings_for(NomicEmbedder()).lane_weights["dense"] == 1.0  # nothing is loaded for this
     assert MpnetEmbedder.recall_dense_weight == 0.75 and MpnetEmbedder.recall_turn_view is True
-    assert settings_for(OnnxMiniLM()) == RecallSettings()  # the default install is unchanged
+    # the default install: weights and views unchanged; convex fusion from LoCoMo pass 6
+    assert settings_for(OnnxMiniLM()) == RecallSettings(fusion_alpha=0.55)
     assert not hasattr(OnnxMiniLM, "recall_turn_view")
+    assert settings_for(NomicEmbedder()).fusion_alpha == 0.3
+    assert settings_for(MpnetEmbedder()).fusion_alpha is None  # not measured: weighted RRF
 
 
 def test_field_uses_the_preference_unless_settings_are_given(tmp_path: Path) -> None:

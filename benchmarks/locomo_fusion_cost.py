@@ -1,0 +1,89 @@
+"""What convex score fusion (``RecallSettings.fusion_alpha``) costs a hybrid recall.
+
+Builds (or reuses) ``bench_recall.py``'s synthetic field of N memories (12-word
+zipf texts, 384-d clustered vectors, checkpointed so that 100K opens with its
+HNSW graph) and times ``recall(text, vector=..., k=10, touch=False)`` with
+weighted RRF and with convex fusion, in alternating blocks (the machine is
+shared: alternation spreads the load over both). Prints wall-clock p50/p99 and
+the calling thread's CPU p50 per setting, and the difference.
+
+    python benchmarks/locomo_fusion_cost.py [--n 100000] [--queries 300] [--blocks 3] [--alpha 0.55]
+                                            [--field-dir DIR] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_recall import build, queries
+
+import chitta
+from chitta.recall.engine import RecallSettings
+
+
+def timed(field: chitta.Field, qv: np.ndarray, qt: list[str]) -> tuple[list[float], list[float]]:
+    field.recall(qt[0], vector=qv[0], k=10, touch=False)  # lazy indexes
+    wall, cpu = [], []
+    for v, t in zip(qv, qt):
+        c0, t0 = time.thread_time(), time.perf_counter()
+        field.recall(t, vector=v, k=10, touch=False)
+        wall.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.thread_time() - c0) * 1000)
+    return wall, cpu
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--blocks", type=int, default=3)
+    ap.add_argument("--alpha", type=float, default=0.55)
+    ap.add_argument("--field-dir", type=Path, default=Path("/tmp/chitta-fusion-cost"))
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    console = Console(stderr=args.json)
+    root = args.field_dir / f"n{args.n}"
+    with Progress(console=console, transient=True) as progress:
+        field, vecs, docs = build(root, args.n, progress)
+    field.close()
+    qv, qt = queries(vecs, docs, args.queries)
+    settings = {"rrf": RecallSettings(), f"convex {args.alpha}": RecallSettings(fusion_alpha=args.alpha)}
+    got: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in settings}
+    for _ in range(args.blocks):
+        for name, s in settings.items():
+            with chitta.open(root, embedder=None, recall_settings=s) as f:
+                wall, cpu = timed(f, qv, qt)
+            got[name][0].extend(wall)
+            got[name][1].extend(cpu)
+    rows = {name: {"p50_ms": float(np.percentile(w, 50)), "p99_ms": float(np.percentile(w, 99)),
+                   "cpu_p50_ms": float(np.percentile(c, 50))} for name, (w, c) in got.items()}
+    out = {"n": args.n, "queries": args.queries * args.blocks, "load": os.getloadavg(), "rows": rows}
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    table = Table(title=f"hybrid recall at N={args.n:,}, k=10 ({out['queries']} queries per setting, "
+                        f"load {out['load'][0]:.1f})", title_justify="left")
+    for col in ("fusion", "p50 ms", "p99 ms", "thread CPU p50 ms"):
+        table.add_column(col)
+    for name, r in rows.items():
+        table.add_row(name, f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}", f"{r['cpu_p50_ms']:.3f}")
+    console.print(table)
+    a, b = rows.values()
+    console.print(f"convex - rrf: p50 {b['p50_ms'] - a['p50_ms']:+.3f} ms, thread CPU p50 {b['cpu_p50_ms'] - a['cpu_p50_ms']:+.3f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

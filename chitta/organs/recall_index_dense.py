@@ -24,7 +24,12 @@ from chitta.organs.recall_vector_rows import HammingPending, RowIds, VectorRows
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
 
-EXACT_DENSE_LIMIT = 20_000  # up to this many vectors (or allowed ids) the dense lane scans exactly
+# Up to this many vectors (and always with allowed ids, or dense_index "exact") the dense lane scans
+# exactly; above, binary codes + exact rescoring of the Hamming top 400 ("auto" until a checkpoint
+# builds a graph at 50,000, "hamming") or the HNSW graph ("hnsw"). 4,096: the scan costs ~0.3 ms there
+# and grows linearly (0.73 ms at 10K), the codes ~0.1-0.2 ms; recall of the codes vs the exact scan:
+# RESULTS.md, "Pass 6" of the recall latency section (was 20,000 before it).
+EXACT_DENSE_LIMIT = 4_096
 
 
 def _row_norms(rows: F32) -> F32:
@@ -334,7 +339,7 @@ class DenseLane:
             return np.zeros(0, np.uint64), np.zeros(0, np.float32)
         if allowed is not None:
             return self._exact(vector, self._rows_of(allowed), k)
-        if len(self._row) <= self.exact_limit:
+        if len(self._row) <= self.exact_limit or self._dense_kind == "exact":
             return self._exact_all(vector, k)
         if self._uses_ann():
             return self._ensure_ann().search(vector, k)

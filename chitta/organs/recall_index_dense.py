@@ -29,7 +29,10 @@ F32 = npt.NDArray[np.float32]
 # builds a graph at 50,000, "hamming") or the HNSW graph ("hnsw"). 4,096: the scan costs ~0.3 ms there
 # and grows linearly (0.73 ms at 10K), the codes ~0.1-0.2 ms; recall of the codes vs the exact scan:
 # RESULTS.md, "Pass 6" of the recall latency section (was 20,000 before it).
+# The size scales with the width, by cost: a field scans exactly while vectors x dim <= 4,096 x 384 (a
+# 32-d field up to 49,152 vectors, where short sign codes would also rank worse; a 768-d one up to 2,048).
 EXACT_DENSE_LIMIT = 4_096
+EXACT_DENSE_DIM = 384
 
 
 def _row_norms(rows: F32) -> F32:
@@ -284,14 +287,20 @@ class DenseLane:
         self._ann.catch_up(lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))], limit)
         return self._ann
 
+    def _scans_all(self) -> bool:
+        """Searches scan every vector exactly: up to the exact-scan size (scaled by
+        the width: ``EXACT_DENSE_LIMIT`` vectors of ``EXACT_DENSE_DIM``), or always
+        with dense_index "exact"."""
+        return self._dense_kind == "exact" or len(self._row) * int(self.dim or 0) <= self.exact_limit * EXACT_DENSE_DIM
+
     def _uses_ann(self) -> bool:
         """Searches go to the graph, caught up first ("hnsw")."""
-        return self._dense_kind == "hnsw" and len(self._row) > self.exact_limit
+        return self._dense_kind == "hnsw" and not self._scans_all()
 
     def _uses_auto_ann(self) -> bool:
         """Searches go to a graph a checkpoint built, plus an exact scan of newer vectors ("auto")."""
         return (
-            self._dense_kind == "auto" and self._ann is not None and len(self._row) > self.exact_limit
+            self._dense_kind == "auto" and self._ann is not None and not self._scans_all()
             and self._ann.pending <= AUTO_PENDING_EXACT
         )
 
@@ -339,7 +348,7 @@ class DenseLane:
             return np.zeros(0, np.uint64), np.zeros(0, np.float32)
         if allowed is not None:
             return self._exact(vector, self._rows_of(allowed), k)
-        if len(self._row) <= self.exact_limit or self._dense_kind == "exact":
+        if self._scans_all():
             return self._exact_all(vector, k)
         if self._uses_ann():
             return self._ensure_ann().search(vector, k)

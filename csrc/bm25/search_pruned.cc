@@ -261,6 +261,9 @@ double Index::SeedTheta(const std::vector<QueryTerm>& terms, const Norm& norm, u
   const size_t nb = std::min(nblocks, (want + kBlock - 1) / kBlock + 1);
   std::partial_sort(order.begin(), order.begin() + nb, order.end(),
                     [](const auto& x, const auto& y) { return x.first > y.first || (x.first == y.first && x.second < y.second); });
+  std::sort(order.begin(), order.begin() + nb,  // in list order: each term's list is walked forward
+            [](const auto& x, const auto& y) { return x.second < y.second; });
+  std::vector<size_t> at(terms.size(), 0);  // per query term: position reached in its list
   std::vector<float> scores;
   scores.reserve(nb * kBlock);
   for (size_t j = 0; j < nb; ++j) {
@@ -271,13 +274,13 @@ double Index::SeedTheta(const std::vector<QueryTerm>& terms, const Norm& norm, u
       if (len == kDeadLen) continue;
       if (allowed_bits != nullptr && (((*allowed_bits)[doc >> 6] >> (doc & 63)) & 1) == 0) continue;
       float score = 0.0f;
-      for (const QueryTerm& qt : terms) {  // the exhaustive summation order
+      for (size_t q = 0; q < terms.size(); ++q) {  // the exhaustive summation order
+        const QueryTerm& qt = terms[q];
         const PostingList& pl = postings_[qt.term];
-        const auto it = std::lower_bound(pl.ords.begin(), pl.ords.end(), doc);
-        if (it != pl.ords.end() && *it == doc) {
-          const size_t at = static_cast<size_t>(it - pl.ords.begin());
-          const uint16_t tf = pl.tfs[at];
-          score += norm.Contribution(qt.weight, tf != kTfOverflow ? uint32_t{tf} : TfAt(qt.term, pl, at), len);
+        const size_t i = at[q] = Seek(pl.ords.data(), pl.ords.size(), at[q], doc);
+        if (i < pl.ords.size() && pl.ords[i] == doc) {
+          const uint16_t tf = pl.tfs[i];
+          score += norm.Contribution(qt.weight, tf != kTfOverflow ? uint32_t{tf} : TfAt(qt.term, pl, i), len);
         }
       }
       scores.push_back(score);

@@ -249,7 +249,9 @@ double Index::SeedTheta(const std::vector<QueryTerm>& terms, const Norm& norm, u
                         const std::vector<uint64_t>* allowed_bits, size_t k) const {
   const PostingList& list = postings_[lead];
   const size_t nblocks = list.blocks.size();
-  const size_t want = 2 * k;  // postings to score: room for dead and filtered ones
+  // Postings to score: room for dead and filtered ones. At 100K Zipf, k = 50, 2k beat 4k and 8k
+  // (pruned p50 0.25 vs 0.27-0.38 ms; 0.42-0.47 without a seed).
+  const size_t want = 2 * k;
   if (k == 0 || list.ords.size() < k) return 0.0;
   std::vector<std::pair<float, uint32_t>> order(nblocks);  // (block bound, block)
   for (size_t b = 0; b < nblocks; ++b) {

@@ -1,7 +1,8 @@
 """The recall-index organ's dense lane (a mixin of RecallIndexOrgan, which owns
 the state): unit vectors in one growing matrix, exact scan up to
-``EXACT_DENSE_LIMIT`` vectors, then the tiered HNSW graph or binary codes +
-exact rescoring, as the field's ``dense_index`` setting says (dense_ann.py)."""
+``EXACT_DENSE_LIMIT`` vectors (or a checkpoint's graph from ``AUTO_ANN_MIN`` on,
+"auto"), then the tiered HNSW graph or binary codes + exact rescoring, as the
+field's ``dense_index`` setting says (dense_ann.py; "exact": always the scan)."""
 
 from __future__ import annotations
 
@@ -24,15 +25,7 @@ from chitta.organs.recall_vector_rows import HammingPending, RowIds, VectorRows
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
 
-# Up to this many vectors (and always with allowed ids, or dense_index "exact") the dense lane scans
-# exactly; above, binary codes + exact rescoring of the Hamming top 400 ("auto" until a checkpoint
-# builds a graph at 50,000, "hamming") or the HNSW graph ("hnsw"). 4,096: the scan costs ~0.3 ms there
-# and grows linearly (0.73 ms at 10K), the codes ~0.1-0.2 ms; recall of the codes vs the exact scan:
-# RESULTS.md, "Pass 6" of the recall latency section (was 20,000 before it).
-# The size scales with the width, by cost: a field scans exactly while vectors x dim <= 4,096 x 384 (a
-# 32-d field up to 49,152 vectors, where short sign codes would also rank worse; a 768-d one up to 2,048).
-EXACT_DENSE_LIMIT = 4_096
-EXACT_DENSE_DIM = 384
+EXACT_DENSE_LIMIT = 20_000  # up to this many vectors (or allowed ids) the dense lane scans exactly
 
 
 def _row_norms(rows: F32) -> F32:
@@ -287,20 +280,15 @@ class DenseLane:
         self._ann.catch_up(lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))], limit)
         return self._ann
 
-    def _scans_all(self) -> bool:
-        """Searches scan every vector exactly: up to the exact-scan size (scaled by
-        the width: ``EXACT_DENSE_LIMIT`` vectors of ``EXACT_DENSE_DIM``), or always
-        with dense_index "exact"."""
-        return self._dense_kind == "exact" or len(self._row) * int(self.dim or 0) <= self.exact_limit * EXACT_DENSE_DIM
-
     def _uses_ann(self) -> bool:
         """Searches go to the graph, caught up first ("hnsw")."""
-        return self._dense_kind == "hnsw" and not self._scans_all()
+        return self._dense_kind == "hnsw" and len(self._row) > self.exact_limit
 
     def _uses_auto_ann(self) -> bool:
-        """Searches go to a graph a checkpoint built, plus an exact scan of newer vectors ("auto")."""
+        """Searches go to a graph a checkpoint built, plus an exact scan of newer vectors
+        ("auto", from ``AUTO_ANN_MIN`` vectors on: below the exact-scan size too)."""
         return (
-            self._dense_kind == "auto" and self._ann is not None and not self._scans_all()
+            self._dense_kind == "auto" and self._ann is not None and len(self._row) >= AUTO_ANN_MIN
             and self._ann.pending <= AUTO_PENDING_EXACT
         )
 
@@ -309,7 +297,7 @@ class DenseLane:
         ``AUTO_BUILD_STEP`` vectors), or None when it saves none."""
         if self._uses_ann():
             return self._ensure_ann()
-        if self._dense_kind == "auto" and len(self._row) >= max(AUTO_ANN_MIN, self.exact_limit):
+        if self._dense_kind == "auto" and len(self._row) >= AUTO_ANN_MIN:
             return self._ensure_ann(AUTO_BUILD_STEP)
         return None
 
@@ -348,12 +336,14 @@ class DenseLane:
             return np.zeros(0, np.uint64), np.zeros(0, np.float32)
         if allowed is not None:
             return self._exact(vector, self._rows_of(allowed), k)
-        if self._scans_all():
+        if self._dense_kind == "exact":
+            return self._exact_all(vector, k)
+        if self._uses_auto_ann() and (ann := self._ready_ann()) is not None:
+            return ann.search_with_pending(vector, k, lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))])
+        if len(self._row) <= self.exact_limit:
             return self._exact_all(vector, k)
         if self._uses_ann():
             return self._ensure_ann().search(vector, k)
-        if self._uses_auto_ann() and (ann := self._ready_ann()) is not None:
-            return ann.search_with_pending(vector, k, lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))])
         ids, cos = self._ensure_hamming().search(vector, k)
         keep = ids != PAD_ID
         return ids[keep], cos[keep]

@@ -18,7 +18,7 @@ from chitta.checkpoint import format as fmt
 from chitta.checkpoint import store
 from chitta.errors import CheckpointIgnored
 from chitta.index.hamming import HammingRescoreIndex, binarize
-from chitta.organs import recall_index, recall_index_dense
+from chitta.organs import recall_index
 
 N, DIM = 300, 100  # 100-d: the last code word has padding bits
 
@@ -26,7 +26,6 @@ N, DIM = 300, 100  # 100-d: the last code word has padding bits
 @pytest.fixture(autouse=True)
 def _small_exact_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(recall_index, "EXACT_DENSE_LIMIT", 50)  # the Hamming path serves fields above 50
-    monkeypatch.setattr(recall_index_dense, "EXACT_DENSE_DIM", DIM)  # the size counts vectors of this width
 
 
 def _vectors(n: int, seed: int = 0) -> np.ndarray:

@@ -22,7 +22,6 @@ N, DIM = 400, 32
 @pytest.fixture(autouse=True)
 def _small_exact_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(recall_index, "EXACT_DENSE_LIMIT", 50)  # the graph serves fields above 50 vectors
-    monkeypatch.setattr(recall_index_dense, "EXACT_DENSE_DIM", DIM)  # the size counts vectors of this width
 
 
 def _vectors(n: int, seed: int = 0) -> np.ndarray:

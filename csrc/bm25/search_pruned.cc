@@ -27,8 +27,8 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <utility>
 #include <numeric>
+#include <utility>
 
 #include "bm25/index.h"
 #include "bm25/top_k.h"

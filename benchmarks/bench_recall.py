@@ -29,8 +29,10 @@ checks), from timers wrapped around those calls.
 
 ``--field-dir`` keeps the built fields and reuses them on the next run (the
 same fields for a before/after comparison of two checkouts). A built field is
-checkpointed and reopened from it before it is queried (at 100K the dense
-lane is then the HNSW graph that checkpoint built; see RESULTS.md).
+checkpointed and reopened from it before it is queried (at 10K and 100K the
+dense lane is then the HNSW graph that checkpoint built, from 4,096 vectors on;
+a field kept from an older checkout has a graph only at 100K until it is
+checkpointed again; see RESULTS.md).
 """
 
 from __future__ import annotations

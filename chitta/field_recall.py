@@ -163,12 +163,14 @@ class RecallMixin:
         return render(hits, budget_bytes).text
 
     def set_dense_index(self: Field, kind: str) -> None:
-        """Choose the dense lane's index for fields above the exact-scan size (a
-        field-wide setting, logged): ``"hnsw"`` (a tiered HNSW graph, saved by
-        checkpoints), ``"hamming"`` (binary codes + exact rescoring) or ``"auto"``
-        (the default: the graph checkpoints build for a field of 50,000 vectors
+        """Choose the dense lane's index (a field-wide setting, logged): above the
+        exact-scan size (20,000 vectors) ``"hnsw"`` (a tiered HNSW graph, saved by
+        checkpoints) or ``"hamming"`` (binary codes + exact rescoring);
+        ``"exact"`` (an exact scan at any size) or ``"auto"``
+        (the default: the graph checkpoints build for a field of 4,096 vectors
         or more, at most 100,000 vectors each, plus an exact scan of the vectors
-        it lacks; binary codes + rescoring until then; chitta/organs/dense_ann.py)."""
+        it lacks; until then the exact scan up to 20,000 vectors, binary codes +
+        rescoring above; chitta/organs/dense_ann.py)."""
         self._check_writable()
         v.choice(kind, frozenset(DENSE_INDEX_KINDS), "kind")
         self._commit(ops.ConfigureField(key="dense_index", value=kind, at_ms=self._now_ms()))

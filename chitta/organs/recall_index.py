@@ -397,6 +397,6 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             "coded": len(self._code_version),
             "staged": self._cols.n_staged,
             "dense_index": self._dense_kind,
-            "dense_path": "exact" if len(self._row) <= self.exact_limit
-            else ("hnsw" if self._uses_ann() or self._uses_auto_ann() else "hamming+rescore"),
+            "dense_path": "hnsw" if self._dense_kind != "exact" and (self._uses_ann() or self._uses_auto_ann())
+            else ("exact" if self._dense_kind == "exact" or len(self._row) <= self.exact_limit else "hamming+rescore"),
         }

@@ -1,7 +1,8 @@
 """The recall-index organ's dense lane (a mixin of RecallIndexOrgan, which owns
 the state): unit vectors in one growing matrix, exact scan up to
-``EXACT_DENSE_LIMIT`` vectors, then the tiered HNSW graph or binary codes +
-exact rescoring, as the field's ``dense_index`` setting says (dense_ann.py)."""
+``EXACT_DENSE_LIMIT`` vectors (or a checkpoint's graph from ``AUTO_ANN_MIN`` on,
+"auto"), then the tiered HNSW graph or binary codes + exact rescoring, as the
+field's ``dense_index`` setting says (dense_ann.py; "exact": always the scan)."""
 
 from __future__ import annotations
 
@@ -284,9 +285,10 @@ class DenseLane:
         return self._dense_kind == "hnsw" and len(self._row) > self.exact_limit
 
     def _uses_auto_ann(self) -> bool:
-        """Searches go to a graph a checkpoint built, plus an exact scan of newer vectors ("auto")."""
+        """Searches go to a graph a checkpoint built, plus an exact scan of newer vectors
+        ("auto", from ``AUTO_ANN_MIN`` vectors on: below the exact-scan size too)."""
         return (
-            self._dense_kind == "auto" and self._ann is not None and len(self._row) > self.exact_limit
+            self._dense_kind == "auto" and self._ann is not None and len(self._row) >= AUTO_ANN_MIN
             and self._ann.pending <= AUTO_PENDING_EXACT
         )
 
@@ -295,7 +297,7 @@ class DenseLane:
         ``AUTO_BUILD_STEP`` vectors), or None when it saves none."""
         if self._uses_ann():
             return self._ensure_ann()
-        if self._dense_kind == "auto" and len(self._row) >= max(AUTO_ANN_MIN, self.exact_limit):
+        if self._dense_kind == "auto" and len(self._row) >= AUTO_ANN_MIN:
             return self._ensure_ann(AUTO_BUILD_STEP)
         return None
 
@@ -334,12 +336,14 @@ class DenseLane:
             return np.zeros(0, np.uint64), np.zeros(0, np.float32)
         if allowed is not None:
             return self._exact(vector, self._rows_of(allowed), k)
+        if self._dense_kind == "exact":
+            return self._exact_all(vector, k)
+        if self._uses_auto_ann() and (ann := self._ready_ann()) is not None:
+            return ann.search_with_pending(vector, k, lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))])
         if len(self._row) <= self.exact_limit:
             return self._exact_all(vector, k)
         if self._uses_ann():
             return self._ensure_ann().search(vector, k)
-        if self._uses_auto_ann() and (ann := self._ready_ann()) is not None:
-            return ann.search_with_pending(vector, k, lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))])
         ids, cos = self._ensure_hamming().search(vector, k)
         keep = ids != PAD_ID
         return ids[keep], cos[keep]

@@ -26,7 +26,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <numeric>
+#include <utility>
 
 #include "bm25/index.h"
 #include "bm25/top_k.h"
@@ -103,8 +105,11 @@ void Index::SearchPrunedLocked(const std::vector<QueryTerm>& terms, const Norm& 
 
   TopK top(k);
   size_t essential = 0;  // cur[essential, m) are the essential terms
-  double theta = 0.0;    // the k-th score once the heap is full
-  bool full = false;
+  // A lower bound of the final k-th score: from SeedTheta, then the heap's k-th
+  // score once it is full (whichever is larger).
+  double theta = m >= 2 ? SeedTheta(terms, norm, cur.back().term, filter != nullptr ? &bits : nullptr, k) : 0.0;
+  bool full = theta > 0.0;  // prune against theta (true once it is a real lower bound)
+  while (full && essential < m && prefix[essential + 1] * margin < theta) ++essential;
   std::vector<float> contrib(m, 0.0f);
   uint32_t checked_upto = kDeadLen;  // end of the last window that could not be skipped
   auto block_ub = [&](Cursor& cu, size_t blk) {
@@ -222,7 +227,7 @@ void Index::SearchPrunedLocked(const std::vector<QueryTerm>& terms, const Norm& 
     for (size_t q = 0; q < m; ++q) score += contrib[q];  // the exhaustive order
     if (top.Offer(ord_ids_[doc], score) && top.full()) {
       full = true;
-      theta = top.threshold();
+      theta = std::max(theta, static_cast<double>(top.threshold()));
       while (essential < m && prefix[essential + 1] * margin < theta) ++essential;
     }
   }
@@ -230,6 +235,63 @@ void Index::SearchPrunedLocked(const std::vector<QueryTerm>& terms, const Norm& 
     for (uint32_t ord : *filter) bits[ord >> 6] = 0;
   }
   top.Finish(out);
+}
+
+// The k-th largest exact score among the documents of the best blocks (by
+// block bound) of `lead`'s list (the query's highest-bound term: its best
+// blocks hold the likeliest top documents), or 0 with fewer than k of them.
+// Scores are summed in query-term order as every search sums them, so the
+// value is a real document's score and at least k documents reach it: the
+// final k-th score is >= it, and pruning below it is exact. Starting the
+// search with it makes the long lists non-essential from the first document
+// instead of only once the heap has filled with the first (weak) candidates.
+double Index::SeedTheta(const std::vector<QueryTerm>& terms, const Norm& norm, uint32_t lead,
+                        const std::vector<uint64_t>* allowed_bits, size_t k) const {
+  const PostingList& list = postings_[lead];
+  const size_t nblocks = list.blocks.size();
+  // Postings to score: room for dead and filtered ones. At 100K Zipf, k = 50, 2k beat 4k and 8k
+  // (pruned p50 0.25 vs 0.27-0.38 ms; 0.42-0.47 without a seed).
+  const size_t want = 2 * k;
+  if (k == 0 || list.ords.size() < k) return 0.0;
+  std::vector<std::pair<float, uint32_t>> order(nblocks);  // (block bound, block)
+  for (size_t b = 0; b < nblocks; ++b) {
+    const BlockBound& bb = list.blocks[b];
+    order[b] = {static_cast<float>(bb.max_tf) / (static_cast<float>(bb.max_tf) + norm.a +
+                                                  norm.c * static_cast<float>(bb.min_len)),
+                static_cast<uint32_t>(b)};
+  }
+  const size_t nb = std::min(nblocks, (want + kBlock - 1) / kBlock + 1);
+  std::partial_sort(order.begin(), order.begin() + nb, order.end(),
+                    [](const auto& x, const auto& y) { return x.first > y.first || (x.first == y.first && x.second < y.second); });
+  std::sort(order.begin(), order.begin() + nb,  // in list order: each term's list is walked forward
+            [](const auto& x, const auto& y) { return x.second < y.second; });
+  std::vector<size_t> at(terms.size(), 0);  // per query term: position reached in its list
+  std::vector<float> scores;
+  scores.reserve(nb * kBlock);
+  for (size_t j = 0; j < nb; ++j) {
+    const size_t lo = order[j].second * kBlock, hi = std::min(lo + kBlock, list.ords.size());
+    for (size_t p = lo; p < hi; ++p) {
+      const uint32_t doc = list.ords[p];
+      const uint32_t len = doc_len_[doc];
+      if (len == kDeadLen) continue;
+      if (allowed_bits != nullptr && (((*allowed_bits)[doc >> 6] >> (doc & 63)) & 1) == 0) continue;
+      float score = 0.0f;
+      for (size_t q = 0; q < terms.size(); ++q) {  // the exhaustive summation order
+        const QueryTerm& qt = terms[q];
+        const PostingList& pl = postings_[qt.term];
+        const size_t i = at[q] = Seek(pl.ords.data(), pl.ords.size(), at[q], doc);
+        if (i < pl.ords.size() && pl.ords[i] == doc) {
+          const uint16_t tf = pl.tfs[i];
+          score += norm.Contribution(qt.weight, tf != kTfOverflow ? uint32_t{tf} : TfAt(qt.term, pl, i), len);
+        }
+      }
+      scores.push_back(score);
+    }
+  }
+  if (scores.size() < k) return 0.0;
+  std::nth_element(scores.begin(), scores.begin() + static_cast<std::ptrdiff_t>(k - 1), scores.end(),
+                   std::greater<float>());
+  return static_cast<double>(scores[k - 1]);
 }
 
 void Index::SearchForwardLocked(const std::vector<QueryTerm>& terms, const Norm& norm,

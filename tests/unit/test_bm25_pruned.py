@@ -123,3 +123,26 @@ def test_load_damaged_file_is_corruption(tmp_path) -> None:  # type: ignore[no-u
     with pytest.raises(ChittaIOError):
         BM25.load(tmp_path / "missing.idx")
     assert issubclass(UnsupportedFormat, CorruptionError)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_seeded_bound_with_ties_deleted_and_filtered_best_documents(seed: int) -> None:
+    """The pruned search starts from the k-th exact score of the rarest term's best
+    blocks (csrc/bm25/search_pruned.cc, SeedTheta): with many documents tied at that
+    score, and those best documents deleted or filtered out, it still returns the
+    exhaustive top k (ids, bit-for-bit scores, id order among ties)."""
+    rng = np.random.default_rng(seed)
+    n = 4000
+    shapes = ["r r c", "r c c d", "r", "c d", "c c c d d", "r r r r c d e f g"]  # few distinct texts: ties
+    texts = [shapes[i] for i in rng.integers(0, len(shapes), n)]
+    ids = rng.choice(10 * n, size=n, replace=False).astype(np.uint64)
+    ix = BM25(1.2, 0.75)
+    ix.add(ids, texts)
+    best = ids[[t.startswith("r r") for t in texts]]
+    ix.remove(best[: len(best) // 2])  # many of the rarest term's best blocks now hold dead documents
+    live = np.setdiff1d(ids, best[: len(best) // 2])
+    for query in ("r c", "r c d", "r r c e", "c d r g"):
+        for k in (1, 10, 50, 200):
+            _assert_same(ix, query, k, None)
+            _assert_same(ix, query, k, np.sort(np.setdiff1d(live, best)))  # no best document allowed
+            _assert_same(ix, query, k, np.sort(live[rng.random(len(live)) < 0.3]))

@@ -23,7 +23,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_log import PAYLOAD, PUT_CODE, SYNC_N, _fmt, _mt_log, _rate, _threaded, run_group
+from bench_log import (
+    PAYLOAD,
+    PUT_CODE,
+    SYNC_N,
+    _fmt,
+    _mt_log,
+    _rate,
+    _threaded,
+    run_group,
+    write_lines,
+)
 
 import chitta
 from chitta import _core
@@ -157,9 +167,4 @@ def _print_summary(request: Any) -> Any:
     lines = [f"fsync group commit, C API vs Python threads (SYNC_N={SYNC_N:,}; load average {load})", "",
              "| threads | C API (cf_append) | Python (SegmentLog.append) | C / Python |", "|---|---|---|---|",
              *rows]
-    tr = request.config.pluginmanager.getplugin("terminalreporter")
-    for line in lines:
-        if tr is not None:
-            tr.write_line(line)
-        else:
-            print(line)
+    write_lines(request, lines)

@@ -606,10 +606,14 @@ def _print_summary(request: Any) -> Any:
     if out:
         Path(out).write_text(json.dumps({"N": N, "SYNC_N": SYNC_N, "REPLAY_N": REPLAY_N, "results": RESULTS,
                                          "sync_stats": SYNC_STATS, "loadavg": os.getloadavg()}, indent=1))
+    write_lines(request, ["", *lines])
+
+
+def write_lines(request: Any, lines: list[str]) -> None:
+    """Print a summary after the run (through pytest's terminal reporter when there is one)."""
     tr = request.config.pluginmanager.getplugin("terminalreporter")
-    if tr is not None:
-        tr.write_line("")
-        for line in lines:
+    for line in lines:
+        if tr is not None:
             tr.write_line(line)
-    else:
-        print("\n".join(lines))
+        else:
+            print(line)

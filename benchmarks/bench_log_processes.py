@@ -35,7 +35,17 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from bench_log import RESULTS, SYNC_N, THREADS, _fmt, _mt_field, _rate, _threaded, run_group
+from bench_log import (
+    RESULTS,
+    SYNC_N,
+    THREADS,
+    _fmt,
+    _mt_field,
+    _rate,
+    _threaded,
+    run_group,
+    write_lines,
+)
 
 SHAPES = [tuple(int(x) for x in s.split("x")) for s in os.environ.get("CHITTA_BENCH_PROCS", "2x32,4x16").split(",")]
 
@@ -150,9 +160,4 @@ def _print_summary(request: Any) -> Any:
              ("| processes x threads | remember, all processes | append, all processes "
               "| remember, one process with as many threads | processes / one process |"),
              "|---|---|---|---|---|", *rows]
-    tr = request.config.pluginmanager.getplugin("terminalreporter")
-    for line in lines:
-        if tr is not None:
-            tr.write_line(line)
-        else:
-            print(line)
+    write_lines(request, lines)

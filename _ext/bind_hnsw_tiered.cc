@@ -3,7 +3,9 @@
 // during merges); the GIL is released in every bulk call.
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "hnsw/search_worker.h"
 #include "hnsw/tiered.h"
 #include "hnsw_arrays.h"
 
@@ -35,9 +37,69 @@ hn::MergeMode ModeFrom(const std::string& name) {
   ThrowInvalid("merge must be 'distance' or 'rrf', got '" + name + "'");
 }
 
+// A search started by search_async: the worker writes into ids/dist; the
+// handle holds the index (alive until the search ends) and the outputs. The
+// job owns copies of the queries and the allowed ids, so the caller's arrays
+// may change or go away meanwhile.
+struct TieredSearch {
+  std::shared_ptr<hn::SearchTicket> ticket;
+  py::object index;
+  py::array_t<uint64_t> ids;
+  py::array_t<float> dist;
+  TieredSearch() = default;
+  TieredSearch(const TieredSearch&) = delete;
+  TieredSearch& operator=(const TieredSearch&) = delete;
+  ~TieredSearch() {
+    if (ticket && !ticket->done()) {  // dropped without wait(): the outputs must outlive the job
+      py::gil_scoped_release release;
+      (void)ticket->Wait();
+    }
+  }
+  py::tuple Wait() {
+    chitta::Status st;
+    {
+      py::gil_scoped_release release;
+      st = ticket->Wait();
+    }
+    ThrowIfError(std::move(st));
+    return py::make_tuple(ids, dist);
+  }
+};
+
+std::unique_ptr<TieredSearch> StartSearch(const py::object& self, const py::array& queries,
+                                          size_t k, size_t ef, const py::object& allowed,
+                                          const std::string& merge) {
+  const hn::TieredIndex& t = self.cast<const hn::TieredIndex&>();
+  const Span<float> q = Rows(queries, t.options().graph.dim, "queries");
+  const Filter f = AllowedFrom(allowed);
+  const hn::MergeMode mode = ModeFrom(merge);
+  Output out(q.n, k);
+  auto handle = std::make_unique<TieredSearch>();
+  handle->index = self;
+  handle->ids = out.ids;
+  handle->dist = out.dist;
+  std::vector<float> qcopy(q.data, q.data + q.n * t.options().graph.dim);
+  std::vector<uint64_t> acopy(f.ids, f.ids + f.n);
+  uint64_t* oi = out.ids.mutable_data();
+  float* od = out.dist.mutable_data();
+  const size_t nq = q.n;
+  const bool use = f.use;
+  const hn::TieredIndex* tp = &t;
+  handle->ticket = hn::ProcessSearchWorker().Submit(
+      [tp, qcopy = std::move(qcopy), acopy = std::move(acopy), nq, k, ef, use, mode, oi, od] {
+        return tp->Search(qcopy.data(), nq, k, ef, acopy.data(), acopy.size(), use, mode, 1, oi,
+                          od);
+      });
+  return handle;
+}
+
 }  // namespace
 
 CHITTA_BIND(hnsw_tiered) {
+  py::class_<TieredSearch>(m, "_TieredSearch")
+      .def("wait", &TieredSearch::Wait)
+      .def_property_readonly("done", [](const TieredSearch& s) { return s.ticket->done(); });
+
   m.attr("HNSW_TIER2_THRESHOLD") = hn::kTier2Threshold;
   m.attr("HNSW_DELTA_MERGE_RATIO") = hn::kDeltaMergeRatio;
 
@@ -66,6 +128,8 @@ CHITTA_BIND(hnsw_tiered) {
         });
         return out.Tuple();
       })
+      .def("search_async", &StartSearch, py::arg("queries"), py::arg("k"), py::arg("ef"),
+           py::arg("allowed"), py::arg("merge"))
       .def("merge", [](hn::TieredIndex& t, bool force, int threads) {
         bool merged = false;
         CallReleased([&] { return t.Merge(force, threads, &merged); });

@@ -120,6 +120,25 @@ class TieredHNSW(_GraphBase):
         result = self._index.search(q, k, ef_value, _allowed(allowed), merge, _threads(num_threads))
         return _finish(result, one)
 
+    def search_async(
+        self,
+        queries: npt.NDArray[np.float32],
+        k: int,
+        *,
+        ef: int | None = None,
+        allowed: IdsLike | None = None,
+        merge: Literal["distance", "rrf"] = "distance",
+    ) -> PendingSearch:
+        """Starts ``search`` on the process's search thread and returns at once;
+        ``.wait()`` gives exactly what ``search`` gives (same ids, distances bit
+        for bit) or raises its errors. The queries and ``allowed`` are copied, so
+        they may change meanwhile; writes to the graph wait for the search."""
+        q, one, k = _search_args(queries, k, self.dim)
+        ef_value = self._search_ef(ef)
+        if merge not in ("distance", "rrf"):
+            raise InvalidArgument(f"merge must be 'distance' or 'rrf', got {merge!r}")
+        return PendingSearch(self._index.search_async(q, k, ef_value, _allowed(allowed), merge), one)
+
     def merge(self, *, force: bool = False, num_threads: int = 1) -> bool:
         """Merges the delta into the base if ``needs_merge`` (or ``force``); True if it did.
 
@@ -158,3 +177,22 @@ class TieredHNSW(_GraphBase):
             f"TieredHNSW(dim={self.dim}, base={self.base_size}, delta={self.delta_size}, "
             f"metric={self.metric!r})"
         )
+
+
+class PendingSearch:
+    """A search started by ``TieredHNSW.search_async``."""
+
+    __slots__ = ("_handle", "_one")
+
+    def __init__(self, handle: _core._TieredSearch, one: bool) -> None:
+        self._handle = handle
+        self._one = one
+
+    @property
+    def done(self) -> bool:
+        return bool(self._handle.done)
+
+    def wait(self) -> SearchResult:
+        """The search's ``(ids, distances)``, waiting for it (or running it here
+        if the search thread has not started it); the same errors as ``search``."""
+        return _finish(self._handle.wait(), self._one)

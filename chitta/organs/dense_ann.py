@@ -120,20 +120,47 @@ class DenseANN:
         return len(self._pending)
 
     def search(self, vector: F32, k: int) -> tuple[U64, F32]:
-        ids, dist = self.graph.search(vector, k)
-        keep = ids != PAD_ID
-        return ids[keep], (1.0 - dist[keep]).astype(np.float32)  # cosine distance -> cosine
+        return _cosines(self.graph.search(vector, k))
+
+    def search_start(self, vector: F32, k: int) -> Callable[[], tuple[U64, F32]]:
+        """``search`` started on the process's search thread; the returned
+        function waits for it and gives exactly what ``search`` gives."""
+        pending = self.graph.search_async(vector, k)
+        return lambda: _cosines(pending.wait())
+
+    def _search_now(self, vector: F32, k: int) -> Callable[[], tuple[U64, F32]]:
+        found = self.search(vector, k)
+        return lambda: found
 
     def search_with_pending(self, vector: F32, k: int, rows_of: Callable[[list[int]], F32]) -> tuple[U64, F32]:
         """The graph's top ``k`` merged with the exact cosines of the pending ids
         (``rows_of(ids)`` gives their unit vectors), inserting nothing: the graph's
         entry for a pending id is stale and is dropped. Best first, ties by id."""
+        return self.search_with_pending_start(vector, k, rows_of, concurrent=False)()
+
+    def search_with_pending_start(
+        self, vector: F32, k: int, rows_of: Callable[[list[int]], F32], *, concurrent: bool = True
+    ) -> Callable[[], tuple[U64, F32]]:
+        """``search_with_pending`` with the graph search started on the search
+        thread (``concurrent``; else run now); the returned function finishes it
+        (the pending ids' exact scan runs there, in the caller's thread) and
+        gives the same result."""
+        start = self.search_start if concurrent else self._search_now
         if not self._pending:
-            return self.search(vector, k)
+            return start(vector, k)
         pending = sorted(self._pending)
-        ids, cos = self.search(vector, k + len(self._stale))  # room for the stale entries dropped here
-        if self._stale:
-            fresh = ~np.isin(ids, np.fromiter(self._stale, np.uint64, len(self._stale)))
+        stale = np.fromiter(self._stale, np.uint64, len(self._stale)) if self._stale else None
+        wait = start(vector, k + len(self._stale))  # room for the stale entries dropped here
+        return lambda: self._merge_pending(wait(), vector, k, pending, stale, rows_of)
+
+    @staticmethod
+    def _merge_pending(
+        found: tuple[U64, F32], vector: F32, k: int, pending: list[int], stale: U64 | None,
+        rows_of: Callable[[list[int]], F32],
+    ) -> tuple[U64, F32]:
+        ids, cos = found
+        if stale is not None:
+            fresh = ~np.isin(ids, stale)
             ids, cos = ids[fresh], cos[fresh]
         extra = np.ascontiguousarray(rows_of(pending), np.float32) @ vector
         all_ids = np.concatenate([ids, np.array(pending, np.uint64)])
@@ -155,3 +182,9 @@ class DenseANN:
 
     def __len__(self) -> int:
         return len(self.graph) + len(self._pending)
+
+
+def _cosines(found: tuple[U64, F32]) -> tuple[U64, F32]:
+    ids, dist = found
+    keep = ids != PAD_ID
+    return ids[keep], (1.0 - dist[keep]).astype(np.float32)  # cosine distance -> cosine

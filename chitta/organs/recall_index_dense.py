@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -347,6 +347,17 @@ class DenseLane:
         ids, cos = self._ensure_hamming().search(vector, k)
         keep = ids != PAD_ID
         return ids[keep], cos[keep]
+
+    def dense_start(self, vector: F32, k: int, allowed: U64 | None) -> Callable[[], tuple[U64, F32]] | None:
+        """``dense`` with the graph search started on the process's search
+        thread: the returned function gives exactly what ``dense`` would have
+        given now. None where ``dense`` would not search the saved graph (an
+        exact scan, codes, a filter, a graph still to be caught up): call ``dense``."""
+        if not self._row or self.dim is None or vector.shape[0] != self.dim or allowed is not None:
+            return None
+        if self._dense_kind == "exact" or not self._uses_auto_ann() or (ann := self._ready_ann()) is None:
+            return None
+        return ann.search_with_pending_start(vector, k, lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))])
 
     def _rows_of(self, ids: U64) -> npt.NDArray[np.int64]:
         """Rows of those of ``ids`` that have a vector, in the order of ``ids``."""

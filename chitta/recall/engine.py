@@ -70,6 +70,10 @@ class RecallSettings:
     # None: weighted RRF. A number in [0, 1]: convex score fusion of the keyword and dense lanes,
     # alpha x BM25 share (chitta.recall.convex; embedders may name one: chitta.recall.presets).
     fusion_alpha: float | None = None
+    # When both the keyword and the dense lane run and the dense lane searches the saved HNSW
+    # graph, start that search on the process's search thread, run BM25, then collect it (the hits
+    # are the same either way; RESULTS.md, recall latency, pass 7). False: one after the other.
+    concurrent_lanes: bool = True
 
     def __post_init__(self) -> None:
         check_alpha(self.fusion_alpha)  # InvalidArgument unless None or a number in [0, 1]
@@ -137,14 +141,21 @@ class RecallEngine:
     ) -> dict[str, U64]:
         weights = self.settings.lane_weights
         out: dict[str, U64] = {}
-        if text and weights.get("bm25", 0) > 0:
+        keyword = bool(text) and weights.get("bm25", 0) > 0
+        dense_wait = None
+        if vector is not None and weights.get("dense", 0) > 0 and keyword and self.settings.concurrent_lanes:
+            start = getattr(self.index, "dense_start", None)  # None: the organ cannot start it early
+            dense_wait = start(vector, pool, allowed) if start is not None else None
+        if text and keyword:
             query = keyword_query(text) if self.settings.keyword_query else text
             scored = getattr(self.index, "keyword_scored", None) if keyword_scores is not None else None
             if scored is not None and keyword_scores is not None:  # convex fusion needs the BM25 scores
                 out["bm25"], keyword_scores["bm25"] = scored(query, pool, allowed)
             else:
                 out["bm25"] = self.index.keyword(query, pool, allowed)
-        if vector is not None and weights.get("dense", 0) > 0:
+        if dense_wait is not None:
+            out["dense"] = dense_wait()[0]
+        elif vector is not None and weights.get("dense", 0) > 0:
             out["dense"] = self.index.dense(vector, pool, allowed)[0]
         if code is not None and weights.get("posting", 0) > 0:
             out["posting"] = self.index.posting(code, pool, allowed)

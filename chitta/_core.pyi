@@ -256,6 +256,11 @@ class _BruteForceIndex:
     @property
     def metric(self) -> str: ...
 
+class _TieredSearch:
+    @property
+    def done(self) -> bool: ...
+    def wait(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]: ...
+
 class _TieredHnswIndex:
     def __init__(
         self,
@@ -278,6 +283,14 @@ class _TieredHnswIndex:
         merge: str,
         num_threads: int,
     ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]: ...
+    def search_async(
+        self,
+        queries: npt.NDArray[np.float32],
+        k: int,
+        ef: int,
+        allowed: npt.NDArray[np.uint64] | None,
+        merge: str,
+    ) -> _TieredSearch: ...
     def merge(self, force: bool, num_threads: int) -> bool: ...
     def save(self, base: str, delta: str) -> None: ...
     @staticmethod

@@ -98,7 +98,10 @@ std::unique_ptr<TieredSearch> StartSearch(const py::object& self, const py::arra
 CHITTA_BIND(hnsw_tiered) {
   py::class_<TieredSearch>(m, "_TieredSearch")
       .def("wait", &TieredSearch::Wait)
-      .def_property_readonly("done", [](const TieredSearch& s) { return s.ticket->done(); });
+      .def_property_readonly("done", [](const TieredSearch& s) { return s.ticket->done(); })
+      .def_property_readonly("ran_on_worker", [](const TieredSearch& s) {
+        return s.ticket->done() && s.ticket->ran_on_worker();  // False: not done, or run by wait()
+      });
 
   m.attr("HNSW_TIER2_THRESHOLD") = hn::kTier2Threshold;
   m.attr("HNSW_DELTA_MERGE_RATIO") = hn::kDeltaMergeRatio;

@@ -25,7 +25,10 @@ embedder, and with the ONNX MiniLM model (when installed; on a smaller N).
 
 ``--stages`` adds where a hybrid recall's thread CPU goes (lanes, the bm25 and
 dense organ calls, the tail after the lanes, the k memories, the field's own
-checks), from timers wrapped around those calls.
+checks), from timers wrapped around those calls. ``--concurrent-lanes on|off`` sets
+``RecallSettings.concurrent_lanes`` (the dense graph search on the search thread
+while BM25 runs); the tables' CPU is the calling thread's, the JSON adds the
+process's (``proc_cpu_p50_ms``, the search thread's share included).
 
 ``--field-dir`` keeps the built fields and reuses them on the next run (the
 same fields for a before/after comparison of two checkouts). A built field is
@@ -39,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import sqlite3
@@ -233,7 +237,7 @@ def remember_rate(root: Path, n: int, embedder: Any, vectors: bool, blas_one_thr
 
 
 def run(sizes: list[int], nq: int, write_n: int, field_dir: Path | None, console: Console,
-        rivals: bool = True, stages: bool = False) -> dict[str, Any]:
+        rivals: bool = True, stages: bool = False, concurrent_lanes: bool | None = None) -> dict[str, Any]:
     from chitta.encode import HashingEmbedder, default_embedder
 
     result: dict[str, Any] = {"load_before": os.getloadavg(), "recall": {}, "floors": {}, "remember": {}}
@@ -241,6 +245,8 @@ def run(sizes: list[int], nq: int, write_n: int, field_dir: Path | None, console
         fields = field_dir or Path(tmp)
         for n in sizes:
             field, vecs, docs = build(fields / f"r{n}", n, progress)
+            if concurrent_lanes is not None and hasattr(field._engine.settings, "concurrent_lanes"):
+                field._engine.settings = dataclasses.replace(field._engine.settings, concurrent_lanes=concurrent_lanes)
             result["recall"][n] = recall_latency(field, vecs, docs, nq)
             if stages:
                 qv, qt = queries(vecs, docs, nq)
@@ -308,12 +314,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--field-dir", type=Path, default=None, help="keep and reuse the built fields here")
     ap.add_argument("--no-competitors", action="store_true", help="skip SQLite FTS5, faiss and hnswlib")
     ap.add_argument("--stages", action="store_true", help="also time the stages of a hybrid recall (thread CPU)")
+    ap.add_argument("--concurrent-lanes", choices=("on", "off"), default=None,
+                    help="RecallSettings.concurrent_lanes (default: the field's setting; ignored where absent)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     result = run(sizes, args.queries, args.write_n, args.field_dir, console, rivals=not args.no_competitors,
-                 stages=args.stages)
+                 stages=args.stages,
+                 concurrent_lanes=None if args.concurrent_lanes is None else args.concurrent_lanes == "on")
     if args.json:
         print(json.dumps(result))
     else:

@@ -70,10 +70,11 @@ class RecallSettings:
     # None: weighted RRF. A number in [0, 1]: convex score fusion of the keyword and dense lanes,
     # alpha x BM25 share (chitta.recall.convex; embedders may name one: chitta.recall.presets).
     fusion_alpha: float | None = None
-    # When both the keyword and the dense lane run and the dense lane searches the saved HNSW
+    # True: when both the keyword and the dense lane run and the dense lane searches the saved HNSW
     # graph, start that search on the process's search thread, run BM25, then collect it (the hits
-    # are the same either way; RESULTS.md, recall latency, pass 7). False: one after the other.
-    concurrent_lanes: bool = True
+    # are the same either way). Off by default: on the loaded 2-vCPU machine of RESULTS.md (recall
+    # latency, pass 7) the search thread found no free CPU and the handoff cost ~2-4% wall.
+    concurrent_lanes: bool = False
 
     def __post_init__(self) -> None:
         check_alpha(self.fusion_alpha)  # InvalidArgument unless None or a number in [0, 1]

@@ -349,13 +349,10 @@ class DenseLane:
         return ids[keep], cos[keep]
 
     def dense_start(self, vector: F32, k: int, allowed: U64 | None) -> Callable[[], tuple[U64, F32]] | None:
-        """``dense`` with the graph search started on the process's search
-        thread: the returned function gives exactly what ``dense`` would have
-        given now. None where ``dense`` would not search the saved graph (an
-        exact scan, codes, a filter, a graph still to be caught up): call ``dense``."""
-        if not self._row or self.dim is None or vector.shape[0] != self.dim or allowed is not None:
-            return None
-        if self._dense_kind == "exact" or not self._uses_auto_ann() or (ann := self._ready_ann()) is None:
+        """``dense`` with the graph search started on the search thread; the returned function gives what
+        ``dense`` gives. None where ``dense`` would not search the saved graph (scan, codes, filter)."""
+        if not self._row or self.dim is None or vector.shape[0] != self.dim or allowed is not None \
+                or self._dense_kind == "exact" or not self._uses_auto_ann() or (ann := self._ready_ann()) is None:
             return None
         return ann.search_with_pending_start(vector, k, lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))])
 

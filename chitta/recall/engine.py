@@ -72,9 +72,10 @@ class RecallSettings:
     fusion_alpha: float | None = None
     # True: when both the keyword and the dense lane run and the dense lane searches the saved HNSW
     # graph, start that search on the process's search thread, run BM25, then collect it (the hits
-    # are the same either way). Off by default: on the loaded 2-vCPU machine of RESULTS.md (recall
-    # latency, pass 7) the search thread found no free CPU and the handoff cost ~2-4% wall.
-    concurrent_lanes: bool = False
+    # are the same either way). On by default: with a free core a 100K hybrid recall takes 0.73-0.74
+    # instead of 0.92-0.96 ms wall p50 (10K 0.51-0.54 vs 0.66-0.70); with every core busy it costs
+    # ~2-4% (RESULTS.md, recall latency, pass 7).
+    concurrent_lanes: bool = True
 
     def __post_init__(self) -> None:
         check_alpha(self.fusion_alpha)  # InvalidArgument unless None or a number in [0, 1]

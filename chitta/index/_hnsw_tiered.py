@@ -113,10 +113,7 @@ class TieredHNSW(_GraphBase):
         num_threads: int = 1,
     ) -> SearchResult:
         """Searches both tiers (``ef`` each) and merges the two result lists."""
-        q, one, k = _search_args(queries, k, self.dim)
-        ef_value = self._search_ef(ef)
-        if merge not in ("distance", "rrf"):
-            raise InvalidArgument(f"merge must be 'distance' or 'rrf', got {merge!r}")
+        q, one, k, ef_value = self._checked(queries, k, ef, merge)
         result = self._index.search(q, k, ef_value, _allowed(allowed), merge, _threads(num_threads))
         return _finish(result, one)
 
@@ -133,11 +130,17 @@ class TieredHNSW(_GraphBase):
         ``.wait()`` gives exactly what ``search`` gives (same ids, distances bit
         for bit) or raises its errors. The queries and ``allowed`` are copied, so
         they may change meanwhile; writes to the graph wait for the search."""
+        q, one, k, ef_value = self._checked(queries, k, ef, merge)
+        return PendingSearch(self._index.search_async(q, k, ef_value, _allowed(allowed), merge), one)
+
+    def _checked(self, queries: npt.NDArray[np.float32], k: int, ef: int | None,
+                 merge: str) -> tuple[npt.NDArray[np.float32], bool, int, int]:
+        """The arguments ``search`` and ``search_async`` share, checked: (queries, one, k, ef)."""
         q, one, k = _search_args(queries, k, self.dim)
         ef_value = self._search_ef(ef)
         if merge not in ("distance", "rrf"):
             raise InvalidArgument(f"merge must be 'distance' or 'rrf', got {merge!r}")
-        return PendingSearch(self._index.search_async(q, k, ef_value, _allowed(allowed), merge), one)
+        return q, one, k, ef_value
 
     def merge(self, *, force: bool = False, num_threads: int = 1) -> bool:
         """Merges the delta into the base if ``needs_merge`` (or ``force``); True if it did.

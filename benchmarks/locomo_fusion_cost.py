@@ -1,14 +1,15 @@
-"""What convex score fusion (``RecallSettings.fusion_alpha``) costs a hybrid recall.
+"""What convex score fusion (``RecallSettings.fusion_alpha``) or a larger candidate pool costs a hybrid recall.
 
 Builds (or reuses) ``bench_recall.py``'s synthetic field of N memories (12-word
 zipf texts, 384-d clustered vectors, checkpointed so that 100K opens with its
 HNSW graph) and times ``recall(text, vector=..., k=10, touch=False)`` with
-weighted RRF and with convex fusion, in alternating blocks (the machine is
+weighted RRF and with convex fusion (or, with ``--pools A,B``, convex fusion
+with ``RecallSettings.pool`` / ``keyword_pool`` A and B, each "lanes/keyword"), in alternating blocks (the machine is
 shared: alternation spreads the load over both). Prints wall-clock p50/p99 and
 the calling thread's CPU p50 per setting, and the difference.
 
     python benchmarks/locomo_fusion_cost.py [--n 100000] [--queries 300] [--blocks 3] [--alpha 0.55]
-                                            [--field-dir DIR] [--json]
+                                            [--pools A,B] [--field-dir DIR] [--json]
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--blocks", type=int, default=3)
     ap.add_argument("--alpha", type=float, default=0.55)
+    ap.add_argument("--pools", default=None, help="A,B, each LANES/KEYWORD: compare RecallSettings.pool / keyword_pool (convex fusion)")
     ap.add_argument("--field-dir", type=Path, default=Path("/tmp/chitta-fusion-cost"))
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -60,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     field.close()
     qv, qt = queries(vecs, docs, args.queries)
     settings = {"rrf": RecallSettings(), f"convex {args.alpha}": RecallSettings(fusion_alpha=args.alpha)}
+    if args.pools:  # "lanes/keyword": RecallSettings.pool / keyword_pool
+        settings = {f"pool {p}": RecallSettings(fusion_alpha=args.alpha, pool=int(p.split("/")[0]),
+                                                keyword_pool=int(p.split("/")[-1])) for p in args.pools.split(",")}
     got: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in settings}
     for _ in range(args.blocks):
         for name, s in settings.items():
@@ -75,13 +80,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     table = Table(title=f"hybrid recall at N={args.n:,}, k=10 ({out['queries']} queries per setting, "
                         f"load {out['load'][0]:.1f})", title_justify="left")
-    for col in ("fusion", "p50 ms", "p99 ms", "thread CPU p50 ms"):
+    for col in ("setting", "p50 ms", "p99 ms", "thread CPU p50 ms"):
         table.add_column(col)
     for name, r in rows.items():
         table.add_row(name, f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}", f"{r['cpu_p50_ms']:.3f}")
     console.print(table)
-    a, b = rows.values()
-    console.print(f"convex - rrf: p50 {b['p50_ms'] - a['p50_ms']:+.3f} ms, thread CPU p50 {b['cpu_p50_ms'] - a['cpu_p50_ms']:+.3f} ms")
+    (name_a, a), (name_b, b) = rows.items()
+    console.print(f"{name_b} - {name_a}: p50 {b['p50_ms'] - a['p50_ms']:+.3f} ms, thread CPU p50 {b['cpu_p50_ms'] - a['cpu_p50_ms']:+.3f} ms")
     return 0
 
 

@@ -24,8 +24,9 @@ def reference_recall(
     engine: RecallEngine, *, text: str | None, vector: Any, code: Any, k: int, allowed: Any,
     now_ms: int, explain: bool = False,
 ) -> list[Hit]:
-    pool = max(engine.settings.pool, 5 * k)
-    lanes = engine.lanes(text=text, vector=vector, code=code, pool=pool, allowed=allowed)
+    lane_pool = max(engine.settings.pool, 5 * k)
+    pool = max(lane_pool, engine.settings.keyword_pool)  # the keyword lane's depth and fusion's limit
+    lanes = engine.lanes(text=text, vector=vector, code=code, pool=lane_pool, allowed=allowed, keyword_pool=pool)
     names = [n for n in lanes if len(lanes[n])]
     if not names:
         return []

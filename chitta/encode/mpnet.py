@@ -161,6 +161,8 @@ class MpnetEmbedder:
     #: the dense lane's fusion weight (chitta.recall.presets) and import_conversation's turn_view.
     recall_dense_weight = 0.75
     recall_turn_view = True
+    #: convex score fusion, BM25 share 0.45 (chitta.recall.convex; RESULTS.md, LoCoMo pass 7)
+    recall_fusion_alpha = 0.45
 
     def __init__(self, *, batch_size: int = 16, model_dir: str | Path | None = None) -> None:
         """``model_dir``: where the extracted weights live (created on first use);

@@ -51,7 +51,7 @@ def test_packaged_embedders_preferences() -> None:
     assert settings_for(OnnxMiniLM()) == RecallSettings(fusion_alpha=0.55)
     assert not hasattr(OnnxMiniLM, "recall_turn_view")
     assert settings_for(NomicEmbedder()).fusion_alpha == 0.3
-    assert settings_for(MpnetEmbedder()).fusion_alpha is None  # not measured: weighted RRF
+    assert settings_for(MpnetEmbedder()).fusion_alpha == 0.45
 
 
 def test_field_uses_the_preference_unless_settings_are_given(tmp_path: Path) -> None:

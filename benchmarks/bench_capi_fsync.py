@@ -16,7 +16,6 @@ Full run: ``CHITTA_BENCH_SYNC_N=100000 pytest benchmarks/bench_capi_fsync.py
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -35,8 +34,8 @@ from bench_log import (
     write_lines,
 )
 
-import chitta
 from chitta import _core
+from chitta._native_paths import c_build_command
 
 THREADS = [int(t) for t in os.environ.get("CHITTA_BENCH_CAPI_THREADS", "16,64,256").split(",")]
 
@@ -99,22 +98,15 @@ int main(int argc, char** argv) {
 """
 
 
-def _compiler() -> str:
-    for name in (os.environ.get("CC", ""), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return name
-    pytest.skip("no C compiler found")
-
-
 @pytest.fixture(scope="module")
 def program(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     d = tmp_path_factory.mktemp("capi-fsync")
     src, exe, payload = d / "fsync_appenders.c", d / "fsync_appenders", d / "payload.bin"
     src.write_text(PROGRAM)
     payload.write_bytes(PAYLOAD)
-    lib = chitta.get_lib_dir()
-    cmd = [_compiler(), "-std=c99", "-O2", "-Wall", "-Werror", "-pthread", "-o", str(exe), str(src),
-           f"-I{chitta.get_include()}", f"-L{lib}", "-lchitta_field", f"-Wl,-rpath,{lib}"]
+    cmd = c_build_command(src, exe, ["-std=c99", "-O2", "-Wall", "-Werror", "-pthread"])
+    if cmd is None:
+        pytest.skip("no C compiler found")
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     return exe, payload

@@ -10,10 +10,16 @@ A C program builds with::
 
     cc prog.c -I"$(python -c 'import chitta; print(chitta.get_include())')" \\
        -L"$LIB" -lchitta_field -Wl,-rpath,"$LIB"   # LIB=chitta.get_lib_dir()
+
+``c_build_command`` spells that command for a Python caller (the C API's test
+and benchmark compile their programs with it); it is not part of chitta's API.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = ["get_include", "get_lib_dir"]
@@ -48,3 +54,15 @@ def get_lib_dir() -> str:
     if not (path / _LIBRARY).is_file():
         raise FileNotFoundError(f"{_LIBRARY} is not installed (looked in {path})")
     return str(path)
+
+
+def c_build_command(source: str | Path, output: str | Path, flags: Sequence[str] = ()) -> list[str] | None:
+    """The command that compiles and links ``source`` into ``output`` against this
+    chitta's ``libchitta_field`` with the first C compiler found (``$CC``, ``cc``,
+    ``gcc``, ``clang``), ``flags`` before the files; None when there is none."""
+    lib = get_lib_dir()
+    compiler = next((c for c in (os.environ.get("CC", ""), "cc", "gcc", "clang") if c and shutil.which(c)), None)
+    if compiler is None:
+        return None
+    return [compiler, *flags, "-o", str(output), str(source),
+            f"-I{get_include()}", f"-L{lib}", "-lchitta_field", f"-Wl,-rpath,{lib}"]

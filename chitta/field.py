@@ -39,6 +39,7 @@ from chitta.field_puts import PutMixin, infer_harness
 from chitta.field_read import ReadMixin
 from chitta.field_recall import RecallMixin
 from chitta.field_replay import ReplayMixin
+from chitta.field_state import has_vector_sink, takes_code_columns, takes_columns
 from chitta.field_write import WriteMixin
 from chitta.ops import OpType
 from chitta.organs import Organ
@@ -217,14 +218,14 @@ class Field(
         self._routes: dict[int, tuple[Organ, ...]] = {code: tuple(o) for code, o in routes.items()}
         self._put_organs = self._routes[int(OpType.PutPayload)]
         # Organs that take a run of puts as columns (PutColumns); the others get PutPayload ops.
-        self._column_organs = tuple(o for o in self._put_organs if hasattr(o, "apply_columns"))
-        self._op_organs = tuple(o for o in self._put_organs if not hasattr(o, "apply_columns"))
+        self._column_organs = tuple(o for o in self._put_organs if takes_columns(o))
+        self._op_organs = tuple(o for o in self._put_organs if not takes_columns(o))
         # The organ whose vector matrix replay decodes put runs into (no copy when applied).
-        self._vector_sink_organ = next((o for o in self._column_organs if hasattr(o, "vector_sink")), None)
+        self._vector_sink_organ = next((o for o in self._column_organs if has_vector_sink(o)), None)
         self._sink: Any = None  # during a replay: that organ's sink
         # Organs that take a run of sparse codes as arrays (CodeColumns): replay decodes those runs natively.
         self._code_organs = tuple(
-            o for o in self._routes.get(int(OpType.UpdateSparseCode), ()) if hasattr(o, "apply_code_columns")
+            o for o in self._routes.get(int(OpType.UpdateSparseCode), ()) if takes_code_columns(o)
         )
         # remember()'s fast path (chitta/field_write.py): one bound method per organ.
         self._put_appliers = tuple(getattr(o, "apply_put", o.apply) for o in self._put_organs)

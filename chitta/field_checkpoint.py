@@ -9,21 +9,16 @@ is rebuilt from its log.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from chitta.checkpoint.snapshot import CheckpointInfo
 from chitta.errors import ChittaError
-
-if TYPE_CHECKING:
-    from chitta.field import Field
+from chitta.field_state import FieldState
 
 
-class CheckpointMixin:
-    """Checkpoints of Field (see chitta/field.py for the state they use)."""
+class CheckpointMixin(FieldState):
+    """Checkpoints of Field (the state they use: chitta/field_state.py)."""
 
-    checkpoint_loaded: str | None  # the checkpoint this handle opened from (set in Field.__init__)
-
-    def _load_checkpoint(self: Field) -> None:
+    def _load_checkpoint(self) -> None:
         """Start from the live checkpoint, if there is a usable one; the log stays
         the truth: anything wrong with it and the field is rebuilt from the log."""
         import warnings
@@ -49,7 +44,7 @@ class CheckpointMixin:
         self._checkpoint_applied = self._applied
         self._checkpoint_bytes = sum(int(p[1]) for p in loaded.state["watermark"]["positions"])
 
-    def checkpoint(self: Field) -> CheckpointInfo:
+    def checkpoint(self) -> CheckpointInfo:
         """Write the field's derived state as a new checkpoint (``<root>/checkpoint/``)
         so that later opens load it and replay only what came after.
 

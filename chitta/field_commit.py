@@ -21,6 +21,7 @@ import numpy.typing as npt
 from chitta import _core, ops
 from chitta import _validate as v
 from chitta.errors import ClosedError, InvalidArgument, NotFound
+from chitta.field_state import FieldState
 from chitta.ops import Op, OpType
 from chitta.put_columns import LABELS, LabelColumn, PutColumns
 
@@ -82,17 +83,17 @@ def drainer(field: Field) -> Callable[[], None]:
     return drain
 
 
-class CommitMixin:
-    """Checks, commits and routing of Field (see chitta/field.py for the state they use)."""
+class CommitMixin(FieldState):
+    """Checks, commits and routing of Field (the state they use: chitta/field_state.py)."""
 
     # ---- before every call: open, writable, this handle's queued puts applied --------
-    def _check_open(self: Field) -> None:
+    def _check_open(self) -> None:
         if self._closed:
             raise ClosedError("the field is closed")
         if self._pending_puts:
             self._apply_pending()
 
-    def _check_writable(self: Field) -> None:
+    def _check_writable(self) -> None:
         if self._closed:
             raise ClosedError("the field is closed")
         if self._read_only:
@@ -100,7 +101,7 @@ class CommitMixin:
         if self._pending_puts:
             self._apply_pending()
 
-    def _apply_pending(self: Field) -> None:
+    def _apply_pending(self) -> None:
         """Apply the puts remember() queued, in the order queued, as one run
         (the organs' batch path). Threads may queue more meanwhile: ``take``
         moves out what is queued at that moment, the rest waits for the next run."""
@@ -113,11 +114,11 @@ class CommitMixin:
                 organ.apply_columns(cols)
             if self._op_organs:
                 puts: list[Op] = list(cols.ops())
-                for organ in self._op_organs:
-                    organ.apply_run(OpType.PutPayload, puts)
+                for op_organ in self._op_organs:
+                    op_organ.apply_run(OpType.PutPayload, puts)
             self._applied += len(cols)
 
-    def _route(self: Field, op: Op) -> None:
+    def _route(self, op: Op) -> None:
         organs = self._routes.get(int(op.op_type))
         if organs is None:
             self._unrouted += 1
@@ -126,11 +127,11 @@ class CommitMixin:
                 organ.apply(op)
         self._applied += 1
 
-    def _now_ms(self: Field) -> int:
+    def _now_ms(self) -> int:
         return int(self._clock() * 1000)
 
     # ---- committing ---------------------------------------------------------------
-    def _commit(self: Field, op: Op) -> int:
+    def _commit(self, op: Op) -> int:
         code = int(op.op_type)
         payload = ops.encode(op)
         if len(payload) > _core.MAX_PAYLOAD:
@@ -146,27 +147,27 @@ class CommitMixin:
                 self._route(op)
         return seqno
 
-    def _commit_group(self: Field, group: Sequence[Op]) -> None:
+    def _commit_group(self, group: Sequence[Op]) -> None:
         if group:
             self._commit(group[0] if len(group) == 1 else ops.Batch.of(*group))
 
-    def _new_id(self: Field) -> int:
+    def _new_id(self) -> int:
         new_id: int = self._pending_puts.new_id()  # ChittaError once all 2**32 are used
         return new_id
 
-    def _live_id(self: Field, id: object) -> int:
+    def _live_id(self, id: object) -> int:
         mid = v.memory_id(id)
         if not self._memories.is_live(mid):
             raise NotFound(f"no memory with id {mid}")
         return mid
 
     # ---- the log ----------------------------------------------------------------------
-    def flush(self: Field) -> None:
+    def flush(self) -> None:
         """Push buffered records to the OS (matters for ``durability="buffered"``)."""
         self._check_open()
         self._log.flush()
 
-    def sync(self: Field) -> None:
+    def sync(self) -> None:
         """Make everything this instance wrote durable on disk now."""
         self._check_open()
         self._log.sync()

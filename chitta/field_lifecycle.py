@@ -11,21 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from chitta import _validate as v
 from chitta import inspect, ops
 from chitta.errors import InvalidArgument, NotFound
+from chitta.field_state import FieldState
 from chitta.lifecycle import curation, dedup, surprise, tiers
 from chitta.lifecycle.contradictions import ContradictionPair, detect_contradictions
 from chitta.lifecycle.curation import CurationReport
 from chitta.lifecycle.dedup import DedupReport
 from chitta.model import Memory
-
-if TYPE_CHECKING:
-    from chitta.field import Field
 
 CHUNK = 512  # ops per Batch in passes whose ops need not land together
 _RESOLVING_EDGES = ("Supersedes", "Contradicts")
@@ -48,31 +46,31 @@ def _chunks(group: Sequence[ops.Op], size: int = CHUNK) -> Iterator[Sequence[ops
         yield group[lo : lo + size]
 
 
-class LifecycleMixin:
+class LifecycleMixin(FieldState):
     # ---- contradiction edges -----------------------------------------------------------
-    def _edge(self: Field, src: object, dst: object, edge: str) -> None:
+    def _edge(self, src: object, dst: object, edge: str) -> None:
         self._check_writable()
         a, b = self._live_id(src), self._live_id(dst)
         if a == b:
             raise InvalidArgument(f"a memory cannot be linked to itself by {edge}")
         self._commit(ops.AddAssocEdge(src=a, dst=b, edge=edge, at_ms=self._now_ms()))
 
-    def supersede(self: Field, old: int, new: int) -> None:
+    def supersede(self, old: int, new: int) -> None:
         """Record that ``new`` replaces ``old`` (a ``Supersedes`` edge new -> old).
         While ``new`` is live, ``old`` scores 0.3x in recall (factor ``suppression``);
         it stays readable by ``get`` and ``history``."""
         self._edge(new, old, "Supersedes")
 
-    def contradict(self: Field, a: int, b: int) -> None:
+    def contradict(self, a: int, b: int) -> None:
         """Record that ``a`` disputes ``b`` (a ``Contradicts`` edge a -> b); while
         ``a`` is live, ``b`` scores 0.6x in recall."""
         self._edge(a, b, "Contradicts")
 
-    def confirm(self: Field, a: int, b: int) -> None:
+    def confirm(self, a: int, b: int) -> None:
         """Record that ``a`` re-observes ``b`` (a ``Confirms`` edge a -> b)."""
         self._edge(a, b, "Confirms")
 
-    def detect_contradictions(self: Field) -> list[ContradictionPair]:
+    def detect_contradictions(self) -> list[ContradictionPair]:
         """Candidate conflicts by the reconciler R0 (``chitta.lifecycle.contradictions``):
         same realm and first six words; 0.6 for a kind mismatch, 0.4 for diverging
         bodies; at most 50 pairs. Writes nothing."""
@@ -88,7 +86,7 @@ class LifecycleMixin:
             return detect_contradictions(self.memories(), resolved=resolved)
 
     # ---- tiers and surprise ------------------------------------------------------------
-    def demote_pass(self: Field) -> int:
+    def demote_pass(self) -> int:
         """Move every live memory down to the tier its access recency and frequency
         earn (``chitta.lifecycle.tiers``): one ``DemoteMemory`` per move. Returns the
         number of moves. Run by ``maintain()``."""
@@ -111,7 +109,7 @@ class LifecycleMixin:
             self._commit_group(chunk)
         return len(moves)
 
-    def surprise_pass(self: Field) -> int:
+    def surprise_pass(self) -> int:
         """Set each vector-bearing memory's ``decay_rate`` from its surprise under the
         current sparse encoder (``chitta.lifecycle.surprise``): ``UpdateState`` ops
         where the rate changed. Returns how many. Run by ``maintain()``."""
@@ -140,11 +138,11 @@ class LifecycleMixin:
             self._commit_group(chunk)
         return len(updates)
 
-    def _lifecycle_maintain(self: Field) -> dict[str, int]:
+    def _lifecycle_maintain(self) -> dict[str, int]:
         return {"surprise_updated": self.surprise_pass(), "demoted": self.demote_pass()}
 
     # ---- dedup and curation ------------------------------------------------------------
-    def dedup_pass(self: Field) -> DedupReport:
+    def dedup_pass(self) -> DedupReport:
         """Merge exact duplicates (same realm, kind, canonical hash) and near duplicates
         (F_merge < 0, significant tokens equal; ``chitta.lifecycle.dedup``). Each merge
         is one atomic group: the survivor's ``meta["merged_from"]`` gains the others,
@@ -182,7 +180,7 @@ class LifecycleMixin:
             merges.extend((keeper.id, d.id) for d in dropped)
         return DedupReport(examined=len(live), exact=exact, near=near, merges=tuple(sorted(merges)))
 
-    def curate(self: Field, *, now: datetime | float | None = None) -> CurationReport:
+    def curate(self, *, now: datetime | float | None = None) -> CurationReport:
         """Expire, exact-dedupe and decay confidence (``chitta.lifecycle.curation``).
         ``now``: a datetime or epoch seconds (default: the field's clock)."""
         self._check_writable()
@@ -234,7 +232,7 @@ class LifecycleMixin:
         )
 
     # ---- history -----------------------------------------------------------------------
-    def history(self: Field, id: int) -> list[dict[str, Any]]:
+    def history(self, id: int) -> list[dict[str, Any]]:
         """Every logged op that touched memory ``id`` (forgotten ones too), in replay
         order: dicts with seqno, instance, op and fields (ops inside an atomic group
         carry ``"batch": True``). NotFound when the log never mentions it."""

@@ -8,20 +8,17 @@ changes nothing.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from chitta import _validate as v
 from chitta import ops
 from chitta.errors import InvalidArgument
-
-if TYPE_CHECKING:
-    from chitta.field import Field
+from chitta.field_state import FieldState
 
 MAX_EDGE_WEIGHT = 1e6
 
 
-class LinkMixin:
-    def link(self: Field, src: int, dst: int, edge: str = "RelatedTo", weight: float = 1.0) -> None:
+class LinkMixin(FieldState):
+    def link(self, src: int, dst: int, edge: str = "RelatedTo", weight: float = 1.0) -> None:
         """Add a typed edge ``src -> dst`` (``edge`` one of ``chitta.ops.EDGE_KINDS``:
         RelatedTo, Supports, Contradicts, Supersedes, DerivedFrom, ...). Both
         memories must be live; ``weight`` is a finite number in (0, 1e6]."""

@@ -9,18 +9,14 @@ so a reopened field replays to the same state.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.errors import InvalidArgument
+from chitta.field_state import FieldState
 from chitta.ops import Op
 from chitta.recall.blas import one_thread
-
-if TYPE_CHECKING:
-    from chitta.field import Field
 
 STAGED_PRUNE_DAYS = 7.0  # staged memories never recalled for this long are pruned
 WRITE_GATE_EVERY = 50  # embedded writes between write-gate passes
@@ -34,11 +30,11 @@ LEARN_FRACTION = 16
 MS_PER_DAY = 86_400_000
 
 
-class MaintainMixin:
-    """Maintenance passes of Field (see chitta/field.py for the state they use)."""
+class MaintainMixin(FieldState):
+    """Maintenance passes of Field (the state they use: chitta/field_state.py)."""
 
     # ---- maintenance ----------------------------------------------------------------
-    def _after_embedded_writes(self: Field, n: int) -> None:
+    def _after_embedded_writes(self, n: int) -> None:
         if n <= 0:
             return
         before = self._embedded_writes
@@ -50,7 +46,7 @@ class MaintainMixin:
             self._since_learning = 0
             self.learn_encoder()
 
-    def write_gate_pass(self: Field) -> int:
+    def write_gate_pass(self) -> int:
         """Prune staged memories (never recalled) older than 7 days; returns how many.
         Runs by itself every 50 embedded writes."""
         self._check_writable()
@@ -71,7 +67,7 @@ class MaintainMixin:
         self._commit_group([ops.DeleteMemory(id=mid, at_ms=now) for mid in sorted(old)])
         return len(old)
 
-    def learn_encoder(self: Field, *, max_vectors: int = 1024) -> int | None:
+    def learn_encoder(self, *, max_vectors: int = 1024) -> int | None:
         """One learning step of the sparse encoder on the most recent vectors;
         logs the result (UpdateSparseEncoder) and returns the new version."""
         self._check_writable()
@@ -86,7 +82,7 @@ class MaintainMixin:
         self._commit(step)
         return encoder.version
 
-    def reencode(self: Field, *, batch: int = 512) -> int:
+    def reencode(self, *, batch: int = 512) -> int:
         """Re-encode the sparse codes older than the encoder's version. A new code
         is logged (UpdateSparseCode, atomic groups of ``batch``) only where the
         active features changed: a learning step moves a few hundred atoms, and
@@ -110,7 +106,7 @@ class MaintainMixin:
             done += len(changed)
         return done
 
-    def maintain(self: Field) -> dict[str, int | None]:
+    def maintain(self) -> dict[str, int | None]:
         """The periodic passes at once: write gate, one encoder learning step,
         re-encoding of stale codes, surprise decay rates and demotion tiers."""
         return {
@@ -120,7 +116,7 @@ class MaintainMixin:
             **self._lifecycle_maintain(),  # surprise -> decay rates, then demotion tiers
         }
 
-    def _reembed(self: Field) -> None:
+    def _reembed(self) -> None:
         """Re-embed every live memory with this handle's embedder (progress shown),
         logging the new vectors, codes and the embedder record."""
         from rich.progress import Progress

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 import msgspec
 import numpy as np
@@ -19,11 +18,9 @@ from chitta import _validate as v
 from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.errors import InvalidArgument
+from chitta.field_state import FieldState
 from chitta.ops import Op
 from chitta.recall.blas import one_thread
-
-if TYPE_CHECKING:
-    from chitta.field import Field
 
 NO_TAGS: tuple[str, ...] = ()  # remember()'s default tags, compared by identity
 _MEMORY_KINDS = ops.MEMORY_KINDS
@@ -48,11 +45,11 @@ def event_ms(at: object) -> int:
     return int(at * 1000)
 
 
-class PutMixin:
-    """Building puts for Field's write paths (see chitta/field.py for the state they use)."""
+class PutMixin(FieldState):
+    """Building puts for Field's write paths (the state they use: chitta/field_state.py)."""
 
     def _put_op(
-        self: Field,
+        self,
         mid: int,
         text: object,
         kind: object = "observation",
@@ -86,7 +83,7 @@ class PutMixin:
             meta=None if meta is None else v.meta(meta),
         )
 
-    def _vector_dim(self: Field) -> int | None:
+    def _vector_dim(self) -> int | None:
         dim = self._memories.embedding_dim
         if dim is None:
             recorded = self._settings.get("embedder")
@@ -94,7 +91,7 @@ class PutMixin:
                 dim = int(recorded["dim"])
         return dim
 
-    def _with_vectors(self: Field, puts: list[ops.PutPayload]) -> list[Op]:
+    def _with_vectors(self, puts: list[ops.PutPayload]) -> list[Op]:
         """The puts, plus embeddings for those without one (when the field embeds),
         plus setup ops and sparse codes: the group to commit."""
         need = [i for i, p in enumerate(puts) if p.embedding is None]

@@ -8,20 +8,17 @@ handle queued (``_check_open``), so it sees the handle's own writes.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from chitta import _validate as v
 from chitta.errors import NotFound
+from chitta.field_state import FieldState
 from chitta.model import FieldStats, Memory
 
-if TYPE_CHECKING:
-    from chitta.field import Field
 
+class ReadMixin(FieldState):
+    """Reads of Field (the state they use: chitta/field_state.py)."""
 
-class ReadMixin:
-    """Reads of Field (see chitta/field.py for the state they use)."""
-
-    def get(self: Field, id: int) -> Memory:
+    def get(self, id: int) -> Memory:
         """The live memory with this id; NotFound if it never existed or was forgotten."""
         self._check_open()
         mid = v.memory_id(id)
@@ -30,19 +27,19 @@ class ReadMixin:
             raise NotFound(f"no memory with id {mid}")
         return memory
 
-    def ids(self: Field) -> list[int]:
+    def ids(self) -> list[int]:
         """Ids of all live memories, in the order they were applied."""
         self._check_open()
         return list(self._memories.live_ids())
 
-    def memories(self: Field) -> Iterator[Memory]:
+    def memories(self) -> Iterator[Memory]:
         """Every live memory (a snapshot of ids taken at the call)."""
         for mid in self.ids():
             memory = self._memories.get(mid)
             if memory is not None:
                 yield memory
 
-    def stats(self: Field) -> FieldStats:
+    def stats(self) -> FieldStats:
         self._check_open()
         s = self._log.stats()
         return FieldStats(

@@ -12,21 +12,19 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from chitta import _validate as v
 from chitta import ops
 from chitta.errors import InvalidArgument
+from chitta.field_state import FieldState
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS
 from chitta.recall.blas import one_thread
 from chitta.recall.engine import LANES
 from chitta.recall.hit import Hit
 from chitta.recall.render import render
-
-if TYPE_CHECKING:
-    from chitta.field import Field
 
 MAX_K = 1000
 CO_RETRIEVED_TOP = 3  # the top hits of a recall are linked by CoRetrieved edges
@@ -56,9 +54,9 @@ def _query_vector(vector: Any, dim: int | None) -> Any:
     return np.frombuffer(blob, "<f4").astype(np.float32)
 
 
-class RecallMixin:
+class RecallMixin(FieldState):
     def recall(
-        self: Field,
+        self,
         query: str | None = None,
         *,
         vector: Any = None,
@@ -124,7 +122,7 @@ class RecallMixin:
             )
 
     def _recall(
-        self: Field, query: str | None, qvec: Any, k: int, lane_set: tuple[str, ...] | None,
+        self, query: str | None, qvec: Any, k: int, lane_set: tuple[str, ...] | None,
         budget_bytes: int | None, explain: bool, touch: bool, filters: dict[str, Any],
     ) -> list[Hit]:
         engine = self._engine if lane_set is None else self._engine.with_lanes(lane_set)
@@ -147,7 +145,7 @@ class RecallMixin:
             self._touch(hits)
         return hits
 
-    def _touch(self: Field, hits: list[Hit]) -> None:
+    def _touch(self, hits: list[Hit]) -> None:
         now = self._now_ms()
         group: list[ops.Op] = [ops.UpdateState(id=h.id, at_ms=now, touch=True) for h in hits]
         # Access promotes a demoted memory one tier back toward 0 (chitta.lifecycle.tiers).
@@ -158,11 +156,11 @@ class RecallMixin:
                 group.append(ops.AddAssocEdge(src=a, dst=b, edge="CoRetrieved", weight=0.1, at_ms=now))
         self._commit_group(group)
 
-    def render(self: Field, hits: Sequence[Hit], budget_bytes: int | None = None) -> str:
+    def render(self, hits: Sequence[Hit], budget_bytes: int | None = None) -> str:
         """The hits as ``- [kind] text`` lines within ``budget_bytes`` (never truncating one)."""
         return render(hits, budget_bytes).text
 
-    def set_dense_index(self: Field, kind: str) -> None:
+    def set_dense_index(self, kind: str) -> None:
         """Choose the dense lane's index (a field-wide setting, logged): above the
         exact-scan size (20,000 vectors) ``"hnsw"`` (a tiered HNSW graph, saved by
         checkpoints) or ``"hamming"`` (binary codes + exact rescoring);
@@ -175,7 +173,7 @@ class RecallMixin:
         v.choice(kind, frozenset(DENSE_INDEX_KINDS), "kind")
         self._commit(ops.ConfigureField(key="dense_index", value=kind, at_ms=self._now_ms()))
 
-    def write_gate_stats(self: Field) -> dict[str, Any]:
+    def write_gate_stats(self) -> dict[str, Any]:
         """How many memories are staged (never recalled yet) and how old the oldest is."""
         self._check_open()
         staged = self._index.staged_ids()

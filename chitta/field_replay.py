@@ -14,15 +14,13 @@ Everything is decoded before any organ is touched: nothing is half-applied.
 from __future__ import annotations
 
 import gc
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chitta import _core, ops
 from chitta.code_columns import decode_code_run
 from chitta.errors import ChittaError
+from chitta.field_state import FieldState
 from chitta.ops import Op, OpType
-
-if TYPE_CHECKING:
-    from chitta.field import Field
 
 _PUT, _CODE, _BATCH = int(OpType.PutPayload), int(OpType.UpdateSparseCode), int(OpType.Batch)
 _RECORD_HEAD = 17  # bytes before a record's payload (FORMAT.md: len, crc, seqno, op type)
@@ -42,14 +40,14 @@ def _count_puts(unit: tuple[int, int, int, Any]) -> int:
 Decoded = tuple[int, tuple[Any, ...]]
 
 
-class ReplayMixin:
-    def refresh(self: Field) -> int:
+class ReplayMixin(FieldState):
+    def refresh(self) -> int:
         """Apply what other instances appended since the last look. Returns records read."""
         self._check_open()
         with self._lock:
             return self._replay()
 
-    def _replay(self: Field) -> int:
+    def _replay(self) -> int:
         if self._pending_puts:
             self._apply_pending()  # this handle's own writes come first
         # Replay allocates a container per op and frees none: the cyclic GC's
@@ -62,7 +60,7 @@ class ReplayMixin:
             if gc_was_on:
                 gc.enable()
 
-    def _replay_all(self: Field) -> int:
+    def _replay_all(self) -> int:
         result = self._log.read_new(commit=False)  # positions move only once applied
         for damage in result.damages:
             self.salvaged.append(dict(damage))
@@ -98,7 +96,7 @@ class ReplayMixin:
         return len(result)
 
     # ---- decoding ---------------------------------------------------------------------
-    def _decode_run(self: Field, result: Any, op_type: int, start: int, end: int) -> Decoded:
+    def _decode_run(self, result: Any, op_type: int, start: int, end: int) -> Decoded:
         """Records ``[start, end)`` of one op type; a record the run decoders refuse
         sends the run to the per-record path (which raises or salvages, located)."""
         try:
@@ -106,7 +104,7 @@ class ReplayMixin:
         except ChittaError:
             return op_type, ("ops", self._decode_each(result, op_type, start, end))
 
-    def _decode_plain(self: Field, result: Any, op_type: int, start: int, end: int) -> tuple[Any, ...]:
+    def _decode_plain(self, result: Any, op_type: int, start: int, end: int) -> tuple[Any, ...]:
         """A run decoded whole; ChittaError if any record of it is damaged."""
         if op_type == _PUT:
             cols = ops.decode_put_columns(result, start, end, self._sink)
@@ -119,7 +117,7 @@ class ReplayMixin:
             # A code of another feature count in the run: the whole run goes per op, in log order.
         return ("ops", ops.decode_records(result, op_type, start, end))
 
-    def _decode_batch(self: Field, result: Any, index: int, inner: Any) -> list[Decoded]:
+    def _decode_batch(self, result: Any, index: int, inner: Any) -> list[Decoded]:
         """The inner runs of Batch record ``index`` (``inner``: it unpacked, or None)
         (the Batch whole, or, damaged and salvaged, nothing)."""
         try:
@@ -131,11 +129,11 @@ class ReplayMixin:
             self._skip_or_raise(exc, result, index)
             return []
 
-    def _code_width(self: Field) -> int:
+    def _code_width(self) -> int:
         """Features per sparse code of this field (codes of another count take the op path)."""
         return int(self._index.code_width)
 
-    def _decode_each(self: Field, result: Any, op_type: int, start: int, end: int) -> list[Op]:
+    def _decode_each(self, result: Any, op_type: int, start: int, end: int) -> list[Op]:
         out: list[Op] = []
         for i in range(start, end):
             try:
@@ -145,7 +143,7 @@ class ReplayMixin:
         return out
 
     # ---- applying ---------------------------------------------------------------------
-    def _reserve_for(self: Field, decoded: list[Decoded]) -> None:
+    def _reserve_for(self, decoded: list[Decoded]) -> None:
         """Tell the column organs how many puts and vectors are coming (one allocation
         each instead of growing run by run: at 1M memories, copies of 1.5 GB)."""
         runs = [run[1] for _, run in decoded if run[0] == "cols"]
@@ -160,7 +158,7 @@ class ReplayMixin:
             if reserve is not None:
                 reserve(puts, vectors, int(dim))
 
-    def _apply_decoded(self: Field, op_type: int, run: tuple[Any, ...]) -> None:
+    def _apply_decoded(self, op_type: int, run: tuple[Any, ...]) -> None:
         kind = run[0]
         if kind == "cols":
             self._apply_put_columns(run[1], run[2])
@@ -171,7 +169,7 @@ class ReplayMixin:
         else:
             self._apply_ops(op_type, run[1])
 
-    def _apply_ops(self: Field, op_type: int, run: list[Op]) -> None:
+    def _apply_ops(self, op_type: int, run: list[Op]) -> None:
         organs = self._routes.get(op_type)
         if organs is None:
             self._unrouted += len(run)
@@ -180,15 +178,15 @@ class ReplayMixin:
                 organ.apply_run(OpType(op_type), run)
         self._applied += len(run)
 
-    def _apply_put_columns(self: Field, cols: Any, puts: list[Op] | None) -> None:
+    def _apply_put_columns(self, cols: Any, puts: list[Op] | None) -> None:
         for organ in self._column_organs:
             organ.apply_columns(cols)
-        for organ in self._op_organs:
-            organ.apply_run(OpType.PutPayload, puts if puts is not None else cols.ops())
+        for op_organ in self._op_organs:
+            op_organ.apply_run(OpType.PutPayload, puts if puts is not None else cols.ops())
         self._applied += len(cols)
 
     # ---- damage ---------------------------------------------------------------------
-    def _located(self: Field, exc: ChittaError, result: Any, index: int) -> ChittaError:
+    def _located(self, exc: ChittaError, result: Any, index: int) -> ChittaError:
         segment = result.segments[int(result.segment_index[index])]
         offset = int(result.offsets[index])
         located = type(exc)(f"{exc} (segment {segment}, offset {offset})")
@@ -196,7 +194,7 @@ class ReplayMixin:
         located.offset = offset  # type: ignore[attr-defined]
         return located
 
-    def _skip_or_raise(self: Field, exc: ChittaError, result: Any, index: int) -> None:
+    def _skip_or_raise(self, exc: ChittaError, result: Any, index: int) -> None:
         located = self._located(exc, result, index)
         if not self._salvage:
             raise located from exc

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -22,10 +22,8 @@ from chitta.encode.field_encoding import code_ops
 from chitta.encode.gloss import gloss_triplet, triplet_text
 from chitta.errors import ClosedError, InvalidArgument
 from chitta.field_puts import NO_TAGS
+from chitta.field_state import FieldState
 from chitta.ops import Op, OpType
-
-if TYPE_CHECKING:
-    from chitta.field import Field
 
 _PUT = int(OpType.PutPayload)
 _ENCODE = ops._ENCODER.encode  # ops.encode without its isinstance check (the op is ours)
@@ -36,12 +34,12 @@ _REMEMBER_KEYS = frozenset(
 )
 
 
-class WriteMixin:
-    """Write paths of Field (see chitta/field.py for the state they use)."""
+class WriteMixin(FieldState):
+    """Write paths of Field (the state they use: chitta/field_state.py)."""
 
     # ---- the public write API ----------------------------------------------------------
     def remember(
-        self: Field,
+        self,
         text: str,
         *,
         kind: str = _OBSERVATION,
@@ -103,7 +101,7 @@ class WriteMixin:
         self._after_embedded_writes(1)
         return op.id
 
-    def remember_many(self: Field, items: Iterable[str | Mapping[str, Any]]) -> list[int]:
+    def remember_many(self, items: Iterable[str | Mapping[str, Any]]) -> list[int]:
         """Store several memories as one atomic group: after a crash either all
         of them exist or none. Each item is a text or a dict of ``remember`` arguments.
         Texts are embedded in one batch."""
@@ -130,7 +128,7 @@ class WriteMixin:
         return [p.id for p in puts]
 
     def remember_triplet(
-        self: Field,
+        self,
         subject: str,
         predicate: str,
         object: str,
@@ -173,14 +171,14 @@ class WriteMixin:
         self._after_embedded_writes(2 if self._encoding.enabled else 0)
         return t_id, a_id
 
-    def forget(self: Field, id: int) -> None:
+    def forget(self, id: int) -> None:
         """Soft-delete a memory: it is no longer returned, its history stays in the log."""
         self._check_writable()
         mid = self._live_id(id)
         self._commit(ops.DeleteMemory(id=mid, at_ms=self._now_ms()))
 
     def update(
-        self: Field,
+        self,
         id: int,
         *,
         text: str | None = None,

@@ -18,7 +18,7 @@ import inspect
 import struct
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
@@ -32,6 +32,9 @@ from chitta.lifecycle.dedup import DedupReport
 from chitta.model import FieldStats, Memory
 from chitta.recall.hit import Factor, Hit
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 MAX_FRAME = 16 << 20  # bytes of one frame's body, either direction
 HEADER = struct.Struct(">I")
 PROTOCOL_VERSION = 1
@@ -44,7 +47,7 @@ EXT_FACTOR = 4
 EXT_FIELD_STATS = 5
 EXT_REPORT = 6  # a lifecycle report dataclass: [class name, [field values]]
 
-_REPORTS: dict[str, type] = {
+_REPORTS: dict[str, type[DataclassInstance]] = {
     c.__name__: c for c in (CurationReport, DedupReport, ContradictionPair, CheckpointInfo)
 }
 _MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))

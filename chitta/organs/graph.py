@@ -28,7 +28,7 @@ class GraphOrgan:
 
     def apply(self, op: Op) -> None:
         if type(op) is ops.AddAssocEdge:
-            e: ops.AddAssocEdge = op  # type: ignore[assignment]
+            e: ops.AddAssocEdge = op
             fwd = (e.dst, e.edge, True)
             if fwd not in self._adj[e.src]:
                 self.edges += 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import deque
 from operator import attrgetter
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -16,7 +16,7 @@ from chitta.index.posting import PostingIndex
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.recall_index_dense import _row_norms
 from chitta.organs.recall_pending import PendingText
-from chitta.organs.recall_posting import open_posting
+from chitta.organs.recall_posting import PostingFile, open_posting
 from chitta.organs.recall_rows import FIELDS, LabelTable, RowColumns
 from chitta.organs.recall_vector_rows import CodeVersions, RowIds, VectorRows
 from chitta.put_columns import LabelColumn
@@ -47,18 +47,24 @@ class IndexSnapshot:
     _row: VectorRows
     _free_rows: list[int]
     _recent: deque[int]
-    _posting: PostingIndex
     _code_version: CodeVersions
     _dense_kind: str
     _ann: DenseANN | None
     _adopt: tuple[npt.NDArray[np.uint64], F32, set[int]] | None
     dim: int | None
 
-    def _flush_codes(self) -> None: ...
-    def _flush_text(self) -> None: ...
-    def _uses_ann(self) -> bool: ...
-    def _ann_for_checkpoint(self) -> DenseANN | None: ...
-    def _ensure_ann(self) -> DenseANN: ...
+    if TYPE_CHECKING:  # RecallIndexOrgan's and DenseLane's, before this class in the organ's bases
+
+        @property
+        def _posting(self) -> PostingIndex: ...
+        @_posting.setter
+        def _posting(self, value: PostingIndex | PostingFile) -> None: ...
+        def _flush_codes(self) -> None: ...
+        def _flush_text(self) -> None: ...
+        def _uses_ann(self) -> bool: ...
+        def _ann_for_checkpoint(self) -> DenseANN | None: ...
+        def _ensure_ann(self) -> DenseANN: ...
+
     def speakers_state(self) -> list[list[Any]]:
         raise NotImplementedError  # SpeakerIndex (recall_speakers.py), before this class in the organ's bases
 

@@ -20,7 +20,7 @@ class SettingsOrgan:
 
     def apply(self, op: Op) -> None:
         if type(op) is ops.ConfigureField:
-            self._values[op.key] = op.value  # type: ignore[attr-defined]
+            self._values[op.key] = op.value
 
     def apply_run(self, op_type: OpType, run: list[Op]) -> None:
         for op in run:

@@ -9,34 +9,24 @@ bad arguments come back as codes and never crash the process.
 from __future__ import annotations
 
 import ctypes
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 import chitta
+from chitta._native_paths import c_build_command
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "example.c"
 CF_OK, CF_ENOTFOUND, CF_EINVAL = 0, 1, 4
 
 
-def _compiler() -> str:
-    for name in (os.environ.get("CC", ""), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return name
-    pytest.skip("no C compiler found")
-
-
 @pytest.fixture(scope="module")
 def example_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("capi") / "example"
-    lib = chitta.get_lib_dir()
-    cmd = [
-        _compiler(), "-std=c99", "-Wall", "-Wextra", "-Werror", "-o", str(out), str(EXAMPLE),
-        f"-I{chitta.get_include()}", f"-L{lib}", "-lchitta_field", f"-Wl,-rpath,{lib}",
-    ]  # fmt: skip
+    cmd = c_build_command(EXAMPLE, out, ["-std=c99", "-Wall", "-Wextra", "-Werror"])
+    if cmd is None:
+        pytest.skip("no C compiler found")
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     return out

@@ -160,3 +160,69 @@ def round33(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
 
 def round34(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
     yield "R34 reference (convex, adopted)", cx(emb)
+
+
+def round35(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    """Paired intervals (``--round 35``) of the expansion settings against the reference."""
+    yield "R35 reference (convex, adopted)", cx(emb)
+    for tau, m, beta in ((0.3, 5, 0.2), (0.3, 5, 0.15), (0.3, 7, 0.2), (0.25, 7, 0.2), (0.3, 5, 0.25)):
+        yield f"R35 whole-query expansion tau={tau} m={m} beta={beta}", cx(emb, expand=whole_query(tau, m), beta=beta)
+    yield "R35 per-word expansion tau=0.5 m=3 beta=0.2", cx(emb, expand=per_word(0.5, 3), beta=0.2)
+
+
+def detail(name: str, r: dict[str, Any]) -> str:
+    """Multi-hop (1) and open-domain (3) per half, R@5 / R@10 / R@20; 1-4 R@10 per half; c5 R@10."""
+    def cat(c: Any) -> str:
+        return " ".join(f"{h[0]}{r[h][c][5]:.3f}/{r[h][c][10]:.3f}/{r[h][c][20]:.3f}" for h in ("tune", "held", "both"))
+    return (f"{name:<52} c1 {cat(1)} | c3 {cat(3)} | 1-4 t{r['tune']['all'][10]:.3f} h{r['held']['all'][10]:.3f} "
+            f"a{r['both']['all'][10]:.3f} | c2 {r['both'][2][10]:.3f} c4 {r['both'][4][10]:.3f} c5 {r['both'][5][10]:.3f}")
+
+
+def no_names(inner: Expand) -> Expand:
+    """``inner``'s words without the field's speakers' names."""
+    def f(c: Conv, qi: int, emb: Any) -> str:
+        names = {w for s in {t["speaker"] for t in c.items} for w in tokenize(s, stopwords=False)}
+        return " ".join(w for w in inner(c, qi, emb).split() if w not in names)
+    return f
+
+
+def round36(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    """Printed with :func:`detail` (``--round 36``): the expansion grid per half for categories 1 and 3."""
+    yield "R36 reference (convex, adopted)", cx(emb)
+    for tau in (0.25, 0.3, 0.35):
+        for m in (5, 8):
+            for beta in (0.15, 0.2, 0.3):
+                yield f"R36 whole-query tau={tau} m={m} beta={beta}", cx(emb, expand=whole_query(tau, m), beta=beta)
+    yield "R36 whole-query tau=0.3 m=5 beta=0.2 no names", cx(emb, expand=no_names(whole_query(0.3, 5)), beta=0.2)
+    yield "R36 whole-query tau=0.3 m=5 beta=0.2 +query", cx(emb, expand=whole_query(0.3, 5), beta=0.2, with_query=True)
+    yield "R36 per-word tau=0.5 m=3 beta=0.2", cx(emb, expand=per_word(0.5, 3), beta=0.2)
+    yield "R36 per-word tau=0.5 m=3 beta=0.3", cx(emb, expand=per_word(0.5, 3), beta=0.3)
+
+
+def paired_cats(convs: list[Conv], a: Ranker, b: Ranker, seed: int = 0) -> str:
+    """Paired R@10 differences b - a with bootstrap 95% intervals: categories 1-4 and 1 alone, per half."""
+    diff: dict[tuple[str, str], list[float]] = {}
+    for c in convs:
+        for qi, q in enumerate(c.questions):
+            if q["cat"] == 5:
+                continue
+            ra, rb = (len(set(r(c, qi)[:10]) & q["gold"]) / len(q["gold"]) for r in (a, b))
+            for grp in ("1-4", "c1") if q["cat"] == 1 else ("1-4",):
+                diff.setdefault((grp, q["half"]), []).append(rb - ra)
+    rng = np.random.default_rng(seed)
+    out = []
+    for (grp, h), d in sorted(diff.items()):
+        arr = np.array(d)
+        boots = [arr[rng.integers(0, len(arr), len(arr))].mean() for _ in range(2000)]
+        out.append(f"{grp} {h} {arr.mean():+.3f} [{np.percentile(boots, 2.5):+.3f}, {np.percentile(boots, 97.5):+.3f}]"
+                   f" {(arr > 0).sum()}/{(arr < 0).sum()}")
+    return " | ".join(out)
+
+
+def round37(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    """``--round 37``: paired intervals (1-4 and multi-hop, per half) of the expansion grid."""
+    yield "R37 reference (convex, adopted)", cx(emb)
+    for tau in (0.25, 0.3, 0.35):
+        for m in (5, 8):
+            for beta in (0.15, 0.2, 0.3):
+                yield f"R37 whole-query tau={tau} m={m} beta={beta}", cx(emb, expand=whole_query(tau, m), beta=beta)

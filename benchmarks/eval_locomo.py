@@ -190,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fusion-alpha", default=None,
                     help="RecallSettings.fusion_alpha for this run: a number in [0, 1] (convex score fusion, "
                          "chitta.recall.convex) or 'rrf' (weighted RRF); default: the library's")
+    ap.add_argument("--expansion", default=None, help="vocabulary expansion (chitta.recall.expand, helper M): "
+                    "W[,M[,TAU]] = expansion_weight, expansion_words, expansion_min_cosine; 0: off")
     ap.add_argument("--cache", action="store_true", help="cache vectors on disk (benchmarks/locomo_cache.py, /tmp)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -222,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
         embedder = CachedEmbedder(default_embedder() if args.embedder == "auto" else embedder)
     t0 = time.perf_counter()
     settings = None
-    if args.time_prior is not None or args.dense_weight is not None or args.fusion_alpha is not None:
+    if args.time_prior is not None or args.dense_weight is not None or args.fusion_alpha is not None \
+            or args.expansion is not None:
         from chitta.recall.presets import settings_for
 
         base = settings_for(None if isinstance(embedder, str) else embedder)
@@ -231,8 +234,12 @@ def main(argv: list[str] | None = None) -> int:
             weights["dense"] = args.dense_weight
         alpha = base.fusion_alpha if args.fusion_alpha is None else (
             None if args.fusion_alpha == "rrf" else float(args.fusion_alpha))
+        exp = [float(x) for x in args.expansion.split(",")] if args.expansion is not None else []
         settings = RecallSettings(lane_weights=weights, fusion_alpha=alpha,
-                                  time_prior=base.time_prior if args.time_prior is None else args.time_prior)
+                                  time_prior=base.time_prior if args.time_prior is None else args.time_prior,
+                                  expansion_weight=exp[0] if exp else base.expansion_weight,
+                                  expansion_words=int(exp[1]) if len(exp) > 1 else base.expansion_words,
+                                  expansion_min_cosine=exp[2] if len(exp) > 2 else base.expansion_min_cosine)
     result = evaluate(data, configs, embedder, console, args.context_turns, args.keyword_context_turns, settings,
                       {"auto": None, "on": True, "off": False}[args.turn_view])
     rows = summarise(result, configs)

@@ -83,7 +83,7 @@ def whole_query(tau: float, m: int) -> Expand:
 
 def cx(emb: Any, *, alpha: float | None = None, expand: Expand | None = None, beta: float = 0.0,
        with_query: bool = False, sess: float = 0.0, sess_top: int = 1, sess_in: int = 0, pool: int = 100,
-       strip_name: bool = False) -> Ranker:
+       strip_name: bool = False, new: bool = True) -> Ranker:
     """The convex pipeline with the optional levers (module docstring)."""
     ctx, _wd = _adopted(emb)
     a = _alpha(emb) if alpha is None else alpha
@@ -107,7 +107,7 @@ def cx(emb: Any, *, alpha: float | None = None, expand: Expand | None = None, be
                 eids, esc = kw_search(c, eq, n=pool)
                 if esc and max(esc) > 0:
                     extra = {i: s / max(esc) for i, s in zip(eids, esc)}
-        union = list(dict.fromkeys([*ids, *dense, *extra]))
+        union = list(dict.fromkeys([*ids, *dense, *extra])) if new else list(dict.fromkeys([*ids, *dense]))
         bm = dict(zip(ids, sc))
         top = max(sc) if sc else 1.0
         cu = sims[union]
@@ -226,3 +226,12 @@ def round37(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
         for m in (5, 8):
             for beta in (0.15, 0.2, 0.3):
                 yield f"R37 whole-query tau={tau} m={m} beta={beta}", cx(emb, expand=whole_query(tau, m), beta=beta)
+
+
+def round38(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    """``--round 38``: where the expansion's gain comes from: new candidates, or re-scoring the others."""
+    yield "R38 reference (convex, adopted)", cx(emb)
+    for tau, m, beta in ((0.3, 5, 0.2), (0.25, 5, 0.2), (0.25, 5, 0.3)):
+        yield f"R38 whole-query tau={tau} m={m} beta={beta}", cx(emb, expand=whole_query(tau, m), beta=beta)
+        yield f"R38 same, re-scoring only (no new candidates)", cx(emb, expand=whole_query(tau, m), beta=beta, new=False)
+        yield f"R38 same, pool 50", cx(emb, expand=whole_query(tau, m), beta=beta, pool=50)

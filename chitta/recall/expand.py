@@ -16,12 +16,13 @@ with convex score fusion (chitta.recall.convex) each candidate gains
                + beta * bm25_expansion(d) / max bm25_expansion
 
 The lane re-scores; it brings in no new candidate (on LoCoMo, letting its own
-top hits in added nothing over re-scoring, pass 7). The query costs nothing
-new to embed (its vector is the dense lane's); the nearest words come from an
-exact scan of the word vectors up to ``EXACT_WORDS`` words and above from an
-HNSW graph over their top ``PROJECT_DIM`` principal components, its hits
-re-ranked by their exact cosine; the BM25 index scores the few candidates from its
-forward lists. Words enter the table as the
+top hits in added nothing over re-scoring, pass 7), and the BM25 index scores
+so few documents from its forward lists. The query costs nothing new to
+embed (its vector is the dense lane's); the nearest words come from an exact
+scan of the word vectors up to ``EXACT_WORDS`` words and from an HNSW graph
+over them above (search beam 64: a narrower beam, or a graph over the
+words' top principal components, was cheaper but picked other words and lost
+recall, pass 7). Words enter the table as the
 field's texts are indexed (the keyword lane's documents) and are embedded in
 one batch at the next recall that expands (so a freshly opened field pays
 its vocabulary once, at its first such recall; benchmarks/RESULTS.md, LoCoMo
@@ -47,11 +48,8 @@ from chitta.errors import InvalidArgument
 from chitta.index.bm25 import tokenize
 from chitta.recall.query import QUERY_STOPWORDS
 
-EXACT_WORDS = 1024  # above this many words, nearest words come from an HNSW graph
+EXACT_WORDS = 4096  # above this many words, nearest words come from an HNSW graph
 EMBED_BATCH = 512
-SEARCH_EF = 16  # the word graph's search beam: approximate nearest words are enough (LoCoMo pass 7)
-PROJECT_DIM = 64  # the word graph holds the words' top principal components; hits are re-ranked exactly
-BASIS_SAMPLE = 4096  # words the principal components are computed from (the first ones embedded)
 F32 = npt.NDArray[np.float32]
 
 
@@ -81,8 +79,7 @@ class Vocabulary:
         self._row: dict[str, int] = {}
         self._pending: set[str] = set()
         self._vecs: F32 | None = None
-        self._graph: Any = None  # chitta.index.hnsw.HNSW over the projected rows, above EXACT_WORDS
-        self._basis: F32 | None = None  # (dim, PROJECT_DIM): the projection of the graph's vectors
+        self._graph: Any = None  # chitta.index.hnsw.HNSW over the rows, above EXACT_WORDS
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -124,25 +121,13 @@ class Vocabulary:
             self._row.update((w, start + i) for i, w in enumerate(words))
             self._vecs = vecs if self._vecs is None else np.concatenate([self._vecs, vecs])
             if self._graph is not None:
-                self._graph.add(np.arange(start, start + len(words), dtype=np.uint64), self._project(vecs))
+                self._graph.add(np.arange(start, start + len(words), dtype=np.uint64), vecs)
             elif len(self._words) > EXACT_WORDS:
                 from chitta.index.hnsw import HNSW
 
-                sample = self._vecs[:BASIS_SAMPLE].astype(np.float64)
-                _, _, vt = np.linalg.svd(sample - sample.mean(axis=0), full_matrices=False)
-                self._basis = np.ascontiguousarray(vt[: min(PROJECT_DIM, vt.shape[0])].T, np.float32)
-                self._graph = HNSW(int(self._basis.shape[1]))
-                self._graph.add(np.arange(len(self._words), dtype=np.uint64), self._project(self._vecs))
+                self._graph = HNSW(int(self._vecs.shape[1]))
+                self._graph.add(np.arange(len(self._words), dtype=np.uint64), self._vecs)
             return len(words)
-
-    def _project(self, vecs: F32) -> F32:
-        """Rows projected on the basis (a zero row, which the graph refuses, becomes a tiny constant one)."""
-        assert self._basis is not None
-        out = np.ascontiguousarray(vecs @ self._basis, np.float32)
-        zero = ~np.any(out, axis=1)
-        if zero.any():
-            out[zero] = 1e-6
-        return out
 
     def nearest(self, vector: npt.ArrayLike, m: int, min_cosine: float, exclude: set[str] = frozenset()) -> list[str]:
         """Up to ``m`` words nearest to ``vector`` (cosine >= ``min_cosine``, best first), none in ``exclude``."""
@@ -158,15 +143,10 @@ class Vocabulary:
             return []
         q = q / norm
         want = m + len(exclude)
-        if self._graph is not None:  # approximate candidates in the projection, re-ranked by their exact cosine
-            pq = self._project(q[None, :])[0]
-            wide = min(2 * want, len(self._words))
-            ids, _ = self._graph.search(pq, wide, ef=max(SEARCH_EF, wide))
-            found = np.asarray(ids, np.uint64).reshape(-1)
-            cand = found[found < len(self._words)].astype(np.int64)  # drops padding ids (2**64 - 1)
-            cs = vecs[cand] @ q
-            order = np.lexsort((cand, -cs))
-            rows, sims = cand[order].tolist(), cs[order].tolist()
+        if self._graph is not None:
+            ids, dist = self._graph.search(q, min(want, len(self._words)), ef=max(64, want))
+            rows = [int(i) for i in np.asarray(ids).reshape(-1)]  # padding ids (2**64 - 1) fail the row check
+            sims = [1.0 - float(d) for d in np.asarray(dist).reshape(-1)]
         else:
             all_sims = vecs @ q
             top = np.argpartition(-all_sims, want - 1)[:want] if want < len(all_sims) else np.arange(len(all_sims))

@@ -233,5 +233,5 @@ def round38(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
     yield "R38 reference (convex, adopted)", cx(emb)
     for tau, m, beta in ((0.3, 5, 0.2), (0.25, 5, 0.2), (0.25, 5, 0.3)):
         yield f"R38 whole-query tau={tau} m={m} beta={beta}", cx(emb, expand=whole_query(tau, m), beta=beta)
-        yield f"R38 same, re-scoring only (no new candidates)", cx(emb, expand=whole_query(tau, m), beta=beta, new=False)
-        yield f"R38 same, pool 50", cx(emb, expand=whole_query(tau, m), beta=beta, pool=50)
+        yield "R38 same, re-scoring only (no new candidates)", cx(emb, expand=whole_query(tau, m), beta=beta, new=False)
+        yield "R38 same, pool 50", cx(emb, expand=whole_query(tau, m), beta=beta, pool=50)

@@ -228,7 +228,8 @@ class RecallEngine:
             return []
         # convex fusion blends the keyword and dense lanes: only when both ran (a lane alone stays itself)
         alpha = self.settings.fusion_alpha
-        convex = (kw["bm25"], alpha) if kw and alpha is not None and "bm25" in names and "dense" in names else None
+        convex: tuple[Any, ...] | None = (kw["bm25"], alpha) if kw and alpha is not None and "bm25" in names \
+            and "dense" in names else None
         if convex is not None and self.vocabulary is not None and self.settings.expansion_weight > 0 and text:
             convex = (*convex, *self._expand(lanes, names, text, vector, pool, allowed))
         if self.native and not explain and supports_native(self):
@@ -261,7 +262,7 @@ class RecallEngine:
     def _rank_python(
         self, lanes: Mapping[str, U64], names: list[str], *, text: str | None,
         vector: npt.NDArray[np.float32] | None, k: int, pool: int, now_ms: int, explain: bool,
-        convex: tuple[Any, float] | None = None,
+        convex: tuple[Any, ...] | None = None,
     ) -> list[Hit]:
         """Fusion, the candidates' state, scores and hits in Python: the reference of
         ``rank_native`` (chitta/recall/native_tail.py) and the ``explain=True`` path."""

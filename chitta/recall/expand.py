@@ -115,7 +115,7 @@ class Vocabulary:
             if vecs.ndim != 2 or len(vecs) != len(words):
                 raise InvalidArgument(f"the embedder returned {vecs.shape} for {len(words)} words")
             norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-            vecs = vecs / np.where(norms > 0, norms, 1.0)
+            vecs = (vecs / np.where(norms > 0, norms, 1.0)).astype(np.float32)
             start = len(self._words)
             self._words.extend(words)
             self._row.update((w, start + i) for i, w in enumerate(words))
@@ -129,7 +129,8 @@ class Vocabulary:
                 self._graph.add(np.arange(len(self._words), dtype=np.uint64), self._vecs)
             return len(words)
 
-    def nearest(self, vector: npt.ArrayLike, m: int, min_cosine: float, exclude: set[str] = frozenset()) -> list[str]:
+    def nearest(self, vector: npt.ArrayLike, m: int, min_cosine: float,
+                exclude: frozenset[str] | set[str] = frozenset()) -> list[str]:
         """Up to ``m`` words nearest to ``vector`` (cosine >= ``min_cosine``, best first), none in ``exclude``."""
         self.refresh()
         vecs = self._vecs

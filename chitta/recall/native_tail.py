@@ -83,7 +83,7 @@ def _cosines(vector: npt.NDArray[np.float32], vrow: npt.NDArray[np.int64], vecs:
 def rank_native(
     engine: RecallEngine, lanes: Mapping[str, U64], names: Sequence[str], *, text: str | None,
     vector: npt.NDArray[np.float32] | None, k: int, pool: int, now_ms: int,
-    convex: tuple[Any, float] | None = None,
+    convex: tuple[Any, ...] | None = None,
 ) -> list[Hit]:
     settings = engine.settings
     mem_cols, kind_values = engine.memories.recall_columns()  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -127,7 +127,7 @@ class StubEmbedder:
     """4-D vectors from a table (memories on e2, e3, e4; two words near e1); any other text e3."""
 
     name, family, dim = "stub-expand-v1", "stub-expand", 4
-    table = {"swimming": (0.8, 0.6, 0, 0), "went": (0.3, 0, 0, math.sqrt(1 - 0.09)),
+    table: ClassVar[dict[str, tuple[float, ...]]] = {"swimming": (0.8, 0.6, 0, 0), "went": (0.3, 0, 0, math.sqrt(1 - 0.09)),
              "activities are fun": (0, 1, 0, 0), "I went swimming": (0, 0, 1, 0), "tax forms": (0, 0, 0, 1)}
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -188,7 +188,7 @@ def test_the_real_model_relates_a_category_to_its_members() -> None:
 
     try:
         model = OnnxMiniLM()
-    except Exception as exc:  # the model package is an extra
+    except Exception as exc:  # noqa: BLE001  (the model package is an extra)
         pytest.skip(f"MiniLM not available: {exc}")
     vocab = Vocabulary(model.embed)
     vocab.add_texts(["I went swimming and camping, then my pottery class", "the invoice spreadsheet and the tax audit"])

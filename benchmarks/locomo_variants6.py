@@ -1,4 +1,4 @@
-"""Rounds 31-35 of the LoCoMo ablation (``locomo_ablate.py --round 31``): pass 7 levers for
+"""Rounds 31-39 of the LoCoMo ablation (``locomo_ablate.py --round 31``): pass 7 levers for
 multi-hop (category 1) and open-domain (category 3) questions on the convex-fusion pipeline.
 
 Every ranker starts from the adopted pipeline of the named embedder (pass 6: convex score
@@ -235,3 +235,32 @@ def round38(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
         yield f"R38 whole-query tau={tau} m={m} beta={beta}", cx(emb, expand=whole_query(tau, m), beta=beta)
         yield "R38 same, re-scoring only (no new candidates)", cx(emb, expand=whole_query(tau, m), beta=beta, new=False)
         yield "R38 same, pool 50", cx(emb, expand=whole_query(tau, m), beta=beta, pool=50)
+
+
+def per_word_known(tau: float, m: int) -> Expand:
+    """:func:`per_word` with only the query words the field itself uses (their vectors from the field's
+    word table: no embedding at query time), each expanded by its ``m`` nearest field words."""
+    def f(c: Conv, qi: int, emb: Any) -> str:
+        words, wv = vocab(c, emb)
+        row = {w: i for i, w in enumerate(words)}
+        q = keyword_query(c.questions[qi]["q"])
+        names = {w for s in {t["speaker"] for t in c.items} for w in tokenize(s, stopwords=False)}
+        terms = [t for t in q.split() if t in row and t not in names]
+        out: list[str] = []
+        for t in terms:
+            sims = wv @ wv[row[t]]
+            top = [words[j] for j in np.argsort(-sims)[: m + 1] if words[j] != t and sims[j] >= tau]
+            out += top[:m]
+        return " ".join(out)
+
+    return f
+
+
+def round39(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    """``--round 39``: per-word expansion from the field's own word table only (no query-time model call)."""
+    yield "R39 reference (convex, adopted)", cx(emb)
+    yield "R39 whole-query tau=0.3 m=5 beta=0.2 (adopted form)", cx(emb, expand=whole_query(0.3, 5), beta=0.2, new=False)
+    for tau, m, beta in ((0.5, 3, 0.2), (0.5, 3, 0.3), (0.4, 3, 0.2), (0.5, 5, 0.2), (0.6, 3, 0.2)):
+        yield (f"R39 per known word tau={tau} m={m} beta={beta}",
+               cx(emb, expand=per_word_known(tau, m), beta=beta, new=False))
+    yield "R39 per word (embedded) tau=0.5 m=3 beta=0.2", cx(emb, expand=per_word(0.5, 3), beta=0.2, new=False)

@@ -13,7 +13,10 @@ x1.3, time prior x2, 0.02 cosine tiebreak) and adds one lever:
 - (32) session-level evidence: a session scores by its best candidates; its turns gain from it
   and (optionally) the turns of the strongest sessions enter the candidates;
 - (33) the dense query without the named speaker's name;
-- (34) paired bootstrap intervals of the round's best levers against the reference.
+- (35, 37) paired bootstrap intervals of expansion settings against the reference (37: categories
+  1-4 and multi-hop alone, per half); (36) the expansion grid, categories 1 and 3 per half;
+- (38) new candidates from the expansion, or re-scoring only (the library's form), pool 50;
+- (39) per-word expansion from the field's own word table only (no word search at recall).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Rounds 31-39 of the LoCoMo ablation (``locomo_ablate.py --round 31``): pass 7 levers for
+"""Rounds 31-40 of the LoCoMo ablation (``locomo_ablate.py --round 31``): pass 7 levers for
 multi-hop (category 1) and open-domain (category 3) questions on the convex-fusion pipeline.
 
 Every ranker starts from the adopted pipeline of the named embedder (pass 6: convex score
@@ -16,7 +16,8 @@ x1.3, time prior x2, 0.02 cosine tiebreak) and adds one lever:
 - (35, 37) paired bootstrap intervals of expansion settings against the reference (37: categories
   1-4 and multi-hop alone, per half); (36) the expansion grid, categories 1 and 3 per half;
 - (38) new candidates from the expansion, or re-scoring only (the library's form), pool 50;
-- (39) per-word expansion from the field's own word table only (no word search at recall).
+- (39) per-word expansion from the field's own word table only (no word search at recall);
+- (40) the expansion with the name-free dense query of round 33.
 """
 
 from __future__ import annotations
@@ -267,3 +268,11 @@ def round39(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
         yield (f"R39 per known word tau={tau} m={m} beta={beta}",
                cx(emb, expand=per_word_known(tau, m), beta=beta, new=False))
     yield "R39 per word (embedded) tau=0.5 m=3 beta=0.2", cx(emb, expand=per_word(0.5, 3), beta=0.2, new=False)
+
+
+def round40(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
+    """``--round 40``: the expansion with the name-free dense query of round 33."""
+    yield "R40 reference (convex, adopted)", cx(emb)
+    yield "R40 expansion 0.2 / 5 / 0.3 (adopted form)", cx(emb, expand=whole_query(0.3, 5), beta=0.2, new=False)
+    yield "R40 same + dense query without the named speaker", cx(emb, expand=whole_query(0.3, 5), beta=0.2, new=False,
+                                                                strip_name=True)

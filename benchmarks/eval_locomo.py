@@ -47,6 +47,7 @@ from rich.table import Table
 import chitta
 from chitta.importers import Turn, import_conversation
 from chitta.recall.engine import RecallSettings
+from chitta.recall.query import dense_query_text
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
 KS = (1, 5, 10, 20)
@@ -131,6 +132,8 @@ def evaluate(
                                         settings, turn_view)
             known = set(dia_of.values())
             questions = [qa["question"] for qa in sample["qa"]]
+            if settings is not None and settings.dense_query_without_speaker:  # as Field.recall embeds (helper M)
+                questions = [dense_query_text(q, {t["speaker"] for t in turns(sample["conversation"])}) for q in questions]
             qvecs = field._encoding.embed_query(questions) if field._encoding.enabled else None
             for qi, qa in enumerate(sample["qa"]):
                 gold, dropped = normalise_evidence(qa.get("evidence", []), known)

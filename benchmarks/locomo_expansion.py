@@ -8,7 +8,8 @@ of R@10 against the first setting (categories 1-4 and multi-hop alone, per half)
     CHITTA_EMBEDDER=default python benchmarks/locomo_expansion.py --cache [--embedder nomic]
         [--settings 0 0.2,5,0.3 ...] [--json]
 
-A setting is ``W[,M[,TAU]]``: expansion_weight, expansion_words, expansion_min_cosine.
+A setting is ``W[,M[,TAU[,S]]]``: expansion_weight, expansion_words, expansion_min_cosine, and S = 1 for
+dense_query_without_speaker (the dense query without the named speaker).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def parse(spec: str, base: Any) -> Any:
     parts = [float(x) for x in spec.split(",")]
     return dataclasses.replace(base, expansion_weight=parts[0],
                                expansion_words=int(parts[1]) if len(parts) > 1 else base.expansion_words,
-                               expansion_min_cosine=parts[2] if len(parts) > 2 else base.expansion_min_cosine)
+                               expansion_min_cosine=parts[2] if len(parts) > 2 else base.expansion_min_cosine,
+                               dense_query_without_speaker=len(parts) > 3 and parts[3] == 1)
 
 
 def per_question(result: dict[str, Any], data: list[dict[str, Any]]) -> dict[int, dict[str, dict[int, list[float]]]]:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from chitta.errors import InvalidArgument
 from chitta.index.fusion import rrf_fuse
 from chitta.model import Memory
 from chitta.recall.convex import check_alpha, convex_from_ranks
@@ -84,10 +85,16 @@ class RecallSettings:
     expansion_weight: float = 0.0
     expansion_words: int = 5
     expansion_min_cosine: float = 0.3
+    # True: when Field.recall embeds the query text itself and the text names one speaker, the dense
+    # lane's vector is of the text without that name (chitta.recall.query.without_speaker). Opt-in:
+    # on LoCoMo dev a tie alone, a gain with the expansion above (RESULTS.md, locomo pass 7).
+    dense_query_without_speaker: bool = False
 
     def __post_init__(self) -> None:
         check_alpha(self.fusion_alpha)  # InvalidArgument unless None or a number in [0, 1]
         check_expansion(self.expansion_weight, self.expansion_words, self.expansion_min_cosine)
+        if not isinstance(self.dense_query_without_speaker, bool):
+            raise InvalidArgument("dense_query_without_speaker must be a bool")
 
 
 class MemoriesView(Protocol):

@@ -195,3 +195,47 @@ def test_the_real_model_relates_a_category_to_its_members() -> None:
     qv = model.embed(["What hobbies does Melanie enjoy?"])[0]
     top = vocab.nearest(qv, 3, 0.0)
     assert set(top) <= {"swimming", "camping", "pottery", "class", "went"} and len(top) == 3
+
+
+# --- the dense query without the named speaker (RecallSettings.dense_query_without_speaker) -------------
+
+def test_without_speaker_drops_the_pieces_that_name_the_speaker() -> None:
+    from chitta.recall.query import dense_query_text, without_speaker
+
+    assert without_speaker("What is Caroline's identity?", "Caroline") == "What is identity?"
+    assert without_speaker("When did Jon and Gina meet?", "Jon") == "When did and Gina meet?"
+    assert without_speaker("Did Mary Ann go camping?", "Mary Ann") == "Did go camping?"
+    assert without_speaker("Caroline?", "Caroline") == "Caroline?"  # nothing else would be left
+    assert without_speaker("What did I say?", "I") == "What did I say?"  # a name of function words only
+    assert dense_query_text("What did Jon buy?", {"Jon", "Gina"}) == "What did buy?"
+    assert dense_query_text("What did Jon and Gina buy?", {"Jon", "Gina"}) == "What did Jon and Gina buy?"
+    assert dense_query_text("What did Tom buy?", {"Jon", "Gina"}) == "What did Tom buy?"
+
+
+def test_a_non_bool_setting_is_refused() -> None:
+    for bad in (1, "yes", None):
+        with pytest.raises(InvalidArgument):
+            RecallSettings(dense_query_without_speaker=bad)  # type: ignore[arg-type]
+
+
+class Recording(StubEmbedder):
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_the_field_embeds_the_query_without_the_named_speaker(tmp_path: Path, on: bool) -> None:
+    emb = Recording()
+    settings = RecallSettings(dense_query_without_speaker=on)
+    with chitta.open(tmp_path / "f", embedder=emb, recall_settings=settings) as field:
+        field.remember("I painted a sunrise", meta={"speaker": "Melanie"})
+        field.remember("I went to a support group", meta={"speaker": "Caroline"})
+        emb.seen.clear()
+        field.recall("What did Melanie paint?", k=2, touch=False)
+        field.recall("What did they paint?", k=2, touch=False)  # names no speaker: as it is
+    assert emb.seen == (["What did paint?", "What did they paint?"] if on
+                        else ["What did Melanie paint?", "What did they paint?"])

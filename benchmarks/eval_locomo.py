@@ -52,6 +52,7 @@ from rich.table import Table
 import chitta
 from chitta.importers import Turn, import_conversation
 from chitta.recall.engine import RecallSettings
+from chitta.recall.query import dense_query_text
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
 KS = (1, 5, 10, 20, 25, 50)
@@ -136,6 +137,8 @@ def evaluate(
                                         settings, turn_view)
             known = set(dia_of.values())
             questions = [qa["question"] for qa in sample["qa"]]
+            if settings is not None and settings.dense_query_without_speaker:  # as Field.recall embeds (helper M)
+                questions = [dense_query_text(q, {t["speaker"] for t in turns(sample["conversation"])}) for q in questions]
             qvecs = field._encoding.embed_query(questions) if field._encoding.enabled else None
             for qi, qa in enumerate(sample["qa"]):
                 gold, dropped = normalise_evidence(qa.get("evidence", []), known)
@@ -236,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
                          "chitta.recall.convex) or 'rrf' (weighted RRF); default: the library's")
     ap.add_argument("--pool", type=int, default=None,
                     help="RecallSettings.pool for this run: candidates asked of each lane, max(pool, 5 k)")
+    ap.add_argument("--expansion", default=None, help="vocabulary expansion (chitta.recall.expand, helper M): "
+                    "W[,M[,TAU]] = expansion_weight, expansion_words, expansion_min_cosine; 0: off")
     ap.add_argument("--cache", action="store_true", help="cache vectors on disk (benchmarks/locomo_cache.py, /tmp)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -268,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         embedder = CachedEmbedder(default_embedder() if args.embedder == "auto" else embedder)
     t0 = time.perf_counter()
     settings = None
-    if any(v is not None for v in (args.time_prior, args.dense_weight, args.fusion_alpha, args.pool)):
+    if any(v is not None for v in (args.time_prior, args.dense_weight, args.fusion_alpha, args.pool,
+                                   args.expansion)):
         from chitta.recall.presets import settings_for
 
         base = settings_for(None if isinstance(embedder, str) else embedder)
@@ -277,10 +283,14 @@ def main(argv: list[str] | None = None) -> int:
             weights["dense"] = args.dense_weight
         alpha = base.fusion_alpha if args.fusion_alpha is None else (
             None if args.fusion_alpha == "rrf" else float(args.fusion_alpha))
+        exp = [float(x) for x in args.expansion.split(",")] if args.expansion is not None else []
         settings = dataclasses.replace(
             base, lane_weights=weights, fusion_alpha=alpha,
             time_prior=base.time_prior if args.time_prior is None else args.time_prior,
-            pool=base.pool if args.pool is None else args.pool)
+            pool=base.pool if args.pool is None else args.pool,
+            expansion_weight=exp[0] if exp else base.expansion_weight,
+            expansion_words=int(exp[1]) if len(exp) > 1 else base.expansion_words,
+            expansion_min_cosine=exp[2] if len(exp) > 2 else base.expansion_min_cosine)
     result = evaluate(data, configs, embedder, console, args.context_turns, args.keyword_context_turns, settings,
                       {"auto": None, "on": True, "off": False}[args.turn_view])
     rows = summarise(result, configs)

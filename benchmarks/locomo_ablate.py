@@ -174,7 +174,25 @@ def main(argv: list[str] | None = None) -> int:
     from locomo_variants import bm25_extra, round2, round3, round4, round6, round7, variants
     from locomo_variants2 import round8, round9, round10, round11, round12
 
-    if args.round in ("23", "24", "25", "26", "27", "28", "29", "30"):
+    if args.round in ("31", "32", "33", "34", "35", "36", "37", "38", "39", "40"):
+        import locomo_variants6 as v6
+
+        rounds = list(getattr(v6, f"round{args.round}")(emb, args.ctx))
+        if args.round in ("34", "35"):  # paired differences against the first ranker
+            for name, ranker in rounds[1:]:
+                d = v6.paired(convs, rounds[0][1], ranker)
+                print(name, " ".join(f"{h} {m:+.3f} [{lo:+.3f}, {hi:+.3f}] {w}/{l}" for h, (m, lo, hi, w, l) in d.items()))
+            return 0
+        if args.round == "37":  # paired intervals, categories 1-4 and 1, per half
+            for name, ranker in rounds[1:]:
+                print(f"{name:<44}", v6.paired_cats(convs, rounds[0][1], ranker), flush=True)
+            return 0
+        if args.round in ("36", "38", "39", "40"):  # categories 1 and 3 per half
+            for name, ranker in rounds:
+                if not args.only or args.only in name:
+                    print(v6.detail(name, score(convs, ranker)), flush=True)
+            return 0
+    elif args.round in ("23", "24", "25", "26", "27", "28", "29", "30"):
         import locomo_variants5 as v5
 
         rounds = list(getattr(v5, f"round{args.round}")(emb, args.ctx))

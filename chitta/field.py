@@ -49,6 +49,7 @@ from chitta.organs.memories import MemoriesOrgan
 from chitta.organs.recall_index import RecallIndexOrgan
 from chitta.organs.settings import SettingsOrgan
 from chitta.recall.engine import RecallEngine, RecallSettings
+from chitta.recall.expand import attach as attach_vocabulary
 from chitta.recall.presets import settings_for
 
 if TYPE_CHECKING:
@@ -192,6 +193,8 @@ class Field(
             self._encoding = FieldEncoding(embedder, recorded=self._settings.get("embedder"), reembed=reembed)
             if self._recall_settings is None:  # the embedder's preferred dense weight (chitta.recall.presets)
                 self._recall_settings = self._engine.settings = settings_for(self._encoding.embedder)
+            # the field's vocabulary for query expansion when the settings ask for it (chitta.recall.expand)
+            attach_vocabulary(self._engine, self._index, self._encoding.embedder, lambda: (m.text for m in self.memories()))
             if reembed and not read_only:
                 self._reembed()
         except BaseException:

@@ -24,6 +24,7 @@ from chitta.organs.dense_ann import DENSE_INDEX_KINDS
 from chitta.recall.blas import one_thread
 from chitta.recall.engine import LANES
 from chitta.recall.hit import Hit
+from chitta.recall.query import without_speaker
 from chitta.recall.render import render
 
 MAX_K = 1000
@@ -108,7 +109,8 @@ class RecallMixin(FieldState):
         if vector is not None:
             qvec = _query_vector(vector, self._vector_dim())
         elif query is not None and self._encoding.enabled and self._index.vector_count:
-            qvec = self._encoding.embed_query([query])[0]
+            who = self._index.named_speaker(query) if self._engine.settings.dense_query_without_speaker else None
+            qvec = self._encoding.embed_query([query if who is None else without_speaker(query, who)])[0]
         if query is None and qvec is None:
             raise InvalidArgument("recall needs a query text or a vector")
         if qvec is not None:

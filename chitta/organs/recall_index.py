@@ -67,6 +67,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         # keyword lane
         self._bm25 = BM25(stem=True)  # light stemming: LoCoMo dev keyword R@10 +0.03 (RESULTS.md, locomo)
         self._text_pending = PendingText(self._cols)
+        self.vocabulary_sink: Any = None  # called with each batch of keyword documents (chitta.recall.expand)
         # (which ids the BM25 index holds: ``mid in self._bm25``; no Python-side set of them)
         # id -> (text, recall context or None) of memories that have or had a context (chitta.recall.context)
         self._kw_context: dict[int, tuple[str, str | None]] = {}
@@ -283,6 +284,12 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             ids, docs = self._text_pending.take()
             if len(ids):
                 self._bm25.add(ids, docs)
+                if self.vocabulary_sink is not None:
+                    self.vocabulary_sink(docs)
+
+    def indexed_texts(self) -> int:
+        """Documents the keyword index holds (pending ones not counted)."""
+        return len(self._bm25)
 
     def _flush_codes(self) -> None:
         if not self._code_pending:

@@ -69,6 +69,10 @@ class SpeakerIndex:
             self._speaker_arrays[who] = arr
         return arr
 
+    def named_speaker(self, query: str) -> str | None:
+        """The one speaker ``query`` names (chitta.recall.query.named_speaker), else None."""
+        return named_speaker(query, self._by_speaker.keys()) if self._by_speaker else None
+
     def speakers_state(self) -> list[list[Any]]:
         return [[mid, who] for mid, who in self._speaker.items()]
 

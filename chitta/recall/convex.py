@@ -75,3 +75,30 @@ def keyword_ranks(ranks: npt.NDArray[np.integer], names: Sequence[str]) -> npt.N
     if "bm25" not in names:
         return np.zeros(len(ranks), np.int64)
     return np.asarray(ranks[:, list(names).index("bm25")], np.int64)
+
+
+def lane_column(ranks: npt.NDArray[np.integer], names: Sequence[str], lane: str) -> npt.NDArray[np.int64]:
+    """Lane ``lane``'s column of RRF's per-lane ranks (zeros when that lane did not run)."""
+    if lane not in names:
+        return np.zeros(len(ranks), np.int64)
+    return np.asarray(ranks[:, list(names).index(lane)], np.int64)
+
+
+def convex_from_ranks(
+    ranks: npt.NDArray[np.integer], names: Sequence[str], cosine: npt.NDArray[np.floating] | None,
+    convex: tuple[object, ...], keep: npt.NDArray[np.integer] | None = None,
+) -> F64:
+    """:func:`convex_fused` from RRF's gather: ``convex`` is ``(keyword_scores, alpha)`` or
+    ``(keyword_scores, alpha, expansion_scores, beta)``; the expansion lane (chitta.recall.expand)
+    adds ``beta x`` its BM25 score over its best. ``keep``: the rows of ``ranks`` to score."""
+    rows = ranks if keep is None else ranks[keep]
+    kw_scores, alpha = convex[0], float(convex[1])  # type: ignore[arg-type]
+    out = convex_fused(lane_column(rows, names, "bm25"), cosine, kw_scores, alpha)  # type: ignore[arg-type]
+    if len(convex) > 2 and convex[2] is not None and float(convex[3]) > 0:  # type: ignore[arg-type]
+        scores = np.asarray(convex[2], np.float64)
+        top = float(scores.max()) if len(scores) else 0.0
+        if top > 0:
+            rank = lane_column(rows, names, "expansion")
+            found = (rank > 0) & (rank <= len(scores))
+            out[found] += (float(convex[3]) / top) * scores[rank[found] - 1]  # type: ignore[arg-type]
+    return out

@@ -33,7 +33,8 @@ import numpy.typing as npt
 from chitta.errors import InvalidArgument
 from chitta.index.fusion import rrf_fuse
 from chitta.model import Memory
-from chitta.recall.convex import check_alpha, convex_fused, keyword_ranks
+from chitta.recall.convex import check_alpha, convex_from_ranks
+from chitta.recall.expand import check_expansion
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Factor, Hit
 from chitta.recall.native_tail import rank_native, supports_native
@@ -81,6 +82,17 @@ class RecallSettings:
     # instead of 0.92-0.96 ms wall p50 (10K 0.51-0.54 vs 0.66-0.70); with every core busy it costs
     # ~2-4% (RESULTS.md, recall latency, pass 7).
     concurrent_lanes: bool = True
+    # > 0: with convex fusion, the query's vector picks the expansion_words field words nearest to it
+    # (cosine >= expansion_min_cosine; chitta.recall.expand) and their BM25 score over the best, times
+    # expansion_weight, joins each candidate's fused score (an "expansion" lane). 0: off. Embedders may
+    # name a weight (chitta.recall.presets; LoCoMo dev: RESULTS.md, locomo pass 8).
+    expansion_weight: float = 0.0
+    expansion_words: int = 5
+    expansion_min_cosine: float = 0.3
+    # True: when Field.recall embeds the query text itself and the text names one speaker, the dense
+    # lane's vector is of the text without that name (chitta.recall.query.without_speaker). Opt-in:
+    # on LoCoMo dev a tie alone, a gain with the expansion above (RESULTS.md, locomo pass 8).
+    dense_query_without_speaker: bool = False
 
     def __post_init__(self) -> None:
         check_alpha(self.fusion_alpha)  # InvalidArgument unless None or a number in [0, 1]
@@ -88,6 +100,9 @@ class RecallSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
                 raise InvalidArgument(f"{name} must be an int in [1, 100000], got {value!r}")
+        check_expansion(self.expansion_weight, self.expansion_words, self.expansion_min_cosine)
+        if not isinstance(self.dense_query_without_speaker, bool):
+            raise InvalidArgument("dense_query_without_speaker must be a bool")
 
 
 class MemoriesView(Protocol):
@@ -130,6 +145,13 @@ class RecallEngine:
         # The fused tail (fusion, candidates' state, scores, top k) in native code when the organs
         # expose their columns (chitta/recall/native_tail.py); False: the Python reference path.
         self.native = True
+        self.vocabulary: Any = None  # chitta.recall.expand.Vocabulary when the settings expand queries
+
+    def lane_weight(self, name: str) -> float:
+        """The fusion weight of lane ``name`` (the expansion lane's is ``expansion_weight``)."""
+        if name == "expansion":
+            return float(self.settings.expansion_weight)
+        return float(self.settings.lane_weights.get(name, 0.0))
 
     def with_lanes(self, names: tuple[str, ...]) -> RecallEngine:
         """The same engine restricted to ``names`` (other lanes get weight 0; a
@@ -138,6 +160,7 @@ class RecallEngine:
         settings = dataclasses.replace(self.settings, lane_weights=weights)
         engine = RecallEngine(self.memories, self.index, self.graph, self.scorer, settings)
         engine.native = self.native
+        engine.vocabulary = self.vocabulary
         return engine
 
     def lanes(
@@ -183,7 +206,7 @@ class RecallEngine:
             return np.zeros(0, np.uint64), np.zeros(0, np.float64)
         ids, scores = rrf_fuse(
             [lanes[n] for n in names], k=self.settings.rrf_k,
-            weights=[self.settings.lane_weights.get(n, 0.0) for n in names],
+            weights=[self.lane_weight(n) for n in names],
         )
         return ids, scores
 
@@ -224,27 +247,51 @@ class RecallEngine:
             return []
         # convex fusion blends the keyword and dense lanes: only when both ran (a lane alone stays itself)
         alpha = self.settings.fusion_alpha
-        convex = (kw["bm25"], alpha) if kw and alpha is not None and "bm25" in names and "dense" in names else None
+        convex: tuple[Any, ...] | None = (kw["bm25"], alpha) if kw and alpha is not None and "bm25" in names \
+            and "dense" in names else None
+        if convex is not None and self.vocabulary is not None and self.settings.expansion_weight > 0 and text:
+            convex = (*convex, *self._expand(lanes, names, text, vector, pool, allowed))
         if self.native and not explain and supports_native(self):
             return rank_native(self, lanes, names, text=text, vector=vector, k=k, pool=pool, now_ms=now_ms,
                                convex=convex)
         return self._rank_python(lanes, names, text=text, vector=vector, k=k, pool=pool, now_ms=now_ms,
                                  explain=explain, convex=convex)
 
+    def _expand(
+        self, lanes: dict[str, U64], names: list[str], text: str, vector: Any, pool: int, allowed: U64 | None,
+    ) -> tuple[Any, float]:
+        """Run the expansion lane (chitta.recall.expand) over the candidates: adds it to ``lanes`` /
+        ``names`` and returns its BM25 scores and weight for convex fusion, or (None, 0.0) when no
+        field word is near or no candidate holds one."""
+        query = self.vocabulary.expansion(vector, text, self.settings.expansion_words,
+                                          self.settings.expansion_min_cosine)
+        scored = getattr(self.index, "keyword_scored", None)
+        if not query or scored is None:
+            return None, 0.0
+        # re-scores the keyword and dense lanes' candidates only (the BM25 index scores so few from its
+        # forward lists: cost ~ candidates x words); new candidates added nothing on LoCoMo (pass 8)
+        cands = np.union1d(lanes["bm25"], lanes["dense"])
+        ids, scores = scored(query, len(cands), cands)
+        if not len(ids):
+            return None, 0.0
+        lanes["expansion"] = ids
+        names.append("expansion")
+        return scores, float(self.settings.expansion_weight)
+
     def _rank_python(
         self, lanes: Mapping[str, U64], names: list[str], *, text: str | None,
         vector: npt.NDArray[np.float32] | None, k: int, pool: int, now_ms: int, explain: bool,
-        convex: tuple[Any, float] | None = None,
+        convex: tuple[Any, ...] | None = None,
     ) -> list[Hit]:
         """Fusion, the candidates' state, scores and hits in Python: the reference of
         ``rank_native`` (chitta/recall/native_tail.py) and the ``explain=True`` path."""
         ids, fused, ranks = rrf_fuse(
             [lanes[n] for n in names], k=self.settings.rrf_k,
-            weights=[self.settings.lane_weights.get(n, 0.0) for n in names],
+            weights=[self.lane_weight(n) for n in names],
             limit=pool, return_ranks=True,
         )
         if convex is not None:  # convex score fusion in place of RRF's scores (chitta.recall.convex)
-            fused = convex_fused(keyword_ranks(ranks, names), self.index.cosine_array(vector, ids.tolist()), *convex)
+            fused = convex_from_ranks(ranks, names, self.index.cosine_array(vector, ids.tolist()), convex)
         best = float(fused.max())  # before the speaker prior: a favoured speaker's candidates may pass 1
         boosted: npt.NDArray[np.bool_] | None = None
         prior = 1.0 + self.settings.speaker_prior

@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta import _core
-from chitta.recall.convex import convex_fused, keyword_ranks
+from chitta.recall.convex import convex_from_ranks
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Hit
 from chitta.recall.native_dot import sdot_address
@@ -83,7 +83,7 @@ def _cosines(vector: npt.NDArray[np.float32], vrow: npt.NDArray[np.int64], vecs:
 def rank_native(
     engine: RecallEngine, lanes: Mapping[str, U64], names: Sequence[str], *, text: str | None,
     vector: npt.NDArray[np.float32] | None, k: int, pool: int, now_ms: int,
-    convex: tuple[Any, float] | None = None,
+    convex: tuple[Any, ...] | None = None,
 ) -> list[Hit]:
     settings = engine.settings
     mem_cols, kind_values = engine.memories.recall_columns()  # type: ignore[attr-defined]
@@ -91,7 +91,7 @@ def rank_native(
     scorer = engine.scorer
     kinds = scorer.settings.kind_weights
     kind_weight = np.array([kinds.get(v, 1.0) for v in kind_values], np.float64)
-    weights = [settings.lane_weights.get(n, 0.0) for n in names]
+    weights = [engine.lane_weight(n) for n in names]
     # The cosines in the gather (numpy's own sdot, called natively) where it can read the rows in place.
     native_cos = vector is not None and _in_place(vecs, vector) and dim == vector.shape[0] and _dot_ready()
     cands = _core._recall_gather(
@@ -106,7 +106,7 @@ def rank_native(
     fused = None
     cosine = None if vector is None or native_cos else _cosines(vector, cands.vector_row, vecs, dim)
     if convex is not None:  # convex score fusion in place of RRF's scores (chitta.recall.convex)
-        fused = convex_fused(keyword_ranks(cands.ranks, names)[cands.keep], cands.cosine if native_cos else cosine, *convex)
+        fused = convex_from_ranks(cands.ranks, names, cands.cosine if native_cos else cosine, convex, cands.keep)
         best = float(fused.max())
     if text and settings.speaker_prior > 0:
         said = engine.index.speaker_ids(text)

@@ -7,7 +7,10 @@ embedder earns a larger share of the fusion: an embedder may say so with a
 tune half and confirmed on the held-out half, benchmarks/RESULTS.md, LoCoMo
 pass 5), and the BM25 share of convex score fusion with a
 ``recall_fusion_alpha`` attribute (``OnnxMiniLM``: 0.55, ``NomicEmbedder``:
-0.3; pass 6; chitta.recall.convex). :func:`settings_for` applies them; a field opened without
+0.3; pass 6; chitta.recall.convex), and the weight of the vocabulary expansion lane with a
+``recall_expansion_weight`` attribute (none of the packaged embedders asks for
+one: expansion is opt-in; pass 8; chitta.recall.expand).
+:func:`settings_for` applies them; a field opened without
 ``recall_settings`` uses it. Explicit ``recall_settings`` always win.
 """
 
@@ -23,7 +26,8 @@ from chitta.recall.engine import RecallSettings
 def settings_for(embedder: Any, base: RecallSettings | None = None) -> RecallSettings:
     """``base`` (default ``RecallSettings()``) with the dense lane weight
     (``recall_dense_weight``: finite, non-negative) and the convex fusion alpha
-    (``recall_fusion_alpha``: in [0, 1]) the embedder asks for; a preference it
+    (``recall_fusion_alpha``: in [0, 1]) and the expansion weight (``recall_expansion_weight``:
+    finite, non-negative) the embedder asks for; a preference it
     does not name, or names out of range, leaves ``base``'s value."""
     base = base or RecallSettings()
     weight = getattr(embedder, "recall_dense_weight", None) if embedder is not None else None
@@ -32,4 +36,7 @@ def settings_for(embedder: Any, base: RecallSettings | None = None) -> RecallSet
     alpha = getattr(embedder, "recall_fusion_alpha", None) if embedder is not None else None
     if not isinstance(alpha, bool) and isinstance(alpha, (int, float)) and math.isfinite(alpha) and 0 <= alpha <= 1:
         base = dataclasses.replace(base, fusion_alpha=float(alpha))
+    weight = getattr(embedder, "recall_expansion_weight", None) if embedder is not None else None
+    if not isinstance(weight, bool) and isinstance(weight, (int, float)) and math.isfinite(weight) and weight >= 0:
+        base = dataclasses.replace(base, expansion_weight=float(weight))
     return base

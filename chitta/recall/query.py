@@ -72,6 +72,29 @@ def named_speaker(text: str, speakers: Iterable[str]) -> str | None:
     return found
 
 
+def without_speaker(text: str, who: str) -> str:
+    """``text`` without the words that name ``who``: every whitespace-separated piece of
+    ``text`` holding a word of the name (as :func:`named_speaker` reads it; "Caroline's"
+    goes whole) is left out. ``text`` as it was when nothing else would be left.
+
+    The dense lane's query for a recall that names one speaker
+    (``RecallSettings.dense_query_without_speaker``): the speaker prior already favours that
+    speaker's memories, and in a short question the name pulls the query vector toward
+    everything that speaker said rather than toward what is asked."""
+    name = set(_name_words(who))
+    if not name:
+        return text
+    kept = [piece for piece in text.split() if not name & set(tokenize(piece, stopwords=False))]
+    return " ".join(kept) if kept else text
+
+
+def dense_query_text(text: str, speakers: Iterable[str]) -> str:
+    """The text the dense lane embeds with ``dense_query_without_speaker``: ``text`` without the
+    one speaker of ``speakers`` it names, else ``text``."""
+    who = named_speaker(text, speakers)
+    return text if who is None else without_speaker(text, who)
+
+
 @functools.lru_cache(maxsize=4096)
 def _name_words(who: str) -> tuple[str, ...]:
     return tuple(t for t in tokenize(who, stopwords=False) if t not in QUERY_STOPWORDS)

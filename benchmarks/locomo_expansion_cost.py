@@ -1,0 +1,137 @@
+"""What the vocabulary expansion lane (chitta.recall.expand) costs a hybrid recall, and its vocabulary.
+
+1. Recall: ``bench_recall.py``'s synthetic 100K field (12-word zipf texts over 5,000 words,
+   384-d clustered vectors, checkpointed with its HNSW graph), ``recall(text, vector=..., k=10,
+   touch=False)`` with convex fusion (alpha 0.55) alone and with the expansion lane (weight 0.2,
+   5 words, ``expansion_min_cosine`` -1 so that every query expands: the worst case), in alternating
+   blocks. The synthetic field has no model, so its vocabulary (the 5,000 words; their names are
+   "w123", admitted here by a wider word rule) gets deterministic random unit vectors: the cost
+   measured is the nearest-word search (an HNSW graph above 4,096 words) plus the second BM25
+   search, not the model's.
+2. The vocabulary's one-time cost with the real MiniLM: collecting and embedding the words of
+   the first LoCoMo conversation (what a freshly opened field pays at its first expanding recall).
+
+    python benchmarks/locomo_expansion_cost.py [--n 100000] [--queries 300] [--blocks 3] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_recall import VOCAB, build, queries
+from locomo_fusion_cost import timed
+
+import chitta
+from chitta.recall import expand
+from chitta.recall.engine import RecallSettings
+
+
+def random_words(words: list[str]) -> np.ndarray:
+    out = np.empty((len(words), 384), np.float32)
+    for i, w in enumerate(words):
+        seed = int.from_bytes(hashlib.sha1(w.encode()).digest()[:8], "little")
+        v = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
+        out[i] = v / np.linalg.norm(v)
+    return out
+
+
+def attach(field: chitta.Field, docs: list[str]) -> expand.Vocabulary:
+    vocab = expand.Vocabulary(random_words)
+    field._engine.vocabulary = vocab
+    vocab.add_texts(VOCAB)  # the synthetic texts' words (see the module docstring)
+    vocab.refresh()
+    return vocab
+
+
+def vocabulary_cost(console: Console) -> dict[str, float]:
+    from eval_locomo import DEFAULT_DATA, turns
+
+    from chitta.encode import default_embedder
+
+    model = default_embedder()
+    sample = json.loads(DEFAULT_DATA.read_text())[0]
+    texts = [t["text"] for t in turns(sample["conversation"])]
+    model.embed(["warm up"])
+    t0 = time.perf_counter()
+    vocab = expand.Vocabulary(model.embed)
+    vocab.add_texts(texts)
+    collected = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    vocab.refresh()
+    embedded = time.perf_counter() - t1
+    return {"turns": len(texts), "words": len(vocab), "collect_s": collected, "embed_s": embedded,
+            "words_per_s": len(vocab) / embedded}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--blocks", type=int, default=3)
+    ap.add_argument("--field-dir", type=Path, default=Path("/tmp/chitta-fusion-cost"))
+    ap.add_argument("--no-model", action="store_true", help="skip the MiniLM vocabulary timing")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    console = Console(stderr=args.json)
+    root = args.field_dir / f"n{args.n}"
+    with Progress(console=console, transient=True) as progress:
+        field, vecs, docs = build(root, args.n, progress)
+    field.close()
+    qv, qt = queries(vecs, docs, args.queries)
+    base = RecallSettings(fusion_alpha=0.55)
+    settings = {"convex 0.55": base,
+                "+ expansion 0.2 (5 words, always)": RecallSettings(fusion_alpha=0.55, expansion_weight=0.2,
+                                                                    expansion_words=5, expansion_min_cosine=-1.0)}
+    got: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in settings}
+    widened = expand.vocabulary_words
+    expand.vocabulary_words = lambda text: {t for t in text.lower().split() if t.isalnum()}  # type: ignore[assignment]
+    try:
+        for _ in range(args.blocks):
+            for name, s in settings.items():
+                with chitta.open(root, embedder=None, recall_settings=s) as f:
+                    if s.expansion_weight:
+                        attach(f, docs)
+                    wall, cpu = timed(f, qv, qt)
+                got[name][0].extend(wall)
+                got[name][1].extend(cpu)
+    finally:
+        expand.vocabulary_words = widened  # type: ignore[assignment]
+    rows = {name: {"p50_ms": float(np.percentile(w, 50)), "p99_ms": float(np.percentile(w, 99)),
+                   "cpu_p50_ms": float(np.percentile(c, 50))} for name, (w, c) in got.items()}
+    vocab = None if args.no_model else vocabulary_cost(console)
+    out = {"n": args.n, "queries": args.queries * args.blocks, "load": os.getloadavg(), "rows": rows, "vocabulary": vocab}
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    table = Table(title=f"hybrid recall at N={args.n:,}, k=10 ({out['queries']} queries per setting, "
+                        f"load {out['load'][0]:.1f})", title_justify="left")
+    for col in ("setting", "p50 ms", "p99 ms", "thread CPU p50 ms"):
+        table.add_column(col)
+    for name, r in rows.items():
+        table.add_row(name, f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}", f"{r['cpu_p50_ms']:.3f}")
+    console.print(table)
+    a, b = rows.values()
+    console.print(f"expansion - convex: p50 {b['p50_ms'] - a['p50_ms']:+.3f} ms, thread CPU p50 "
+                  f"{b['cpu_p50_ms'] - a['cpu_p50_ms']:+.3f} ms")
+    if vocab:
+        console.print(f"vocabulary of one LoCoMo conversation ({vocab['turns']} turns): {vocab['words']} words, "
+                      f"collected in {vocab['collect_s'] * 1000:.0f} ms, embedded by MiniLM in {vocab['embed_s']:.2f} s "
+                      f"({vocab['words_per_s']:.0f} words/s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+"""Semantic keyword expansion from the field's own vocabulary.
+
+A list question ("What activities does Melanie partake in?") is often
+answered by memories that share no word with it ("I went swimming with the
+kids", "my pottery class"): BM25 cannot find them and a small embedder ranks
+them low. The field's own words can bridge the gap: every distinct word the
+field's memories use is embedded once with the field's embedder, and a query
+picks the ``m`` field words whose word vectors lie nearest to *its own query
+vector* (cosine >= ``tau``; words of the query itself left out). Those words
+form a second keyword query over the same BM25 index that scores the
+candidates the keyword and dense lanes found (the ``expansion`` lane), and
+with convex score fusion (chitta.recall.convex) each candidate gains
+``beta x`` its expansion BM25 score over that lane's best:
+
+    fused(d) = alpha * bm25(d) / max bm25 + (1 - alpha) * minmax cos(d)
+               + beta * bm25_expansion(d) / max bm25_expansion
+
+The lane re-scores; it brings in no new candidate (on LoCoMo, letting its own
+top hits in added nothing over re-scoring, pass 8), and the BM25 index scores
+so few documents from its forward lists. The query costs nothing new to
+embed (its vector is the dense lane's); the nearest words come from an exact
+scan of the word vectors up to ``EXACT_WORDS`` words and from an HNSW graph
+over them above (search beam 64: a narrower beam, or a graph over the
+words' top principal components, was cheaper but picked other words and lost
+recall, pass 8). Words enter the table as the
+field's texts are indexed (the keyword lane's documents) and are embedded in
+one batch at the next recall that expands (so a freshly opened field pays
+its vocabulary once, at its first such recall; benchmarks/RESULTS.md, LoCoMo
+pass 8 has the cost). The table is derived state, never written to disk.
+
+Settings: ``RecallSettings.expansion_weight`` (beta; 0 = off, the default),
+``expansion_words`` (m) and ``expansion_min_cosine`` (tau); an embedder may
+name its weight (``recall_expansion_weight``, chitta.recall.presets).
+LoCoMo dev: benchmarks/RESULTS.md, LoCoMo pass 8.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from chitta.errors import InvalidArgument
+from chitta.index.bm25 import tokenize
+from chitta.recall.query import QUERY_STOPWORDS
+
+EXACT_WORDS = 4096  # above this many words, nearest words come from an HNSW graph
+EMBED_BATCH = 512
+F32 = npt.NDArray[np.float32]
+
+
+def check_expansion(weight: object, words: object, min_cosine: object) -> None:
+    """InvalidArgument unless weight is a finite number >= 0, words an int >= 1 and min_cosine in [-1, 1]."""
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0:
+        raise InvalidArgument(f"expansion_weight must be a finite number >= 0, got {weight!r}")
+    if isinstance(words, bool) or not isinstance(words, int) or words < 1:
+        raise InvalidArgument(f"expansion_words must be an int >= 1, got {words!r}")
+    if isinstance(min_cosine, bool) or not isinstance(min_cosine, (int, float)) or not math.isfinite(min_cosine) \
+            or not -1.0 <= min_cosine <= 1.0:
+        raise InvalidArgument(f"expansion_min_cosine must be a number in [-1, 1], got {min_cosine!r}")
+
+
+def vocabulary_words(text: str) -> set[str]:
+    """The words of ``text`` that can expand a query: alphabetic tokens of 3 or more letters
+    (:func:`chitta.index.bm25.tokenize`, lowercased, not stemmed) that are not function words."""
+    return {t for t in tokenize(text, stopwords=False) if len(t) > 2 and t.isalpha() and t not in QUERY_STOPWORDS}
+
+
+class Vocabulary:
+    """The field's distinct words and their vectors (module docstring)."""
+
+    def __init__(self, embed: Callable[[list[str]], Any]) -> None:
+        self._embed = embed
+        self._words: list[str] = []
+        self._row: dict[str, int] = {}
+        self._pending: set[str] = set()
+        self._vecs: F32 | None = None
+        self._graph: Any = None  # chitta.index.hnsw.HNSW over the rows, above EXACT_WORDS
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._words)
+
+    @property
+    def pending(self) -> int:
+        """Words seen but not embedded yet."""
+        return len(self._pending)
+
+    def add_texts(self, texts: Iterable[str]) -> None:
+        """Collect the words of ``texts`` (embedded at the next :meth:`refresh`)."""
+        new: set[str] = set()
+        for text in texts:
+            new |= vocabulary_words(text)
+        new -= self._row.keys()
+        if new:
+            with self._lock:
+                self._pending |= new
+
+    def refresh(self) -> int:
+        """Embed the pending words (sorted, in batches); returns how many were added."""
+        with self._lock:
+            if not self._pending:
+                return 0
+            words = sorted(self._pending - self._row.keys())
+            self._pending.clear()
+            if not words:
+                return 0
+            parts = [np.asarray(self._embed(words[i:i + EMBED_BATCH]), np.float32)
+                     for i in range(0, len(words), EMBED_BATCH)]
+            vecs = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            if vecs.ndim != 2 or len(vecs) != len(words):
+                raise InvalidArgument(f"the embedder returned {vecs.shape} for {len(words)} words")
+            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+            vecs = (vecs / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+            start = len(self._words)
+            self._words.extend(words)
+            self._row.update((w, start + i) for i, w in enumerate(words))
+            self._vecs = vecs if self._vecs is None else np.concatenate([self._vecs, vecs])
+            if self._graph is not None:
+                self._graph.add(np.arange(start, start + len(words), dtype=np.uint64), vecs)
+            elif len(self._words) > EXACT_WORDS:
+                from chitta.index.hnsw import HNSW
+
+                self._graph = HNSW(int(self._vecs.shape[1]))
+                self._graph.add(np.arange(len(self._words), dtype=np.uint64), self._vecs)
+            return len(words)
+
+    def nearest(self, vector: npt.ArrayLike, m: int, min_cosine: float,
+                exclude: frozenset[str] | set[str] = frozenset()) -> list[str]:
+        """Up to ``m`` words nearest to ``vector`` (cosine >= ``min_cosine``, best first), none in ``exclude``."""
+        self.refresh()
+        vecs = self._vecs
+        if vecs is None or m < 1:
+            return []
+        q = np.asarray(vector, np.float32).reshape(-1)
+        if q.shape[0] != vecs.shape[1]:
+            return []  # another embedder's vector: nothing to compare with
+        norm = float(np.linalg.norm(q))
+        if norm == 0 or not math.isfinite(norm):
+            return []
+        q = q / norm
+        want = m + len(exclude)
+        if self._graph is not None:
+            ids, dist = self._graph.search(q, min(want, len(self._words)), ef=max(64, want))
+            rows = [int(i) for i in np.asarray(ids).reshape(-1)]  # padding ids (2**64 - 1) fail the row check
+            sims = [1.0 - float(d) for d in np.asarray(dist).reshape(-1)]
+        else:
+            all_sims = vecs @ q
+            top = np.argpartition(-all_sims, want - 1)[:want] if want < len(all_sims) else np.arange(len(all_sims))
+            top = top[np.lexsort((top, -all_sims[top]))]
+            rows, sims = top.tolist(), all_sims[top].tolist()
+        out: list[str] = []
+        for r, s in zip(rows, sims):
+            if r >= len(self._words) or s < min_cosine:
+                continue
+            w = self._words[r]
+            if w not in exclude:
+                out.append(w)
+                if len(out) == m:
+                    break
+        return out
+
+    def expansion(self, vector: npt.ArrayLike, text: str, m: int, min_cosine: float) -> str:
+        """The expansion lane's keyword query for a recall of ``text`` with query ``vector``
+        ("" when no field word is near enough)."""
+        return " ".join(self.nearest(vector, m, min_cosine, set(tokenize(text, stopwords=False))))
+
+
+def attach(engine: Any, index: Any, embedder: Any, texts: Callable[[], Iterable[str]]) -> Vocabulary | None:
+    """Give ``engine`` a :class:`Vocabulary` fed by ``index``'s keyword documents when its settings
+    expand queries and there is an embedder; else remove any. ``texts``: the live memories' texts,
+    read once when the keyword index already holds documents that will not pass through it again."""
+    if engine.settings.expansion_weight <= 0 or embedder is None:
+        engine.vocabulary = None
+        index.vocabulary_sink = None
+        return None
+    vocab = Vocabulary(lambda words: embedder.embed(words))
+    engine.vocabulary = vocab
+    index.vocabulary_sink = vocab.add_texts
+    if index.indexed_texts() > 0:  # a keyword index restored as an image: its texts are not pending
+        vocab.add_texts(texts())
+    return vocab

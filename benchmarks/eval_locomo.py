@@ -26,7 +26,8 @@ The data is read at run time and never copied into the repository.
                                      [--limit-conversations N] [--context-turns N]
                                      [--keyword-context-turns N] [--time-prior X] [--cache] [--json]
                                      [--embedder auto|mpnet|nomic|hashing] [--turn-view auto|on|off] [--dense-weight W]
-                                     [--fusion-alpha A|rrf] [--pool N]
+                                     [--fusion-alpha A|rrf] [--pool N] [--expansion W[,M[,TAU]]]
+                                     [--dense-query-without-speaker]
 """
 
 from __future__ import annotations
@@ -241,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="RecallSettings.pool for this run: candidates asked of each lane, max(pool, 5 k)")
     ap.add_argument("--expansion", default=None, help="vocabulary expansion (chitta.recall.expand, helper M): "
                     "W[,M[,TAU]] = expansion_weight, expansion_words, expansion_min_cosine; 0: off")
+    ap.add_argument("--dense-query-without-speaker", action="store_true",
+                    help="RecallSettings.dense_query_without_speaker for this run (chitta.recall.query.without_speaker)")
     ap.add_argument("--cache", action="store_true", help="cache vectors on disk (benchmarks/locomo_cache.py, /tmp)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -274,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     settings = None
     if any(v is not None for v in (args.time_prior, args.dense_weight, args.fusion_alpha, args.pool,
-                                   args.expansion)):
+                                   args.expansion)) or args.dense_query_without_speaker:
         from chitta.recall.presets import settings_for
 
         base = settings_for(None if isinstance(embedder, str) else embedder)
@@ -290,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
             pool=base.pool if args.pool is None else args.pool,
             expansion_weight=exp[0] if exp else base.expansion_weight,
             expansion_words=int(exp[1]) if len(exp) > 1 else base.expansion_words,
-            expansion_min_cosine=exp[2] if len(exp) > 2 else base.expansion_min_cosine)
+            expansion_min_cosine=exp[2] if len(exp) > 2 else base.expansion_min_cosine,
+            dense_query_without_speaker=args.dense_query_without_speaker or base.dense_query_without_speaker)
     result = evaluate(data, configs, embedder, console, args.context_turns, args.keyword_context_turns, settings,
                       {"auto": None, "on": True, "off": False}[args.turn_view])
     rows = summarise(result, configs)

@@ -60,9 +60,10 @@ class RecallSettings:
     rrf_k: int = 20  # measured on LoCoMo dev: 20 beats 60 (hybrid R@10 0.573 vs 0.529), RESULTS.md locomo
     keyword_query: bool = True  # the bm25 lane drops the query's function words (chitta.recall.query)
     pool: int = 50  # candidates asked of each lane: max(pool, 5 * k)
-    # The keyword lane goes deeper: max(keyword_pool, the lanes' pool) candidates, and fusion keeps as
-    # many. LoCoMo dev, MiniLM, recall(k=10): keyword 100 gives R@10 (1-4) 0.794, 50 gives 0.787; a dense
-    # lane of 100 adds nothing (0.793) and costs more (RESULTS.md, locomo pass 7).
+    # With convex fusion (fusion_alpha set and a query vector) the keyword lane goes deeper: max(keyword_pool,
+    # the lanes' pool) candidates, and fusion keeps as many. LoCoMo dev, MiniLM, recall(k=10): R@10 (1-4)
+    # 0.783 -> 0.794; a dense lane of 100 adds nothing, and under RRF the depth adds nothing either
+    # (0.769 -> 0.770), so RRF recalls do not pay for it (RESULTS.md, locomo pass 7).
     keyword_pool: int = 100
     neighbour_seeds: int = 5  # strongest fused candidates whose neighbours are added
     # A query naming one speaker (meta["speaker"]) multiplies that speaker's candidates' fused score by
@@ -238,8 +239,9 @@ class RecallEngine:
         explain: bool = False,
     ) -> list[Hit]:
         lane_pool = max(self.settings.pool, 5 * k)
-        pool = max(lane_pool, self.settings.keyword_pool)  # fusion keeps the deepest lane's count
         kw: dict[str, Any] | None = {} if self.settings.fusion_alpha is not None and vector is not None else None
+        # convex fusion scores deeper keyword candidates; fusion keeps the deepest lane's count
+        pool = max(lane_pool, self.settings.keyword_pool) if kw is not None else lane_pool
         lanes = self.lanes(text=text, vector=vector, code=code, pool=lane_pool, allowed=allowed, keyword_scores=kw,
                            keyword_pool=pool)
         names = [n for n in lanes if len(lanes[n])]

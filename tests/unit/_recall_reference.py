@@ -25,7 +25,8 @@ def reference_recall(
     now_ms: int, explain: bool = False,
 ) -> list[Hit]:
     lane_pool = max(engine.settings.pool, 5 * k)
-    pool = max(lane_pool, engine.settings.keyword_pool)  # the keyword lane's depth and fusion's limit
+    convex = engine.settings.fusion_alpha is not None and vector is not None
+    pool = max(lane_pool, engine.settings.keyword_pool) if convex else lane_pool  # keyword depth, fusion limit
     lanes = engine.lanes(text=text, vector=vector, code=code, pool=lane_pool, allowed=allowed, keyword_pool=pool)
     names = [n for n in lanes if len(lanes[n])]
     if not names:

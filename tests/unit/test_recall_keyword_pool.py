@@ -1,7 +1,9 @@
 """The keyword lane's depth (``RecallSettings.keyword_pool``).
 
 The keyword lane asks BM25 for max(keyword_pool, the lanes' pool) candidates and
-fusion keeps that many; the other lanes keep max(pool, 5 k). Oracle: the
+fusion keeps that many, when convex fusion scores the candidates (under RRF a
+deeper keyword lane adds nothing, so RRF recalls keep max(pool, 5 k) there
+too); the other lanes keep max(pool, 5 k). Oracle: the
 recall index's own BM25 top-n (the lane must be exactly it). That recall ranks
 what these lanes return is tests/unit/test_recall_vectorised.py's job.
 """
@@ -21,9 +23,9 @@ from chitta.recall.query import keyword_query
 WORDS = [f"w{i}" for i in range(40)]
 
 
-def field_of(root: Path, settings: RecallSettings, n: int = 400) -> chitta.Field:
+def field_of(root: Path, settings: RecallSettings, n: int = 400, embedder: str | None = "hashing") -> chitta.Field:
     rng = np.random.default_rng(7)
-    f = chitta.open(root, embedder="hashing", recall_settings=settings)
+    f = chitta.open(root, embedder=embedder, recall_settings=settings)
     # every memory holds "common", so the keyword lane can fill any depth up to n
     f.remember_many([{"text": "common " + " ".join(rng.choice(WORDS, 5))} for _ in range(n)])
     return f
@@ -58,6 +60,32 @@ def test_keyword_lane_depth(tmp_path: Path, pool: int, keyword_pool: int, k: int
     # the lane is exactly BM25's own top-n for the keyword query
     expect = f._index.keyword(keyword_query(text), want_bm25, None)
     assert lanes["bm25"].tolist() == expect.tolist()
+    f.close()
+
+
+@pytest.mark.parametrize(("alpha", "with_vector", "k", "want"), [
+    (0.55, True, 10, 100),   # convex fusion: the keyword lane goes to keyword_pool
+    (0.55, True, 30, 150),   # 5 k above keyword_pool
+    (None, True, 10, 50),    # weighted RRF: the lanes' pool
+    (0.55, False, 10, 50),   # no query vector: RRF, the lanes' pool
+])
+def test_recall_asks_the_keyword_depth_only_for_convex_fusion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, alpha: float | None, with_vector: bool, k: int, want: int,
+) -> None:
+    # without a vector: a field with no embedder, so the recall has the text alone
+    f = field_of(tmp_path / "f", RecallSettings(fusion_alpha=alpha), embedder="hashing" if with_vector else None)
+    engine = f._engine
+    seen: list[tuple[int, int | None]] = []
+    real = engine.lanes
+
+    def spy(**kw: object) -> dict[str, np.ndarray]:
+        seen.append((kw["pool"], kw.get("keyword_pool")))  # type: ignore[arg-type]
+        return real(**kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "lanes", spy)
+    hits = f.recall("common w3", k=k, touch=False)
+    assert hits
+    assert seen == [(max(50, 5 * k), want)]
     f.close()
 
 

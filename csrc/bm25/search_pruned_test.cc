@@ -142,19 +142,56 @@ TEST(Bm25Pruned, TiesKeepSmallerIds) {
   }
 }
 
+// 20,000 documents of 12 Zipf words with ids 2i + 1; `extra(rng)` is appended to each text.
+template <typename Extra>
+std::vector<uint64_t> AddZipfDocs(Index* index, std::mt19937_64& rng, const Zipf& zipf, Extra extra) {
+  std::vector<uint64_t> ids;
+  std::vector<std::string> texts;
+  for (uint64_t i = 0; i < 20000; ++i) ids.push_back(i * 2 + 1), texts.push_back(Words(rng, zipf, 12) + extra(rng));
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  EXPECT_TRUE(index->Add(ids.data(), views.data(), ids.size()).ok());
+  return ids;
+}
+
 TEST(Bm25Pruned, LongListsSpanManyBlocks) {
   std::mt19937_64 rng(9);
   Zipf zipf(2000, 1.0);
   Index index(1.2, 0.75, {});
-  std::vector<uint64_t> ids;
-  std::vector<std::string> texts;
-  for (uint64_t i = 0; i < 20000; ++i) ids.push_back(i), texts.push_back(Words(rng, zipf, 12));
-  std::vector<std::string_view> views(texts.begin(), texts.end());
-  ASSERT_TRUE(index.Add(ids.data(), views.data(), ids.size()).ok());
+  AddZipfDocs(&index, rng, zipf, [](std::mt19937_64&) { return std::string(); });
   for (int qn = 0; qn < 50; ++qn) {
     const std::string q = Words(rng, zipf, 4);
     ExpectIdentical(index, q, 10, nullptr);
     ExpectIdentical(index, q, 100, nullptr);
+  }
+}
+
+TEST(Bm25Pruned, ShortRarestListsStayExact) {
+  // The rarest query terms hold fewer postings than k (SeedTheta gives no bound
+  // then): exact against exhaustive, with deletions and filters, at k below, near
+  // and above those lists' sizes.
+  std::mt19937_64 rng(21);
+  Zipf zipf(2000, 1.0);
+  Index index(1.2, 0.75, {});
+  const std::vector<uint64_t> ids = AddZipfDocs(&index, rng, zipf, [](std::mt19937_64& r) {
+    const uint64_t x = r() % 20000;
+    std::string t;
+    if (x < 30) t += " rarea";
+    if (x % 130 == 0) t += " rareb rareb";  // ~150 documents, tf 2
+    if (x >= 30 && x < 40) t += " rarec";
+    return t;
+  });
+  std::vector<uint64_t> gone;
+  for (uint64_t id : ids) if (rng() % 10 == 0) gone.push_back(id);
+  ASSERT_TRUE(index.Remove(gone.data(), gone.size()).ok());
+  std::vector<uint64_t> half;
+  for (uint64_t id : ids) if (rng() % 2) half.push_back(id);
+  for (int qn = 0; qn < 12; ++qn) {
+    std::string q = Words(rng, zipf, 2 + int(rng() % 3));
+    q += qn % 3 == 0 ? " rarea rareb" : (qn % 3 == 1 ? " rareb" : " rarec rarea rareb");
+    for (size_t k : {size_t{10}, size_t{50}, size_t{100}, size_t{150}, size_t{250}}) {
+      ExpectIdentical(index, q, k, nullptr);
+      ExpectIdentical(index, q, k, &half);
+    }
   }
 }
 

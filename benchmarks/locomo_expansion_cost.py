@@ -27,12 +27,11 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_recall import VOCAB, build, queries
-from locomo_fusion_cost import timed
+from locomo_fusion_cost import percentile_rows, print_ab, timed
 
 import chitta
 from chitta.recall import expand
@@ -109,23 +108,13 @@ def main(argv: list[str] | None = None) -> int:
                 got[name][1].extend(cpu)
     finally:
         expand.vocabulary_words = widened  # type: ignore[assignment]
-    rows = {name: {"p50_ms": float(np.percentile(w, 50)), "p99_ms": float(np.percentile(w, 99)),
-                   "cpu_p50_ms": float(np.percentile(c, 50))} for name, (w, c) in got.items()}
+    rows = percentile_rows(got)
     vocab = None if args.no_model else vocabulary_cost(console)
     out = {"n": args.n, "queries": args.queries * args.blocks, "load": os.getloadavg(), "rows": rows, "vocabulary": vocab}
     if args.json:
         print(json.dumps(out))
         return 0
-    table = Table(title=f"hybrid recall at N={args.n:,}, k=10 ({out['queries']} queries per setting, "
-                        f"load {out['load'][0]:.1f})", title_justify="left")
-    for col in ("setting", "p50 ms", "p99 ms", "thread CPU p50 ms"):
-        table.add_column(col)
-    for name, r in rows.items():
-        table.add_row(name, f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}", f"{r['cpu_p50_ms']:.3f}")
-    console.print(table)
-    a, b = rows.values()
-    console.print(f"expansion - convex: p50 {b['p50_ms'] - a['p50_ms']:+.3f} ms, thread CPU p50 "
-                  f"{b['cpu_p50_ms'] - a['cpu_p50_ms']:+.3f} ms")
+    print_ab(console, out)
     if vocab:
         console.print(f"vocabulary of one LoCoMo conversation ({vocab['turns']} turns): {vocab['words']} words, "
                       f"collected in {vocab['collect_s'] * 1000:.0f} ms, embedded by MiniLM in {vocab['embed_s']:.2f} s "

@@ -20,6 +20,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -43,6 +44,26 @@ def timed(field: chitta.Field, qv: np.ndarray, qt: list[str]) -> tuple[list[floa
         wall.append((time.perf_counter() - t0) * 1000)
         cpu.append((time.thread_time() - c0) * 1000)
     return wall, cpu
+
+
+def percentile_rows(got: dict[str, tuple[list[float], list[float]]]) -> dict[str, dict[str, float]]:
+    """Per setting: wall p50/p99 and thread CPU p50 (ms) of its (wall, cpu) samples."""
+    return {name: {"p50_ms": float(np.percentile(w, 50)), "p99_ms": float(np.percentile(w, 99)),
+                   "cpu_p50_ms": float(np.percentile(c, 50))} for name, (w, c) in got.items()}
+
+
+def print_ab(console: Console, out: dict[str, Any]) -> None:
+    """The rows of ``out`` as a table, then the second setting minus the first."""
+    table = Table(title=f"hybrid recall at N={out['n']:,}, k=10 ({out['queries']} queries per setting, "
+                        f"load {out['load'][0]:.1f})", title_justify="left")
+    for col in ("setting", "p50 ms", "p99 ms", "thread CPU p50 ms"):
+        table.add_column(col)
+    for name, r in out["rows"].items():
+        table.add_row(name, f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}", f"{r['cpu_p50_ms']:.3f}")
+    console.print(table)
+    (name_a, a), (name_b, b) = out["rows"].items()
+    console.print(f"{name_b} - {name_a}: p50 {b['p50_ms'] - a['p50_ms']:+.3f} ms, "
+                  f"thread CPU p50 {b['cpu_p50_ms'] - a['cpu_p50_ms']:+.3f} ms")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,21 +93,12 @@ def main(argv: list[str] | None = None) -> int:
                 wall, cpu = timed(f, qv, qt)
             got[name][0].extend(wall)
             got[name][1].extend(cpu)
-    rows = {name: {"p50_ms": float(np.percentile(w, 50)), "p99_ms": float(np.percentile(w, 99)),
-                   "cpu_p50_ms": float(np.percentile(c, 50))} for name, (w, c) in got.items()}
+    rows = percentile_rows(got)
     out = {"n": args.n, "queries": args.queries * args.blocks, "load": os.getloadavg(), "rows": rows}
     if args.json:
         print(json.dumps(out))
         return 0
-    table = Table(title=f"hybrid recall at N={args.n:,}, k=10 ({out['queries']} queries per setting, "
-                        f"load {out['load'][0]:.1f})", title_justify="left")
-    for col in ("setting", "p50 ms", "p99 ms", "thread CPU p50 ms"):
-        table.add_column(col)
-    for name, r in rows.items():
-        table.add_row(name, f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}", f"{r['cpu_p50_ms']:.3f}")
-    console.print(table)
-    (name_a, a), (name_b, b) = rows.items()
-    console.print(f"{name_b} - {name_a}: p50 {b['p50_ms'] - a['p50_ms']:+.3f} ms, thread CPU p50 {b['cpu_p50_ms'] - a['cpu_p50_ms']:+.3f} ms")
+    print_ab(console, out)
     return 0
 
 

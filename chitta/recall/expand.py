@@ -120,14 +120,21 @@ class Vocabulary:
             self._words.extend(words)
             self._row.update((w, start + i) for i, w in enumerate(words))
             self._vecs = vecs if self._vecs is None else np.concatenate([self._vecs, vecs])
-            if self._graph is not None:
-                self._graph.add(np.arange(start, start + len(words), dtype=np.uint64), vecs)
-            elif len(self._words) > EXACT_WORDS:
-                from chitta.index.hnsw import HNSW
-
-                self._graph = HNSW(int(self._vecs.shape[1]))
-                self._graph.add(np.arange(len(self._words), dtype=np.uint64), self._vecs)
+            self._index_rows(start)
             return len(words)
+
+    def _index_rows(self, start: int) -> None:
+        """Make the search structures cover rows ``start`` .. ``len(self)`` of ``_vecs`` (the rows
+        before ``start`` are indexed already). ``_words`` and ``_vecs`` are the table; the search
+        structures are derived from them."""
+        assert self._vecs is not None
+        if self._graph is not None:
+            self._graph.add(np.arange(start, len(self._words), dtype=np.uint64), self._vecs[start:])
+        elif len(self._words) > EXACT_WORDS:
+            from chitta.index.hnsw import HNSW
+
+            self._graph = HNSW(int(self._vecs.shape[1]))
+            self._graph.add(np.arange(len(self._words), dtype=np.uint64), self._vecs)
 
     def nearest(self, vector: npt.ArrayLike, m: int, min_cosine: float,
                 exclude: frozenset[str] | set[str] = frozenset()) -> list[str]:

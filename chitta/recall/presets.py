@@ -9,7 +9,8 @@ pass 5), and the BM25 share of convex score fusion with a
 ``recall_fusion_alpha`` attribute (``OnnxMiniLM``: 0.55, ``NomicEmbedder``:
 0.3; pass 6; chitta.recall.convex), and the weight of the vocabulary expansion lane with a
 ``recall_expansion_weight`` attribute (none of the packaged embedders asks for
-one: expansion is opt-in; pass 8; chitta.recall.expand).
+one: expansion is opt-in; pass 8; chitta.recall.expand), and whether the dense lane embeds the
+query without the speaker it names with a ``recall_dense_query_without_speaker`` bool.
 :func:`settings_for` applies them; a field opened without
 ``recall_settings`` uses it. Explicit ``recall_settings`` always win.
 """
@@ -27,7 +28,8 @@ def settings_for(embedder: Any, base: RecallSettings | None = None) -> RecallSet
     """``base`` (default ``RecallSettings()``) with the dense lane weight
     (``recall_dense_weight``: finite, non-negative) and the convex fusion alpha
     (``recall_fusion_alpha``: in [0, 1]) and the expansion weight (``recall_expansion_weight``:
-    finite, non-negative) the embedder asks for; a preference it
+    finite, non-negative) and the name-free dense query (``recall_dense_query_without_speaker``: a
+    bool) the embedder asks for; a preference it
     does not name, or names out of range, leaves ``base``'s value."""
     base = base or RecallSettings()
     weight = getattr(embedder, "recall_dense_weight", None) if embedder is not None else None
@@ -39,4 +41,7 @@ def settings_for(embedder: Any, base: RecallSettings | None = None) -> RecallSet
     weight = getattr(embedder, "recall_expansion_weight", None) if embedder is not None else None
     if not isinstance(weight, bool) and isinstance(weight, (int, float)) and math.isfinite(weight) and weight >= 0:
         base = dataclasses.replace(base, expansion_weight=float(weight))
+    nameless = getattr(embedder, "recall_dense_query_without_speaker", None) if embedder is not None else None
+    if isinstance(nameless, bool):
+        base = dataclasses.replace(base, dense_query_without_speaker=nameless)
     return base

@@ -77,3 +77,15 @@ def test_import_follows_the_embedders_turn_view(tmp_path: Path) -> None:
     mean = ctx / np.linalg.norm(ctx) + alone / np.linalg.norm(alone)
     np.testing.assert_allclose(got / np.linalg.norm(got), mean / np.linalg.norm(mean), atol=1e-6)
     np.testing.assert_allclose(got_off / np.linalg.norm(got_off), ctx / np.linalg.norm(ctx), atol=1e-6)
+
+
+def test_settings_for_name_free_dense_query_takes_only_a_bool() -> None:
+    class NameFree(HashingEmbedder):
+        recall_dense_query_without_speaker = True
+
+    class Odd(HashingEmbedder):
+        recall_dense_query_without_speaker = 1  # not a bool: ignored
+
+    assert settings_for(NameFree()) == RecallSettings(dense_query_without_speaker=True)
+    assert settings_for(NameFree(), RecallSettings(rrf_k=7)).rrf_k == 7
+    assert settings_for(Odd()) == RecallSettings()

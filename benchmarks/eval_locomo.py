@@ -138,7 +138,7 @@ def evaluate(
                                         settings, turn_view)
             known = set(dia_of.values())
             questions = [qa["question"] for qa in sample["qa"]]
-            if settings is not None and settings.dense_query_without_speaker:  # as Field.recall embeds (helper M)
+            if field._engine.settings.dense_query_without_speaker:  # as Field.recall embeds (helper M)
                 questions = [dense_query_text(q, {t["speaker"] for t in turns(sample["conversation"])}) for q in questions]
             qvecs = field._encoding.embed_query(questions) if field._encoding.enabled else None
             for qi, qa in enumerate(sample["qa"]):

@@ -83,9 +83,14 @@ class OnnxMiniLM:
     dim = DIM
     name = NAME
     family = MINILM_FAMILY
-    #: Recall preference measured on LoCoMo dev (tune half, confirmed on held-out; RESULTS.md, LoCoMo
-    #: pass 6): convex score fusion with BM25 share 0.55 (chitta.recall.convex, chitta.recall.presets).
+    #: Recall preferences measured on LoCoMo dev (tune half, confirmed on held-out; RESULTS.md, LoCoMo
+    #: passes 6, 8 and 10), applied by chitta.recall.presets: convex score fusion with BM25 share 0.55
+    #: (chitta.recall.convex), the vocabulary expansion lane at weight 0.2 (chitta.recall.expand; it
+    #: lifts multi-hop above the paper's DRAGON figure), and the dense query embedded without the
+    #: speaker it names (a gain together with the expansion).
     recall_fusion_alpha = 0.55
+    recall_expansion_weight = 0.2
+    recall_dense_query_without_speaker = True
 
     @property
     def threads(self) -> int:

@@ -48,7 +48,8 @@ def test_packaged_embedders_preferences() -> None:
     assert settings_for(NomicEmbedder()).lane_weights["dense"] == 1.0  # nothing is loaded for this
     assert MpnetEmbedder.recall_dense_weight == 0.75 and MpnetEmbedder.recall_turn_view is True
     # the default install: weights and views unchanged; convex fusion from LoCoMo pass 6
-    assert settings_for(OnnxMiniLM()) == RecallSettings(fusion_alpha=0.55)
+    assert settings_for(OnnxMiniLM()) == RecallSettings(fusion_alpha=0.55, expansion_weight=0.2,
+                                                        dense_query_without_speaker=True)
     assert not hasattr(OnnxMiniLM, "recall_turn_view")
     assert settings_for(NomicEmbedder()).fusion_alpha == 0.3
     assert settings_for(MpnetEmbedder()).fusion_alpha == 0.45

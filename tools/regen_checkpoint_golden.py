@@ -19,9 +19,9 @@ from golden import write_golden
 
 import chitta
 from chitta.checkpoint import format as fmt
+from chitta.checkpoint.run import write_checkpoint
 from chitta.encode import HashingEmbedder
 from chitta.recall.engine import RecallSettings
-from chitta.checkpoint.run import write_checkpoint
 
 
 def main() -> None:

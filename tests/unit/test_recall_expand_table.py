@@ -144,7 +144,7 @@ def test_a_checkpoint_without_a_table_builds_it_once_at_open(tmp_path: Path) -> 
     """A version-4 checkpoint (the same checkpoint with the table and its record removed,
     state written as version 4) is used, and the table is built at open."""
     path = tmp_path / "f"
-    _ids, before, _table_before = _written(path)
+    _written(path)
     live = _live(path)
     version, state = fmt.read_state(live / "state")
     del state["vocabulary"], state["sidecars"]["vocab.emb"]
@@ -184,7 +184,7 @@ def test_a_table_of_another_embedder_is_rebuilt_and_the_checkpoint_kept(tmp_path
 @pytest.mark.parametrize("damage", ["flip_vector", "flip_word", "truncate", "missing", "state_record"])
 def test_a_damaged_word_table_ignores_the_checkpoint_and_changes_nothing(tmp_path: Path, damage: str) -> None:
     path = tmp_path / "f"
-    _ids, before, table = _written(path)
+    _ids, _before, table = _written(path)
     side = _live(path) / "vocab.emb"
     data = bytearray(side.read_bytes())
     if damage == "flip_vector":
@@ -206,10 +206,11 @@ def test_a_damaged_word_table_ignores_the_checkpoint_and_changes_nothing(tmp_pat
         replayed, replayed_table = _recalls(f), _table(f)
     emb = Counting()
     with pytest.warns(CheckpointIgnored, match="vocab.emb|word table"):
-        with _open(path, emb, read_only=True) as f:
-            assert f.checkpoint_loaded is None  # rebuilt from the log: the log is the truth
-            assert set(emb.take()) == set(replayed_table[0]) and _table(f) == replayed_table
-            assert _recalls(f) == replayed
+        f = _open(path, emb, read_only=True)
+    with f:
+        assert f.checkpoint_loaded is None  # rebuilt from the log: the log is the truth
+        assert set(emb.take()) == set(replayed_table[0]) and _table(f) == replayed_table
+        assert _recalls(f) == replayed
     assert _store(path) == store
     assert set(replayed_table[0]) | {"sunday"} == set(table[0])  # the replaced text's word: only the writer saw it
 

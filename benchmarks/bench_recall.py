@@ -235,12 +235,11 @@ def competitors(vecs: np.ndarray, docs: list[str], nq: int) -> dict[str, dict[st
     return out
 
 
-def remember_rate(root: Path, n: int, embedder: Any, vectors: bool, blas_one_thread: bool = False,
-                  recall_settings: Any = None) -> float:
+def remember_rate(root: Path, n: int, embedder: Any, vectors: bool, blas_one_thread: bool = False) -> float:
     docs = texts(n, seed=5)
     vecs = datagen.clustered_vectors(n, 384, seed=2) if vectors else None
     ctx = one_thread() if blas_one_thread else contextlib.nullcontext()
-    with chitta.open(root, durability="buffered", embedder=embedder, recall_settings=recall_settings) as field, ctx:
+    with chitta.open(root, durability="buffered", embedder=embedder) as field, ctx:
         t0 = time.perf_counter()
         for lo in range(0, n, 256):
             items: list[dict[str, Any]] = [{"text": t} for t in docs[lo : lo + 256]]
@@ -254,7 +253,6 @@ def remember_rate(root: Path, n: int, embedder: Any, vectors: bool, blas_one_thr
 def run(sizes: list[int], nq: int, write_n: int, field_dir: Path | None, console: Console,
         rivals: bool = True, stages: bool = False, concurrent_lanes: bool | None = None) -> dict[str, Any]:
     from chitta.encode import HashingEmbedder, default_embedder
-    from chitta.recall.presets import settings_for
 
     result: dict[str, Any] = {"load_before": os.getloadavg(), "recall": {}, "floors": {}, "remember": {}}
     with tempfile.TemporaryDirectory() as tmp, Progress(console=console, transient=True) as progress:
@@ -279,10 +277,6 @@ def run(sizes: list[int], nq: int, write_n: int, field_dir: Path | None, console
             onnx = default_embedder()
             if onnx.name != HashingEmbedder().name:
                 result["remember"]["onnx MiniLM"] = remember_rate(Path(tmp) / "w3", max(256, write_n // 20), onnx, False)
-                # the expansion lane on: its new words embedded at write time (chitta/field_vocab.py)
-                result["remember"]["onnx MiniLM, expansion on"] = remember_rate(
-                    Path(tmp) / "w4", max(256, write_n // 20), onnx, False,
-                    recall_settings=dataclasses.replace(settings_for(onnx), expansion_weight=0.2))
     result["load_after"] = os.getloadavg()
     return result
 

@@ -322,3 +322,45 @@ def _flip(path: Path) -> Path:
     data[30] ^= 1
     out.write_bytes(bytes(data))
     return out
+
+
+def test_a_large_build_at_open_reports_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above PROGRESS_WORDS pending words an open embeds them with a progress bar, batch by batch."""
+    from chitta import field_vocab
+    from chitta.recall import expand
+
+    path = tmp_path / "f"
+    with chitta.open(path, embedder=HashingEmbedder(64)) as f:  # expansion off: no table written
+        f.remember_many(TEXTS)
+        f.checkpoint()
+    heard: list[tuple[int, int]] = []
+    real = expand.Vocabulary.refresh
+    monkeypatch.setattr(field_vocab, "PROGRESS_WORDS", 10)
+    monkeypatch.setattr(expand, "EMBED_BATCH", 16)
+    monkeypatch.setattr(expand.Vocabulary, "refresh",
+                        lambda self, progress=None: real(self, progress and (lambda d, t: (heard.append((d, t)),
+                                                                                           progress(d, t)))))
+    with _open(path) as f:
+        total = len(_field_words(TEXTS))
+        assert len(f._engine.vocabulary) == total and f._engine.vocabulary.pending == 0
+    assert heard == [(min(i + 16, total), total) for i in range(0, total, 16)]
+
+
+def test_the_real_model_reopens_bit_for_bit(tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    from chitta.encode import OnnxMiniLM
+
+    try:
+        model = OnnxMiniLM()
+        model.load()
+    except Exception as exc:  # noqa: BLE001  (the model package is an extra)
+        pytest.skip(f"MiniLM not available: {exc}")
+    settings = RecallSettings(fusion_alpha=0.55, expansion_weight=0.2)
+    with chitta.open(tmp_path / "f", embedder=model, recall_settings=settings, clock=lambda: 1.78e9) as f:
+        f.remember_many(TEXTS)
+        before = [[(h.id, h.score, dict(h.lanes)) for h in f.recall(q, k=5, touch=False)] for q in QUERIES]
+        f.checkpoint()
+    with chitta.open(tmp_path / "f", embedder=model, recall_settings=settings, clock=lambda: 1.78e9) as f:
+        assert f.stats().records_since_checkpoint == 0 and f._engine.vocabulary.pending == 0
+        after = [[(h.id, h.score, dict(h.lanes)) for h in f.recall(q, k=5, touch=False)] for q in QUERIES]
+    assert after == before and any("expansion" in lanes for hits in before for _i, _s, lanes in hits)

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
+from chitta.errors import ChittaError
 from chitta.field_state import FieldState
 from chitta.recall.expand import EMBED_BATCH, attach
 
@@ -36,7 +38,11 @@ class VocabMixin(FieldState):
         attach(self._engine, self._index, self._encoding.embedder, lambda: (m.text for m in self.memories()), saved)
         if self._engine.vocabulary is not None or not self._read_only:
             self._vocab_saved = None  # kept only by a read-only handle without one: a checkpoint's view
-        self._vocab_sync(progress=True)
+        try:
+            self._vocab_sync(progress=True)
+        except ChittaError as exc:  # the model cannot run (missing, checksum): the field still opens
+            warnings.warn(f"query expansion: the field's words could not be embedded at open ({exc}); "
+                          "the first recall that expands tries again", RuntimeWarning, stacklevel=4)
 
     def _vocab_sync(self, *, progress: bool = False) -> int:
         """Index the keyword documents waiting in the recall index (their words join the

@@ -364,3 +364,18 @@ def test_the_real_model_reopens_bit_for_bit(tmp_path: Path) -> None:
         assert f.stats().records_since_checkpoint == 0 and f._engine.vocabulary.pending == 0
         after = [[(h.id, h.score, dict(h.lanes)) for h in f.recall(q, k=5, touch=False)] for q in QUERIES]
     assert after == before and any("expansion" in lanes for hits in before for _i, _s, lanes in hits)
+
+
+def test_an_embedder_that_fails_at_open_leaves_the_words_pending(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    with chitta.open(path, embedder=HashingEmbedder(64)) as f:
+        f.remember_many(TEXTS[:2])
+
+    class Failing(Counting):
+        def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+            raise chitta.errors.EmbedderUnavailable("no model here")
+
+    with pytest.warns(RuntimeWarning, match="could not be embedded"):
+        f = _open(path, Failing())
+    with f:
+        assert f._engine.vocabulary.pending == len(_field_words(TEXTS[:2])) and len(f) == 2

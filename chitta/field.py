@@ -40,6 +40,7 @@ from chitta.field_read import ReadMixin
 from chitta.field_recall import RecallMixin
 from chitta.field_replay import ReplayMixin
 from chitta.field_state import has_vector_sink, takes_code_columns, takes_columns
+from chitta.field_vocab import VocabMixin
 from chitta.field_write import WriteMixin
 from chitta.ops import OpType
 from chitta.organs import Organ
@@ -49,7 +50,6 @@ from chitta.organs.memories import MemoriesOrgan
 from chitta.organs.recall_index import RecallIndexOrgan
 from chitta.organs.settings import SettingsOrgan
 from chitta.recall.engine import RecallEngine, RecallSettings
-from chitta.recall.expand import attach as attach_vocabulary
 from chitta.recall.presets import settings_for
 
 if TYPE_CHECKING:
@@ -93,6 +93,7 @@ class Field(
     CheckpointMixin,
     RecallMixin,
     ReplayMixin,
+    VocabMixin,
     LinkMixin,
     LifecycleMixin,
 ):
@@ -193,8 +194,9 @@ class Field(
             self._encoding = FieldEncoding(embedder, recorded=self._settings.get("embedder"), reembed=reembed)
             if self._recall_settings is None:  # the embedder's preferred dense weight (chitta.recall.presets)
                 self._recall_settings = self._engine.settings = settings_for(self._encoding.embedder)
-            # the field's vocabulary for query expansion when the settings ask for it (chitta.recall.expand)
-            attach_vocabulary(self._engine, self._index, self._encoding.embedder, lambda: (m.text for m in self.memories()))
+            # the field's vocabulary for query expansion when the settings ask for it (chitta.recall.expand),
+            # from the checkpoint's table plus the log after it (chitta/field_vocab.py)
+            self._attach_vocabulary()
             if reembed and not read_only:
                 self._reembed()
         except BaseException:
@@ -235,6 +237,7 @@ class Field(
         self._engine = RecallEngine(self._memories, self._index, self._graph, settings=self._recall_settings)
         self._applied = 0
         self._unrouted = 0  # valid ops no organ of this version keeps state for
+        self._vocab_saved: Any = None  # the checkpoint's word table (vocab.emb) until the vocabulary takes it
 
     # ---- lifecycle -------------------------------------------------------------
     def close(self) -> None:

@@ -56,7 +56,8 @@ class CheckpointMixin(FieldState):
             self._log.flush()
         from chitta.checkpoint.run import write_checkpoint
 
-        info = write_checkpoint(self._path)
+        vocab = self._engine.vocabulary  # the expansion lane's word table goes with it (vocab.emb)
+        info = write_checkpoint(self._path, vocabulary=vocab)
         assert info is not None  # no policy: always written
         with self._lock:  # what this handle counts as "since the last checkpoint" starts over
             self._checkpoint_applied = self._applied

@@ -45,7 +45,9 @@ class ReplayMixin(FieldState):
         """Apply what other instances appended since the last look. Returns records read."""
         self._check_open()
         with self._lock:
-            return self._replay()
+            n = self._replay()
+        self._vocab_sync()  # their words join the expansion table now, not at a recall
+        return n
 
     def _replay(self) -> int:
         if self._pending_puts:

@@ -115,6 +115,7 @@ class FieldState:
     _engine: RecallEngine
     _applied: int
     _unrouted: int
+    _vocab_saved: Any  # the checkpoint's word table (chitta.checkpoint.vocab.VocabTable) until attached
 
     if TYPE_CHECKING:
         # ---- methods one mixin calls on another (defined where the comment says) ------
@@ -153,5 +154,6 @@ class FieldState:
         def _with_vectors(self, puts: list[ops.PutPayload]) -> list[Op]: ...
 
         def _after_embedded_writes(self, n: int) -> None: ...  # field_maintain.py
+        def _vocab_sync(self, *, progress: bool = False) -> int: ...  # field_vocab.py
         def _lifecycle_maintain(self) -> dict[str, int]: ...  # field_lifecycle.py
         def memories(self) -> Iterator[Memory]: ...  # field_read.py

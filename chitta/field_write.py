@@ -98,6 +98,7 @@ class WriteMixin(FieldState):
             return op.id
         group = self._with_vectors([op])
         self._commit_group(group)
+        self._vocab_sync()  # its new words join the expansion table (chitta/field_vocab.py)
         self._after_embedded_writes(1)
         return op.id
 
@@ -124,6 +125,7 @@ class WriteMixin(FieldState):
         puts = [msgspec.structs.replace(p, id=self._new_id()) for p in puts]
         group = self._with_vectors(puts)
         self._commit_group(group)
+        self._vocab_sync()
         self._after_embedded_writes(sum(1 for op in group if isinstance(op, ops.UpdateSparseCode)))
         return [p.id for p in puts]
 
@@ -168,6 +170,7 @@ class WriteMixin(FieldState):
         group = self._with_vectors([triplet, alias])
         group.append(ops.AddAssocEdge(src=a_id, dst=t_id, edge="AliasOf", at_ms=self._now_ms()))
         self._commit_group(group)
+        self._vocab_sync()
         self._after_embedded_writes(2 if self._encoding.enabled else 0)
         return t_id, a_id
 
@@ -219,3 +222,5 @@ class WriteMixin(FieldState):
         if vec is not None and self._encoder_organ.encoder is not None:
             group.extend(code_ops(self._encoder_organ.encoder, [mid], np.frombuffer(vec, "<f4")[None, :]))
         self._commit_group(group)
+        if new_text is not None:
+            self._vocab_sync()

@@ -17,8 +17,11 @@ sys.path.insert(0, str(HERE / "tests" / "format"))
 
 from golden import write_golden
 
+import chitta
 from chitta.checkpoint import format as fmt
 from chitta.checkpoint.run import write_checkpoint
+from chitta.encode import HashingEmbedder
+from chitta.recall.engine import RecallSettings
 
 
 def main() -> None:
@@ -28,7 +31,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "field"
         write_golden(root)
-        write_checkpoint(root)
+        # state 5 on: with the expansion lane's word table (vocab.emb) of a 4-d hashing embedder
+        settings = RecallSettings(fusion_alpha=0.5, expansion_weight=0.3)
+        with chitta.open(root, read_only=True, embedder=HashingEmbedder(4), recall_settings=settings) as f:
+            write_checkpoint(root, vocabulary=f._engine.vocabulary)
         shutil.copytree(root, out, ignore=shutil.ignore_patterns("LOCK", "locks", "MANIFEST"))
     for p in sorted(out.rglob("*")):
         print(p.relative_to(HERE))

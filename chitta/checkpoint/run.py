@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from chitta.checkpoint import store
 from chitta.checkpoint.policy import CheckpointPolicy
@@ -17,12 +18,14 @@ def write_checkpoint(
     *,
     policy: CheckpointPolicy | None = None,
     on_step: Callable[[str], None] | None = None,
+    vocabulary: Any = None,
 ) -> CheckpointInfo | None:
     """Open a read-only view of the field at ``path`` (its current checkpoint plus
     the log after it) and write that view as the new live checkpoint. With a
     ``policy``, write only when it says one is due (None otherwise). ``on_step``
     hears each step's name (progress). LockedError when another process is
-    writing one."""
+    writing one. ``vocabulary``: the calling handle's expansion word table
+    (chitta.recall.expand.Vocabulary), saved with the checkpoint."""
     from chitta.field import Field
 
     step = on_step or (lambda _name: None)
@@ -38,6 +41,6 @@ def write_checkpoint(
                 if policy.due(stats.records_since_checkpoint, stats.bytes_since_checkpoint, age) is None:
                     return None
             step("writing state and sidecars")
-            return write(view, root)
+            return write(view, root, vocabulary)
         finally:
             view.close()

@@ -21,6 +21,7 @@ import numpy as np
 from chitta import _version
 from chitta.checkpoint import format as fmt
 from chitta.checkpoint import store
+from chitta.checkpoint.vocab import VOCAB, VocabTable, read_vocab, table_to_write, write_vocab
 from chitta.errors import CheckpointIgnored, ChittaError, CorruptionError, UnsupportedFormat
 
 if TYPE_CHECKING:
@@ -65,9 +66,12 @@ def _tail_crc(path: Path) -> int:
         return int.from_bytes(f.read(4), "little")
 
 
-def write(view: Field, root: Path) -> CheckpointInfo:
+def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
     """Serialise ``view`` (a read-only Field nobody else uses) as the new live
-    checkpoint of ``root``. The caller holds the checkpoint writer lock."""
+    checkpoint of ``root``. The caller holds the checkpoint writer lock.
+    ``vocabulary``: the expansion lane's word table of the handle asking for the
+    checkpoint (chitta.recall.expand.Vocabulary), saved with the view's own
+    (``vocab.emb``, state 5; chitta/checkpoint/vocab.py)."""
     t0 = time.perf_counter()
     positions = view._log.positions()
     clock = int(view._log.clock)
@@ -80,6 +84,22 @@ def write(view: Field, root: Path) -> CheckpointInfo:
     try:
         mem_state, ids, vecs = view._memories.snapshot()
         sidecars: dict[str, dict[str, int]] = {}
+        seen: set[str] = set()  # the words of the documents the view indexes from here on
+        saved: VocabTable | None = view._vocab_saved
+        live = None
+        if vocabulary is not None:
+            words, rows, pending = vocabulary.table()
+            live = VocabTable(vocabulary.name, words, rows, pending)
+        if live is not None or saved is not None:
+            from chitta.recall.expand import vocabulary_words
+
+            def collect(docs: list[str]) -> None:
+                for doc in docs:
+                    seen.update(vocabulary_words(doc))
+
+            view._index.vocabulary_sink = collect
+            if saved is None and view._index.indexed_texts() > 0:  # a keyword index restored as an image
+                collect([m.text for m in view.memories()])
         sidecars[VECTORS] = fmt.write_emb(temp / VECTORS, ids, vecs)
         sidecars[VECTORS]["crc"] = _tail_crc(temp / VECTORS)
         index_state = view._index.snapshot(str(temp / POSTING), str(temp / GRAPH), bm25_path=str(temp / BM25))
@@ -103,6 +123,9 @@ def write(view: Field, root: Path) -> CheckpointInfo:
         if coded is not None:
             sidecars[CODES] = fmt.write_bin(temp / CODES, ids, coded[0], coded[1])
             sidecars[CODES]["crc"] = _tail_crc(temp / CODES)
+        table = table_to_write(saved, seen, live)
+        if table is not None:
+            sidecars[VOCAB] = write_vocab(temp / VOCAB, table)
         state = {
             "chitta": _version.__version__,
             "created_ms": int(time.time() * 1000),
@@ -122,6 +145,9 @@ def write(view: Field, root: Path) -> CheckpointInfo:
             },
             "sidecars": sidecars,
         }
+        if table is not None:  # state 5 (optional: absent = built at open)
+            state["vocabulary"] = {"embedder": table.embedder, "dim": table.dim, "rows": len(table.words),
+                                   "pending": len(table.pending)}
         fmt.write_state(temp / STATE, state)
         total = sum(p.stat().st_size for p in temp.iterdir())
         final = store.publish(root, temp, clock)
@@ -152,6 +178,7 @@ class Loaded:
     vectors: Any
     codes: tuple[Any, Any] | None = None  # codes.bin: (codes, mean), in vector_ids order
     units: tuple[Any, Any] | None = None  # units.emb: (unit rows, ids without one), in vector_ids order
+    vocab: VocabTable | None = None  # vocab.emb (state 5): the expansion lane's word table
 
 
 def read(root: Path) -> Loaded | None:
@@ -209,9 +236,28 @@ def read(root: Path) -> Loaded | None:
                 code_ids, ids
             ):
                 raise CorruptionError(f"{CODES} does not match the state file and {VECTORS}")
+        vocab = _read_vocab(path, state)
     except (KeyError, TypeError, ValueError, OSError) as exc:
         raise CorruptionError(f"checkpoint {path.name}: {type(exc).__name__}: {exc}") from exc
-    return Loaded(path, version, state, ids, vecs, codes, units)
+    return Loaded(path, version, state, ids, vecs, codes, units, vocab)
+
+
+def _read_vocab(path: Path, state: dict[str, Any]) -> VocabTable | None:
+    """The word table of a state-5 checkpoint that has one, checked against the state's record
+    of it (file, rows, pending words, dim); None when the state has none."""
+    record = state.get("vocabulary")
+    if record is None:
+        return None
+    want = state["sidecars"][VOCAB]
+    if (want["bytes"], want["crc"]) != ((path / VOCAB).stat().st_size, _tail_crc(path / VOCAB)):
+        raise CorruptionError(f"{VOCAB} is not the one the state file was written with")
+    table = read_vocab(path / VOCAB)
+    if (len(table.words), len(table.pending), table.dim) != (record["rows"], record["pending"], record["dim"]):
+        raise CorruptionError(f"{VOCAB} does not match the state's record of it")
+    if not isinstance(record["embedder"], str):
+        raise CorruptionError(f"{VOCAB}: the recorded embedder is not a name")
+    table.embedder = record["embedder"]
+    return table
 
 
 def _v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
@@ -262,7 +308,14 @@ def _v3_to_v4(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}  # version -> step to version + 1
+def _v4_to_v5(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 5 added the optional ``vocabulary`` record and its sidecar ``vocab.emb`` (the
+    expansion lane's word table): absent, so a field that expands builds the table at open,
+    as version 4 did at its first recall. Nothing to change."""
+    return state
+
+
+_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}  # version -> step to version + 1
 
 
 def migrate(version: int, state: dict[str, Any]) -> dict[str, Any]:
@@ -316,6 +369,7 @@ def restore(field: FieldState, loaded: Loaded) -> None:
         organs["recall_index"], live, vec_ids, loaded.vectors, str(loaded.path / POSTING), str(loaded.path / GRAPH),
         loaded.codes, loaded.units, bm25_path=str(loaded.path / BM25),
     )
+    field._vocab_saved = loaded.vocab  # adopted by chitta.recall.expand.attach once the embedder is known
     field._applied = int(loaded.state["applied"])
     field._unrouted = int(loaded.state["unrouted"])
     positions = [(str(n), int(o), int(s), bool(h), bool(d)) for n, o, s, h, d in mark["positions"]]

@@ -23,10 +23,16 @@ scan of the word vectors up to ``EXACT_WORDS`` words and from an HNSW graph
 over them above (search beam 64: a narrower beam, or a graph over the
 words' top principal components, was cheaper but picked other words and lost
 recall, pass 8). Words enter the table as the
-field's texts are indexed (the keyword lane's documents) and are embedded in
-one batch at the next recall that expands (so a freshly opened field pays
-its vocabulary once, at its first such recall; benchmarks/RESULTS.md, LoCoMo
-pass 8 has the cost). The table is derived state, never written to disk.
+field's texts are indexed (the keyword lane's documents) and are embedded when
+they enter the field, off the recall path: the Field indexes and embeds the
+words of its own writes right after each write, those of other processes'
+records at ``refresh()``, and those of the log after its checkpoint at open
+(``Field._vocab_sync``); a recall embeds only what arrived since. The table is
+derived state saved with checkpoints (the sidecar ``vocab.emb``, state
+version 5: chitta/checkpoint/vocab.py, docs/FORMAT.md section 8), so an open
+embeds only the words of the log after its checkpoint; a checkpoint without
+a table of this embedder's (older state, or the lane just turned on) makes
+the open build it once, with a progress bar when it is large.
 
 Settings: ``RecallSettings.expansion_weight`` (beta; 0 = off, the default),
 ``expansion_words`` (m) and ``expansion_min_cosine`` (tau); an embedder may
@@ -73,8 +79,10 @@ def vocabulary_words(text: str) -> set[str]:
 class Vocabulary:
     """The field's distinct words and their vectors (module docstring)."""
 
-    def __init__(self, embed: Callable[[list[str]], Any]) -> None:
+    def __init__(self, embed: Callable[[list[str]], Any], name: str = "", dim: int = 0) -> None:
         self._embed = embed
+        self.name = name  # the embedder's ``name``: a checkpoint records it with the table
+        self.dim = dim  # the embedder's dim (the rows' width once there are rows)
         self._words: list[str] = []
         self._row: dict[str, int] = {}
         self._pending: set[str] = set()
@@ -100,17 +108,29 @@ class Vocabulary:
             with self._lock:
                 self._pending |= new
 
-    def refresh(self) -> int:
-        """Embed the pending words (sorted, in batches); returns how many were added."""
+    def add_words(self, words: Iterable[str]) -> None:
+        """Words known to be field words (a checkpoint's pending ones), embedded at the next refresh."""
+        new = set(words) - self._row.keys()
+        if new:
+            with self._lock:
+                self._pending |= new
+
+    def refresh(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed the pending words (sorted, in batches); returns how many were added.
+        ``progress(done, total)`` hears each batch (words embedded so far, of ``total``)."""
         with self._lock:
             if not self._pending:
                 return 0
             words = sorted(self._pending - self._row.keys())
-            self._pending.clear()
             if not words:
+                self._pending.clear()
                 return 0
-            parts = [np.asarray(self._embed(words[i:i + EMBED_BATCH]), np.float32)
-                     for i in range(0, len(words), EMBED_BATCH)]
+            parts = []
+            for i in range(0, len(words), EMBED_BATCH):
+                parts.append(np.asarray(self._embed(words[i:i + EMBED_BATCH]), np.float32))
+                if progress is not None:
+                    progress(min(i + EMBED_BATCH, len(words)), len(words))
+            self._pending.clear()  # only now: an embedder that fails leaves the words pending
             vecs = np.concatenate(parts) if len(parts) > 1 else parts[0]
             if vecs.ndim != 2 or len(vecs) != len(words):
                 raise InvalidArgument(f"the embedder returned {vecs.shape} for {len(words)} words")
@@ -122,6 +142,28 @@ class Vocabulary:
             self._vecs = vecs if self._vecs is None else np.concatenate([self._vecs, vecs])
             self._index_rows(start)
             return len(words)
+
+    def table(self) -> tuple[list[str], F32, list[str]]:
+        """(words in row order, their rows, pending words): a consistent copy for a checkpoint."""
+        with self._lock:
+            vecs = self._vecs if self._vecs is not None else np.zeros((0, self.dim), np.float32)
+            return list(self._words), vecs, sorted(self._pending)
+
+    def restore(self, words: list[str], vecs: F32, pending: Iterable[str] = ()) -> None:
+        """Start from a saved table (a fresh vocabulary only): ``words`` in row order, their unit
+        rows ``vecs`` as they were embedded, and ``pending`` words to embed at the next refresh."""
+        vecs = np.ascontiguousarray(vecs, np.float32)
+        if vecs.ndim != 2 or len(vecs) != len(words) or len(set(words)) != len(words):
+            raise InvalidArgument(f"a table of {len(words)} words (distinct?) for rows of shape {vecs.shape}")
+        with self._lock:
+            if self._words:
+                raise InvalidArgument("restore() needs an empty vocabulary")
+            if words:
+                self._words = list(words)
+                self._row = {w: i for i, w in enumerate(words)}
+                self._vecs = vecs
+                self._index_rows(0)
+        self.add_words(pending)
 
     def _index_rows(self, start: int) -> None:
         """Make the search structures cover rows ``start`` .. ``len(self)`` of ``_vecs`` (the rows
@@ -177,17 +219,26 @@ class Vocabulary:
         return " ".join(self.nearest(vector, m, min_cosine, set(tokenize(text, stopwords=False))))
 
 
-def attach(engine: Any, index: Any, embedder: Any, texts: Callable[[], Iterable[str]]) -> Vocabulary | None:
+def attach(engine: Any, index: Any, embedder: Any, texts: Callable[[], Iterable[str]],
+           saved: Any = None) -> Vocabulary | None:
     """Give ``engine`` a :class:`Vocabulary` fed by ``index``'s keyword documents when its settings
-    expand queries and there is an embedder; else remove any. ``texts``: the live memories' texts,
-    read once when the keyword index already holds documents that will not pass through it again."""
+    expand queries and there is an embedder; else remove any. ``saved``: the checkpoint's table
+    (chitta.checkpoint.vocab.VocabTable), adopted when this embedder (``name`` and ``dim``) made
+    it; its words are pending otherwise. ``texts``: the live memories' texts, read once when the
+    keyword index already holds documents that will not pass through it again and there is no
+    saved table to say what their words are. Nothing is embedded here (``Vocabulary.refresh``)."""
     if engine.settings.expansion_weight <= 0 or embedder is None:
         engine.vocabulary = None
         index.vocabulary_sink = None
         return None
-    vocab = Vocabulary(lambda words: embedder.embed(words))
+    vocab = Vocabulary(lambda words: embedder.embed(words), str(embedder.name), int(embedder.dim))
     engine.vocabulary = vocab
     index.vocabulary_sink = vocab.add_texts
-    if index.indexed_texts() > 0:  # a keyword index restored as an image: its texts are not pending
+    if saved is not None:
+        if saved.embedder == vocab.name and (saved.dim == vocab.dim or not saved.words):
+            vocab.restore(saved.words, saved.vecs, saved.pending)
+        else:  # another embedder's rows: the words stay field words, embedded anew
+            vocab.add_words([*saved.words, *saved.pending])
+    elif index.indexed_texts() > 0:  # a keyword index restored as an image: its texts are not pending
         vocab.add_texts(texts())
     return vocab

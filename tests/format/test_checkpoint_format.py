@@ -186,3 +186,54 @@ def test_v3_memories_migrate_to_the_v4_columns() -> None:
         return migrate(version, msgspec.msgpack.decode(body))["organs"]["memories"]
 
     assert memories("checkpoint-v3") == memories("checkpoint-v4")
+
+
+def test_v5_word_table_matches_the_spec() -> None:
+    """vocab.emb read by hand (struct, the pure-Python CRC-32C): header, rows, word lengths, words;
+    the state's record of it; each row the 4-d hashing embedder's unit vector of its word."""
+    from chitta.encode import HashingEmbedder
+
+    live = _live(GOLDENS / "checkpoint-v5")
+    version, _flags, _n, body = _framed(live / "state", b"CHITSTAT")
+    state = msgspec.msgpack.decode(body)
+    assert version == 5
+    data = (live / "vocab.emb").read_bytes()
+    (crc,) = struct.unpack_from("<I", data, len(data) - 4)
+    assert crc == crc32c(data[:-4]) == state["sidecars"]["vocab.emb"]["crc"]
+    assert state["sidecars"]["vocab.emb"]["bytes"] == len(data)
+    magic, ver, dim, rows, pending, word_bytes = struct.unpack_from("<8sIIQQQ", data, 0)
+    assert (magic, ver, dim, rows, pending) == (b"CHITVOC\x00", 1, 4, 6, 0)
+    assert state["vocabulary"] == {"embedder": "hashing-v1-d4", "dim": 4, "rows": 6, "pending": 0}
+    assert len(data) == 40 + 4 * rows * dim + 4 * (rows + pending) + word_bytes + 4
+    vecs = [struct.unpack_from(f"<{dim}f", data, 40 + 16 * i) for i in range(rows)]
+    at = 40 + 4 * rows * dim
+    lengths = struct.unpack_from(f"<{rows + pending}I", data, at)
+    blob = data[at + 4 * (rows + pending): at + 4 * (rows + pending) + word_bytes]
+    ends = list(itertools.accumulate(lengths))
+    words = [blob[a:b].decode() for a, b in zip([0, *ends[:-1]], ends)]
+    assert words == ["build", "listens", "ninja", "port", "staging", "uses"]  # the live texts' words, sorted
+    want = HashingEmbedder(4).embed(words)
+    for v, w in zip(vecs, want):
+        norm = math.sqrt(sum(float(x) * float(x) for x in w))
+        assert v == pytest.approx([float(x) / norm for x in w], abs=1e-6)
+
+
+def test_v5_golden_table_is_adopted_without_embedding() -> None:
+    from chitta.encode import HashingEmbedder
+    from chitta.recall.engine import RecallSettings
+
+    calls: list[str] = []
+
+    class Counting(HashingEmbedder):
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            calls.extend(texts)
+            return super().embed(texts)
+
+    emb = Counting(4)
+    settings = RecallSettings(fusion_alpha=0.5, expansion_weight=0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CheckpointIgnored)
+        with chitta.open(GOLDENS / "checkpoint-v5", read_only=True, embedder=emb, recall_settings=settings) as f:
+            assert f.checkpoint_loaded == _live(GOLDENS / "checkpoint-v5").name
+            assert f._engine.vocabulary.table()[0] == ["build", "listens", "ninja", "port", "staging", "uses"]
+            assert calls == []

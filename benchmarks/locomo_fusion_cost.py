@@ -53,7 +53,7 @@ def percentile_rows(got: dict[str, tuple[list[float], list[float]]]) -> dict[str
 
 
 def print_ab(console: Console, out: dict[str, Any]) -> None:
-    """The rows of ``out`` as a table, then the second setting minus the first."""
+    """The rows of ``out`` as a table, then each later setting minus the first."""
     table = Table(title=f"hybrid recall at N={out['n']:,}, k=10 ({out['queries']} queries per setting, "
                         f"load {out['load'][0]:.1f})", title_justify="left")
     for col in ("setting", "p50 ms", "p99 ms", "thread CPU p50 ms"):
@@ -61,9 +61,10 @@ def print_ab(console: Console, out: dict[str, Any]) -> None:
     for name, r in out["rows"].items():
         table.add_row(name, f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}", f"{r['cpu_p50_ms']:.3f}")
     console.print(table)
-    (name_a, a), (name_b, b) = out["rows"].items()
-    console.print(f"{name_b} - {name_a}: p50 {b['p50_ms'] - a['p50_ms']:+.3f} ms, "
-                  f"thread CPU p50 {b['cpu_p50_ms'] - a['cpu_p50_ms']:+.3f} ms")
+    (name_a, a), *others = out["rows"].items()
+    for name_b, b in others:  # each later setting minus the first
+        console.print(f"{name_b} - {name_a}: p50 {b['p50_ms'] - a['p50_ms']:+.3f} ms, "
+                      f"thread CPU p50 {b['cpu_p50_ms'] - a['cpu_p50_ms']:+.3f} ms")
 
 
 def main(argv: list[str] | None = None) -> int:

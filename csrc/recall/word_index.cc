@@ -1,6 +1,6 @@
 // csrc/recall/word_index.cc
-// WordIndex (word_index.h): exact scan up to the limit, HNSW graph above,
-// searches under a shared lock, adds under the exclusive one.
+// WordIndex (word_index.h): exact scan up to the limit (word_scan.h), HNSW
+// graph above, searches under a shared lock, adds under the exclusive one.
 #include "recall/word_index.h"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 
 #include "hnsw/distance.h"
 #include "hnsw/hnsw.h"
+#include "recall/word_scan.h"
 
 namespace chitta::recall {
 namespace {
@@ -21,6 +22,9 @@ bool Better(const WordHit& a, const WordHit& b) {
   return a.cosine > b.cosine || (a.cosine == b.cosine && a.row < b.row);
 }
 
+// Below this many rows one f32 dot per row is as cheap as the quantized pass.
+constexpr size_t kQuantizedFrom = 256;
+
 }  // namespace
 
 struct WordIndex::Table {
@@ -29,6 +33,7 @@ struct WordIndex::Table {
   mutable std::shared_mutex mu;  // rows, n and graph: searches shared, adds exclusive
   std::mutex add_mu;             // one Add at a time (it reads rows outside mu)
   std::vector<float> rows;
+  QuantRows quant;  // their int8 form, for the exact scan's first pass (word_scan.h)
   size_t n = 0;
   std::unique_ptr<hnsw::HnswIndex> graph;  // set once n > exact_limit
 
@@ -41,21 +46,11 @@ struct WordIndex::Table {
     const size_t k = std::min(want, n);
     if (k == 0) return;
     if (graph == nullptr) {
-      // Keep the best k in a heap whose top is the worst kept; rows come in
-      // ascending order, so a tie never displaces an earlier row.
-      out->reserve(k);
-      for (size_t i = 0; i < n; ++i) {
-        const WordHit h{static_cast<uint32_t>(i), dot(q, Row(i), dim)};
-        if (out->size() < k) {
-          out->push_back(h);
-          std::push_heap(out->begin(), out->end(), Better);
-        } else if (Better(h, out->front())) {
-          std::pop_heap(out->begin(), out->end(), Better);
-          out->back() = h;
-          std::push_heap(out->begin(), out->end(), Better);
-        }
+      if (n < kQuantizedFrom) {
+        ScanTopK(rows.data(), n, dim, dot, q, k, out);
+      } else {
+        ExactTopK(quant, rows.data(), n, dot, q, k, out);
       }
-      std::sort_heap(out->begin(), out->end(), Better);
       return;
     }
     std::vector<hnsw::Hit> hits;
@@ -72,6 +67,7 @@ struct WordIndex::Table {
 WordIndex::WordIndex(const WordIndexOptions& options)
     : options_(options), table_(std::make_shared<Table>()) {
   table_->options = options;
+  table_->quant = QuantRows(options.dim);
 }
 
 WordIndex::~WordIndex() = default;
@@ -130,6 +126,7 @@ Status WordIndex::Add(const float* rows, size_t n) {
   }
   std::unique_lock<std::shared_mutex> lock(t.mu);
   t.rows.insert(t.rows.end(), rows, rows + n * dim);
+  t.quant.Append(rows, n);
   t.n = new_n;
   if (built != nullptr) {
     t.graph = std::move(built);

@@ -3,8 +3,10 @@
 // table of word vectors (rows, appended only) and the `want` rows nearest to
 // a query by cosine, best first, ties by the smaller row.
 //
-// Up to `exact_limit` rows the answer is exact: one dot product per row
-// (hnsw/distance.h's kernel, chosen for the CPU). Above it an HNSW graph over
+// Up to `exact_limit` rows the answer is exact: what one f32 dot product per
+// row (hnsw/distance.h's kernel, chosen for the CPU) gives, found by an int8
+// first pass with error bounds that scores only the rows that can still be
+// among the best (word_scan.h). Above the limit an HNSW graph over
 // the rows (hnsw::HnswIndex, inner product on the stored rows, beam `ef`)
 // finds the candidates and their cosines are recomputed with the same kernel,
 // so both paths report the same cosine for a row. Cosine = dot(row, q / |q|):

@@ -52,15 +52,16 @@ def random_words(words: list[str]) -> np.ndarray:
 
 class NumpyWords(expand.Vocabulary):
     """The word search before the native word index (expand.py at fc77190): a numpy exact scan up to
-    EXACT_WORDS words, a chitta.index.hnsw.HNSW graph (beam 64) above, run inline."""
+    4,096 words, a chitta.index.hnsw.HNSW graph (beam 64) above, run inline."""
 
     _old_graph: Any = None
+    LIMIT = 4096
 
     def _index_rows(self, start: int) -> None:
         assert self._vecs is not None
         if self._old_graph is not None:
             self._old_graph.add(np.arange(start, len(self._words), dtype=np.uint64), self._vecs[start:])
-        elif len(self._words) > expand.EXACT_WORDS:
+        elif len(self._words) > self.LIMIT:
             from chitta.index.hnsw import HNSW
 
             self._old_graph = HNSW(int(self._vecs.shape[1]))

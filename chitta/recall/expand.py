@@ -23,7 +23,8 @@ word index (``chitta._core._WordIndex``, csrc/recall/word_index.h): an exact
 scan of the word vectors up to ``EXACT_WORDS`` words and an HNSW graph over
 them above (search beam 64: a narrower beam, or a graph over the words' top
 principal components, was cheaper but picked other words and lost recall,
-pass 8). :meth:`Vocabulary.nearest_start` can run that search on the
+pass 8; below the limit the words are exactly those of a numpy scan, up to
+float rounding). :meth:`Vocabulary.nearest_start` can run that search on the
 process's native search thread, so that a recall overlaps it with its BM25
 lane (the engine does when ``concurrent_lanes`` is on). Words enter the table as the
 field's texts are indexed (the keyword lane's documents) and are embedded in
@@ -52,7 +53,10 @@ from chitta.errors import InvalidArgument
 from chitta.index.bm25 import tokenize
 from chitta.recall.query import QUERY_STOPWORDS
 
-EXACT_WORDS = 4096  # above this many words, nearest words come from an HNSW graph
+# Above this many words the nearest words come from an HNSW graph. The exact scan (an int8 first pass
+# with error bounds, then f32 cosines for the few rows that can still win: csrc/recall/word_scan.h)
+# costs less than the graph's search up to about 8-10K 384-d words (benchmarks/word_search_cost.py).
+EXACT_WORDS = 8192
 GRAPH_EF = 64  # the word graph's search beam (raised to the words asked for)
 EMBED_BATCH = 512
 F32 = npt.NDArray[np.float32]

@@ -517,3 +517,14 @@ class _WordIndex:
     def exact_limit(self) -> int: ...
     @property
     def ef(self) -> int: ...
+
+def _recall_convex(
+    cands: _RecallCandidates, cosine: npt.NDArray[np.float64] | None, keyword_column: int,
+    keyword_scores: npt.NDArray[np.float32], alpha: float, expansion_column: int,
+    expansion_scores: npt.NDArray[np.float32] | None, beta: float,
+) -> npt.NDArray[np.float64]: ...
+def _convex_fused(
+    ranks: npt.NDArray[np.int32], keep: npt.NDArray[np.uint32], cosine: npt.NDArray[np.float64] | None,
+    keyword_column: int, keyword_scores: npt.NDArray[np.float32], alpha: float, expansion_column: int,
+    expansion_scores: npt.NDArray[np.float32] | None, beta: float,
+) -> npt.NDArray[np.float64]: ...

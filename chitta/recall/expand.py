@@ -174,7 +174,7 @@ class Vocabulary:
                 wait = index.start(q, want).wait
             else:
                 found = index.search(q, want)
-                wait = lambda: found  # noqa: E731
+                wait = lambda: found
         except InvalidArgument:  # a zero, NaN or infinite vector: no direction to look in
             return _no_words
         words = self._words

@@ -35,9 +35,9 @@ import numpy.typing as npt
 
 from chitta import _core
 from chitta.recall.convex import convex_from_ranks
-from chitta.recall.native_convex import convex_native
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Hit
+from chitta.recall.native_convex import convex_native
 from chitta.recall.native_dot import sdot_address
 from chitta.recall.timeq import dated_mask
 

@@ -211,21 +211,25 @@ def test_the_engine_starts_the_word_search_before_bm25_and_the_hits_do_not_chang
     for concurrent in (True, False):
         settings = RecallSettings(fusion_alpha=0.5, expansion_weight=0.4, expansion_words=5,
                                   expansion_min_cosine=-1.0, concurrent_lanes=concurrent)
-        with chitta.open(tmp_path / f"f{concurrent}", embedder=Embedder(), recall_settings=settings) as field:
+        with chitta.open(tmp_path / f"f{concurrent}", embedder=Embedder(), recall_settings=settings,
+                         clock=lambda: 1_780_000_000.0) as field:
             position = {mid: i for i, mid in enumerate(field.remember_many([{"text": t} for t in texts]))}
             events: list[str] = []
             vocab = field._engine.vocabulary
             start, expansion = vocab.expansion_start, vocab.expansion
-            monkeypatch.setattr(vocab, "expansion_start", lambda *a, **k: (events.append("start"), start(*a, **k))[1])
-            monkeypatch.setattr(vocab, "expansion", lambda *a, **k: (events.append("inline"), expansion(*a, **k))[1])
             scored = field._index.keyword_scored
-            monkeypatch.setattr(field._index, "keyword_scored",
-                                lambda *a, **k: (events.append("bm25"), scored(*a, **k))[1])
+
+            def spy(label: str, fn: Any, events: list[str] = events) -> Any:
+                return lambda *a, **k: (events.append(label), fn(*a, **k))[1]
+
+            monkeypatch.setattr(vocab, "expansion_start", spy("start", start))
+            monkeypatch.setattr(vocab, "expansion", spy("inline", expansion))
+            monkeypatch.setattr(field._index, "keyword_scored", spy("bm25", scored))
             got = []
             for q in ("river stone wabc", "note stone", "waab wbbc"):
                 events.clear()
                 hits = field.recall(q, k=8, touch=False, explain=explain)
-                got.append([(position[h.id], h.fused, dict(h.lanes)) for h in hits])
+                got.append([(position[h.id], h.score, h.fused, dict(h.lanes)) for h in hits])
                 # concurrent: started before BM25 (then BM25 again for the expansion lane's scores);
                 # else searched inline after it (expansion -> expansion_start(background=False))
                 assert events == (["start", "bm25", "bm25"] if concurrent else ["bm25", "inline", "start", "bm25"])

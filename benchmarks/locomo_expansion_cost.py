@@ -12,6 +12,7 @@
    the first LoCoMo conversation (what a freshly opened field pays at its first expanding recall).
 
     python benchmarks/locomo_expansion_cost.py [--n 100000] [--queries 300] [--blocks 3] [--json]
+        [--word-search native,inline,numpy]   (compare the word search's forms, each against the first row)
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -47,8 +50,64 @@ def random_words(words: list[str]) -> np.ndarray:
     return out
 
 
-def attach(field: chitta.Field, docs: list[str]) -> expand.Vocabulary:
-    vocab = expand.Vocabulary(random_words)
+class NumpyWords(expand.Vocabulary):
+    """The word search before the native word index (expand.py at fc77190): a numpy exact scan up to
+    4,096 words, a chitta.index.hnsw.HNSW graph (beam 64) above, run inline."""
+
+    _old_graph: Any = None
+    LIMIT = 4096
+
+    def _index_rows(self, start: int) -> None:
+        assert self._vecs is not None
+        if self._old_graph is not None:
+            self._old_graph.add(np.arange(start, len(self._words), dtype=np.uint64), self._vecs[start:])
+        elif len(self._words) > self.LIMIT:
+            from chitta.index.hnsw import HNSW
+
+            self._old_graph = HNSW(int(self._vecs.shape[1]))
+            self._old_graph.add(np.arange(len(self._words), dtype=np.uint64), self._vecs)
+
+    def nearest_start(self, vector: Any, m: int, min_cosine: float, exclude: Any = frozenset(), *,
+                      background: bool = True) -> Callable[[], list[str]]:
+        self.refresh()
+        vecs = self._vecs
+        assert vecs is not None
+        q = np.asarray(vector, np.float32).reshape(-1)
+        q = q / float(np.linalg.norm(q))
+        want = m + len(exclude)
+        if self._old_graph is not None:
+            ids, dist = self._old_graph.search(q, min(want, len(self._words)), ef=max(64, want))
+            rows = [int(i) for i in np.asarray(ids).reshape(-1)]
+            sims = [1.0 - float(d) for d in np.asarray(dist).reshape(-1)]
+        else:
+            all_sims = vecs @ q
+            top = np.argpartition(-all_sims, want - 1)[:want] if want < len(all_sims) else np.arange(len(all_sims))
+            top = top[np.lexsort((top, -all_sims[top]))]
+            rows, sims = top.tolist(), all_sims[top].tolist()
+        out: list[str] = []
+        for r, s in zip(rows, sims):
+            if r >= len(self._words) or s < min_cosine:
+                continue
+            if self._words[r] not in exclude:
+                out.append(self._words[r])
+                if len(out) == m:
+                    break
+        return lambda: out
+
+
+class InlineWords(expand.Vocabulary):
+    """The native word index, searched inline (not on the search thread)."""
+
+    def nearest_start(self, vector: Any, m: int, min_cosine: float, exclude: Any = frozenset(), *,
+                      background: bool = True) -> Callable[[], list[str]]:
+        return super().nearest_start(vector, m, min_cosine, exclude, background=False)
+
+
+WORD_SEARCH = {"numpy": NumpyWords, "inline": InlineWords, "native": expand.Vocabulary}
+
+
+def attach(field: chitta.Field, docs: list[str], kind: str = "native") -> expand.Vocabulary:
+    vocab = WORD_SEARCH[kind](random_words)
     field._engine.vocabulary = vocab
     vocab.add_texts(VOCAB)  # the synthetic texts' words (see the module docstring)
     vocab.refresh()
@@ -82,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--blocks", type=int, default=3)
     ap.add_argument("--field-dir", type=Path, default=Path("/tmp/chitta-fusion-cost"))
     ap.add_argument("--no-model", action="store_true", help="skip the MiniLM vocabulary timing")
+    ap.add_argument("--word-search", default="native",
+                    help="comma list of native (search thread), inline, numpy (before the native index)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
@@ -91,18 +152,22 @@ def main(argv: list[str] | None = None) -> int:
     field.close()
     qv, qt = queries(vecs, docs, args.queries)
     base = RecallSettings(fusion_alpha=0.55)
-    settings = {"convex 0.55": base,
-                "+ expansion 0.2 (5 words, always)": RecallSettings(fusion_alpha=0.55, expansion_weight=0.2,
-                                                                    expansion_words=5, expansion_min_cosine=-1.0)}
+    expanding = RecallSettings(fusion_alpha=0.55, expansion_weight=0.2, expansion_words=5, expansion_min_cosine=-1.0)
+    # (settings, word search): "native" searches the words on the search thread beside BM25,
+    # "inline" the same index on the calling thread, "numpy" the search before the native index
+    variants = {"native": "+ expansion 0.2 (5 words, always)",
+                "inline": "+ expansion, native words inline", "numpy": "+ expansion, numpy words (before)"}
+    settings = {"convex 0.55": (base, "")}
+    settings.update({variants[k]: (expanding, k) for k in args.word_search.split(",")})
     got: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in settings}
     widened = expand.vocabulary_words
     expand.vocabulary_words = lambda text: {t for t in text.lower().split() if t.isalnum()}  # type: ignore[assignment]
     try:
         for _ in range(args.blocks):
-            for name, s in settings.items():
+            for name, (s, kind) in settings.items():
                 with chitta.open(root, embedder=None, recall_settings=s) as f:
                     if s.expansion_weight:
-                        attach(f, docs)
+                        attach(f, docs, kind)
                     wall, cpu = timed(f, qv, qt)
                 got[name][0].extend(wall)
                 got[name][1].extend(cpu)

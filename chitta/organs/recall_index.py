@@ -287,6 +287,11 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
                 if self.vocabulary_sink is not None:
                     self.vocabulary_sink(docs)
 
+    def keyword_flush(self) -> None:
+        """Index the pending keyword documents now (and feed them to ``vocabulary_sink``): what the
+        next keyword search would do first (the expansion lane's word search starts before it)."""
+        self._flush_text()
+
     def indexed_texts(self) -> int:
         """Documents the keyword index holds (pending ones not counted)."""
         return len(self._bm25)

@@ -18,21 +18,25 @@ with convex score fusion (chitta.recall.convex) each candidate gains
 The lane re-scores; it brings in no new candidate (on LoCoMo, letting its own
 top hits in added nothing over re-scoring, pass 8), and the BM25 index scores
 so few documents from its forward lists. The query costs nothing new to
-embed (its vector is the dense lane's); the nearest words come from an exact
-scan of the word vectors up to ``EXACT_WORDS`` words and from an HNSW graph
-over them above (search beam 64: a narrower beam, or a graph over the
-words' top principal components, was cheaper but picked other words and lost
-recall, pass 8). Words enter the table as the
-field's texts are indexed (the keyword lane's documents) and are embedded when
-they enter the field, off the recall path: the Field indexes and embeds the
-words of its own writes right after each write, those of other processes'
-records at ``refresh()``, and those of the log after its checkpoint at open
-(``Field._vocab_sync``); a recall embeds only what arrived since. The table is
-derived state saved with checkpoints (the sidecar ``vocab.emb``, state
-version 5: chitta/checkpoint/vocab.py, docs/FORMAT.md section 8), so an open
-embeds only the words of the log after its checkpoint; a checkpoint without
-a table of this embedder's (older state, or the lane just turned on) makes
-the open build it once, with a progress bar when it is large.
+embed (its vector is the dense lane's); the nearest words come from a native
+word index (``chitta._core._WordIndex``, csrc/recall/word_index.h): an exact
+scan of the word vectors up to ``EXACT_WORDS`` words and an HNSW graph over
+them above (search beam 64: a narrower beam, or a graph over the words' top
+principal components, was cheaper but picked other words and lost recall,
+pass 8; below the limit the words are exactly those of a numpy scan, up to
+float rounding). :meth:`Vocabulary.nearest_start` can run that search on the
+process's native search thread, so that a recall overlaps it with its BM25
+lane (the engine does when ``concurrent_lanes`` is on). Words enter the table
+as the field's texts are indexed (the keyword lane's documents) and are
+embedded when they enter the field, off the recall path: the Field indexes and
+embeds the words of its own writes right after each write, those of other
+processes' records at ``refresh()``, and those of the log after its checkpoint
+at open (``Field._vocab_sync``); a recall embeds only what arrived since. The
+table is derived state saved with checkpoints (the sidecar ``vocab.emb``,
+state version 5: chitta/checkpoint/vocab.py, docs/FORMAT.md section 8), so an
+open embeds only the words of the log after its checkpoint; a checkpoint
+without a table of this embedder's (older state, or the lane just turned on)
+makes the open build it once, with a progress bar when it is large.
 
 Settings: ``RecallSettings.expansion_weight`` (beta; 0 = off, the default),
 ``expansion_words`` (m) and ``expansion_min_cosine`` (tau); an embedder may
@@ -50,11 +54,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from chitta import _core
 from chitta.errors import InvalidArgument
 from chitta.index.bm25 import tokenize
 from chitta.recall.query import QUERY_STOPWORDS
 
-EXACT_WORDS = 4096  # above this many words, nearest words come from an HNSW graph
+# Above this many words the nearest words come from an HNSW graph. The exact scan (an int8 first pass
+# with error bounds, then f32 cosines for the few rows that can still win: csrc/recall/word_scan.h)
+# costs less than the graph's search up to about 8-10K 384-d words (benchmarks/word_search_cost.py).
+EXACT_WORDS = 8192
+GRAPH_EF = 64  # the word graph's search beam (raised to the words asked for)
 EMBED_BATCH = 512
 F32 = npt.NDArray[np.float32]
 
@@ -87,11 +96,17 @@ class Vocabulary:
         self._row: dict[str, int] = {}
         self._pending: set[str] = set()
         self._vecs: F32 | None = None
-        self._graph: Any = None  # chitta.index.hnsw.HNSW over the rows, above EXACT_WORDS
+        self._index: _core._WordIndex | None = None  # the native word index over the rows
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._words)
+
+    @property
+    def _graph(self) -> _core._WordIndex | None:
+        """The word index when it searches a graph (above its exact limit), else None."""
+        index = self._index
+        return index if index is not None and index.has_graph else None
 
     @property
     def pending(self) -> int:
@@ -168,55 +183,79 @@ class Vocabulary:
     def _index_rows(self, start: int) -> None:
         """Make the search structures cover rows ``start`` .. ``len(self)`` of ``_vecs`` (the rows
         before ``start`` are indexed already). ``_words`` and ``_vecs`` are the table; the search
-        structures are derived from them."""
+        structures are derived from them: a native word index (exact up to ``EXACT_WORDS`` rows, a
+        graph above), extended in place, or built anew (and swapped in whole, so searches in flight
+        keep the old one) when it holds rows past ``start`` or vectors of another width."""
         assert self._vecs is not None
-        if self._graph is not None:
-            self._graph.add(np.arange(start, len(self._words), dtype=np.uint64), self._vecs[start:])
-        elif len(self._words) > EXACT_WORDS:
-            from chitta.index.hnsw import HNSW
+        vecs, n = self._vecs, len(self._words)
+        index = self._index
+        if index is None or index.dim != vecs.shape[1] or len(index) > start:
+            index = _core._WordIndex(int(vecs.shape[1]), EXACT_WORDS, GRAPH_EF)
+        have = len(index)
+        if have < n:
+            index.add(np.ascontiguousarray(vecs[have:n], np.float32))
+        self._index = index
 
-            self._graph = HNSW(int(self._vecs.shape[1]))
-            self._graph.add(np.arange(len(self._words), dtype=np.uint64), self._vecs)
+    def nearest_start(self, vector: npt.ArrayLike, m: int, min_cosine: float,
+                      exclude: frozenset[str] | set[str] = frozenset(), *,
+                      background: bool = True) -> Callable[[], list[str]]:
+        """Start the search for :meth:`nearest`; the returned call finishes it and gives its words.
+        ``background``: run the search on the process's native search thread (the caller does
+        other work meanwhile; the call collects it, or runs it itself if the thread has not begun);
+        False: search now. A vector of another width, or with no direction, finds nothing."""
+        self.refresh()
+        index = self._index
+        if index is None or m < 1:
+            return _no_words
+        q = np.asarray(vector, np.float32).reshape(-1)
+        if q.shape[0] != index.dim:
+            return _no_words  # another embedder's vector: nothing to compare with
+        want = m + len(exclude)
+        try:
+            if background:
+                wait = index.start(q, want).wait
+            else:
+                found = index.search(q, want)
+                wait = lambda: found
+        except InvalidArgument:  # a zero, NaN or infinite vector: no direction to look in
+            return _no_words
+        words = self._words
+
+        def finish() -> list[str]:
+            rows, sims = wait()  # best first: cosine descending, then row ascending
+            out: list[str] = []
+            for r, s in zip(rows, sims):
+                if s < min_cosine:
+                    break
+                w = words[r]
+                if w not in exclude:
+                    out.append(w)
+                    if len(out) == m:
+                        break
+            return out
+
+        return finish
 
     def nearest(self, vector: npt.ArrayLike, m: int, min_cosine: float,
                 exclude: frozenset[str] | set[str] = frozenset()) -> list[str]:
         """Up to ``m`` words nearest to ``vector`` (cosine >= ``min_cosine``, best first), none in ``exclude``."""
-        self.refresh()
-        vecs = self._vecs
-        if vecs is None or m < 1:
-            return []
-        q = np.asarray(vector, np.float32).reshape(-1)
-        if q.shape[0] != vecs.shape[1]:
-            return []  # another embedder's vector: nothing to compare with
-        norm = float(np.linalg.norm(q))
-        if norm == 0 or not math.isfinite(norm):
-            return []
-        q = q / norm
-        want = m + len(exclude)
-        if self._graph is not None:
-            ids, dist = self._graph.search(q, min(want, len(self._words)), ef=max(64, want))
-            rows = [int(i) for i in np.asarray(ids).reshape(-1)]  # padding ids (2**64 - 1) fail the row check
-            sims = [1.0 - float(d) for d in np.asarray(dist).reshape(-1)]
-        else:
-            all_sims = vecs @ q
-            top = np.argpartition(-all_sims, want - 1)[:want] if want < len(all_sims) else np.arange(len(all_sims))
-            top = top[np.lexsort((top, -all_sims[top]))]
-            rows, sims = top.tolist(), all_sims[top].tolist()
-        out: list[str] = []
-        for r, s in zip(rows, sims):
-            if r >= len(self._words) or s < min_cosine:
-                continue
-            w = self._words[r]
-            if w not in exclude:
-                out.append(w)
-                if len(out) == m:
-                    break
-        return out
+        return self.nearest_start(vector, m, min_cosine, exclude, background=False)()
+
+    def expansion_start(self, vector: npt.ArrayLike, text: str, m: int, min_cosine: float, *,
+                        background: bool = True) -> Callable[[], str]:
+        """:meth:`expansion` started (:meth:`nearest_start`); the returned call gives its query."""
+        finish = self.nearest_start(vector, m, min_cosine, set(tokenize(text, stopwords=False)),
+                                    background=background)
+        return lambda: " ".join(finish())
 
     def expansion(self, vector: npt.ArrayLike, text: str, m: int, min_cosine: float) -> str:
         """The expansion lane's keyword query for a recall of ``text`` with query ``vector``
         ("" when no field word is near enough)."""
-        return " ".join(self.nearest(vector, m, min_cosine, set(tokenize(text, stopwords=False))))
+        return self.expansion_start(vector, text, m, min_cosine, background=False)()
+
+
+def _no_words() -> list[str]:
+    return []
 
 
 def attach(engine: Any, index: Any, embedder: Any, texts: Callable[[], Iterable[str]],

@@ -37,6 +37,7 @@ from chitta import _core
 from chitta.recall.convex import convex_from_ranks
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Hit
+from chitta.recall.native_convex import convex_native
 from chitta.recall.native_dot import sdot_address
 from chitta.recall.timeq import dated_mask
 
@@ -106,7 +107,9 @@ def rank_native(
     fused = None
     cosine = None if vector is None or native_cos else _cosines(vector, cands.vector_row, vecs, dim)
     if convex is not None:  # convex score fusion in place of RRF's scores (chitta.recall.convex)
-        fused = convex_from_ranks(cands.ranks, names, cands.cosine if native_cos else cosine, convex, cands.keep)
+        fused = convex_native(cands, names, None if native_cos else cosine, convex)  # csrc/scoring/convex.h
+        if fused is None:  # inputs it does not take: the Python reference
+            fused = convex_from_ranks(cands.ranks, names, cands.cosine if native_cos else cosine, convex, cands.keep)
         best = float(fused.max())
     if text and settings.speaker_prior > 0:
         said = engine.index.speaker_ids(text)

@@ -1,0 +1,166 @@
+// csrc/recall/word_scan.cc
+// The quantized first pass and the exact f32 ranking of the word scan
+// (word_scan.h).
+#include "recall/word_scan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "recall/word_index.h"
+
+namespace chitta::recall {
+namespace {
+
+// a ranks before b: higher cosine, then the smaller row.
+bool Better(const WordHit& a, const WordHit& b) {
+  return a.cosine > b.cosine || (a.cosine == b.cosine && a.row < b.row);
+}
+
+// Keeps the best k hits offered (in ascending row order) in a heap whose top
+// is the worst kept: a tie never displaces an earlier row.
+struct TopK {
+  size_t k;
+  std::vector<WordHit>* out;
+  void Offer(const WordHit& h) {
+    if (out->size() < k) {
+      out->push_back(h);
+      std::push_heap(out->begin(), out->end(), Better);
+    } else if (Better(h, out->front())) {
+      std::pop_heap(out->begin(), out->end(), Better);
+      out->back() = h;
+      std::push_heap(out->begin(), out->end(), Better);
+    }
+  }
+  void Finish() { std::sort_heap(out->begin(), out->end(), Better); }
+};
+
+}  // namespace
+
+void Dot8RowsGeneric(const uint8_t* qu, const int8_t* codes, size_t stride, size_t n,
+                     int32_t* out) {
+  for (size_t r = 0; r < n; ++r) {
+    const int8_t* c = codes + r * stride;
+    int32_t s = 0;
+    for (size_t i = 0; i < stride; ++i) s += static_cast<int32_t>(qu[i]) * c[i];
+    out[r] = s;
+  }
+}
+
+bool HasAvx512Vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vnni");
+  return has;
+#else
+  return false;
+#endif
+}
+
+Dot8RowsFn ChosenDot8Rows() {
+  static const Dot8RowsFn fn = HasAvx512Vnni() ? &Dot8RowsVnni : &Dot8RowsGeneric;
+  return fn;
+}
+
+void QuantRows::Append(const float* rows, size_t n) {
+  const size_t first = size();
+  codes.resize((first + n) * stride, 0);
+  for (size_t r = 0; r < n; ++r) {
+    const float* x = rows + r * dim;
+    int8_t* c = codes.data() + (first + r) * stride;
+    float top = 0.0f;
+    double norm2 = 0.0;
+    for (size_t i = 0; i < dim; ++i) {
+      top = std::max(top, std::fabs(x[i]));
+      norm2 += static_cast<double>(x[i]) * x[i];
+    }
+    const float s = top / 127.0f;
+    double e2 = 0.0, n2 = 0.0;
+    int32_t sum = 0;
+    for (size_t i = 0; i < dim; ++i) {
+      const int v = s > 0.0f ? static_cast<int>(std::lrintf(x[i] / s)) : 0;
+      const int clamped = std::max(-127, std::min(127, v));
+      c[i] = static_cast<int8_t>(clamped);
+      sum += clamped;
+      const double back = static_cast<double>(s) * clamped;  // exact in double
+      e2 += (x[i] - back) * (x[i] - back);
+      n2 += back * back;
+    }
+    scale.push_back(s);
+    // rounded up: a relative nudge covers the sums' own rounding
+    err.push_back(static_cast<float>(std::sqrt(e2) * 1.0001));
+    this->norm.push_back(static_cast<float>(std::sqrt(n2) * 1.0001));
+    csum.push_back(sum);
+    max_norm = std::max(max_norm, static_cast<float>(std::sqrt(norm2)));
+  }
+}
+
+void ScanTopK(const float* rows, size_t n, size_t dim, hnsw::DotFn dot, const float* q, size_t k,
+              std::vector<WordHit>* out) {
+  out->clear();
+  k = std::min(k, n);
+  if (k == 0) return;
+  out->reserve(k);
+  TopK top{k, out};
+  for (size_t i = 0; i < n; ++i) top.Offer({static_cast<uint32_t>(i), dot(q, rows + i * dim, dim)});
+  top.Finish();
+}
+
+void ExactTopK(const QuantRows& quant, const float* rows, size_t n, hnsw::DotFn dot,
+               const float* q, size_t k, std::vector<WordHit>* out) {
+  out->clear();
+  k = std::min(k, n);
+  if (k == 0) return;
+  const size_t dim = quant.dim, stride = quant.stride;
+  // The query's codes (unsigned: code + 128), its rounding error and L1 norm.
+  float top = 0.0f;
+  for (size_t i = 0; i < dim; ++i) top = std::max(top, std::fabs(q[i]));
+  const float sq = top / 127.0f;
+  std::vector<uint8_t> qu(stride, 128);
+  double e2 = 0.0, n2 = 0.0;
+  for (size_t i = 0; i < dim; ++i) {
+    const int v = sq > 0.0f ? std::max(-127, std::min(127, static_cast<int>(std::lrintf(q[i] / sq)))) : 0;
+    qu[i] = static_cast<uint8_t>(v + 128);
+    const double back = static_cast<double>(sq) * v;
+    e2 += (q[i] - back) * (q[i] - back);
+    n2 += back * back;
+  }
+  const float eq = static_cast<float>(std::sqrt(e2) * 1.0001);
+  const float nq = static_cast<float>(std::sqrt(n2) * 1.0001);
+  // Estimates and bounds: each row's upper bound kept, its lower bound offered to a
+  // min-heap of the k largest (whose top is then the k-th largest).
+  std::vector<int32_t> raw(n);
+  ChosenDot8Rows()(qu.data(), quant.codes.data(), stride, n, raw.data());
+  std::vector<float> upper(n), lower(n);
+  for (size_t r = 0; r < n; ++r) {  // (vectorizes)
+    // a = sq * scale * (qc . c); the estimate's float rounding is in the margin below
+    const float est = quant.scale[r] * sq * static_cast<float>(raw[r] - 128 * quant.csum[r]);
+    const float bound = nq * quant.err[r] + eq * quant.norm[r] + eq * quant.err[r];
+    upper[r] = est + bound;
+    lower[r] = est - bound;
+  }
+  std::vector<float> lows(lower.begin(), lower.begin() + k);  // the k largest lower bounds
+  std::make_heap(lows.begin(), lows.end(), std::greater<float>());
+  for (size_t r = k; r < n; ++r) {
+    if (lower[r] > lows.front()) {
+      std::pop_heap(lows.begin(), lows.end(), std::greater<float>());
+      lows.back() = lower[r];
+      std::push_heap(lows.begin(), lows.end(), std::greater<float>());
+    }
+  }
+  const float fdim = static_cast<float>(dim);
+  // Margin: the f32 kernel's rounding (|error| <= dim * 2^-23 * |x|, generously) on both sides,
+  // plus the estimate's own float rounding.
+  const float margin = 4.0f * fdim * 1.2e-7f * std::max(quant.max_norm, 1.0f) + 1e-6f;
+  const float floor = lows.front() - margin;
+  out->reserve(k);
+  TopK best{k, out};
+  for (size_t r = 0; r < n; ++r) {
+    if (upper[r] >= floor) {
+      best.Offer({static_cast<uint32_t>(r), dot(q, rows + r * dim, dim)});
+    }
+  }
+  best.Finish();
+}
+
+}  // namespace chitta::recall

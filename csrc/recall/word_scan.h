@@ -1,0 +1,71 @@
+// csrc/recall/word_scan.h
+// The word index's exact scan (word_index.h), made cheap by a quantized
+// first pass that is still exact.
+//
+// Each row is also kept as int8 codes (x = x^ + dx with x^ = scale * code,
+// per-row scale = max|x| / 127) with the L2 norms of x^ and of its rounding
+// error dx. A query is quantized the same way (as unsigned bytes, code + 128,
+// for the u8 x s8 dot product). For a row, the int8 dot gives an estimate
+// a = q^.x^ of its cosine with a bound from Cauchy-Schwarz:
+//   |q.x - a| = |q^.dx + dq.x^ + dq.dx| <= |q^||dx| + |dq||x^| + |dq||dx| = b.
+// With L the k-th largest a - b, no row whose a + b lies
+// below L (less a margin for the float kernel's own rounding) can be among
+// the k best, so only the others are scored with the f32 kernel
+// (hnsw/distance.h) and ranked: the answer is the full f32 scan's, row for
+// row and bit for bit (word_scan_test.cc checks it against that scan). The
+// codes take a quarter of the f32 rows' bytes, and the first pass is what
+// streams through memory.
+//
+// Dot8RowsVnni (word_scan_avx512.cc, AVX-512 VNNI) is chosen at run time when
+// the CPU has it; Dot8RowsGeneric is the reference (exact integer arithmetic: both
+// give the same sums).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "hnsw/distance.h"
+
+namespace chitta::recall {
+
+struct WordHit;
+
+// out[r] = sum_i qu[i] * codes[r * stride + i] for the n rows; `stride` is a
+// multiple of 64.
+using Dot8RowsFn = void (*)(const uint8_t* qu, const int8_t* codes, size_t stride, size_t n,
+                            int32_t* out);
+void Dot8RowsGeneric(const uint8_t* qu, const int8_t* codes, size_t stride, size_t n, int32_t* out);
+void Dot8RowsVnni(const uint8_t* qu, const int8_t* codes, size_t stride, size_t n,
+                  int32_t* out);  // needs HasAvx512Vnni()
+bool HasAvx512Vnni();
+Dot8RowsFn ChosenDot8Rows();
+
+// The int8 form of the rows, appended as they are added.
+struct QuantRows {
+  size_t dim = 0;
+  size_t stride = 0;  // dim rounded up to 64 (padding codes are 0)
+  std::vector<int8_t> codes;  // size() * stride
+  std::vector<float> scale;   // per row
+  std::vector<float> err;     // per row: |x - x^| (L2), rounded up
+  std::vector<float> norm;    // per row: |x^| (L2), rounded up
+  std::vector<int32_t> csum;  // per row: sum code_i
+  float max_norm = 0.0f;      // largest row L2 norm so far
+
+  explicit QuantRows(size_t d = 0) : dim(d), stride((d + 63) / 64 * 64) {}
+  size_t size() const { return scale.size(); }
+  void Append(const float* rows, size_t n);
+};
+
+// The k rows (of n; rows row-major n * dim) of highest f32 `dot` with the
+// unit query q, best first, ties by the smaller row: exactly what one f32
+// dot per row would give. Uses `quant` (which must hold the same n rows)
+// to skip most of them.
+void ExactTopK(const QuantRows& quant, const float* rows, size_t n, hnsw::DotFn dot,
+               const float* q, size_t k, std::vector<WordHit>* out);
+
+// The same by one f32 dot per row (the reference; small tables).
+void ScanTopK(const float* rows, size_t n, size_t dim, hnsw::DotFn dot, const float* q, size_t k,
+              std::vector<WordHit>* out);
+
+}  // namespace chitta::recall

@@ -5,9 +5,9 @@
    touch=False)`` with convex fusion (alpha 0.55) alone and with the expansion lane (weight 0.2,
    5 words, ``expansion_min_cosine`` -1 so that every query expands: the worst case), in alternating
    blocks. The synthetic field has no model, so its vocabulary (the 5,000 words; their names are
-   "w123", admitted here by a wider word rule) gets deterministic random unit vectors: the cost
-   measured is the nearest-word search (an HNSW graph above 4,096 words) plus the second BM25
-   search, not the model's.
+   "w123", which the field's word rule would not admit: ``bench_recall.synthetic_vocabulary``) get
+   deterministic random unit vectors: the cost measured is the nearest-word search (the native word
+   index, exact up to 8,192 words) plus the second BM25 search, not the model's.
 2. The vocabulary's one-time cost with the real MiniLM: collecting and embedding the words of
    the first LoCoMo conversation (what a freshly opened field pays at its first expanding recall).
 
@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -33,21 +32,12 @@ from rich.progress import Progress
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_recall import VOCAB, build, queries
+from bench_recall import build, queries, synthetic_vocabulary
 from locomo_fusion_cost import percentile_rows, print_ab, timed
 
 import chitta
 from chitta.recall import expand
 from chitta.recall.engine import RecallSettings
-
-
-def random_words(words: list[str]) -> np.ndarray:
-    out = np.empty((len(words), 384), np.float32)
-    for i, w in enumerate(words):
-        seed = int.from_bytes(hashlib.sha1(w.encode()).digest()[:8], "little")
-        v = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
-        out[i] = v / np.linalg.norm(v)
-    return out
 
 
 class NumpyWords(expand.Vocabulary):
@@ -106,11 +96,9 @@ class InlineWords(expand.Vocabulary):
 WORD_SEARCH = {"numpy": NumpyWords, "inline": InlineWords, "native": expand.Vocabulary}
 
 
-def attach(field: chitta.Field, docs: list[str], kind: str = "native") -> expand.Vocabulary:
-    vocab = WORD_SEARCH[kind](random_words)
+def attach(field: chitta.Field, kind: str = "native") -> expand.Vocabulary:
+    vocab: expand.Vocabulary = synthetic_vocabulary(WORD_SEARCH[kind])
     field._engine.vocabulary = vocab
-    vocab.add_texts(VOCAB)  # the synthetic texts' words (see the module docstring)
-    vocab.refresh()
     return vocab
 
 
@@ -160,19 +148,14 @@ def main(argv: list[str] | None = None) -> int:
     settings = {"convex 0.55": (base, "")}
     settings.update({variants[k]: (expanding, k) for k in args.word_search.split(",")})
     got: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in settings}
-    widened = expand.vocabulary_words
-    expand.vocabulary_words = lambda text: {t for t in text.lower().split() if t.isalnum()}  # type: ignore[assignment]
-    try:
-        for _ in range(args.blocks):
-            for name, (s, kind) in settings.items():
-                with chitta.open(root, embedder=None, recall_settings=s) as f:
-                    if s.expansion_weight:
-                        attach(f, docs, kind)
-                    wall, cpu = timed(f, qv, qt)
-                got[name][0].extend(wall)
-                got[name][1].extend(cpu)
-    finally:
-        expand.vocabulary_words = widened  # type: ignore[assignment]
+    for _ in range(args.blocks):
+        for name, (s, kind) in settings.items():
+            with chitta.open(root, embedder=None, recall_settings=s) as f:
+                if s.expansion_weight:
+                    attach(f, kind)
+                wall, cpu = timed(f, qv, qt)
+            got[name][0].extend(wall)
+            got[name][1].extend(cpu)
     rows = percentile_rows(got)
     vocab = None if args.no_model else vocabulary_cost(console)
     out = {"n": args.n, "queries": args.queries * args.blocks, "load": os.getloadavg(), "rows": rows, "vocabulary": vocab}

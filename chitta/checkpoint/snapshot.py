@@ -21,7 +21,15 @@ import numpy as np
 from chitta import _version
 from chitta.checkpoint import format as fmt
 from chitta.checkpoint import store
-from chitta.checkpoint.vocab import VOCAB, VOCAB_GRAPH, VocabTable, read_graph, read_vocab, table_to_write, write_vocab
+from chitta.checkpoint.vocab import (
+    VOCAB,
+    VOCAB_GRAPH,
+    VocabTable,
+    read_graph,
+    read_vocab,
+    table_to_write,
+    write_vocab,
+)
 from chitta.errors import CheckpointIgnored, ChittaError, CorruptionError, UnsupportedFormat
 
 if TYPE_CHECKING:

@@ -19,8 +19,7 @@ import numpy.typing as npt
 import pytest
 
 import chitta
-from chitta import _core
-from chitta import field_vocab
+from chitta import _core, field_vocab
 from chitta.checkpoint import format as fmt
 from chitta.checkpoint import vocab as vocab_format
 from chitta.encode import HashingEmbedder

@@ -162,10 +162,11 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
             "sidecars": sidecars,
         }
         if table is not None:  # state 5 (optional: absent = built at open)
-            state["vocabulary"] = {"embedder": table.embedder, "dim": table.dim, "rows": len(table.words),
-                                   "pending": len(table.pending)}
-            if graph_rows is not None:
-                state["vocabulary"]["graph_rows"] = graph_rows
+            record: dict[str, Any] = {"embedder": table.embedder, "dim": table.dim, "rows": len(table.words),
+                                      "pending": len(table.pending)}
+            if graph_rows is not None:  # the word graph vocab.hnsw over the first graph_rows rows
+                record["graph_rows"] = graph_rows
+            state["vocabulary"] = record
         fmt.write_state(temp / STATE, state)
         total = sum(p.stat().st_size for p in temp.iterdir())
         final = store.publish(root, temp, clock)

@@ -44,12 +44,17 @@ py::tuple Lists(const std::vector<rc::WordHit>& hits) {
   return py::make_tuple(rows, cos);
 }
 
-std::unique_ptr<rc::WordIndex> Make(uint32_t dim, size_t exact_limit, size_t ef) {
+rc::WordIndexOptions OptionsOf(uint32_t dim, size_t exact_limit, size_t ef, bool graph_now) {
   rc::WordIndexOptions o;
   o.dim = dim;
   o.exact_limit = exact_limit;
   o.ef = ef;
-  auto r = rc::WordIndex::Create(o);
+  o.graph_now = graph_now;
+  return o;
+}
+
+std::unique_ptr<rc::WordIndex> Make(uint32_t dim, size_t exact_limit, size_t ef, bool graph_now) {
+  auto r = rc::WordIndex::Create(OptionsOf(dim, exact_limit, ef, graph_now));
   ThrowIfError(r.status());
   return std::move(r.value());
 }
@@ -66,7 +71,23 @@ CHITTA_BIND(word_index) {
       .def_property_readonly("ran_on_worker", &rc::WordSearch::ran_on_worker);
 
   py::class_<rc::WordIndex>(m, "_WordIndex")
-      .def(py::init(&Make), py::arg("dim"), py::arg("exact_limit"), py::arg("ef"))
+      .def(py::init(&Make), py::arg("dim"), py::arg("exact_limit"), py::arg("ef"),
+           py::arg("graph_now") = false)
+      .def_static("load_graph", [](uint32_t dim, size_t exact_limit, size_t ef, const py::array& rows,
+                                   const std::string& path) {
+        auto a = Expect<float>(rows, 2, "rows");
+        if (static_cast<size_t>(a.shape(1)) != dim) {
+          ThrowInvalid("rows must have " + std::to_string(dim) + " columns, got " +
+                       std::to_string(a.shape(1)));
+        }
+        const float* p = a.data();
+        const size_t n = static_cast<size_t>(a.shape(0));
+        const rc::WordIndexOptions o = OptionsOf(dim, exact_limit, ef, false);
+        return ValueReleased([&] { return rc::WordIndex::LoadGraph(o, p, n, path); });
+      }, py::arg("dim"), py::arg("exact_limit"), py::arg("ef"), py::arg("rows"), py::arg("path"))
+      .def("save_graph", [](const rc::WordIndex& w, const std::string& path) {
+        return ValueReleased([&] { return w.SaveGraph(path); });
+      }, py::arg("path"))
       .def("add", [](rc::WordIndex& w, const py::array& rows) {
         auto a = Expect<float>(rows, 2, "rows");
         if (static_cast<size_t>(a.shape(1)) != w.options().dim) {

@@ -9,7 +9,10 @@ words, after each write of this handle, after ``refresh()`` and at open (the
 checkpoint's table, ``vocab.emb``, plus the log after it; a field whose
 checkpoint has no table of this embedder's builds it there, once, with a
 progress bar when it is large). A recall then embeds only words that arrived
-by a path that does not sync (none today).
+by a path that does not sync (none today). Above the word index's exact limit
+the checkpoint's word graph (``vocab.hnsw``) is loaded with the table; a table
+without one (or with rows past it) gets its graph built here, at open, outside
+the field's lock, with a progress bar when that takes more than a moment.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from typing import Any
 
 from chitta.errors import ChittaError
 from chitta.field_state import FieldState
+from chitta.recall import expand
 from chitta.recall.expand import EMBED_BATCH, attach
 
 PROGRESS_WORDS = 2 * EMBED_BATCH  # an open embedding more words than this shows a progress bar
+PROGRESS_GRAPH_ROWS = 1024  # an open building the word graph over more rows than this shows one
 
 
 class VocabMixin(FieldState):
@@ -50,6 +55,8 @@ class VocabMixin(FieldState):
         vocab = self._engine.vocabulary
         if vocab is None:
             return 0
+        if progress and vocab.unindexed > PROGRESS_GRAPH_ROWS and len(vocab) > expand.EXACT_WORDS:
+            _build_with_progress(vocab)  # a restored table without (all of) its graph
         with self._lock:
             self._index._flush_text()
         if not progress or vocab.pending <= PROGRESS_WORDS:
@@ -59,6 +66,18 @@ class VocabMixin(FieldState):
 
 def _with_progress(vocab: Any) -> int:
     """``vocab.refresh()`` with a rich progress bar on stderr (stdout may carry a protocol)."""
+    return _progress("embedding the field's words for query expansion", "words embedded",
+                     vocab.pending, vocab.refresh)
+
+
+def _build_with_progress(vocab: Any) -> int:
+    """``vocab.catch_up()`` (the word graph built at open) with a progress bar on stderr."""
+    return _progress("building the query expansion word graph", "word graph rows indexed",
+                     len(vocab), vocab.catch_up)
+
+
+def _progress(description: str, done_text: str, total: int, run: Callable[..., int]) -> int:
+    """``run(progress)`` under a transient rich progress bar on stderr."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -66,9 +85,9 @@ def _with_progress(vocab: Any) -> int:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     t0 = time.perf_counter()
     with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task("embedding the field's words for query expansion", total=vocab.pending)
+        task = bar.add_task(description, total=total)
         update: Callable[[int, int], None] = lambda done, total: bar.update(task, completed=done, total=total)
-        added = int(vocab.refresh(update))
+        added = int(run(update))
     if console.is_terminal:
-        console.print(f"[dim]query expansion: {added:,} words embedded in {time.perf_counter() - t0:.1f} s[/dim]")
+        console.print(f"[dim]query expansion: {added:,} {done_text} in {time.perf_counter() - t0:.1f} s[/dim]")
     return added

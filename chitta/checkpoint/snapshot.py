@@ -21,7 +21,15 @@ import numpy as np
 from chitta import _version
 from chitta.checkpoint import format as fmt
 from chitta.checkpoint import store
-from chitta.checkpoint.vocab import VOCAB, VocabTable, read_vocab, table_to_write, write_vocab
+from chitta.checkpoint.vocab import (
+    VOCAB,
+    VOCAB_GRAPH,
+    VocabTable,
+    read_graph,
+    read_vocab,
+    table_to_write,
+    write_vocab,
+)
 from chitta.errors import CheckpointIgnored, ChittaError, CorruptionError, UnsupportedFormat
 
 if TYPE_CHECKING:
@@ -88,8 +96,7 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
         saved: VocabTable | None = view._vocab_saved
         live = None
         if vocabulary is not None:
-            words, rows, pending = vocabulary.table()
-            live = VocabTable(vocabulary.name, words, rows, pending)
+            live = _live_table(vocabulary)
         if live is not None or saved is not None:
             from chitta.recall.expand import vocabulary_words
 
@@ -124,8 +131,17 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
             sidecars[CODES] = fmt.write_bin(temp / CODES, ids, coded[0], coded[1])
             sidecars[CODES]["crc"] = _tail_crc(temp / CODES)
         table = table_to_write(saved, seen, live)
+        graph_rows = None
         if table is not None:
             sidecars[VOCAB] = write_vocab(temp / VOCAB, table)
+            if table.index is not None and table.index.has_graph:  # above the exact limit: vocab.hnsw
+                graph_rows = int(table.index.save_graph(str(temp / VOCAB_GRAPH)))
+                if graph_rows > len(table.words):  # the live index grew after the table was copied
+                    (temp / VOCAB_GRAPH).unlink()
+                    graph_rows = None
+                else:
+                    sidecars[VOCAB_GRAPH] = {"bytes": (temp / VOCAB_GRAPH).stat().st_size,
+                                             "crc": _tail_crc(temp / VOCAB_GRAPH)}
         state = {
             "chitta": _version.__version__,
             "created_ms": int(time.time() * 1000),
@@ -146,8 +162,11 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
             "sidecars": sidecars,
         }
         if table is not None:  # state 5 (optional: absent = built at open)
-            state["vocabulary"] = {"embedder": table.embedder, "dim": table.dim, "rows": len(table.words),
-                                   "pending": len(table.pending)}
+            record: dict[str, Any] = {"embedder": table.embedder, "dim": table.dim, "rows": len(table.words),
+                                      "pending": len(table.pending)}
+            if graph_rows is not None:  # the word graph vocab.hnsw over the first graph_rows rows
+                record["graph_rows"] = graph_rows
+            state["vocabulary"] = record
         fmt.write_state(temp / STATE, state)
         total = sum(p.stat().st_size for p in temp.iterdir())
         final = store.publish(root, temp, clock)
@@ -257,7 +276,23 @@ def _read_vocab(path: Path, state: dict[str, Any]) -> VocabTable | None:
     if not isinstance(record["embedder"], str):
         raise CorruptionError(f"{VOCAB}: the recorded embedder is not a name")
     table.embedder = record["embedder"]
+    graph_rows = record.get("graph_rows")
+    if graph_rows is not None:  # the word graph over the first rows (vocab.hnsw), checked against them
+        want = state["sidecars"][VOCAB_GRAPH]
+        if (want["bytes"], want["crc"]) != ((path / VOCAB_GRAPH).stat().st_size, _tail_crc(path / VOCAB_GRAPH)):
+            raise CorruptionError(f"{VOCAB_GRAPH} is not the one the state file was written with")
+        table.index = read_graph(path / VOCAB_GRAPH, table, graph_rows)
     return table
+
+
+def _live_table(vocabulary: Any) -> VocabTable:
+    """The calling handle's table with its word index: the index is taken first, so the
+    rows its graph covers are a prefix of the table's (rows are only ever appended)."""
+    index = vocabulary._index
+    words, rows, pending = vocabulary.table()
+    if index is not None and len(index) > len(words):
+        index = None
+    return VocabTable(vocabulary.name, words, rows, pending, index)
 
 
 def _v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,12 @@ A file is valid iff its size is exactly what the header says, the CRC
 matches, every vector is finite, every word is non-empty valid UTF-8 and no
 word appears twice. Anything else is :class:`CorruptionError` (the checkpoint
 is then ignored, like any damaged sidecar).
+
+Above the word index's exact limit the table's HNSW graph is saved beside it
+as ``vocab.hnsw`` (the HNSW file format, csrc/hnsw/FORMAT.md; the state's
+``vocabulary.graph_rows`` says how many leading rows it covers): an open loads
+it (:func:`read_graph`, every check of FORMAT.md section 8) instead of
+building it.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from chitta.checkpoint import format as fmt
 from chitta.errors import CorruptionError
 
 VOCAB = "vocab.emb"
+VOCAB_GRAPH = "vocab.hnsw"
 VOCAB_MAGIC = b"CHITVOC\x00"
 VOCAB_VERSION = 1
 _HEAD = struct.Struct("<8sIIQQQ")  # magic, version, dim, rows, pending, word_bytes (40 bytes)
@@ -47,6 +54,7 @@ class VocabTable:
     words: list[str]  # the rows' words, in row order
     vecs: F32  # rows x dim, float32 unit rows
     pending: list[str] = field(default_factory=list)  # field words without a row
+    index: Any = None  # the saved word graph over the first rows, loaded (chitta._core._WordIndex), or None
 
     @property
     def dim(self) -> int:
@@ -111,6 +119,24 @@ def read_vocab(path: Path) -> VocabTable:
     return VocabTable("", words[:rows], vecs, words[rows:])
 
 
+def read_graph(path: Path, table: VocabTable, graph_rows: object) -> Any:
+    """The word graph ``vocab.hnsw`` loaded over ``table``'s rows (a ``_WordIndex`` holding
+    its first ``graph_rows`` rows and the graph): every check of the HNSW format, then that it
+    is this table's graph (parameters, node i = row i bit for bit, ``graph_rows`` nodes, no
+    more than the table's rows). CorruptionError (CrcMismatch) / UnsupportedFormat otherwise."""
+    from chitta import _core
+    from chitta.recall.expand import EXACT_WORDS, GRAPH_EF
+
+    rows = len(table.words)
+    if isinstance(graph_rows, bool) or not isinstance(graph_rows, int) or not 0 < graph_rows <= rows:
+        raise CorruptionError(f"{VOCAB_GRAPH}: the state records a graph of {graph_rows!r} rows "
+                              f"for a table of {rows}")
+    index = _core._WordIndex.load_graph(table.dim, EXACT_WORDS, GRAPH_EF, table.vecs, str(path))
+    if len(index) != graph_rows:
+        raise CorruptionError(f"{VOCAB_GRAPH}: a graph of {len(index)} rows, the state records {graph_rows}")
+    return index
+
+
 def table_to_write(saved: VocabTable | None, seen: Iterable[str], live: VocabTable | None) -> VocabTable | None:
     """The table a checkpoint writes: the rows of the live handle's table (``live``: the
     vocabulary of the process writing the checkpoint, when its settings expand), then the
@@ -138,4 +164,5 @@ def table_to_write(saved: VocabTable | None, seen: Iterable[str], live: VocabTab
         else:
             rest.update(saved.words)
     mat: Any = np.concatenate(vecs) if len(vecs) > 1 else vecs[0]
-    return VocabTable(base.embedder, words, np.ascontiguousarray(mat, np.float32), sorted(rest - row))
+    # the graph of the base's first rows goes with it (the rows after them are indexed at open)
+    return VocabTable(base.embedder, words, np.ascontiguousarray(mat, np.float32), sorted(rest - row), base.index)

@@ -36,7 +36,13 @@ table is derived state saved with checkpoints (the sidecar ``vocab.emb``,
 state version 5: chitta/checkpoint/vocab.py, docs/FORMAT.md section 8), so an
 open embeds only the words of the log after its checkpoint; a checkpoint
 without a table of this embedder's (older state, or the lane just turned on)
-makes the open build it once, with a progress bar when it is large.
+makes the open build it once, with a progress bar when it is large. Above
+``EXACT_WORDS`` the checkpoint also saves the word graph (``vocab.hnsw``, the
+HNSW file format of csrc/hnsw/FORMAT.md), so an open loads it instead of
+building it (:meth:`Vocabulary.restore` with the loaded index); a table
+restored without one (or with rows past the graph's) is indexed by
+:meth:`Vocabulary.catch_up`, in steps with progress, outside the lock a
+recall takes.
 
 Settings: ``RecallSettings.expansion_weight`` (beta; 0 = off, the default),
 ``expansion_words`` (m) and ``expansion_min_cosine`` (tau); an embedder may
@@ -64,6 +70,7 @@ from chitta.recall.query import QUERY_STOPWORDS
 # costs less than the graph's search up to about 8-10K 384-d words (benchmarks/word_search_cost.py).
 EXACT_WORDS = 8192
 GRAPH_EF = 64  # the word graph's search beam (raised to the words asked for)
+GRAPH_BUILD_STEP = 1024  # rows per step when a restored table's graph is built (progress between steps)
 EMBED_BATCH = 512
 F32 = npt.NDArray[np.float32]
 
@@ -97,7 +104,9 @@ class Vocabulary:
         self._pending: set[str] = set()
         self._vecs: F32 | None = None
         self._index: _core._WordIndex | None = None  # the native word index over the rows
+        self._stale = False  # a restored table whose index does not cover every row yet (catch_up)
         self._lock = threading.Lock()
+        self._build_lock = threading.Lock()  # one catch_up at a time
 
     def __len__(self) -> int:
         return len(self._words)
@@ -107,6 +116,14 @@ class Vocabulary:
         """The word index when it searches a graph (above its exact limit), else None."""
         index = self._index
         return index if index is not None and index.has_graph else None
+
+    @property
+    def unindexed(self) -> int:
+        """Rows of a restored table its word index does not cover yet (:meth:`catch_up`)."""
+        with self._lock:
+            if not self._stale:
+                return 0
+            return len(self._words) - (len(self._index) if self._index is not None else 0)
 
     @property
     def pending(self) -> int:
@@ -133,6 +150,8 @@ class Vocabulary:
     def refresh(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed the pending words (sorted, in batches); returns how many were added.
         ``progress(done, total)`` hears each batch (words embedded so far, of ``total``)."""
+        if self._stale:
+            self.catch_up()
         with self._lock:
             if not self._pending:
                 return 0
@@ -164,9 +183,13 @@ class Vocabulary:
             vecs = self._vecs if self._vecs is not None else np.zeros((0, self.dim), np.float32)
             return list(self._words), vecs, sorted(self._pending)
 
-    def restore(self, words: list[str], vecs: F32, pending: Iterable[str] = ()) -> None:
+    def restore(self, words: list[str], vecs: F32, pending: Iterable[str] = (),
+                index: _core._WordIndex | None = None) -> None:
         """Start from a saved table (a fresh vocabulary only): ``words`` in row order, their unit
-        rows ``vecs`` as they were embedded, and ``pending`` words to embed at the next refresh."""
+        rows ``vecs`` as they were embedded, and ``pending`` words to embed at the next refresh.
+        ``index``: the checkpoint's word graph loaded over a prefix of these rows
+        (``_WordIndex.load_graph``, checked against them), used when the table is above
+        ``EXACT_WORDS``. Nothing is indexed here: :meth:`catch_up` (or the next refresh) does it."""
         vecs = np.ascontiguousarray(vecs, np.float32)
         if vecs.ndim != 2 or len(vecs) != len(words) or len(set(words)) != len(words):
             raise InvalidArgument(f"a table of {len(words)} words (distinct?) for rows of shape {vecs.shape}")
@@ -177,8 +200,48 @@ class Vocabulary:
                 self._words = list(words)
                 self._row = {w: i for i, w in enumerate(words)}
                 self._vecs = vecs
-                self._index_rows(0)
+                usable = index is not None and index.dim == vecs.shape[1] and len(index) <= len(words)
+                self._index = index if usable else None
+                self._stale = True
         self.add_words(pending)
+
+    def catch_up(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Index the rows of a restored table its word index lacks; returns how many. Above
+        ``EXACT_WORDS`` rows the graph is extended (a loaded one) or built (none, or one of
+        another shape), ``GRAPH_BUILD_STEP`` rows at a time, ``progress(done, total)`` after
+        each step, on an index no search sees yet and without the lock a recall takes; the
+        index is swapped in at the end. The graph is the one the rows would have got had they
+        been added one refresh at a time (same insertion order, same levels)."""
+        with self._build_lock:
+            with self._lock:
+                if not self._stale:
+                    return 0
+                vecs, n, index = self._vecs, len(self._words), self._index
+            assert vecs is not None
+            graph = n > EXACT_WORDS
+            if index is None or (not graph and index.has_graph) or (graph and not index.has_graph):
+                index = _core._WordIndex(int(vecs.shape[1]), EXACT_WORDS, GRAPH_EF, graph_now=graph)
+            start = have = len(index)
+            step = GRAPH_BUILD_STEP if graph else max(n, 1)
+            while have < n:
+                index.add(np.ascontiguousarray(vecs[have:min(have + step, n)], np.float32))
+                have = len(index)
+                if progress is not None:
+                    progress(have, n)
+            with self._lock:
+                self._index = index
+                self._stale = False
+                if len(self._words) > len(index):  # rows embedded meanwhile
+                    self._index_rows(len(index))
+            return n - start
+
+    def save_graph(self, path: str) -> int | None:
+        """Save the word graph to ``path`` (csrc/hnsw/FORMAT.md) when the index searches one;
+        returns the rows it covers (a prefix of the table), else None (nothing written)."""
+        index = self._index
+        if index is None or not index.has_graph:
+            return None
+        return int(index.save_graph(path))
 
     def _index_rows(self, start: int) -> None:
         """Make the search structures cover rows ``start`` .. ``len(self)`` of ``_vecs`` (the rows
@@ -187,6 +250,8 @@ class Vocabulary:
         graph above), extended in place, or built anew (and swapped in whole, so searches in flight
         keep the old one) when it holds rows past ``start`` or vectors of another width."""
         assert self._vecs is not None
+        if self._stale:
+            return  # catch_up indexes every row
         vecs, n = self._vecs, len(self._words)
         index = self._index
         if index is None or index.dim != vecs.shape[1] or len(index) > start:
@@ -275,7 +340,7 @@ def attach(engine: Any, index: Any, embedder: Any, texts: Callable[[], Iterable[
     index.vocabulary_sink = vocab.add_texts
     if saved is not None:
         if saved.embedder == vocab.name and (saved.dim == vocab.dim or not saved.words):
-            vocab.restore(saved.words, saved.vecs, saved.pending)
+            vocab.restore(saved.words, saved.vecs, saved.pending, saved.index)
         else:  # another embedder's rows: the words stay field words, embedded anew
             vocab.add_words([*saved.words, *saved.pending])
     elif index.indexed_texts() > 0:  # a keyword index restored as an image: its texts are not pending

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -109,7 +110,7 @@ Status WordIndex::Add(const float* rows, size_t n) {
   std::vector<uint64_t> ids(n);
   for (size_t i = 0; i < n; ++i) ids[i] = old_n + i;
   std::unique_ptr<hnsw::HnswIndex> built;
-  if (new_n > options_.exact_limit && t.graph == nullptr) {
+  if ((new_n > options_.exact_limit || options_.graph_now) && t.graph == nullptr) {
     // The first graph, built outside the lock over the rows so far (only Add
     // writes them, and we hold add_mu) and the new ones: searches go on.
     hnsw::Options g;
@@ -173,6 +174,57 @@ Result<std::shared_ptr<WordSearch>> WordIndex::Start(const float* query, size_t 
         return Status::OK();
       });
   return std::make_shared<WordSearch>(std::move(ticket), std::move(hits));
+}
+
+Result<size_t> WordIndex::SaveGraph(const std::string& path) const {
+  std::shared_lock<std::shared_mutex> lock(table_->mu);
+  if (table_->graph == nullptr) return Status::InvalidArgument("the word index has no graph to save");
+  CHITTA_RETURN_IF_ERROR(table_->graph->Save(path));
+  return table_->graph->node_count();
+}
+
+Result<std::unique_ptr<WordIndex>> WordIndex::LoadGraph(const WordIndexOptions& options,
+                                                        const float* rows, size_t n,
+                                                        const std::string& path) {
+  auto made = Create(options);
+  CHITTA_RETURN_IF_ERROR(made.status());
+  std::unique_ptr<WordIndex> index = std::move(made.value());
+  auto loaded = hnsw::HnswIndex::Load(path);
+  CHITTA_RETURN_IF_ERROR(loaded.status());
+  std::unique_ptr<hnsw::HnswIndex> graph = std::move(loaded.value());
+  auto unlike = [&](const std::string& what) {
+    return Status::Corruption(path + ": not this word table's graph: " + what);
+  };
+  const hnsw::Options& g = graph->options();
+  if (g.dim != options.dim || g.metric != hnsw::Metric::kInnerProduct || g.M != options.M ||
+      g.ef_construction != options.ef_construction) {
+    return unlike("dim " + std::to_string(g.dim) + ", M " + std::to_string(g.M) +
+                  ", ef_construction " + std::to_string(g.ef_construction) + ", metric " +
+                  std::to_string(static_cast<int>(g.metric)) + " (want dim " +
+                  std::to_string(options.dim) + ", M " + std::to_string(options.M) +
+                  ", ef_construction " + std::to_string(options.ef_construction) +
+                  ", inner product)");
+  }
+  const size_t m = graph->node_count();
+  if (m == 0 || m > n || graph->size() != m) {
+    return unlike(std::to_string(m) + " nodes (" + std::to_string(graph->size()) +
+                  " live) for a table of " + std::to_string(n) + " rows");
+  }
+  if (rows == nullptr) return Status::InvalidArgument("null rows");
+  const size_t dim = options.dim;
+  size_t node = 0;
+  bool same = true;
+  graph->ForEachLive([&](uint64_t label, const float* v) {
+    same = same && label == node && std::memcmp(v, rows + node * dim, dim * sizeof(float)) == 0;
+    ++node;
+  });
+  if (!same) return unlike("a node's label is not its row, or its vector is not that row's");
+  Table& t = *index->table_;
+  t.rows.assign(rows, rows + m * dim);
+  t.quant.Append(rows, m);
+  t.n = m;
+  t.graph = std::move(graph);
+  return index;
 }
 
 size_t WordIndex::size() const {

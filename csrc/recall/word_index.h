@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "chitta/status.h"
@@ -44,6 +45,10 @@ struct WordIndexOptions {
   uint32_t M = 16;            // graph build parameters
   uint32_t ef_construction = 200;
   uint64_t seed = 100;
+  // Build the graph from the first row on, whatever the size: an index rebuilt
+  // in steps (with progress between them) for a table known to be above the
+  // limit gets the same graph as one that crossed the limit row by row.
+  bool graph_now = false;
 };
 
 // A search started by WordIndex::Start: Wait() gives its Status, then hits().
@@ -83,6 +88,23 @@ class WordIndex {
   // Search on the process's search thread. The query is checked and copied
   // here (a bad one is an error now, not at Wait).
   [[nodiscard]] Result<std::shared_ptr<WordSearch>> Start(const float* query, size_t want) const;
+
+  // Saves the graph (csrc/hnsw/FORMAT.md; labels are rows 0 .. m-1, the
+  // vectors the rows as stored) to path, written whole (path.tmp, renamed);
+  // returns m, the rows it covers. Searches go on meanwhile (shared lock).
+  // InvalidArgument when there is no graph; IOError when it cannot write.
+  [[nodiscard]] Result<size_t> SaveGraph(const std::string& path) const;
+
+  // An index over rows[0, m) with the graph saved at path, where m is the
+  // graph's node count; the caller adds rows m .. n-1 (Add extends the graph).
+  // The file is fully checked (hnsw_io) and must be this index's graph of
+  // these rows: its dim, inner product, M and ef_construction as in options,
+  // no deleted node, node i labelled i, 1 <= m <= n, and node i's vector
+  // bit-equal to row i. Else Corruption (CrcMismatch, Unsupported as
+  // HnswIndex::Load gives them); IOError when it cannot be read.
+  static Result<std::unique_ptr<WordIndex>> LoadGraph(const WordIndexOptions& options,
+                                                      const float* rows, size_t n,
+                                                      const std::string& path);
 
   size_t size() const;
   bool has_graph() const;

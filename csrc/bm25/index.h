@@ -154,8 +154,10 @@ class Index {
                            uint32_t length);
   uint32_t TermIdLocked(const std::string& term);
   void CompactLocked();
+  static constexpr uint32_t kNoTerm = 0xFFFFFFFFu;
   double SeedTheta(const std::vector<QueryTerm>& terms, const Norm& norm, uint32_t lead,
-                   const std::vector<uint64_t>* allowed_bits, size_t k) const;
+                   std::vector<uint32_t> docs, const std::vector<uint64_t>* allowed_bits,
+                   size_t k) const;
   uint32_t TfAt(uint32_t term, const PostingList& list, size_t i) const;
   void AddBound(PostingList* list, uint32_t tf, uint32_t len);
   void EnsureForward() const;  // caller holds mu_ (shared or exclusive)

@@ -12,8 +12,16 @@
 // failed to rule the document out. Windows of the essential lists (up to the
 // nearest block end) whose block bounds sum below the k-th score are skipped
 // whole: this is what keeps queries of only frequent terms (whose lists are
-// all essential) from scoring every posting. WAND re-sorts cursors per
+// all essential) from scoring every posting; an essential cursor with no
+// posting in the window adds nothing to its bound. WAND re-sorts cursors per
 // document, which costs more than it saves at 2-6 terms.
+//
+// Per-document work (benchmarks/RESULTS.md, "BM25's exact top 100"): a run of
+// documents that only one essential list holds is checked in a tight loop
+// (its contribution plus the non-essential bounds against the k-th score, the
+// same test the full path makes first); a non-essential term is probed by
+// counting, branch-free, the ordinals below the document in the one block
+// that can hold it (found by the block walk that its block bound needs anyway).
 //
 // Exactness. A document's score is summed in query-term order exactly as the
 // exhaustive path sums it (float adds from 0 in the same order), so scores are
@@ -107,7 +115,21 @@ void Index::SearchPrunedLocked(const std::vector<QueryTerm>& terms, const Norm& 
   size_t essential = 0;  // cur[essential, m) are the essential terms
   // A lower bound of the final k-th score: from SeedTheta, then the heap's k-th
   // score once it is full (whichever is larger).
-  double theta = m >= 2 ? SeedTheta(terms, norm, cur.back().term, filter != nullptr ? &bits : nullptr, k) : 0.0;
+  double theta = 0.0;
+  if (m >= 2) {
+    // Seed documents: the whole lists shorter than k among the highest-bound
+    // terms, then the best blocks of the highest-bound term with >= k postings.
+    std::vector<uint32_t> seed_docs;
+    uint32_t lead = kNoTerm;
+    for (size_t i = m; i-- > 0;) {
+      if (cur[i].n >= k) {
+        lead = cur[i].term;
+        break;
+      }
+      seed_docs.insert(seed_docs.end(), cur[i].ords, cur[i].ords + cur[i].n);
+    }
+    theta = SeedTheta(terms, norm, lead, std::move(seed_docs), filter != nullptr ? &bits : nullptr, k);
+  }
   bool full = theta > 0.0;  // prune against theta (true once it is a real lower bound)
   while (full && essential < m && prefix[essential + 1] * margin < theta) ++essential;
   std::vector<float> contrib(m, 0.0f);
@@ -155,11 +177,13 @@ void Index::SearchPrunedLocked(const std::vector<QueryTerm>& terms, const Norm& 
       uint32_t upto = kDeadLen;
       double window = 0.0;
       for (size_t i = essential; i < m; ++i) {
-        Cursor& cu = cur[i];
+        const Cursor& cu = cur[i];
         if (cu.pos >= cu.n) continue;
-        const size_t blk = cu.pos / kBlock;
-        upto = std::min(upto, cu.ords[std::min((blk + 1) * kBlock, cu.n) - 1]);
-        window += block_ub(cu, blk);
+        upto = std::min(upto, cu.ords[std::min((cu.pos / kBlock + 1) * kBlock, cu.n) - 1]);
+      }
+      for (size_t i = essential; i < m; ++i) {  // a cursor past the window adds 0
+        Cursor& cu = cur[i];
+        if (cu.pos < cu.n && cu.ords[cu.pos] <= upto) window += block_ub(cu, cu.pos / kBlock);
       }
       for (size_t i = 0; i < essential && window * margin < theta; ++i) {
         window += window_ub(cur[i], doc, upto);
@@ -172,6 +196,40 @@ void Index::SearchPrunedLocked(const std::vector<QueryTerm>& terms, const Norm& 
         continue;
       }
       checked_upto = upto;  // checked once per window: its documents follow
+    }
+    if (full && essential >= 1) {
+      // Documents that only one essential list holds, before any other
+      // essential cursor's next document: skip in a tight loop those whose
+      // contribution plus the non-essential bounds stays below the k-th score
+      // (the first test of the non-essential loop below, the same expression).
+      size_t ei = m;
+      uint32_t other = checked_upto + 1;  // full: the window check set it
+      for (size_t i = essential; i < m; ++i) {
+        const Cursor& cu = cur[i];
+        if (cu.pos >= cu.n) continue;
+        if (cu.ords[cu.pos] == doc && ei == m) {
+          ei = i;
+        } else {
+          other = std::min(other, cu.ords[cu.pos]);
+        }
+      }
+      if (other > doc) {
+        Cursor& e = cur[ei];
+        const double rest = prefix[essential];
+        size_t pos = e.pos;
+        for (; pos < e.n && e.ords[pos] < other; ++pos) {
+          const uint32_t d = e.ords[pos];
+          const uint32_t len = doc_len_[d];
+          if (len == kDeadLen) continue;
+          if (filter != nullptr && ((bits[d >> 6] >> (d & 63)) & 1) == 0) continue;
+          if (e.tfs[pos] == kTfOverflow) break;
+          const double partial = 0.0 + norm.Contribution(e.weight, e.tfs[pos], len);
+          if (!((partial + rest) * margin < theta)) break;
+        }
+        e.pos = pos;
+        if (pos == e.n || e.ords[pos] >= other) continue;
+        doc = e.ords[pos];
+      }
     }
     const uint32_t len = doc_len_[doc];
     const bool live = len != kDeadLen &&
@@ -215,7 +273,14 @@ void Index::SearchPrunedLocked(const std::vector<QueryTerm>& terms, const Norm& 
           break;
         }
       }
-      cu.pos = Seek(cu.ords, cu.n, std::max(cu.pos, blk * kBlock), doc);
+      {
+        // The block holds doc's position (its last ordinal is >= doc): count
+        // its ordinals below doc.
+        const size_t lo = blk * kBlock, hi = std::min(lo + kBlock, cu.n);
+        size_t below = 0;
+        for (size_t p = lo; p < hi; ++p) below += cu.ords[p] < doc;
+        cu.pos = lo + below;
+      }
       if (cu.pos < cu.n && cu.ords[cu.pos] == doc) {
         const float x = norm.Contribution(cu.weight, tf_at(cu), len);
         contrib[cu.qi] = x;
@@ -237,56 +302,63 @@ void Index::SearchPrunedLocked(const std::vector<QueryTerm>& terms, const Norm& 
   top.Finish(out);
 }
 
-// The k-th largest exact score among the documents of the best blocks (by
-// block bound) of `lead`'s list (the query's highest-bound term: its best
-// blocks hold the likeliest top documents), or 0 with fewer than k of them.
-// Scores are summed in query-term order as every search sums them, so the
-// value is a real document's score and at least k documents reach it: the
-// final k-th score is >= it, and pruning below it is exact. Starting the
-// search with it makes the long lists non-essential from the first document
-// instead of only once the heap has filled with the first (weak) candidates.
+// The k-th largest exact score among `docs` (the whole lists shorter than k
+// of the query's highest-bound terms) and the documents of the best blocks (by
+// block bound) of `lead`'s list (the highest-bound term with >= k postings:
+// its best blocks hold the likeliest top documents; kNoTerm: none), or 0 with
+// fewer than k live, allowed documents. Scores are summed in query-term order
+// as every search sums them, so the value is a real document's score and at
+// least k distinct documents reach it: the final k-th score is >= it, and
+// pruning below it is exact. Starting the search with it makes the long lists
+// non-essential from the first document instead of only once the heap has
+// filled with the first (weak) candidates.
 double Index::SeedTheta(const std::vector<QueryTerm>& terms, const Norm& norm, uint32_t lead,
-                        const std::vector<uint64_t>* allowed_bits, size_t k) const {
-  const PostingList& list = postings_[lead];
-  const size_t nblocks = list.blocks.size();
-  // Postings to score: room for dead and filtered ones. At 100K Zipf, k = 50, 2k beat 4k and 8k
-  // (pruned p50 0.25 vs 0.27-0.38 ms; 0.42-0.47 without a seed).
-  const size_t want = 2 * k;
-  if (k == 0 || list.ords.size() < k) return 0.0;
-  std::vector<std::pair<float, uint32_t>> order(nblocks);  // (block bound, block)
-  for (size_t b = 0; b < nblocks; ++b) {
-    const BlockBound& bb = list.blocks[b];
-    order[b] = {static_cast<float>(bb.max_tf) / (static_cast<float>(bb.max_tf) + norm.a +
-                                                  norm.c * static_cast<float>(bb.min_len)),
-                static_cast<uint32_t>(b)};
+                        std::vector<uint32_t> docs, const std::vector<uint64_t>* allowed_bits,
+                        size_t k) const {
+  if (k == 0) return 0.0;
+  if (lead != kNoTerm) {
+    const PostingList& list = postings_[lead];
+    const size_t nblocks = list.blocks.size();
+    // Postings to score: room for dead and filtered ones. At 100K Zipf, k = 50, 2k beat 4k and 8k
+    // (pruned p50 0.25 vs 0.27-0.38 ms; 0.42-0.47 without a seed).
+    const size_t want = 2 * k;
+    std::vector<std::pair<float, uint32_t>> order(nblocks);  // (block bound, block)
+    for (size_t b = 0; b < nblocks; ++b) {
+      const BlockBound& bb = list.blocks[b];
+      order[b] = {static_cast<float>(bb.max_tf) / (static_cast<float>(bb.max_tf) + norm.a +
+                                                    norm.c * static_cast<float>(bb.min_len)),
+                  static_cast<uint32_t>(b)};
+    }
+    const size_t nb = std::min(nblocks, (want + kBlock - 1) / kBlock + 1);
+    std::partial_sort(order.begin(), order.begin() + nb, order.end(),
+                      [](const auto& x, const auto& y) { return x.first > y.first || (x.first == y.first && x.second < y.second); });
+    for (size_t j = 0; j < nb; ++j) {
+      const size_t lo = order[j].second * kBlock, hi = std::min(lo + kBlock, list.ords.size());
+      docs.insert(docs.end(), list.ords.begin() + lo, list.ords.begin() + hi);
+    }
   }
-  const size_t nb = std::min(nblocks, (want + kBlock - 1) / kBlock + 1);
-  std::partial_sort(order.begin(), order.begin() + nb, order.end(),
-                    [](const auto& x, const auto& y) { return x.first > y.first || (x.first == y.first && x.second < y.second); });
-  std::sort(order.begin(), order.begin() + nb,  // in list order: each term's list is walked forward
-            [](const auto& x, const auto& y) { return x.second < y.second; });
+  // In ordinal order (each term's list is walked forward), each document once.
+  std::sort(docs.begin(), docs.end());
+  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+  if (docs.size() < k) return 0.0;
   std::vector<size_t> at(terms.size(), 0);  // per query term: position reached in its list
   std::vector<float> scores;
-  scores.reserve(nb * kBlock);
-  for (size_t j = 0; j < nb; ++j) {
-    const size_t lo = order[j].second * kBlock, hi = std::min(lo + kBlock, list.ords.size());
-    for (size_t p = lo; p < hi; ++p) {
-      const uint32_t doc = list.ords[p];
-      const uint32_t len = doc_len_[doc];
-      if (len == kDeadLen) continue;
-      if (allowed_bits != nullptr && (((*allowed_bits)[doc >> 6] >> (doc & 63)) & 1) == 0) continue;
-      float score = 0.0f;
-      for (size_t q = 0; q < terms.size(); ++q) {  // the exhaustive summation order
-        const QueryTerm& qt = terms[q];
-        const PostingList& pl = postings_[qt.term];
-        const size_t i = at[q] = Seek(pl.ords.data(), pl.ords.size(), at[q], doc);
-        if (i < pl.ords.size() && pl.ords[i] == doc) {
-          const uint16_t tf = pl.tfs[i];
-          score += norm.Contribution(qt.weight, tf != kTfOverflow ? uint32_t{tf} : TfAt(qt.term, pl, i), len);
-        }
+  scores.reserve(docs.size());
+  for (const uint32_t doc : docs) {
+    const uint32_t len = doc_len_[doc];
+    if (len == kDeadLen) continue;
+    if (allowed_bits != nullptr && (((*allowed_bits)[doc >> 6] >> (doc & 63)) & 1) == 0) continue;
+    float score = 0.0f;
+    for (size_t q = 0; q < terms.size(); ++q) {  // the exhaustive summation order
+      const QueryTerm& qt = terms[q];
+      const PostingList& pl = postings_[qt.term];
+      const size_t i = at[q] = Seek(pl.ords.data(), pl.ords.size(), at[q], doc);
+      if (i < pl.ords.size() && pl.ords[i] == doc) {
+        const uint16_t tf = pl.tfs[i];
+        score += norm.Contribution(qt.weight, tf != kTfOverflow ? uint32_t{tf} : TfAt(qt.term, pl, i), len);
       }
-      scores.push_back(score);
     }
+    scores.push_back(score);
   }
   if (scores.size() < k) return 0.0;
   std::nth_element(scores.begin(), scores.begin() + static_cast<std::ptrdiff_t>(k - 1), scores.end(),

@@ -195,5 +195,54 @@ TEST(Bm25Pruned, ShortRarestListsStayExact) {
   }
 }
 
+TEST(Bm25Pruned, BenchLikeQueriesAtDepthStayExact) {
+  // bench_recall's shape (12 Zipf(1.3) words over 5,000, queries = 4 words of a
+  // stored text) at the keyword lane's depths: runs of documents that one
+  // essential list alone holds (the tight loop), probes of long non-essential
+  // lists (the in-block count), windows where an essential cursor has no
+  // posting, and seeds from lists shorter than k. With deletions, a filter,
+  // repeated texts (exact ties at the k-th score), ids in shuffled order and a
+  // few tf >= 65535 postings.
+  std::mt19937_64 rng(31);
+  Zipf zipf(5000, 1.3);
+  Index index(1.2, 0.75, {});
+  std::vector<uint64_t> ids;
+  std::vector<std::string> texts;
+  for (uint64_t i = 0; i < 24000; ++i) {
+    ids.push_back(i * 7 + 3);
+    if (i % 50 == 49) {
+      texts.push_back(texts[rng() % texts.size()]);  // a repeated text: ties
+    } else {
+      texts.push_back(Words(rng, zipf, 12));
+    }
+  }
+  for (int i = 0; i < 3; ++i) {  // tf >= 65535 for a frequent word in three documents
+    std::string big;
+    for (int j = 0; j < 66000; ++j) big += "w3 ";
+    texts[rng() % texts.size()] += big;
+  }
+  std::shuffle(ids.begin(), ids.end(), rng);  // id order != ordinal order
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  ASSERT_TRUE(index.Add(ids.data(), views.data(), ids.size()).ok());
+  std::vector<uint64_t> gone, keep;
+  for (uint64_t id : ids) (rng() % 10 == 0 ? gone : keep).push_back(id);
+  ASSERT_TRUE(index.Remove(gone.data(), gone.size()).ok());
+  std::vector<uint64_t> half;
+  for (uint64_t id : keep) if (rng() % 2) half.push_back(id);
+  for (int qn = 0; qn < 60; ++qn) {
+    std::string q;
+    const std::string& t = texts[rng() % texts.size()];
+    for (size_t at = 0, w = 0; w < 4 && at < t.size(); ++w) {
+      const size_t sp = t.find(' ', at);
+      q += t.substr(at, sp - at) + " ";
+      at = sp + 1;
+    }
+    for (size_t k : {size_t{10}, size_t{50}, size_t{100}, size_t{200}}) {
+      ExpectIdentical(index, q, k, nullptr);
+      if (qn % 4 == 0) ExpectIdentical(index, q, k, &half);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace chitta::bm25

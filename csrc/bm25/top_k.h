@@ -15,6 +15,11 @@ namespace chitta::bm25 {
 inline bool Better(const Hit& a, const Hit& b) {
   return a.score > b.score || (a.score == b.score && a.id < b.id);
 }
+// Better as a function object: the heap algorithms inline it (a function
+// pointer made every comparison an indirect call).
+struct BetterFn {
+  bool operator()(const Hit& a, const Hit& b) const { return Better(a, b); }
+};
 
 class TopK {
  public:
@@ -24,20 +29,20 @@ class TopK {
     const Hit h{id, score};
     if (heap_.size() < k_) {
       heap_.push_back(h);
-      std::push_heap(heap_.begin(), heap_.end(), Better);  // top = worst kept
+      std::push_heap(heap_.begin(), heap_.end(), BetterFn{});  // top = worst kept
       return true;
     }
     if (!Better(h, heap_.front())) return false;
-    std::pop_heap(heap_.begin(), heap_.end(), Better);
+    std::pop_heap(heap_.begin(), heap_.end(), BetterFn{});
     heap_.back() = h;
-    std::push_heap(heap_.begin(), heap_.end(), Better);
+    std::push_heap(heap_.begin(), heap_.end(), BetterFn{});
     return true;
   }
   bool full() const { return heap_.size() >= k_; }
   // The score a document must reach (ties then go by id) once full().
   float threshold() const { return heap_.front().score; }
   void Finish(std::vector<Hit>* out) {
-    std::sort_heap(heap_.begin(), heap_.end(), Better);
+    std::sort_heap(heap_.begin(), heap_.end(), BetterFn{});
     out->assign(heap_.begin(), heap_.end());
   }
 

@@ -28,12 +28,11 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
-from rich.progress import Progress
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_recall import build, queries, synthetic_vocabulary
-from locomo_fusion_cost import percentile_rows, print_ab, timed
+from bench_recall import synthetic_vocabulary
+from locomo_fusion_cost import field_queries, percentile_rows, print_ab, timed
 
 import chitta
 from chitta.recall import expand
@@ -134,11 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
-    root = args.field_dir / f"n{args.n}"
-    with Progress(console=console, transient=True) as progress:
-        field, vecs, docs = build(root, args.n, progress)
-    field.close()
-    qv, qt = queries(vecs, docs, args.queries)
+    root, qv, qt = field_queries(args, console)
     base = RecallSettings(fusion_alpha=0.55)
     expanding = RecallSettings(fusion_alpha=0.55, expansion_weight=0.2, expansion_words=5, expansion_min_cosine=-1.0)
     # (settings, word search): "native" searches the words on the search thread beside BM25,

@@ -69,6 +69,17 @@ def print_ab(console: Console, out: dict[str, Any]) -> None:
                       f"thread CPU p50 {b['cpu_p50_ms'] - a['cpu_p50_ms']:+.3f} ms")
 
 
+def field_queries(args: argparse.Namespace, console: Console) -> tuple[Path, np.ndarray, list[str]]:
+    """bench_recall's field of ``args.n`` memories under ``args.field_dir`` (built once, kept) and its
+    ``args.queries`` queries: (the field's root, query vectors, query texts)."""
+    root = args.field_dir / f"n{args.n}"
+    with Progress(console=console, transient=True) as progress:
+        field, vecs, docs = build(root, args.n, progress)
+    field.close()
+    qv, qt = queries(vecs, docs, args.queries)
+    return root, qv, qt
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=100_000)
@@ -80,11 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
-    root = args.field_dir / f"n{args.n}"
-    with Progress(console=console, transient=True) as progress:
-        field, vecs, docs = build(root, args.n, progress)
-    field.close()
-    qv, qt = queries(vecs, docs, args.queries)
+    root, qv, qt = field_queries(args, console)
     settings = {"rrf": RecallSettings(), f"convex {args.alpha}": RecallSettings(fusion_alpha=args.alpha)}
     if args.pools:  # "lanes/keyword": RecallSettings.pool / keyword_pool
         settings = {f"pool {p}": RecallSettings(fusion_alpha=args.alpha, pool=int(p.split("/")[0]),

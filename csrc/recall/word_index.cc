@@ -26,6 +26,17 @@ bool Better(const WordHit& a, const WordHit& b) {
 // Below this many rows one f32 dot per row is as cheap as the quantized pass.
 constexpr size_t kQuantizedFrom = 256;
 
+// The graph's options: inner product over the rows (zero rows allowed).
+hnsw::Options GraphOptions(const WordIndexOptions& o) {
+  hnsw::Options g;
+  g.dim = o.dim;
+  g.M = o.M;
+  g.ef_construction = o.ef_construction;
+  g.metric = hnsw::Metric::kInnerProduct;
+  g.seed = o.seed;
+  return g;
+}
+
 }  // namespace
 
 struct WordIndex::Table {
@@ -82,13 +93,7 @@ Result<std::unique_ptr<WordIndex>> WordIndex::Create(const WordIndexOptions& opt
   if (options.exact_limit >= (size_t{1} << 32)) {
     return Status::InvalidArgument("exact_limit must be below 2^32");
   }
-  hnsw::Options g;
-  g.dim = options.dim;
-  g.M = options.M;
-  g.ef_construction = options.ef_construction;
-  g.metric = hnsw::Metric::kInnerProduct;
-  g.seed = options.seed;
-  CHITTA_RETURN_IF_ERROR(hnsw::ValidateOptions(g));
+  CHITTA_RETURN_IF_ERROR(hnsw::ValidateOptions(GraphOptions(options)));
   return std::unique_ptr<WordIndex>(new WordIndex(options));
 }
 
@@ -113,13 +118,7 @@ Status WordIndex::Add(const float* rows, size_t n) {
   if ((new_n > options_.exact_limit || options_.graph_now) && t.graph == nullptr) {
     // The first graph, built outside the lock over the rows so far (only Add
     // writes them, and we hold add_mu) and the new ones: searches go on.
-    hnsw::Options g;
-    g.dim = options_.dim;
-    g.M = options_.M;
-    g.ef_construction = options_.ef_construction;
-    g.metric = hnsw::Metric::kInnerProduct;
-    g.seed = options_.seed;
-    built = std::make_unique<hnsw::HnswIndex>(g);
+    built = std::make_unique<hnsw::HnswIndex>(GraphOptions(options_));
     std::vector<uint64_t> old_ids(old_n);
     for (size_t i = 0; i < old_n; ++i) old_ids[i] = i;
     built->AddPrepared(old_ids.data(), t.rows.data(), old_n, 1);

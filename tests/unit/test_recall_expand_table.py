@@ -19,6 +19,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 import pytest
+from _counting_embedder import Counting
 
 import chitta
 from chitta.checkpoint import format as fmt
@@ -40,26 +41,6 @@ TEXTS = [
     "she ran a charity race for mental health awareness",
 ]
 QUERIES = ["What activities does Melanie partake in?", "Where did they go camping?", "What did the kids enjoy?"]
-
-
-class Counting:
-    """HashingEmbedder (deterministic) that records every text it is asked to embed."""
-
-    def __init__(self) -> None:
-        self._inner = HashingEmbedder(64)
-        self.seen: list[str] = []
-
-    dim = property(lambda self: self._inner.dim)
-    name = property(lambda self: self._inner.name)
-    family = property(lambda self: self._inner.family)
-
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        self.seen.extend(texts)
-        return self._inner.embed(texts)
-
-    def take(self) -> list[str]:
-        out, self.seen = self.seen, []
-        return out
 
 
 def _open(path: Path, emb: Counting | None = None, **kw: Any) -> chitta.Field:

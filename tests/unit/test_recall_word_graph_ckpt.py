@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import shutil
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pytest
+from _counting_embedder import Counting
 
 import chitta
 from chitta import _core, field_vocab
 from chitta.checkpoint import format as fmt
 from chitta.checkpoint import vocab as vocab_format
-from chitta.encode import HashingEmbedder
 from chitta.errors import CheckpointIgnored, ChittaIOError, CorruptionError, InvalidArgument
 from chitta.recall import expand
 from chitta.recall.engine import RecallSettings
@@ -30,26 +28,6 @@ from chitta.recall.engine import RecallSettings
 SETTINGS = RecallSettings(fusion_alpha=0.5, expansion_weight=0.3, expansion_min_cosine=-1.0)
 LIMIT = 60  # the exact limit in these tests: above it the words are searched through the graph
 DIM = 24
-
-
-class Counting:
-    """HashingEmbedder (deterministic, model-free) that records every text it embeds."""
-
-    def __init__(self) -> None:
-        self._inner = HashingEmbedder(DIM)
-        self.seen: list[str] = []
-
-    dim = property(lambda self: self._inner.dim)
-    name = property(lambda self: self._inner.name)
-    family = property(lambda self: self._inner.family)
-
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        self.seen.extend(texts)
-        return self._inner.embed(texts)
-
-    def take(self) -> list[str]:
-        out, self.seen = self.seen, []
-        return out
 
 
 def _texts(n: int, seed: int, words_per: int = 8) -> list[str]:
@@ -77,7 +55,7 @@ def small_limit(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _open(path: Path, emb: Counting | None = None, **kw: Any) -> chitta.Field:
-    return chitta.open(path, embedder=emb or Counting(), recall_settings=SETTINGS, clock=lambda: 1.78e9, **kw)
+    return chitta.open(path, embedder=emb or Counting(DIM), recall_settings=SETTINGS, clock=lambda: 1.78e9, **kw)
 
 
 def _recalls(f: chitta.Field) -> list[list[tuple[int, float, dict[str, int]]]]:
@@ -154,7 +132,7 @@ def test_the_graph_is_saved_and_reopen_gives_the_writers_graph_bit_for_bit(
     assert state["vocabulary"]["graph_rows"] == len(words) > LIMIT
     assert (live / "vocab.hnsw").read_bytes() == graph  # the saved file is the writer's graph
     calls = _catch_ups(monkeypatch)
-    emb = Counting()
+    emb = Counting(DIM)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CheckpointIgnored)
         with _open(path, emb) as f:
@@ -197,7 +175,7 @@ def test_a_graph_of_fewer_rows_than_the_table_is_extended(tmp_path: Path) -> Non
         state["sidecars"]["vocab.hnsw"] = {"bytes": old.stat().st_size,
                                            "crc": int.from_bytes(old.read_bytes()[-4:], "little")}
     _set_state(live, edit)
-    emb = Counting()
+    emb = Counting(DIM)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CheckpointIgnored)
         with _open(path, emb) as f:
@@ -242,7 +220,7 @@ def test_a_checkpoint_written_without_the_embedder_carries_the_graph_on(tmp_path
         before, graph = _recalls(f), _graph_bytes(f, tmp_path)
     write_checkpoint(path)  # a view without an embedder: the saved rows and graph, the rest pending
     assert (_live(path) / "vocab.hnsw").read_bytes() == saved_graph
-    emb = Counting()
+    emb = Counting(DIM)
     with _open(path, emb) as f:
         assert f.stats().records_since_checkpoint == 0 and emb.take()
         assert _graph_bytes(f, tmp_path) == graph and _recalls(f) == before

@@ -43,12 +43,7 @@ from chitta.field_state import has_vector_sink, takes_code_columns, takes_column
 from chitta.field_vocab import VocabMixin
 from chitta.field_write import WriteMixin
 from chitta.ops import OpType
-from chitta.organs import Organ
-from chitta.organs.encoder import EncoderOrgan
-from chitta.organs.graph import GraphOrgan
-from chitta.organs.memories import MemoriesOrgan
-from chitta.organs.recall_index import RecallIndexOrgan
-from chitta.organs.settings import SettingsOrgan
+from chitta.organs import Organ, registry
 from chitta.recall.engine import RecallEngine, RecallSettings
 from chitta.recall.presets import settings_for
 
@@ -210,17 +205,15 @@ class Field(
                 self.__dict__["remember"] = self._pending_puts.remember_entry(WriteMixin.remember, weakref.ref(self))
 
     def _fresh_organs(self) -> None:
-        self._memories = MemoriesOrgan()
-        self._graph = GraphOrgan()
-        self._settings = SettingsOrgan()
-        self._index = RecallIndexOrgan()
-        self._encoder_organ = EncoderOrgan()
-        self._organs: list[Organ] = [self._memories, self._graph, self._settings, self._index, self._encoder_organ]
-        routes: dict[int, list[Organ]] = {}
-        for organ in self._organs:
-            for op_type in organ.handles:
-                routes.setdefault(int(op_type), []).append(organ)
-        self._routes: dict[int, tuple[Organ, ...]] = {code: tuple(o) for code, o in routes.items()}
+        # Every registered organ, fresh (chitta/organs/registry.py); the built-in ones by name.
+        self._organs: list[Organ] = registry.build()
+        self._registry = registry.Routes(self._organs)
+        self._routes = self._registry.table  # op byte -> organs (a dict: the hot path looks it up per op)
+        self._memories = self._registry.organ("memories")  # type: ignore[assignment]
+        self._graph = self._registry.organ("graph")  # type: ignore[assignment]
+        self._settings = self._registry.organ("settings")  # type: ignore[assignment]
+        self._index = self._registry.organ("recall_index")  # type: ignore[assignment]
+        self._encoder_organ = self._registry.organ("encoder")  # type: ignore[assignment]
         self._put_organs = self._routes[int(OpType.PutPayload)]
         # Organs that take a run of puts as columns (PutColumns); the others get PutPayload ops.
         self._column_organs = tuple(o for o in self._put_organs if takes_columns(o))

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from chitta.organs.graph import GraphOrgan
     from chitta.organs.memories import MemoriesOrgan
     from chitta.organs.recall_index import RecallIndexOrgan
+    from chitta.organs.registry import Routes
     from chitta.organs.settings import SettingsOrgan
     from chitta.put_columns import PutColumns
     from chitta.recall.engine import RecallEngine, RecallSettings
@@ -104,6 +105,7 @@ class FieldState:
     _index: RecallIndexOrgan
     _encoder_organ: EncoderOrgan
     _organs: list[Organ]
+    _registry: Routes
     _routes: dict[int, tuple[Organ, ...]]
     _put_organs: tuple[Organ, ...]
     _column_organs: tuple[ColumnOrgan, ...]

@@ -67,6 +67,22 @@ def crc32c(data: Any, crc: int = 0) -> int:
     return int(_core.crc32c(data, crc))
 
 
+def tail_crc(path: Path) -> int:
+    """The CRC-32C a checkpoint file (or native sidecar) stores in its last 4 bytes."""
+    with open(path, "rb") as f:
+        f.seek(-4, 2)
+        return int.from_bytes(f.read(4), "little")
+
+
+def file_crc(path: Path) -> int:
+    """CRC-32C of a whole file (how state versions 1-2 recorded native sidecars)."""
+    with open(path, "rb") as f:
+        crc = 0
+        while chunk := f.read(1 << 22):
+            crc = crc32c(chunk, crc)
+    return crc
+
+
 def _write_atomic_file(path: Path, parts: Iterable[Any]) -> int:
     """Write ``parts`` then their CRC-32C to ``path`` and fsync it. Returns the size."""
     crc = 0

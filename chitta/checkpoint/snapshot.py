@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 
 from chitta import _version
 from chitta.checkpoint import format as fmt
@@ -30,20 +29,66 @@ from chitta.checkpoint.vocab import (
     table_to_write,
     write_vocab,
 )
-from chitta.errors import CheckpointIgnored, ChittaError, CorruptionError, UnsupportedFormat
+from chitta.errors import CheckpointIgnored, ChittaError, CorruptionError, InvalidArgument, UnsupportedFormat
+from chitta.organs import sidecar
 
 if TYPE_CHECKING:
     from chitta.field import Field
-    from chitta.field_state import FieldState
 
 STATE = "state"
-VECTORS = "vectors.emb"
-CODES = "codes.bin"
-POSTING = "posting.idx"
-GRAPH = "dense.hnsw"  # the tiered HNSW's base; its delta is dense.delta.hnsw
-GRAPH_DELTA = "dense.delta.hnsw"
-BM25 = "bm25.idx"  # the keyword index (state version 3; absent: rebuilt from the texts)
-UNITS = "units.emb"  # state version 3: the recall index's unit vectors, in vectors.emb's order
+VECTORS = "vectors.emb"  # the sidecars of the built-in organs (chitta/organs/*_checkpoint.py)
+CODES, POSTING, GRAPH, GRAPH_DELTA, BM25, UNITS = (
+    "codes.bin", "posting.idx", "dense.hnsw", "dense.delta.hnsw", "bm25.idx", "units.emb"
+)
+
+
+class _Writing:
+    """The SnapshotContext organs write their sidecars through (chitta.organs.contract)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.shared: dict[str, Any] = {}
+        self.sidecars: dict[str, dict[str, int]] = {}
+
+    def path(self, name: str) -> Path:
+        if not name or "/" in name or name in (STATE, ".", ".."):
+            raise InvalidArgument(f"sidecar name {name!r} is not a plain file name other than {STATE!r}")
+        return self.directory / name
+
+    def record(self, name: str, entry: dict[str, int]) -> None:
+        if name in self.sidecars:
+            raise InvalidArgument(f"two organs wrote sidecar {name!r}; give each its own name")
+        self.sidecars[name] = dict(entry)
+
+    def write_records(self, name: str, magic: bytes, version: int, records: list[Any]) -> None:
+        entry = sidecar.write_records(self.path(name), magic, version, records)
+        entry["crc"] = fmt.tail_crc(self.path(name))
+        self.record(name, entry)
+
+
+class _Reading:
+    """The RestoreContext organs read their sidecars through."""
+
+    def __init__(self, directory: Path, version: int, sidecars: dict[str, dict[str, int]]) -> None:
+        self.directory = directory
+        self.version = version
+        self.sidecars = sidecars
+        self.shared: dict[str, Any] = {}
+
+    def path(self, name: str) -> Path:
+        return self.directory / name
+
+    def read_records(self, name: str, magic: bytes, version: int) -> list[Any]:
+        want = self.sidecars.get(name)
+        if want is None:
+            raise CorruptionError(f"the checkpoint state records no sidecar {name!r}")
+        path = self.path(name)
+        if (want["bytes"], want["crc"]) != (path.stat().st_size, fmt.tail_crc(path)):
+            raise CorruptionError(f"{name} is not the one the state file was written with")
+        _version_read, records = sidecar.read_records(path, magic, version)
+        if len(records) != want["count"]:
+            raise CorruptionError(f"{name}: {len(records)} records, the state file says {want['count']}")
+        return records
 
 
 @dataclass(frozen=True)
@@ -58,20 +103,6 @@ class CheckpointInfo:
     bytes: int  # all files of the checkpoint
     seconds: float
     instances: dict[int, int]  # instance id -> highest seqno of it covered
-
-
-def _file_crc(path: Path) -> int:
-    with open(path, "rb") as f:
-        crc = 0
-        while chunk := f.read(1 << 22):
-            crc = fmt.crc32c(chunk, crc)
-    return crc
-
-
-def _tail_crc(path: Path) -> int:
-    with open(path, "rb") as f:
-        f.seek(-4, 2)
-        return int.from_bytes(f.read(4), "little")
 
 
 def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
@@ -90,8 +121,7 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
             instances[inst] = max(instances.get(inst, 0), int(last))
     temp = store.new_temp_dir(root)
     try:
-        mem_state, ids, vecs = view._memories.snapshot()
-        sidecars: dict[str, dict[str, int]] = {}
+        ctx = _Writing(temp)
         seen: set[str] = set()  # the words of the documents the view indexes from here on
         saved: VocabTable | None = view._vocab_saved
         live = None
@@ -107,29 +137,9 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
             view._index.vocabulary_sink = collect
             if saved is None and view._index.indexed_texts() > 0:  # a keyword index restored as an image
                 collect([m.text for m in view.memories()])
-        sidecars[VECTORS] = fmt.write_emb(temp / VECTORS, ids, vecs)
-        sidecars[VECTORS]["crc"] = _tail_crc(temp / VECTORS)
-        index_state = view._index.snapshot(str(temp / POSTING), str(temp / GRAPH), bm25_path=str(temp / BM25))
-        if index_state["keyword_index"]:
-            sidecars[BM25] = {"bytes": (temp / BM25).stat().st_size, "crc": _tail_crc(temp / BM25)}
-        # posting.idx and the graphs carry their own CRC of every byte before it (checked
-        # when they are read): the state records that one.
-        sidecars[POSTING] = {"bytes": (temp / POSTING).stat().st_size, "crc": _tail_crc(temp / POSTING)}
-        for name in (GRAPH, GRAPH_DELTA) if index_state["ann"] else ():  # also by their own trailing CRC
-            sidecars[name] = {"bytes": (temp / name).stat().st_size, "crc": _tail_crc(temp / name)}
-        organ = view._index
-        rows = organ.sidecar_rows(ids) if len(ids) and organ.dim == vecs.shape[1] else None
-        index_state["units_missing"] = b""
-        coded = None
-        if rows is not None:
-            sidecars[UNITS] = fmt.write_emb(temp / UNITS, ids, None, dim=int(vecs.shape[1]),
-                                            blocks=organ.unit_blocks(rows))
-            sidecars[UNITS]["crc"] = _tail_crc(temp / UNITS)
-            index_state["units_missing"] = np.ascontiguousarray(ids[rows < 0], "<u8").tobytes()
-            coded = organ.sidecar_codes(rows)
-        if coded is not None:
-            sidecars[CODES] = fmt.write_bin(temp / CODES, ids, coded[0], coded[1])
-            sidecars[CODES]["crc"] = _tail_crc(temp / CODES)
+        organ_states = {organ.name: organ.snapshot(ctx) for organ in view._organs}
+        sidecars = ctx.sidecars
+        ids = ctx.shared["vectors"][0]
         table = table_to_write(saved, seen, live)
         graph_rows = None
         if table is not None:
@@ -141,7 +151,7 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
                     graph_rows = None
                 else:
                     sidecars[VOCAB_GRAPH] = {"bytes": (temp / VOCAB_GRAPH).stat().st_size,
-                                             "crc": _tail_crc(temp / VOCAB_GRAPH)}
+                                             "crc": fmt.tail_crc(temp / VOCAB_GRAPH)}
         state = {
             "chitta": _version.__version__,
             "created_ms": int(time.time() * 1000),
@@ -152,13 +162,7 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
             },
             "applied": view._applied,
             "unrouted": view._unrouted,
-            "organs": {
-                "memories": mem_state,
-                "graph": view._graph.snapshot(),
-                "settings": view._settings.snapshot(),
-                "encoder": view._encoder_organ.snapshot(),
-                "recall_index": index_state,
-            },
+            "organs": organ_states,
             "sidecars": sidecars,
         }
         if table is not None:  # state 5 (optional: absent = built at open)
@@ -188,77 +192,30 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
 
 @dataclass
 class Loaded:
-    """A checkpoint read and checked, ready to restore into fresh organs."""
+    """A checkpoint's state read and checked, ready to restore into fresh organs (each
+    organ reads and checks its own sidecars as it restores)."""
 
     path: Path
     version: int
     state: dict[str, Any]
-    vector_ids: Any
-    vectors: Any
-    codes: tuple[Any, Any] | None = None  # codes.bin: (codes, mean), in vector_ids order
-    units: tuple[Any, Any] | None = None  # units.emb: (unit rows, ids without one), in vector_ids order
     vocab: VocabTable | None = None  # vocab.emb (state 5): the expansion lane's word table
 
 
 def read(root: Path) -> Loaded | None:
-    """The live checkpoint, fully checked (state, every sidecar's checksum and the
-    state's record of it). None when there is none; raises CorruptionError or
-    UnsupportedFormat when it cannot be used."""
+    """The live checkpoint's state (checked and migrated) and word table. None when
+    there is none; raises CorruptionError or UnsupportedFormat when it cannot be used."""
     path = store.current(root)
     if path is None:
         return None
     version, state = fmt.read_state(path / STATE)
     state = migrate(version, state)
     try:
-        sidecars = state["sidecars"]
-        ids, vecs = fmt.read_emb(path / VECTORS)
-        want = sidecars[VECTORS]
-        if (want["count"], want["crc"]) != (len(ids), _tail_crc(path / VECTORS)):
-            raise CorruptionError(f"{VECTORS} is not the one the state file was written with")
-        for name in (POSTING, GRAPH, GRAPH_DELTA):
-            want = sidecars.get(name)
-            if want is None:
-                continue
-            # Version 3 records posting.idx and the graphs by their own trailing CRC (their
-            # native loads check the file against it); versions 1-2 by a CRC of the whole file.
-            crc = _tail_crc if version >= 3 else _file_crc
-            if (want["bytes"], want["crc"]) != ((path / name).stat().st_size, crc(path / name)):
-                raise CorruptionError(f"{name} is not the one the state file was written with")
-        want = sidecars.get(BM25)  # its own CRC is checked when it is loaded
-        if want is not None and (want["bytes"], want["crc"]) != ((path / BM25).stat().st_size, _tail_crc(path / BM25)):
-            raise CorruptionError(f"{BM25} is not the one the state file was written with")
-        units = None
-        if UNITS in sidecars:
-            unit_ids, unit_rows = fmt.read_emb(path / UNITS, writable=True)
-            want = sidecars[UNITS]
-            if (want["count"], want["crc"]) != (len(unit_ids), _tail_crc(path / UNITS)) or not np.array_equal(
-                unit_ids, ids
-            ) or unit_rows.shape != vecs.shape:
-                raise CorruptionError(f"{UNITS} does not match the state file and {VECTORS}")
-            missing = np.frombuffer(state["organs"]["recall_index"]["units_missing"], "<u8")
-            units = (unit_rows, missing)
-        codes = None
-        if CODES in sidecars:
-            code_ids, code_rows, code_mean = fmt.read_bin(path / CODES)
-            codes = (code_rows, code_mean)
-            dim = vecs.shape[1] if vecs.ndim == 2 else 0
-            words = (dim + 63) // 64
-            if len(code_ids) and (code_rows.shape[1] != words or code_mean.shape[0] != dim):
-                raise CorruptionError(f"{CODES}: codes of {code_rows.shape[1]} words, mean of {code_mean.shape[0]}, "
-                                      f"for {dim}-d vectors")
-            if len(code_ids) and dim % 64 and np.any(code_rows[:, -1] >> np.uint64(dim % 64)):
-                raise CorruptionError(f"{CODES}: a code has bits set past dim {dim}")
-            if not np.all(np.isfinite(code_mean)):
-                raise CorruptionError(f"{CODES}: the mean has a NaN or inf")
-            want = sidecars[CODES]
-            if (want["count"], want["crc"]) != (len(code_ids), _tail_crc(path / CODES)) or not np.array_equal(
-                code_ids, ids
-            ):
-                raise CorruptionError(f"{CODES} does not match the state file and {VECTORS}")
+        if not isinstance(state["organs"], dict) or not isinstance(state["sidecars"], dict):
+            raise CorruptionError("the state's organs and sidecars are not maps")
         vocab = _read_vocab(path, state)
     except (KeyError, TypeError, ValueError, OSError) as exc:
         raise CorruptionError(f"checkpoint {path.name}: {type(exc).__name__}: {exc}") from exc
-    return Loaded(path, version, state, ids, vecs, codes, units, vocab)
+    return Loaded(path, version, state, vocab)
 
 
 def _read_vocab(path: Path, state: dict[str, Any]) -> VocabTable | None:
@@ -268,7 +225,7 @@ def _read_vocab(path: Path, state: dict[str, Any]) -> VocabTable | None:
     if record is None:
         return None
     want = state["sidecars"][VOCAB]
-    if (want["bytes"], want["crc"]) != ((path / VOCAB).stat().st_size, _tail_crc(path / VOCAB)):
+    if (want["bytes"], want["crc"]) != ((path / VOCAB).stat().st_size, fmt.tail_crc(path / VOCAB)):
         raise CorruptionError(f"{VOCAB} is not the one the state file was written with")
     table = read_vocab(path / VOCAB)
     if (len(table.words), len(table.pending), table.dim) != (record["rows"], record["pending"], record["dim"]):
@@ -279,7 +236,7 @@ def _read_vocab(path: Path, state: dict[str, Any]) -> VocabTable | None:
     graph_rows = record.get("graph_rows")
     if graph_rows is not None:  # the word graph over the first rows (vocab.hnsw), checked against them
         want = state["sidecars"][VOCAB_GRAPH]
-        if (want["bytes"], want["crc"]) != ((path / VOCAB_GRAPH).stat().st_size, _tail_crc(path / VOCAB_GRAPH)):
+        if (want["bytes"], want["crc"]) != ((path / VOCAB_GRAPH).stat().st_size, fmt.tail_crc(path / VOCAB_GRAPH)):
             raise CorruptionError(f"{VOCAB_GRAPH} is not the one the state file was written with")
         table.index = read_graph(path / VOCAB_GRAPH, table, graph_rows)
     return table
@@ -367,43 +324,20 @@ def migrate(version: int, state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-class LiveMemories:
-    """What the recall index reads of the memories organ at restore, on demand: a
-    version-4 state needs only the live ids (and the texts of a few memories);
-    every live put is rebuilt only for older states or a missing sidecar."""
-
-    def __init__(self, memories: Any) -> None:
-        self._memories = memories
-        self._puts: tuple[list[int], list[Any], list[str]] | None = None
-
-    def ids(self) -> Any:
-        return self._memories.live_id_array()
-
-    def text(self, mid: int) -> str | None:
-        return self._memories.text(mid)  # type: ignore[no-any-return]
-
-    def puts(self) -> tuple[list[int], list[Any], list[str]]:
-        """(ids, puts, current texts) of every live memory, in ``ids()`` order."""
-        if self._puts is None:
-            self._puts = self._memories.live_puts()
-        return self._puts
-
-
-def restore(field: FieldState, loaded: Loaded) -> None:
-    """Fill ``field``'s fresh organs from ``loaded`` and seed its log positions.
-    Raises on anything malformed; the caller then discards the organs."""
+def restore(field: Any, loaded: Loaded) -> None:
+    """Fill ``field``'s fresh organs from ``loaded`` through the organ contract, in
+    registry order, and seed its log positions. Raises on anything malformed (an
+    organ the checkpoint has no state for included); the caller then discards the organs."""
     organs = loaded.state["organs"]
     mark = loaded.state["watermark"]
-    field._memories.restore(organs["memories"], loaded.vector_ids, loaded.vectors)
-    field._graph.restore(organs["graph"])
-    field._settings.restore(organs["settings"])
-    field._encoder_organ.restore(organs["encoder"])
-    live = LiveMemories(field._memories)
-    vec_ids = loaded.vector_ids
-    field._index.restore(
-        organs["recall_index"], live, vec_ids, loaded.vectors, str(loaded.path / POSTING), str(loaded.path / GRAPH),
-        loaded.codes, loaded.units, bm25_path=str(loaded.path / BM25),
-    )
+    ctx = _Reading(loaded.path, loaded.version, loaded.state["sidecars"])
+    for organ in field._organs:
+        if organ.name not in organs:
+            raise CorruptionError(f"the checkpoint has no state for organ {organ.name!r} (written before it existed)")
+        try:
+            organ.restore(organs[organ.name], ctx)
+        except OSError as exc:  # a sidecar missing or unreadable
+            raise CorruptionError(f"checkpoint {loaded.path.name}, organ {organ.name}: {exc}") from exc
     field._vocab_saved = loaded.vocab  # adopted by chitta.recall.expand.attach once the embedder is known
     field._applied = int(loaded.state["applied"])
     field._unrouted = int(loaded.state["unrouted"])
@@ -411,7 +345,7 @@ def restore(field: FieldState, loaded: Loaded) -> None:
     field._log.seed_positions(positions, int(mark["clock"]))
 
 
-def try_load(field: FieldState) -> Loaded | None:
+def try_load(field: Any) -> Loaded | None:
     """Read the live checkpoint of ``field``'s root; warn (CheckpointIgnored) and
     return None when it exists but cannot be used."""
     try:

@@ -15,11 +15,14 @@ import numpy as np
 from chitta import ops
 from chitta.encode.sparse import SparseEncoder
 from chitta.ops import Op, OpType
+from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
 
 
 class EncoderOrgan:
     name = "encoder"
     handles = frozenset({OpType.UpdateSparseEncoder})
+    maintenance: tuple[Maintenance, ...] = ()
+    operations: tuple[Operation, ...] = ()
 
     def __init__(self) -> None:
         self.encoder: SparseEncoder | None = None
@@ -46,7 +49,7 @@ class EncoderOrgan:
         return None if self.encoder is None else self.encoder.version
 
     # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self, ctx: SnapshotContext | None = None) -> dict[str, Any]:
         """The version-0 op, the version reached, and the rows learning changed."""
         enc = self.encoder
         if enc is None:
@@ -65,7 +68,7 @@ class EncoderOrgan:
             "skipped": self.skipped,
         }
 
-    def restore(self, state: dict[str, Any]) -> None:
+    def restore(self, state: dict[str, Any], ctx: RestoreContext | None = None) -> None:
         self.skipped = int(state["skipped"])
         snap = state["encoder"]
         if snap is None:
@@ -82,3 +85,6 @@ class EncoderOrgan:
             raise ValueError("encoder snapshot thresholds do not match its shape")
         enc.restore_rows(rows, atoms, updates, int(snap["version"]), thresholds)
         self.encoder = enc
+
+    def stats(self) -> dict[str, Any]:
+        return {"version": self.version, "skipped": self.skipped}

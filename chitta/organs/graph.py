@@ -11,6 +11,7 @@ from typing import Any
 
 from chitta import ops
 from chitta.ops import Op, OpType
+from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
 
 SUPPRESSING_EDGES = frozenset({"Supersedes", "Contradicts"})  # chitta.recall.factors.suppression
 
@@ -18,6 +19,8 @@ SUPPRESSING_EDGES = frozenset({"Supersedes", "Contradicts"})  # chitta.recall.fa
 class GraphOrgan:
     name = "graph"
     handles = frozenset({OpType.AddAssocEdge})
+    maintenance: tuple[Maintenance, ...] = ()
+    operations: tuple[Operation, ...] = ()
 
     def __init__(self) -> None:
         # id -> {(other, edge kind, outgoing?): weight}
@@ -56,15 +59,18 @@ class GraphOrgan:
         return (dst, kind, True) in self._adj.get(src, {})
 
     # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self, ctx: SnapshotContext | None = None) -> dict[str, Any]:
         """Every edge once, as stored: [src, dst, kind, accumulated weight]."""
         out = [[src, dst, kind, w] for src, adj in self._adj.items() for (dst, kind, fwd), w in adj.items() if fwd]
         return {"edges": out}
 
-    def restore(self, state: dict[str, Any]) -> None:
+    def restore(self, state: dict[str, Any], ctx: RestoreContext | None = None) -> None:
         for src, dst, kind, w in state["edges"]:
             self._adj[src][(dst, kind, True)] = w
             self._adj[dst][(src, kind, False)] = w
             if kind in SUPPRESSING_EDGES:
                 self.suppression_targets.add(dst)
         self.edges = len(state["edges"])
+
+    def stats(self) -> dict[str, Any]:
+        return {"edges": self.edges}

@@ -22,6 +22,8 @@ import numpy.typing as npt
 from chitta import _core, ops
 from chitta.model import _MEMORY_SLOTS, Memory, memory_of
 from chitta.ops import Op, OpType
+from chitta.organs import memories_checkpoint
+from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
 from chitta.organs.memories_store import LABELS, MemoryColumns
 from chitta.put_columns import PutColumns
 
@@ -68,6 +70,8 @@ class MemoriesOrgan:
             OpType.DemoteMemory,
         }
     )
+    maintenance: tuple[Maintenance, ...] = ()
+    operations: tuple[Operation, ...] = ()
 
     def __init__(self) -> None:
         self._s = MemoryColumns()
@@ -503,7 +507,17 @@ class MemoriesOrgan:
         ))
 
     # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
-    def snapshot(self) -> tuple[dict[str, Any], npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
+    def snapshot(self, ctx: SnapshotContext) -> dict[str, Any]:
+        """The organ contract's snapshot: the state map, vectors as ``vectors.emb``."""
+        return memories_checkpoint.snapshot(self, ctx)
+
+    def restore(self, state: dict[str, Any], ctx: RestoreContext) -> None:
+        memories_checkpoint.restore(self, state, ctx)
+
+    def stats(self) -> dict[str, Any]:
+        return {"live": self._live, "ignored": self.ignored}
+
+    def snapshot_columns(self) -> tuple[dict[str, Any], npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
         """This organ's state as a msgpack-able map (columns as little-endian bytes,
         the put texts as one arena), plus the current vector of every live memory
         in the vector matrix (ids, count x dim float32) for the vector sidecar.
@@ -524,7 +538,7 @@ class MemoriesOrgan:
         )
         return state, np.ascontiguousarray(ids[with_vec]), s.gather_vectors(with_vec)
 
-    def restore(self, state: dict[str, Any], ids: npt.NDArray[np.uint64], vecs: npt.NDArray[np.float32]) -> None:
+    def restore_columns(self, state: dict[str, Any], ids: npt.NDArray[np.uint64], vecs: npt.NDArray[np.float32]) -> None:
         """Load a snapshot into this (fresh) organ. Raises on a malformed map."""
         s = self._s
         s.load(state)

@@ -34,6 +34,8 @@ from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.recall_codes import PendingCodes
 from chitta.organs.recall_filters import SortedIds, intersect
 from chitta.organs.recall_index_dense import EXACT_DENSE_LIMIT, DenseLane
+from chitta.organs import recall_index_checkpoint
+from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
 from chitta.organs.recall_index_snapshot import IndexSnapshot
 from chitta.organs.recall_pending import PendingText
 from chitta.organs.recall_posting import PostingFile
@@ -58,6 +60,8 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             OpType.ConfigureField,
         }
     )
+    maintenance: tuple[Maintenance, ...] = ()
+    operations: tuple[Operation, ...] = ()
 
     def __init__(self, *, exact_limit: int | None = None) -> None:
         self.exact_limit = EXACT_DENSE_LIMIT if exact_limit is None else exact_limit  # read at open: tests lower it
@@ -401,6 +405,13 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         ids, _ = self._posting.search(np.ascontiguousarray(np.sort(features), np.uint32), k, allowed=allowed)
         found: U64 = ids[ids != PAD_ID]
         return found
+
+    def snapshot(self, ctx: SnapshotContext) -> dict[str, Any]:
+        """The organ contract's snapshot: the state map and the native sidecars."""
+        return recall_index_checkpoint.snapshot(self, ctx)
+
+    def restore(self, state: dict[str, Any], ctx: RestoreContext) -> None:
+        recall_index_checkpoint.restore(self, state, ctx)
 
     def stats(self) -> dict[str, Any]:
         return {

@@ -27,7 +27,7 @@ F32 = npt.NDArray[np.float32]
 
 
 class LiveView(Protocol):
-    """The live memories as restore reads them (``chitta.checkpoint.snapshot.LiveMemories``)."""
+    """The live memories as restore reads them (``chitta.organs.memories_checkpoint.LiveMemories``)."""
 
     def ids(self) -> U64: ...
     def text(self, mid: int) -> str | None: ...
@@ -35,7 +35,8 @@ class LiveView(Protocol):
 
 
 class IndexSnapshot:
-    """snapshot() / restore(); the attributes are RecallIndexOrgan's."""
+    """snapshot_files() / restore_files() (the organ contract's snapshot / restore call them:
+    chitta/organs/recall_index_checkpoint.py); the attributes are RecallIndexOrgan's."""
 
     _cols: RowColumns
     _text_pending: PendingText
@@ -71,7 +72,7 @@ class IndexSnapshot:
     def restore_speakers(self, saved: list[list[Any]] | None, mids: list[int], metas: list[Any]) -> None:
         raise NotImplementedError
 
-    def snapshot(self, posting_path: str, ann_path: str, *, bm25_path: str | None = None) -> dict[str, Any]:
+    def snapshot_files(self, posting_path: str, ann_path: str, *, bm25_path: str | None = None) -> dict[str, Any]:
         """State not derivable from the live memories' puts and vectors: the staged
         set, code versions, the recorded binary mean, recent vector order. Writes the
         posting index (pending codes folded in) to ``posting_path``, the keyword
@@ -105,7 +106,7 @@ class IndexSnapshot:
             "speakers": self.speakers_state(),  # state v3 (optional; absent: from the puts' meta)
         }
 
-    def restore(
+    def restore_files(
         self,
         state: dict[str, Any],
         live: LiveView,

@@ -9,11 +9,14 @@ from typing import Any
 
 from chitta import ops
 from chitta.ops import Op, OpType
+from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
 
 
 class SettingsOrgan:
     name = "settings"
     handles = frozenset({OpType.ConfigureField})
+    maintenance: tuple[Maintenance, ...] = ()
+    operations: tuple[Operation, ...] = ()
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
@@ -30,8 +33,11 @@ class SettingsOrgan:
         return self._values.get(key, default)
 
     # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self, ctx: SnapshotContext | None = None) -> dict[str, Any]:
         return {"values": [[k, v] for k, v in self._values.items()]}
 
-    def restore(self, state: dict[str, Any]) -> None:
+    def restore(self, state: dict[str, Any], ctx: RestoreContext | None = None) -> None:
         self._values = {str(k): v for k, v in state["values"]}
+
+    def stats(self) -> dict[str, Any]:
+        return {"settings": len(self._values)}

@@ -91,10 +91,10 @@ def _answers(o: Any, probe: list[int]) -> dict[str, Any]:
 
 
 def _restored(o: MemoriesOrgan) -> MemoriesOrgan:
-    state, vids, vecs = o.snapshot()
+    state, vids, vecs = o.snapshot_columns()
     state = msgspec.msgpack.decode(msgspec.msgpack.encode(state))  # as the state file carries it
     fresh = MemoriesOrgan()
-    fresh.restore(state, vids.copy(), vecs.copy())
+    fresh.restore_columns(state, vids.copy(), vecs.copy())
     return fresh
 
 

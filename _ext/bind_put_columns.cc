@@ -1,12 +1,12 @@
 // _ext/bind_put_columns.cc
-// A run of PutPayload records as columns (chitta.put_columns.PutColumns):
+// A run of PutPayload records as columns (chitta.ops.put_columns.PutColumns):
 //   _core.decode_put_columns(result, start, end, fallback) -> tuple of the columns
 // No Python object per plain row: texts go into one UTF-8 arena, labels become
 // per-run codes, vectors of the run's common width one float32 matrix. A record
 // csrc/wal/put_payload.h's ParsePut does not take (a meta map, an unusual
 // encoding, damage), one with invalid UTF-8, tags or artifacts, is decoded by
 // `fallback(record_index)` (msgspec: it raises CorruptionError for damage) and
-// its columns are filled from that op. chitta/ops.py decode_put_columns wraps this.
+// its columns are filled from that op. chitta/ops/__init__.py decode_put_columns wraps this.
 #include <pybind11/numpy.h>
 
 #include <cstring>

@@ -1,7 +1,7 @@
 // _ext/bind_wal_queue.cc
 // _core.PutQueue: Field.remember's plain path in one plain CPython call
 // (SegmentLog.put_queue()). Conversion only: the checks Python's
-// chitta._validate.text makes, answered "not mine" (None) for anything
+// chitta.ops.checks.text makes, answered "not mine" (None) for anything
 // unusual so that Python raises its own error; the clock; the GIL released
 // around the encode, append and queue of csrc/wal/put_queue.* where it waits
 // for the disk (fsync) or writes a long text.
@@ -32,7 +32,7 @@ struct QueueObject {
   PyObject* clock;     // nullptr: the system clock
   PyObject* drain;     // nullptr: none; else called when `limit` puts are queued
   Py_ssize_t limit;
-  Py_ssize_t max_text;  // bytes of UTF-8 (chitta._validate.MAX_TEXT_BYTES)
+  Py_ssize_t max_text;  // bytes of UTF-8 (chitta.ops.checks.MAX_TEXT_BYTES)
   bool release_gil;     // fsync: the group commit waits; always let other threads run
 };
 
@@ -93,7 +93,7 @@ PyObject* Put(PyObject* self_, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   PyObject* text = args[0];
-  // The rules of chitta._validate.text for a plain str; anything else (a str
+  // The rules of chitta.ops.checks.text for a plain str; anything else (a str
   // subclass, empty or blank, unencodable, over the limit) goes back to Python.
   if (!PyUnicode_CheckExact(text)) Py_RETURN_NONE;
   Py_ssize_t n = 0;

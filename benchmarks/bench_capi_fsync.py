@@ -5,7 +5,7 @@ A C, Rust or Go agent writes through ``libchitta_field`` (docs/C_API.md): its
 appender threads take no GIL, so this measures the group commit itself, and the
 Python rows in the same rounds show what the interpreter adds (RESULTS, "Segment
 log"). The C program is compiled against the installed package, as
-tests/unit/test_capi.py does, and the records it wrote are read back and counted.
+tests/unit/capi/test_capi.py does, and the records it wrote are read back and counted.
 
 Smoke (CI): ``pytest benchmarks/bench_capi_fsync.py --benchmark-disable``.
 Full run: ``CHITTA_BENCH_SYNC_N=100000 pytest benchmarks/bench_capi_fsync.py

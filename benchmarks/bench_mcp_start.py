@@ -37,7 +37,7 @@ print(t1 - t0, t2 - t1)
 """
 
 
-SERIAL_CODE = "import chitta.cli, chitta.cli_serve, chitta.field, mcp.server.lowlevel, mcp.server.stdio"
+SERIAL_CODE = "import chitta.cli, chitta.cli.serve, chitta.field, mcp.server.lowlevel, mcp.server.stdio"
 
 
 def _chitta() -> list[str]:
@@ -163,7 +163,7 @@ def _measure_runs(field: Path, runs: int, host: WarmHost, add: Callable[[str, fl
         add("import mcp_types (the SDK's wire types alone)", run_s("import mcp_types"))
         add("import mcp.server.lowlevel (the SDK as served)", run_s("import mcp.server.lowlevel"))
         add("serial: import chitta.cli, chitta.field, then the SDK", run_s(SERIAL_CODE))
-        add("import chitta.mcp_forward (all the forwarder imports)", run_s("import chitta.mcp_forward"))
+        add("import chitta.mcp.forward (all the forwarder imports)", run_s("import chitta.mcp.forward"))
         init, first = stdio_start_s(field, "--no-host")
         add("chitta mcp --no-host (stdio, SDK in-process): spawn -> initialize answered", init)
         add("chitta mcp --no-host (stdio, SDK in-process): spawn -> first tool answer", first)

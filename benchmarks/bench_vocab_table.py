@@ -1,4 +1,4 @@
-"""What the expansion lane's word table costs and saves (chitta/field_vocab.py, vocab.emb).
+"""What the expansion lane's word table costs and saves (chitta/field/vocab.py, vocab.emb).
 
 With the real MiniLM (``default_embedder()``) and one LoCoMo conversation
 (``/work/shared/data/locomo/locomo-dev.json``, ~420 turns):
@@ -79,7 +79,7 @@ def strip_table(root: Path) -> None:
 def open_and_recall(root: Path, model: Any, settings: RecallSettings, *, old: bool = False) -> tuple[float, float]:
     """(open seconds, first recall seconds); ``old``: the words are embedded inside the first
     recall (as before this change) instead of at open."""
-    from chitta.field_vocab import VocabMixin
+    from chitta.field.vocab import VocabMixin
 
     saved = VocabMixin._vocab_sync
     if old:

@@ -22,7 +22,7 @@ import psutil
 
 from chitta.ops import OpType, PutPayload
 from chitta.organs.recall_index import RecallIndexOrgan
-from chitta.put_columns import PutColumns
+from chitta.ops.put_columns import PutColumns
 
 RUN = 4096
 WORDS = ["alpha", "beta", "gamma", "delta", "memory", "agent", "tool", "call", "result", "user", "said", "the", "plan", "next", "step", "file"]

@@ -33,7 +33,7 @@ from chitta.errors import (
 if TYPE_CHECKING:  # the lazy names, for type checkers
     from chitta import inspect, ops
     from chitta._version import __version__
-    from chitta.client import RemoteField, connect
+    from chitta.server.client import RemoteField, connect
     from chitta.field import Field, default_path, open
     from chitta.model import FieldStats, Memory
 
@@ -67,8 +67,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "inspect": ("chitta.inspect", None),
     "ops": ("chitta.ops", None),
     "__version__": ("chitta._version", "__version__"),
-    "RemoteField": ("chitta.client", "RemoteField"),
-    "connect": ("chitta.client", "connect"),
+    "RemoteField": ("chitta.server.client", "RemoteField"),
+    "connect": ("chitta.server.client", "connect"),
     "Field": ("chitta.field", "Field"),
     "default_path": ("chitta.field", "default_path"),
     "open": ("chitta.field", "open"),

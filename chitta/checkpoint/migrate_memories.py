@@ -15,7 +15,7 @@ import msgspec
 
 from chitta import ops
 from chitta.organs.memories import MemoriesOrgan
-from chitta.put_columns import PutColumns
+from chitta.ops.put_columns import PutColumns
 
 
 def memories_v3_to_v4(old: dict[str, Any]) -> dict[str, Any]:

@@ -42,7 +42,7 @@ CODES, POSTING, GRAPH, GRAPH_DELTA, BM25, UNITS = (
 )
 
 
-class _Writing:
+class SnapshotFiles:
     """The SnapshotContext organs write their sidecars through (chitta.organs.contract)."""
 
     def __init__(self, directory: Path) -> None:
@@ -66,7 +66,7 @@ class _Writing:
         self.record(name, entry)
 
 
-class _Reading:
+class RestoreFiles:
     """The RestoreContext organs read their sidecars through."""
 
     def __init__(self, directory: Path, version: int, sidecars: dict[str, dict[str, int]]) -> None:
@@ -121,7 +121,7 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
             instances[inst] = max(instances.get(inst, 0), int(last))
     temp = store.new_temp_dir(root)
     try:
-        ctx = _Writing(temp)
+        ctx = SnapshotFiles(temp)
         seen: set[str] = set()  # the words of the documents the view indexes from here on
         saved: VocabTable | None = view._vocab_saved
         live = None
@@ -330,7 +330,7 @@ def restore(field: Any, loaded: Loaded) -> None:
     organ the checkpoint has no state for included); the caller then discards the organs."""
     organs = loaded.state["organs"]
     mark = loaded.state["watermark"]
-    ctx = _Reading(loaded.path, loaded.version, loaded.state["sidecars"])
+    ctx = RestoreFiles(loaded.path, loaded.version, loaded.state["sidecars"])
     for organ in field._organs:
         if organ.name not in organs:
             raise CorruptionError(f"the checkpoint has no state for organ {organ.name!r} (written before it existed)")

@@ -1,7 +1,7 @@
 """Lifecycle policies: how memories age, merge, conflict and get curated.
 
 Pure policies over plain values: each module decides *what* should change and
-returns the ops (or the decisions) that say so; :mod:`chitta.field_lifecycle`
+returns the ops (or the decisions) that say so; :mod:`chitta.field.lifecycle`
 commits them through the log. None of them reads an organ directly.
 
 - :mod:`.tiers`: demotion tiers from access recency and frequency;

@@ -14,6 +14,7 @@ import numpy as np
 
 from chitta import ops
 from chitta.encode.sparse import SparseEncoder
+from chitta.errors import InvalidArgument
 from chitta.ops import Op, OpType
 from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
 
@@ -26,7 +27,9 @@ class EncoderOrgan:
 
     def __init__(self) -> None:
         self.encoder: SparseEncoder | None = None
-        self.skipped = 0  # learning steps that lost a race with another instance's step
+        # learning steps not applied: lost a race with another instance's step, or made
+        # for another encoder (shape, seed) or past a version gap (never raised: the contract)
+        self.skipped = 0
 
     def apply(self, op: Op) -> None:
         if type(op) is not ops.UpdateSparseEncoder:
@@ -37,7 +40,11 @@ class EncoderOrgan:
             if self.encoder is None or self.encoder.dim != e.dim:
                 self.encoder = SparseEncoder.from_op(e)
             return
-        if self.encoder is None or not self.encoder.apply(e):
+        try:
+            applied = self.encoder is not None and self.encoder.apply(e)
+        except InvalidArgument:
+            applied = False
+        if not applied:
             self.skipped += 1
 
     def apply_run(self, op_type: OpType, run: list[Op]) -> None:

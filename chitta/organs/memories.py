@@ -25,7 +25,7 @@ from chitta.ops import Op, OpType
 from chitta.organs import memories_checkpoint
 from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
 from chitta.organs.memories_store import LABELS, MemoryColumns
-from chitta.put_columns import PutColumns
+from chitta.ops.put_columns import PutColumns
 
 MAX_TRACE = 32  # access times kept per memory for ACT-R base-level activation
 _LOCAL = np.uint64(0xFFFFFFFF)

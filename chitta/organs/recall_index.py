@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta import ops
-from chitta.code_columns import CodeColumns
+from chitta.ops.code_columns import CodeColumns
 from chitta.errors import CorruptionError
 from chitta.index.bm25 import BM25
 from chitta.index.hamming import HammingRescoreIndex
@@ -42,7 +42,7 @@ from chitta.organs.recall_posting import PostingFile
 from chitta.organs.recall_rows import RowColumns
 from chitta.organs.recall_speakers import SpeakerIndex
 from chitta.organs.recall_vector_rows import CodeVersions, HammingPending, RowIds, VectorRows
-from chitta.put_columns import PutColumns
+from chitta.ops.put_columns import PutColumns
 from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 
 U64 = npt.NDArray[np.uint64]

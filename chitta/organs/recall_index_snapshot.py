@@ -19,7 +19,7 @@ from chitta.organs.recall_pending import PendingText
 from chitta.organs.recall_posting import PostingFile, open_posting
 from chitta.organs.recall_rows import FIELDS, LabelTable, RowColumns
 from chitta.organs.recall_vector_rows import CodeVersions, RowIds, VectorRows
-from chitta.put_columns import LabelColumn
+from chitta.ops.put_columns import LabelColumn
 from chitta.recall.context import keyword_document
 
 U64 = npt.NDArray[np.uint64]

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta.index.row_map import RowMap
-from chitta.put_columns import LabelColumn
+from chitta.ops.put_columns import LabelColumn
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]

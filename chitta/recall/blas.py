@@ -13,7 +13,7 @@ block and restores the previous count when the last nested or concurrent block
 ends. The count is process-wide in OpenBLAS (its ``_local`` setter too), so a
 BLAS call on another thread during a recall also runs on one thread. Results do
 not change: the products split work by output element, so each element is
-summed in the same order whatever the thread count (tests/unit/test_recall_blas.py).
+summed in the same order whatever the thread count (tests/unit/recall/test_recall_blas.py).
 Where no OpenBLAS is loaded (macOS Accelerate, MKL, another platform) it does
 nothing.
 """

@@ -17,7 +17,7 @@ scores all of a query's candidates at once from a ``CandidateBatch`` in one
 native call (csrc/scoring: the same operations in the same order, the C
 library's log/exp/pow as Python's ``math``, no floating-point contraction, so
 every value is bit-for-bit the one ``score`` computes). Recall ranks with
-``score_batch`` (tests/unit/test_recall_vectorised.py checks the two agree).
+``score_batch`` (tests/unit/recall/test_recall_vectorised.py checks the two agree).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 // csrc/hashembed/hash_embed.cc
 // Hashed bag-of-features embedding. Rules in hash_embed.h; the Python
-// reimplementation in tests/unit/_hashembed_ref.py must agree (1e-6).
+// reimplementation in tests/helpers/_hashembed_ref.py must agree (1e-6).
 #include "hashembed/hash_embed.h"
 
 #include <algorithm>

@@ -5,7 +5,7 @@
 // maps) -> scores (scoring/score.h) -> the best k, ordered by score
 // (descending) then id (ascending). chitta/recall/engine.py runs it; its
 // Python path (explain=True) is the reference, and the two agree id for id
-// and bit for bit (tests/unit/test_recall_native.py).
+// and bit for bit (tests/unit/recall/test_recall_native.py).
 //
 // Cosines: the reference is numpy's float32 dot of the candidate's unit row
 // and the query (float(row @ query)), which numpy hands to its BLAS's

@@ -8,7 +8,7 @@
 //
 // Same float64 operations in the same order (this directory is built with
 // -ffp-contract=off: no fused multiply-add). convex_test.cc checks it by hand,
-// tests/unit/test_recall_convex_native.py
+// tests/unit/recall/test_recall_convex_native.py
 // compares the two on random inputs.
 #pragma once
 

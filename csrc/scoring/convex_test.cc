@@ -1,7 +1,7 @@
 // csrc/scoring/convex_test.cc
 // ConvexFused by hand: the keyword term, min-max cosines (NaN = no vector,
 // all equal = full weight), the expansion term, ranks past a list's end and
-// absent lanes ignored. tests/unit/test_recall_convex_native.py compares it
+// absent lanes ignored. tests/unit/recall/test_recall_convex_native.py compares it
 // with the Python reference bit for bit on random inputs.
 #include "scoring/convex.h"
 

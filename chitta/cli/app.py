@@ -1,0 +1,331 @@
+"""The ``chitta`` command line.
+
+Exit codes (also in ``chitta --help``):
+  0 success                      3 verify: only torn tails (unfinished writes)
+  1 error                        4 damage: corruption found (verify, or on open)
+  2 usage error                  5 not found (no such memory / not a field)
+                                 6 locked (a named instance is held)
+"""
+
+from __future__ import annotations
+
+from chitta.mcp.forward import fast_path as _mcp_fast_path
+
+_mcp_fast_path()  # `chitta [--path P] mcp` with a warm MCP host: forward stdio to it and exit (docs/MCP.md)
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+import chitta
+from chitta import errors, ops
+from chitta.ops import checks as _validate
+from chitta.inspect import iter_records, verify
+
+EXIT_ERROR = 1
+EXIT_TORN = 3
+EXIT_CORRUPT = 4
+EXIT_NOT_FOUND = 5
+EXIT_LOCKED = 6
+
+EPILOG = """\b
+Exit codes: 0 ok, 1 error, 2 usage, 3 verify found only torn tails,
+4 corruption, 5 not found (memory or field), 6 instance locked.
+The field is --path, else $CHITTA_HOME, else ~/.local/share/chitta/default.
+"""
+
+console = Console(highlight=False, soft_wrap=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _exit_code(exc: errors.ChittaError) -> int:
+    if isinstance(exc, errors.CorruptionError):
+        return EXIT_CORRUPT
+    if isinstance(exc, (errors.NotFound, errors.NotAFieldError)):
+        return EXIT_NOT_FOUND
+    if isinstance(exc, errors.LockedError):
+        return EXIT_LOCKED
+    return EXIT_ERROR
+
+
+@contextmanager
+def _errors_to_exit() -> Iterator[None]:
+    try:
+        yield
+    except errors.ChittaError as exc:
+        click.echo(f"chitta: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(_exit_code(exc))
+
+
+def _emit_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, default=str, ensure_ascii=False))
+
+
+def _field_path(ctx: click.Context, path: str | None = None) -> Path:
+    if path is not None:
+        return Path(path)
+    obj = ctx.find_root().obj or {}
+    p = obj.get("path")
+    return Path(p) if p else chitta.default_path()
+
+
+def _memory_dict(m: chitta.Memory) -> dict[str, Any]:
+    out = {
+        "id": m.id,
+        "text": m.text,
+        "kind": m.kind,
+        "realm": m.realm,
+        "session": m.session,
+        "source_tool": m.source_tool,
+        "harness": m.harness,
+        "tags": list(m.tags),
+        "confidence": m.confidence,
+        "strength": m.strength,
+        "tier": m.tier,
+        "created_at": m.created_at.isoformat(),
+        "updated_at": m.updated_at.isoformat(),
+        "access_count": m.access_count,
+        "meta": m.meta,
+        "embedding_dim": None if m.embedding is None else int(m.embedding.shape[0]),
+    }
+    return out
+
+
+def _kv_table(title: str, rows: dict[str, Any]) -> Table:
+    table = Table(title=title, show_header=False, title_justify="left")
+    table.add_column(style="bold cyan")
+    table.add_column()
+    for k, v in rows.items():
+        table.add_row(k, "" if v is None else str(v))
+    return table
+
+
+@click.group(invoke_without_command=True, epilog=EPILOG)
+@click.option("--path", envvar="CHITTA_HOME", type=click.Path(file_okay=False), help="Field directory.")
+@click.version_option(chitta.__version__, prog_name="chitta")
+@click.pass_context
+def main(ctx: click.Context, path: str | None) -> None:
+    """chitta: local-first memory for AI agents.
+
+    \b
+    Examples:
+      chitta demo
+      chitta remember "the CI runs on 2 cores" --tag ci
+      chitta recall "how many cores does CI have" --explain
+      chitta get 9960271000442503169
+      chitta stats --json
+      chitta verify
+    """
+    ctx.obj = {"path": path}
+    if ctx.invoked_subcommand is None:
+        _orientation(ctx)
+
+
+def _orientation(ctx: click.Context) -> None:
+    root = _field_path(ctx)
+    console.print(f"[bold]chitta {chitta.__version__}[/bold]  field: {root}")
+    if (root / "segments").is_dir():
+        with _errors_to_exit(), chitta.open(root, read_only=True) as field:
+            s = field.stats()
+        console.print(
+            f"{s.memories} memories ({s.forgotten} forgotten), {s.instances} writer instances, "
+            f"{s.segments} segments, {s.bytes} bytes"
+        )
+    else:
+        console.print("no field here yet; `chitta remember TEXT` creates one")
+    console.print(
+        "next: chitta demo | chitta remember TEXT | chitta recall QUERY | chitta get ID | chitta stats | "
+        "chitta sync-memory-md FILE | chitta verify | chitta dump | chitta --help"
+    )
+
+
+@main.command(epilog=EPILOG)
+@click.argument("text")
+@click.option("--kind", default="observation", show_default=True,
+              type=click.Choice(sorted(ops.MEMORY_KINDS)))
+@click.option("--realm", help="Project or domain the memory belongs to.")
+@click.option("--session", help="Session id of the writer.")
+@click.option("--source-tool", help="Tool that produced it (infers the harness).")
+@click.option("--tag", "tags", multiple=True, help="A tag; repeat for several.")
+@click.option("--confidence", type=float, default=1.0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def remember(ctx: click.Context, text: str, kind: str, realm: str | None, session: str | None,
+             source_tool: str | None, tags: tuple[str, ...], confidence: float, as_json: bool) -> None:
+    """Store TEXT as a memory and print its id.
+
+    \b
+    Example:
+      chitta remember "deploys need the VPN" --kind decision --tag ops
+    """
+    with _errors_to_exit():
+        _validate.text(text)  # a bad text must not even create the field
+    with _errors_to_exit(), chitta.open(_field_path(ctx)) as field:
+        mid = field.remember(text, kind=kind, realm=realm, session=session,
+                             source_tool=source_tool, tags=list(tags), confidence=confidence)
+    if as_json:
+        _emit_json({"id": mid})
+    else:
+        click.echo(mid)
+
+
+def _parse_id(value: str) -> int:
+    try:
+        return int(value, 0)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an integer id") from None
+
+
+@main.command(epilog=EPILOG)
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def get(ctx: click.Context, memory_id: str, as_json: bool) -> None:
+    """Show one memory.
+
+    \b
+    Example:
+      chitta get 9960271000442503169 --json
+    """
+    mid = _parse_id(memory_id)
+    with _errors_to_exit(), chitta.open(_field_path(ctx), read_only=True) as field:
+        m = field.get(mid)
+    d = _memory_dict(m)
+    if as_json:
+        _emit_json(d)
+    else:
+        console.print(_kv_table(f"memory {mid}", d))
+
+
+@main.command(epilog=EPILOG)
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def forget(ctx: click.Context, memory_id: str, as_json: bool) -> None:
+    """Forget (soft-delete) a memory.
+
+    \b
+    Example:
+      chitta forget 9960271000442503169
+    """
+    mid = _parse_id(memory_id)
+    with _errors_to_exit(), chitta.open(_field_path(ctx), create=False) as field:
+        field.forget(mid)
+    if as_json:
+        _emit_json({"forgotten": mid})
+    else:
+        click.echo(f"forgot {mid}")
+
+
+@main.command(epilog=EPILOG)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Counts and sizes of the field.
+
+    \b
+    Example:
+      chitta --path ./field stats --json
+    """
+    with _errors_to_exit(), chitta.open(_field_path(ctx), read_only=True) as field:
+        s = field.stats().as_dict()
+    if as_json:
+        _emit_json(s)
+    else:
+        console.print(_kv_table("field", s))
+
+
+@main.command(epilog=EPILOG)
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def verify_cmd(ctx: click.Context, path: str | None, as_json: bool) -> None:
+    """Check every record of every segment (read-only; repairs nothing).
+
+    Exit 0 when clean, 3 when the only findings are torn tails (unfinished
+    writes of a crashed or running writer), 4 when there is corruption.
+
+    \b
+    Example:
+      chitta verify ~/.local/share/chitta/default --json
+    """
+    with _errors_to_exit():
+        report = verify(_field_path(ctx, path))
+    torn = [d for d in report["damages"] if d["kind"] == "torn_tail"]
+    bad = [d for d in report["damages"] if d["kind"] != "torn_tail"]
+    if as_json:
+        _emit_json(report)
+    else:
+        console.print(f"{report['segments']} segments, {report['records']} valid records, {report['bytes']} bytes")
+        if report["damages"]:
+            table = Table("kind", "segment", "offset", "bytes", "detail", title="findings", title_justify="left")
+            for d in report["damages"]:
+                table.add_row(d["kind"], d["segment"], str(d["offset"]), str(d["bytes"]), d["detail"])
+            console.print(table)
+        else:
+            console.print("clean")
+    if bad:
+        sys.exit(EXIT_CORRUPT)
+    if torn:
+        sys.exit(EXIT_TORN)
+
+
+verify_cmd.name = "verify"
+
+
+@main.command(epilog=EPILOG)
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@click.option("--limit", type=int, default=None, help="Stop after N records.")
+@click.option("--salvage", is_flag=True, help="Skip damaged records instead of stopping.")
+@click.pass_context
+def dump(ctx: click.Context, path: str | None, as_json: bool, limit: int | None, salvage: bool) -> None:
+    """Print every record in replay order: seqno, instance, op and fields.
+
+    \b
+    Examples:
+      chitta dump --limit 20
+      chitta dump ./field --json | jq .op
+    """
+    with _errors_to_exit():
+        for n, rec in enumerate(iter_records(_field_path(ctx, path), salvage=salvage)):
+            if limit is not None and n >= limit:
+                break
+            if as_json:
+                click.echo(json.dumps(rec, default=str, ensure_ascii=False))
+            else:
+                fields = json.dumps(rec["fields"], default=str, ensure_ascii=False)
+                click.echo(f"{rec['seqno']:>10} {rec['instance']:08x} {rec['op']:<20} {fields}")
+
+
+@main.command(epilog=EPILOG)
+@click.option("--path", "demo_path", type=click.Path(file_okay=False),
+              help="Where to build the demo field (default: a new temporary directory).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def demo(demo_path: str | None, as_json: bool) -> None:
+    """Ingest the bundled team chat, then answer questions from it with recall.
+
+    \b
+    Example:
+      chitta demo
+    """
+    from chitta.cli.demo import run_demo
+
+    with _errors_to_exit():
+        run_demo(demo_path, as_json=as_json, console=console)
+
+
+# ---- commands in their own modules -------------------------------------------------
+from chitta.cli import checkpoint as cli_checkpoint
+from chitta.cli import recall as cli_recall
+from chitta.cli import serve as cli_serve
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,28 @@
+"""Field-wide settings carried by the log (chitta's own op, code 66)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from chitta.ops.base import I64, OpBase, OpType
+
+__all__ = ["CONFIG_KEYS", "ConfigureField"]
+
+CONFIG_KEYS: frozenset[str] = frozenset(
+    {
+        "embedder",  # {"name", "family", "dim"}: the model every stored vector came from
+        "binary_mean",  # f32 LE bytes: the mean subtracted before sign-binarising vectors
+    }
+)
+"""Values of ``ConfigureField.key``."""
+
+
+class ConfigureField(OpBase, frozen=True, kw_only=True, array_like=True):
+    """Set one field-wide setting; a later op for the same key replaces it."""
+
+    op_type: ClassVar[OpType] = OpType.ConfigureField
+    enums: ClassVar[dict[str, frozenset[str]]] = {"key": CONFIG_KEYS}
+
+    key: str
+    value: Any
+    at_ms: I64 = 0

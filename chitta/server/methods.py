@@ -1,0 +1,260 @@
+"""The method table: every operation that crosses a process boundary, in one place.
+
+:data:`METHODS` names the ``Field`` methods; :func:`table` adds the operations
+every registered organ declares (:class:`chitta.organs.contract.Operation`:
+name, JSON schema, one-line description, handler). The table drives the daemon's
+dispatch (which names may be called, with which parameters),
+:class:`chitta.server.client.RemoteField` (Field's methods with ``Field``'s own
+signatures; organ operations through ``RemoteField.call``), ``Field.call`` and
+the MCP tools (their JSON schemas and the checks of their arguments). An organ
+that declares an operation reaches every door with no other edit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from chitta.errors import InvalidArgument
+from chitta.organs.contract import Operation
+
+_S = {"type": "string"}
+_OPT_S = {"type": ["string", "null"]}
+_ID = {"type": "integer", "minimum": 0, "description": "a memory id"}
+_TAGS = {"type": "array", "items": {"type": "string"}}
+
+
+@dataclasses.dataclass(frozen=True)
+class Method:
+    """One remotely callable operation: a ``Field`` method, or an organ's operation.
+
+    ``schema`` (JSON Schema of the parameters) is given for the methods offered
+    as MCP tools (an organ operation always has one); ``result`` turns the decoded
+    reply back into the type Field returns (MessagePack has no tuples); ``reads``
+    marks the calls before which a long-lived server refreshes its view of other
+    writers. ``operation`` is set for an organ's operation (run through
+    ``Field.call``); ``doors`` says where it is offered.
+    """
+
+    name: str
+    reads: bool = False
+    schema: dict[str, Any] | None = None
+    description: str = ""
+    result: Callable[[Any], Any] | None = None
+    operation: Operation | None = None
+    doors: frozenset[str] = frozenset({"python", "daemon", "mcp"})
+
+    def signature(self) -> inspect.Signature:
+        if self.operation is not None:
+            return _schema_signature(self.operation)
+        from chitta.field import Field
+
+        return inspect.signature(getattr(Field, self.name))
+
+    def params(self) -> tuple[str, ...]:
+        return tuple(self.signature().parameters)[1:]  # without self
+
+    def invoke(self, field: Any, params: dict[str, Any]) -> Any:
+        """Run this method on ``field`` (a Field) with checked ``params``."""
+        if self.operation is not None:
+            return field.call(self.name, **params)
+        return getattr(field, self.name)(**params)
+
+
+def _schema_signature(operation: Operation) -> inspect.Signature:
+    """A keyword-only signature (after ``self``) made from an operation's schema."""
+    props = operation.schema.get("properties", {})
+    required = set(operation.schema.get("required", ()))
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for name in props:
+        default = inspect.Parameter.empty if name in required else None
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default))
+    return inspect.Signature(params)
+
+
+def _obj(props: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": list(required), "additionalProperties": False}
+
+
+_REMEMBER_SCHEMA = _obj(
+    {
+        "text": {**_S, "description": "what to remember (plain text, at most 1 MiB)"},
+        "kind": {**_S, "enum": ["observation", "thought", "decision", "code_fact", "lesson", "episode", "wisdom"]},
+        "realm": {**_OPT_S, "description": "project or domain"},
+        "session": _OPT_S,
+        "source_tool": {**_OPT_S, "description": "tool that produced it (infers the harness)"},
+        "tags": _TAGS,
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+    ("text",),
+)
+_RECALL_SCHEMA = _obj(
+    {
+        "query": {**_S, "description": "what you need to know"},
+        "k": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "how many memories (default 10)"},
+        "kinds": {"type": "array", "items": _S},
+        "realm": _OPT_S,
+        "session": _OPT_S,
+        "harness": {**_OPT_S, "description": "only memories written through this harness (claude-code, codex)"},
+        "since": {"type": "number", "description": "epoch seconds: only memories that happened at or after"},
+        "until": {"type": "number", "description": "epoch seconds: only memories that happened before"},
+        "include_staged": {"type": "boolean"},
+        "budget_bytes": {"type": "integer", "minimum": 0, "description": "fit whole memories into this many bytes"},
+    },
+    ("query",),
+)
+
+
+def _tuple(value: Any) -> Any:
+    return tuple(value)
+
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("remember", schema=_REMEMBER_SCHEMA,
+               description="Store one memory (a fact, decision, lesson, observation) in the shared field; returns its id."),
+        Method("remember_many"),
+        Method("remember_triplet", result=_tuple),
+        Method("get", reads=True, schema=_obj({"id": _ID}, ("id",)),
+               description="Fetch one memory by id, with its kind, tags, confidence and provenance."),
+        Method("forget", schema=_obj({"id": _ID}, ("id",)),
+               description="Forget (soft-delete) a memory by id; its history stays in the log."),
+        Method("update"),
+        Method("link", schema=_obj(
+            {"src": _ID, "dst": _ID,
+             "edge": {**_S, "enum": ["RelatedTo", "Supports", "Contradicts", "Supersedes", "DerivedFrom",
+                                     "Confirms", "SameSession", "CoRetrieved", "AliasOf"]},
+             "weight": {"type": "number", "exclusiveMinimum": 0}},
+            ("src", "dst")),
+            description="Add a typed edge src -> dst between two memories (e.g. Supports, Contradicts, Supersedes)."),
+        Method("recall", reads=True, schema=_RECALL_SCHEMA,
+               description="Recall the memories that matter most for a query (keyword, semantic and graph lanes "
+                           "fused), with optional filters and a byte budget."),
+        Method("render"),
+        Method("write_gate_stats", reads=True, schema=_obj({}),
+               description="How many memories are staged (written, never recalled) and how old the oldest is."),
+        Method("write_gate_pass"),
+        Method("learn_encoder"),
+        Method("reencode"),
+        Method("maintain"),
+        Method("checkpoint"),
+        Method("set_dense_index"),
+        Method("refresh"),
+        Method("stats", reads=True, schema=_obj({}),
+               description="Counts and sizes of the field: memories, writer instances, segments, bytes."),
+        Method("ids", reads=True),
+        Method("memories", reads=True, result=iter),
+        Method("flush"),
+        Method("sync"),
+        Method("supersede"),
+        Method("contradict"),
+        Method("confirm"),
+        Method("curate"),
+        Method("dedup_pass"),
+        Method("demote_pass"),
+        Method("surprise_pass"),
+        Method("detect_contradictions", reads=True),
+        Method("history", reads=True),
+        Method("__len__", reads=True),
+        Method("__contains__", reads=True),
+    )
+}
+
+
+# ---- argument checks (MCP) ---------------------------------------------------------------
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "array": (list, tuple), "object": (dict,), "null": (type(None),),
+}
+
+
+def _check_value(value: Any, schema: Mapping[str, Any], where: str) -> None:
+    kinds = schema.get("type")
+    if kinds is not None:
+        names = [kinds] if isinstance(kinds, str) else list(kinds)
+        ok = any(
+            isinstance(value, _JSON_TYPES[n]) and not (n in ("integer", "number") and isinstance(value, bool))
+            for n in names
+        )
+        if not ok:
+            raise InvalidArgument(f"{where} must be {' or '.join(names)}, not {type(value).__name__}")
+    if "enum" in schema and value not in schema["enum"]:
+        raise InvalidArgument(f"{where} must be one of {schema['enum']}, not {value!r:.80}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            raise InvalidArgument(f"{where} must be >= {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            raise InvalidArgument(f"{where} must be <= {schema['maximum']}")
+        if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
+            raise InvalidArgument(f"{where} must be > {schema['exclusiveMinimum']}")
+    if isinstance(value, (list, tuple)) and "items" in schema:
+        for i, item in enumerate(value):
+            _check_value(item, schema["items"], f"{where}[{i}]")
+
+
+def check_arguments(method: Method, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``arguments`` checked against the method's JSON schema (names, types, ranges);
+    InvalidArgument names the first problem."""
+    if method.schema is None:
+        raise InvalidArgument(f"{method.name} has no argument schema")
+    args = dict(arguments or {})
+    props = method.schema["properties"]
+    unknown = sorted(set(args) - set(props))
+    if unknown:
+        raise InvalidArgument(f"{method.name}: unknown argument(s) {unknown}; allowed: {sorted(props)}")
+    missing = [n for n in method.schema.get("required", ()) if n not in args]
+    if missing:
+        raise InvalidArgument(f"{method.name}: missing required argument(s) {missing}")
+    for name, value in args.items():
+        _check_value(value, props[name], f"{method.name}: {name}")
+    return args
+
+
+def check_call(method_name: object, params: object) -> tuple[Method, dict[str, Any]]:
+    """A daemon request's method and parameters, checked against the table and
+    Field's signature (names only; Field checks the values), or, for an organ
+    operation, against its schema."""
+    methods = table()
+    if not isinstance(method_name, str) or method_name not in methods:
+        raise InvalidArgument(f"unknown method {method_name!r:.80}")
+    method = methods[method_name]
+    if "daemon" not in method.doors:
+        raise InvalidArgument(f"{method_name} is not offered through the daemon")
+    if params is None:
+        params = {}
+    if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
+        raise InvalidArgument("params must be a map of parameter names to values")
+    if method.operation is not None:
+        return method, check_arguments(method, params)
+    try:
+        method.signature().bind(None, **params)
+    except TypeError as exc:
+        raise InvalidArgument(f"{method_name}: {exc}") from exc
+    return method, params
+
+
+def _operation_method(operation: Operation) -> Method:
+    return Method(operation.name, reads=operation.reads, schema=dict(operation.schema),
+                  description=operation.description, operation=operation, doors=operation.doors)
+
+
+def table() -> dict[str, Method]:
+    """:data:`METHODS` plus the operations of every registered organ (chitta.organs.registry).
+    InvalidArgument when an organ's operation reuses a name or has no object schema."""
+    from chitta.organs import registry
+
+    out = dict(METHODS)
+    for factory in registry.factories():
+        for operation in getattr(factory, "operations", ()):
+            if operation.name in out and out[operation.name].operation is not operation:
+                raise InvalidArgument(f"organ operation {operation.name!r} reuses a method name; rename it")
+            if operation.schema.get("type") != "object":
+                raise InvalidArgument(f"organ operation {operation.name!r} needs an object JSON schema")
+            out[operation.name] = _operation_method(operation)
+    return out
+
+
+__all__ = ["METHODS", "Method", "check_arguments", "check_call", "table"]

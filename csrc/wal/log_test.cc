@@ -260,7 +260,7 @@ class Damaged : public ::testing::Test {
     w.reset();
     seg_ = OnlySegment(root_);
     // Record i starts at 32 + i * (17 + 15).
-    for (int i = 0; i < 5; ++i) offsets_[i] = kHeaderSize + i * (kRecordHeaderSize + 15);
+    for (int i = 0; i < 5; ++i) offsets_[i] = kHeaderSize + i * (kRecordHeaderSizeV2 + 15);
   }
   Status Read(bool salvage, ReadBatch* b) {
     std::unique_ptr<Log> r;
@@ -275,7 +275,7 @@ class Damaged : public ::testing::Test {
 };
 
 TEST_F(Damaged, FlippedPayloadByteIsCrcMismatchNamingSegmentAndOffset) {
-  FlipByte(seg_, offsets_[2] + kRecordHeaderSize + 3);
+  FlipByte(seg_, offsets_[2] + kRecordHeaderSizeV2 + 3);
   ReadBatch b;
   Status st = Read(false, &b);
   EXPECT_EQ(Code::kCrcMismatch, st.code());
@@ -286,7 +286,7 @@ TEST_F(Damaged, FlippedPayloadByteIsCrcMismatchNamingSegmentAndOffset) {
   ASSERT_EQ(1u, b.damages.size());
   EXPECT_EQ(DamageKind::kCrcMismatch, b.damages[0].kind);
   EXPECT_EQ(offsets_[2], b.damages[0].offset);
-  EXPECT_EQ(kRecordHeaderSize + 15, b.damages[0].bytes);
+  EXPECT_EQ(kRecordHeaderSizeV2 + 15, b.damages[0].bytes);
 }
 
 TEST_F(Damaged, HugeLengthIsBadLengthNotAnAllocation) {

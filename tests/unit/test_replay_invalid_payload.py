@@ -77,3 +77,14 @@ def test_invalid_payload_is_located_corruption(tmp_path: Path, op_type: OpType) 
     with chitta.open(root, read_only=True, salvage=True) as f:
         assert [(d["segment"], d["offset"]) for d in f.salvaged] == [(seg.name, bad_offset)]
         assert sorted(f.ids()) == [(7 << 32) | 1, (7 << 32) | 2]
+
+
+@pytest.mark.parametrize("op_type", [OpType.UpdateSparseEncoder, OpType.Batch, OpType.PutPayload],
+                         ids=lambda t: t.name)
+def test_verify_reports_the_invalid_payload(tmp_path: Path, op_type: OpType) -> None:
+    root = tmp_path / "field"
+    log = _core.SegmentLog(str(root), instance_id=7, durability="flush")
+    log.append(int(op_type), invalid_payload(op_type))
+    log.close()
+    (damage,) = chitta.inspect.verify(root)["damages"]
+    assert damage["kind"] == "bad_payload" and damage["offset"] == 32

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chitta import _version
+from chitta.checkpoint import content, store
 from chitta.checkpoint import format as fmt
-from chitta.checkpoint import store
 from chitta.checkpoint.vocab import (
     VOCAB,
     VOCAB_GRAPH,
@@ -392,6 +392,7 @@ class LiveMemories:
 def restore(field: FieldState, loaded: Loaded) -> None:
     """Fill ``field``'s fresh organs from ``loaded`` and seed its log positions.
     Raises on anything malformed; the caller then discards the organs."""
+    content.check(loaded.state)  # intact bytes are not enough: the content must fit the log
     organs = loaded.state["organs"]
     mark = loaded.state["watermark"]
     field._memories.restore(organs["memories"], loaded.vector_ids, loaded.vectors)

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "format"))
-from segment_oracle import parse_records_v2  # noqa: E402
+from segment_oracle import parse_records_v2
 
-from chitta import _core, errors, ops  # noqa: E402
+from chitta import _core, errors, ops
 
 INSTANCE = 9
 
@@ -123,7 +123,7 @@ def test_the_owner_keeps_what_it_cuts_and_refuses_damage(tmp_path: Path) -> None
 
     root = tmp_path / "field"
     written = _write(root)
-    last = sorted((root / "segments").glob("*.seg"))[-1]
+    last = max((root / "segments").glob("*.seg"))
     original = last.read_bytes()
     final = parse_records_v2(original)[0][-1]
     for bit in range(32):  # every bit of the last record's length

@@ -13,12 +13,12 @@ import msgspec
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "format"))
-from _op_samples import SAMPLES  # noqa: E402
-from segment_oracle import parse_records_v2  # noqa: E402
+from _op_samples import SAMPLES
+from segment_oracle import parse_records_v2
 
-import chitta  # noqa: E402
-from chitta import _core, errors, ops  # noqa: E402
-from chitta.ops import OpType  # noqa: E402
+import chitta
+from chitta import _core, errors, ops
+from chitta.ops import OpType
 
 BAD_WORD = "not-a-documented-value"
 

@@ -215,8 +215,8 @@ class ReplayMixin(FieldState):
         kind = type(exc) if isinstance(exc, CorruptionError) else CorruptionError
         located = kind(f"{exc} (segment {segment}, offset {offset}; open with salvage=True "
                        "to skip it)")
-        located.segment = segment  # type: ignore[attr-defined]
-        located.offset = offset  # type: ignore[attr-defined]
+        located.segment = segment
+        located.offset = offset
         return located
 
     def _skip_or_raise(self, exc: ChittaError, result: Any, index: int) -> None:

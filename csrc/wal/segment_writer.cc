@@ -161,7 +161,7 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
     if (has_failed_.load(std::memory_order_relaxed)) return Failure();
     seq = clock->fetch_add(1) + 1;
     const uint64_t rec = kRecordHeaderSizeV2 + n;
-    if (!fd_ || (size_ > kHeaderSize && size_ + rec > segment_bytes_)) {
+    if (!fd_ || (size_ > kHeaderSize && size_ + rec + kSealBytes > segment_bytes_)) {  // room for the seal
       CHITTA_RETURN_IF_ERROR(OpenNewSegmentLocked(seq));
     }
     uint8_t* p;

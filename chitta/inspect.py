@@ -36,8 +36,7 @@ def verify(path: str | os.PathLike[str]) -> dict[str, Any]:
             op_type = int(result.op_types[i])
             try:
                 op = ops.decode(op_type, result.payload(i))
-                if isinstance(op, ops.Batch):
-                    op.unpack()
+                ops.validate(op)  # decodes but breaks its op's rules: damage too (FORMAT.md §5)
             except ChittaError as exc:
                 report["damages"].append(
                     {

@@ -24,7 +24,9 @@ def main() -> None:
     out = HERE / "tests" / "format" / "golden" / f"v{major}.{minor}" / "segments"
     with tempfile.TemporaryDirectory() as tmp:
         write_golden(Path(tmp))
-        out.mkdir(parents=True, exist_ok=True)
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
         for seg in (Path(tmp) / "segments").glob("*.seg"):
             shutil.copy(seg, out / seg.name)
             print(out / seg.name)

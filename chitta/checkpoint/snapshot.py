@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 
 from chitta import _version
+from chitta.checkpoint import content, store
 from chitta.checkpoint import format as fmt
-from chitta.checkpoint import store
 from chitta.checkpoint.vocab import (
     VOCAB,
     VOCAB_GRAPH,
@@ -328,6 +328,7 @@ def restore(field: Any, loaded: Loaded) -> None:
     """Fill ``field``'s fresh organs from ``loaded`` through the organ contract, in
     registry order, and seed its log positions. Raises on anything malformed (an
     organ the checkpoint has no state for included); the caller then discards the organs."""
+    content.check(loaded.state)  # intact bytes are not enough: the content must fit the log
     organs = loaded.state["organs"]
     mark = loaded.state["watermark"]
     ctx = RestoreFiles(loaded.path, loaded.version, loaded.state["sidecars"])

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from chitta._modes import dir_mode, file_mode, make_dir, restrict_tree
 from chitta.errors import CorruptionError, LockedError
 
 CHECKPOINT_DIR = "checkpoint"
@@ -65,8 +66,9 @@ def current(root: Path) -> Path | None:
 def writer_lock(root: Path) -> Iterator[None]:
     """Exclusive right to write checkpoints of this field; LockedError if taken."""
     base = checkpoint_dir(root)
-    base.mkdir(exist_ok=True)
-    fd = os.open(base / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+    make_dir(base)
+    fd = os.open(base / "LOCK", os.O_RDWR | os.O_CREAT, file_mode())
+    os.fchmod(fd, file_mode())
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -83,19 +85,21 @@ def new_temp_dir(root: Path) -> Path:
     for stale in base.glob("tmp-*"):  # left by a writer that died: only lock holders create them
         shutil.rmtree(stale, ignore_errors=True)
     path = base / f"tmp-{os.getpid()}-{secrets.token_hex(4)}"
-    path.mkdir()
+    path.mkdir(mode=dir_mode())
     return path
 
 
 def publish(root: Path, temp: Path, clock: int) -> Path:
     """Make the complete checkpoint in ``temp`` the live one; returns its final path."""
     base = checkpoint_dir(root)
+    restrict_tree(temp)  # sidecars come from several writers (native and Python)
     fsync_dir(temp)
     final = base / f"ckpt-{clock:016x}-{secrets.token_hex(4)}"
     os.rename(temp, final)
     fsync_dir(base)
     tmp_pointer = base / (CURRENT + ".tmp")
-    with open(tmp_pointer, "wb") as f:
+    with open(os.open(tmp_pointer, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, file_mode()), "wb") as f:
+        os.fchmod(f.fileno(), file_mode())
         f.write(final.name.encode("ascii") + b"\n")
         f.flush()
         os.fsync(f.fileno())

@@ -18,12 +18,32 @@ from typing import Any
 
 from chitta import _core, ops
 from chitta.ops.code_columns import decode_code_run
-from chitta.errors import ChittaError
+from chitta.errors import ChittaError, CorruptionError, InvalidArgument
 from chitta.field.state import FieldState
 from chitta.ops import Op, OpType
 
 _PUT, _CODE, _BATCH = int(OpType.PutPayload), int(OpType.UpdateSparseCode), int(OpType.Batch)
-_RECORD_HEAD = 17  # bytes before a record's payload (FORMAT.md: len, crc, seqno, op type)
+_RECORD_HEAD = 21  # bytes before a record's payload (FORMAT.md, segment 2.0; 17 in 1.0)
+_KINDS = ops.PutPayload.enums["kind"]
+
+
+def _validated(run: list[Op]) -> list[Op]:
+    """Ops that decode but break a rule of their op (FORMAT.md §5, invalid
+    payload) are damage: a CorruptionError, located by the caller."""
+    for op in run:
+        try:
+            ops.validate(op)
+        except InvalidArgument as exc:
+            raise CorruptionError(f"payload decodes but is invalid: {exc}") from exc
+    return run
+
+
+def _check_put_columns(cols: Any) -> None:
+    """The column decoder's label tables hold only documented kinds (the
+    per-record path then names the record that does not)."""
+    kinds = cols.labels["kind"].values
+    if any(k is not None and k not in _KINDS for k in kinds):
+        raise CorruptionError("a PutPayload kind is not one of the documented kinds")
 
 
 def _count_puts(unit: tuple[int, int, int, Any]) -> int:
@@ -110,14 +130,15 @@ class ReplayMixin(FieldState):
         """A run decoded whole; ChittaError if any record of it is damaged."""
         if op_type == _PUT:
             cols = ops.decode_put_columns(result, start, end, self._sink)
+            _check_put_columns(cols)
             puts = ops.decode_records(result, op_type, start, end) if self._op_organs else None
-            return ("cols", cols, puts)
+            return ("cols", cols, _validated(puts) if puts is not None else None)
         if op_type == _CODE and self._code_organs:
             codes, others = decode_code_run(result, start, end, self._code_width())
             if not others:
                 return ("codes", codes)
             # A code of another feature count in the run: the whole run goes per op, in log order.
-        return ("ops", ops.decode_records(result, op_type, start, end))
+        return ("ops", _validated(ops.decode_records(result, op_type, start, end)))
 
     def _decode_batch(self, result: Any, index: int, inner: Any) -> list[Decoded]:
         """The inner runs of Batch record ``index`` (``inner``: it unpacked, or None)
@@ -125,7 +146,7 @@ class ReplayMixin(FieldState):
         try:
             if inner is None:  # not the plain shape: the general decoder decides
                 batch: Any = ops.decode(_BATCH, result.payload(index))
-                return [(int(op.op_type), ("ops", [op])) for op in batch.unpack()]
+                return [(int(op.op_type), ("ops", _validated([op]))) for op in batch.unpack()]
             return [(t, self._decode_plain(inner, t, s, e)) for t, s, e in inner.op_runs()]
         except ChittaError as exc:
             self._skip_or_raise(exc, result, index)
@@ -139,7 +160,7 @@ class ReplayMixin(FieldState):
         out: list[Op] = []
         for i in range(start, end):
             try:
-                out.append(ops.decode(op_type, result.payload(i)))
+                out.extend(_validated([ops.decode(op_type, result.payload(i))]))
             except ChittaError as exc:
                 self._skip_or_raise(exc, result, i)
         return out
@@ -191,9 +212,11 @@ class ReplayMixin(FieldState):
     def _located(self, exc: ChittaError, result: Any, index: int) -> ChittaError:
         segment = result.segments[int(result.segment_index[index])]
         offset = int(result.offsets[index])
-        located = type(exc)(f"{exc} (segment {segment}, offset {offset})")
-        located.segment = segment  # type: ignore[attr-defined]
-        located.offset = offset  # type: ignore[attr-defined]
+        kind = type(exc) if isinstance(exc, CorruptionError) else CorruptionError
+        located = kind(f"{exc} (segment {segment}, offset {offset}; open with salvage=True "
+                       "to skip it)")
+        located.segment = segment
+        located.offset = offset
         return located
 
     def _skip_or_raise(self, exc: ChittaError, result: Any, index: int) -> None:

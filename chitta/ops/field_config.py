@@ -12,6 +12,7 @@ CONFIG_KEYS: frozenset[str] = frozenset(
     {
         "embedder",  # {"name", "family", "dim"}: the model every stored vector came from
         "binary_mean",  # f32 LE bytes: the mean subtracted before sign-binarising vectors
+        "dense_index",  # "auto" | "exact" | "hamming" | "hnsw": the dense lane's index (Field.set_dense_index)
     }
 )
 """Values of ``ConfigureField.key``."""

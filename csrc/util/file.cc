@@ -1,4 +1,5 @@
 // csrc/util/file.cc
+#include <cstdlib>
 #include "util/file.h"
 
 #include <dirent.h>
@@ -130,18 +131,36 @@ bool IsDir(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool SharedGroup() {
+  const char* v = std::getenv("CHITTA_SHARED_GROUP");
+  return v != nullptr && v[0] == '1' && v[1] == '\0';
+}
+
+mode_t FileMode() { return SharedGroup() ? 0660 : 0600; }
+mode_t DirMode() { return SharedGroup() ? 02770 : 0700; }
+
 Status MakeDirs(const std::string& path) {
   if (path.empty() || IsDir(path)) return Status::OK();
   auto slash = path.find_last_of('/');
   if (slash != std::string::npos && slash > 0) CHITTA_RETURN_IF_ERROR(MakeDirs(path.substr(0, slash)));
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return IoError("mkdir", path, errno);
+  if (::mkdir(path.c_str(), DirMode()) != 0) {
+    if (errno == EEXIST) return Status::OK();
+    return IoError("mkdir", path, errno);
+  }
+  (void)::chmod(path.c_str(), DirMode());  // exactly, whatever the umask
+  return Status::OK();
+}
+
+Status Truncate(const std::string& path, uint64_t size) {
+  if (::truncate(path.c_str(), static_cast<off_t>(size)) != 0) return IoError("truncate", path, errno);
   return Status::OK();
 }
 
 Status AtomicWrite(const std::string& path, const std::string& bytes, bool sync) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, FileMode());
   if (fd < 0) return IoError("create", tmp, errno);
+  (void)::fchmod(fd, FileMode());
   Status st = WriteAll(fd, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), tmp);
   if (st.ok() && sync && ::fsync(fd) != 0) st = IoError("fsync", tmp, errno);
   ::close(fd);

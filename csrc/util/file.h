@@ -3,6 +3,7 @@
 // Status with the path and errno text on failure; none throws.
 #pragma once
 
+#include <sys/types.h>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,7 +41,16 @@ Status ListDir(const std::string& dir, std::vector<std::string>* names);
 Status FileSize(const std::string& path, uint64_t* size);
 bool Exists(const std::string& path);
 bool IsDir(const std::string& path);
+// Modes of everything chitta creates in a field (FORMAT.md, section 1): 0600
+// files and 0700 directories, or with CHITTA_SHARED_GROUP=1 in the
+// environment 0660 and 02770 (the group shares the field). Set exactly, not
+// through the umask.
+bool SharedGroup();
+mode_t FileMode();
+mode_t DirMode();
+// Creates path and its missing parents with DirMode().
 Status MakeDirs(const std::string& path);
+Status Truncate(const std::string& path, uint64_t size);
 // Write to path.tmp.<pid>, optionally fsync, rename over path, optionally fsync dir.
 Status AtomicWrite(const std::string& path, const std::string& bytes, bool sync);
 Status ReadSmallFile(const std::string& path, std::string* out, size_t max_bytes);

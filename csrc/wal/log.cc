@@ -8,6 +8,7 @@
 #include <set>
 
 #include "util/file.h"
+#include "wal/quarantine.h"
 #include "wal/segment_format.h"
 
 namespace chitta::wal {
@@ -31,12 +32,12 @@ Status ListSegments(const std::string& dir, SegmentsByInstance* out) {
 
 // Scans a whole segment; returns the scan state at its end.
 Status ScanWhole(const std::string& dir, const std::string& name, uint32_t inst, uint64_t first,
-                 bool salvage, ScanState* state, ScanResult* result,
+                 bool salvage, bool last, ScanState* state, ScanResult* result,
                  std::vector<Damage>* damages) {
   file::MappedFile m;
   CHITTA_RETURN_IF_ERROR(file::MappedFile::Open(dir + "/" + name, &m));
   *state = ScanState{};
-  return ScanSegment(name, inst, first, m.data(), m.size(), salvage, state, damages, result,
+  return ScanSegment(name, inst, first, m.data(), m.size(), salvage, last, state, damages, result,
                      [](const RawRecord&) {});
 }
 
@@ -112,7 +113,8 @@ Status Log::LoadClockFromManifest(const SegmentsByInstance& by_instance) {
       ScanState st;
       ScanResult res;
       std::vector<Damage> ignored;
-      CHITTA_RETURN_IF_ERROR(ScanWhole(seg_dir_, name, inst, first, true, &st, &res, &ignored));
+      CHITTA_RETURN_IF_ERROR(
+          ScanWhole(seg_dir_, name, inst, first, true, true, &st, &res, &ignored));
       entry = ManifestEntry{inst, std::max(st.last_seqno, first - 1), first, size};
       changed = true;
     }
@@ -144,15 +146,24 @@ Status Log::ChooseInstance(const SegmentsByInstance& by_instance) {
     ScanState st;
     ScanResult res;
     std::vector<Damage> damages;
-    CHITTA_RETURN_IF_ERROR(
-        ScanWhole(seg_dir_, name, instance_id_, first, options_.salvage, &st, &res, &damages));
+    CHITTA_RETURN_IF_ERROR(ScanWhole(seg_dir_, name, instance_id_, first, options_.salvage, true,
+                                     &st, &res, &damages));
     if (!damages.empty() || st.dead) return Status::OK();  // never append after damage
     const uint64_t valid = st.header_ok ? st.offset : 0;
-    if (valid < options_.segment_bytes) {
-      CHITTA_RETURN_IF_ERROR(writer_->Continue(name, first, valid));
-      continued_ = name;
-      continued_limit_ = std::max<uint64_t>(valid, kHeaderSize);
+    if (res.torn_bytes > 0) {  // an unfinished write: kept in quarantine, then cut off
+      CHITTA_RETURN_IF_ERROR(QuarantineTail(root_, name, valid, res.torn_bytes,
+                                            st.header_ok ? "torn_tail" : "torn_header"));
     }
+    if (st.header_ok && (st.major < kFormatMajor || st.sealed)) {
+      // A 1.0 segment is not appended to (writers write 2.0), nor a sealed one:
+      // the next append starts a new segment. Cut the quarantined tail so the
+      // segment ends on a record boundary before it gets a successor.
+      if (res.torn_bytes > 0) CHITTA_RETURN_IF_ERROR(file::Truncate(seg_dir_ + "/" + name, valid));
+      return Status::OK();
+    }
+    CHITTA_RETURN_IF_ERROR(writer_->Continue(name, first, valid, st.records, st.last_seqno));
+    continued_ = name;
+    continued_limit_ = std::max<uint64_t>(valid, kHeaderSize);
     return Status::OK();
   }
   std::random_device rd;
@@ -221,8 +232,9 @@ Status Log::SeedPositions(const std::vector<SegmentPosition>& positions, uint64_
     uint64_t size = 0;
     Status s = file::FileSize(seg_dir_ + "/" + p.name, &size);
     if (!s.ok()) return Status::Corruption("checkpoint names a missing segment: " + p.name);
-    Cursor c{p.name, inst, first, std::numeric_limits<uint64_t>::max(),
-             ScanState{p.header_ok, p.dead, p.offset, p.last_seqno}};
+    ScanState resumed{p.header_ok, p.dead, p.offset, p.last_seqno};
+    resumed.counted = !p.header_ok;  // the records before the position were not counted here
+    Cursor c{p.name, inst, first, std::numeric_limits<uint64_t>::max(), resumed};
     if (p.name == continued_) {
       c.limit = continued_limit_;
       size = std::min(size, continued_limit_);
@@ -249,10 +261,14 @@ Status Log::ReadNew(ReadBatch* out, bool commit) {
   if (writer_) {
     for (auto& n : writer_->created()) own.insert(n);
   }
+  std::map<uint32_t, uint64_t> last_first;  // per instance: its last segment's first seqno
   for (const auto& name : names) {
     uint32_t inst;
     uint64_t first;
-    if (!ParseSegmentName(name, &inst, &first) || own.count(name) || cursors_.count(name)) continue;
+    if (!ParseSegmentName(name, &inst, &first)) continue;
+    auto [it, fresh] = last_first.emplace(inst, first);
+    if (!fresh) it->second = std::max(it->second, first);
+    if (own.count(name) || cursors_.count(name)) continue;
     Cursor c{name, inst, first, std::numeric_limits<uint64_t>::max(), ScanState{}};
     if (name == continued_) c.limit = continued_limit_;
     cursors_.emplace(name, c);
@@ -265,19 +281,24 @@ Status Log::ReadNew(ReadBatch* out, bool commit) {
   });
 
   std::vector<uint64_t> sizes(order.size(), 0);
+  std::vector<bool> last(order.size(), true);
   for (size_t i = 0; i < order.size(); ++i) {
-    if (order[i]->state.dead) continue;
-    CHITTA_RETURN_IF_ERROR(file::FileSize(seg_dir_ + "/" + order[i]->name, &sizes[i]));
+    Cursor* c = order[i];
+    if (c->state.dead || c->state.sealed) continue;
+    // Own continued segment: read only its part from before this open.
+    const auto lf = last_first.find(c->instance_id);
+    last[i] = c->name == continued_ || lf == last_first.end() || lf->second == c->first_seqno;
+    CHITTA_RETURN_IF_ERROR(file::FileSize(seg_dir_ + "/" + c->name, &sizes[i]));
   }
 
   std::map<uint32_t, std::vector<RecordRef>> per_instance;
   std::vector<std::pair<Cursor*, ScanState>> updates;
   for (size_t i = 0; i < order.size(); ++i) {
     Cursor* c = order[i];
-    if (c->state.dead) continue;
+    if (c->state.dead || c->state.sealed) continue;
     uint64_t limit = std::min(sizes[i], c->limit);
-    if (c->state.header_ok && limit <= c->state.offset) continue;
-    if (!c->state.header_ok && limit < kHeaderSize) continue;
+    if (last[i] && c->state.header_ok && limit <= c->state.offset) continue;
+    if (last[i] && !c->state.header_ok && limit < kHeaderSize) continue;
     auto m = std::make_shared<file::MappedFile>();
     CHITTA_RETURN_IF_ERROR(file::MappedFile::Open(seg_dir_ + "/" + c->name, m.get()));
     limit = std::min(limit, m->size());
@@ -289,7 +310,8 @@ Status Log::ReadNew(ReadBatch* out, bool commit) {
     auto& recs = per_instance[c->instance_id];
     const uint32_t inst = c->instance_id;
     const size_t before = recs.size();
-    Status s = ScanSegment(c->name, inst, c->first_seqno, m->data(), limit, options_.salvage, &st,
+    Status s = ScanSegment(c->name, inst, c->first_seqno, m->data(), limit, options_.salvage,
+                           last[i], &st,
                            &out->damages, &res, [&](const RawRecord& r) {
                              recs.push_back(RecordRef{r.seqno, inst, r.op_type, seg_index,
                                                       r.offset, r.payload, r.len});
@@ -416,7 +438,8 @@ Status Verify(const std::string& root, VerifyReport* out) {
       CHITTA_RETURN_IF_ERROR(file::MappedFile::Open(dir + "/" + name, &m));
       ScanState st;
       ScanResult res;
-      CHITTA_RETURN_IF_ERROR(ScanSegment(name, inst, first, m.data(), m.size(), true, &st,
+      const bool last = name == segs.back().second;
+      CHITTA_RETURN_IF_ERROR(ScanSegment(name, inst, first, m.data(), m.size(), true, last, &st,
                                          &out->damages, &res, [](const RawRecord&) {}));
       if (res.torn_bytes > 0) {
         out->damages.push_back(Damage{name, st.header_ok ? st.offset : 0, res.torn_bytes,

@@ -55,4 +55,21 @@ void EncodeHeader(uint32_t instance_id, uint64_t first_seqno, uint8_t out[kHeade
   EncodeFixed32(out + kHeaderCrcOffset, crc32c::Value(out, kHeaderCrcOffset));
 }
 
+void EncodeRecordV2(uint8_t* out, uint64_t seqno, uint8_t op_type, const uint8_t* data,
+                    uint32_t n) {
+  EncodeFixed32(out, n);
+  EncodeFixed64(out + 4, seqno);
+  out[12] = op_type;
+  EncodeFixed32(out + kHeaderCrcAtV2, crc32c::Value(out, kHeaderCrcAtV2));
+  if (n > 0) std::memcpy(out + kRecordHeaderSizeV2, data, n);
+  EncodeFixed32(out + kPayloadCrcAtV2, crc32c::Value(out + kRecordHeaderSizeV2, n));
+}
+
+void EncodeSeal(uint8_t* out, uint64_t last_seqno, uint64_t records, uint64_t at) {
+  uint8_t payload[kSealPayload];
+  EncodeFixed64(payload, records);
+  EncodeFixed64(payload + 8, at + kSealBytes);
+  EncodeRecordV2(out, last_seqno, kSealOpType, payload, kSealPayload);
+}
+
 }  // namespace chitta::wal

@@ -1,9 +1,11 @@
 // csrc/wal/segment_reader.h
-// Parses the bytes of one segment (docs/FORMAT.md). Tells a torn tail (an
-// unfinished write at the end: not an error, read again later) from damage (a
-// complete record that fails its checks). In strict mode the first damage is
-// returned as a Status naming segment and offset; with salvage it is recorded,
-// the reader resynchronises at the next valid record, and scanning goes on.
+// Parses the bytes of one segment (docs/FORMAT.md, section 5's decision table).
+// Tells a torn tail (an unfinished write at the end of an instance's last
+// segment: not an error, read again later) from damage (anything else that
+// fails a check, a cut in a segment with a successor included). In strict mode
+// the first damage is returned as a Status naming segment and offset; with
+// salvage it is recorded, the reader resynchronises at the next valid record,
+// and scanning goes on. Reads layouts 1.0 and 2.0 (header CRC, seal).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,10 @@ enum class DamageKind : uint8_t {
   kBadLength,         // length field larger than the maximum, or framing lost
   kCrcMismatch,       // complete record whose CRC-32C fails
   kSeqnoOrder,        // valid CRC but seqno not above the previous record's
+  kBadRecordHeader,   // 2.0: a record header whose own CRC fails
+  kTruncated,         // a record cut short in a segment that has a successor
+  kMissingSeal,       // 2.0: a segment with a successor ends without its seal
+  kBadSeal,           // 2.0: the seal disagrees with the segment, or bytes follow it
 };
 const char* DamageKindName(DamageKind kind);
 
@@ -48,6 +54,10 @@ struct ScanState {
   bool dead = false;          // salvage gave up on this segment (bad header)
   uint64_t offset = 0;        // next unread byte
   uint64_t last_seqno = 0;    // seqno of the last record accepted
+  uint16_t major = 0;         // layout of the segment (0: not known yet; read from its header)
+  bool sealed = false;        // its end was verified (2.0 seal, or 1.0 read to the end with a successor)
+  bool counted = true;        // records counts every record since the header (false when resumed)
+  uint64_t records = 0;       // records accepted
 };
 
 struct ScanResult {
@@ -56,9 +66,12 @@ struct ScanResult {
 };
 
 // Scans data[state->offset, limit). Every valid record goes to on_record in
-// file order. Stops at an incomplete tail, leaving state->offset at its start.
+// file order. `last`: the segment is its instance's last (only there can a
+// write be unfinished; elsewhere a short read is damage and a 2.0 segment must
+// end with its seal). Stops at an incomplete tail, leaving state->offset at
+// its start, and at a seal, leaving state->offset at the seal.
 Status ScanSegment(const std::string& name, uint32_t instance_id, uint64_t first_seqno,
-                   const uint8_t* data, uint64_t limit, bool salvage, ScanState* state,
+                   const uint8_t* data, uint64_t limit, bool salvage, bool last, ScanState* state,
                    std::vector<Damage>* damages, ScanResult* result,
                    const std::function<void(const RawRecord&)>& on_record);
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,11 +40,14 @@ SegmentWriter::SegmentWriter(std::string dir, uint32_t instance_id, Durability d
 SegmentWriter::~SegmentWriter() { (void)Close(); }
 
 Status SegmentWriter::Continue(const std::string& name, uint64_t first_seqno,
-                               uint64_t valid_size) {
+                               uint64_t valid_size, uint64_t records, uint64_t last_seqno) {
   std::lock_guard<std::mutex> l(mu_);
+  seg_records_ = records;
+  last_seqno_ = std::max(last_seqno_, last_seqno);
   const std::string path = dir_ + "/" + name;
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return Status::IOError("open " + path + ": " + file::ErrnoText(errno));
+  (void)::fchmod(fd, file::FileMode());
   auto handle = std::make_shared<Fd>();
   handle->fd = fd;
   handle->path = path;
@@ -67,6 +71,12 @@ Status SegmentWriter::Continue(const std::string& name, uint64_t first_seqno,
 
 Status SegmentWriter::OpenNewSegmentLocked(uint64_t first_seqno) {
   if (fd_) {
+    // The seal goes after the last record of the old segment, in the same
+    // write as any pending records; only then does the successor exist.
+    const size_t at = buffer_.size();
+    buffer_.resize(at + kSealBytes);
+    EncodeSeal(buffer_.data() + at, last_seqno_, seg_records_, size_);
+    size_ += kSealBytes;
     Status flushed = FlushBufferLocked();
     if (durability_ == Durability::kFsync) {
       // The pending group goes to the old segment and is made durable before
@@ -90,8 +100,10 @@ Status SegmentWriter::OpenNewSegmentLocked(uint64_t first_seqno) {
   }
   const std::string name = SegmentName(instance_id_, first_seqno);
   const std::string path = dir_ + "/" + name;
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
+                  file::FileMode());
   if (fd < 0) return Status::IOError("create " + path + ": " + file::ErrnoText(errno));
+  (void)::fchmod(fd, file::FileMode());  // exactly, whatever the umask
   auto handle = std::make_shared<Fd>();
   handle->fd = fd;
   handle->path = path;
@@ -109,6 +121,7 @@ Status SegmentWriter::OpenNewSegmentLocked(uint64_t first_seqno) {
   fd_ = handle;
   current_name_ = name;
   size_ = kHeaderSize;
+  seg_records_ = 0;
   created_.push_back(name);
   return Status::OK();
 }
@@ -147,8 +160,8 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
     if (closed_) return Status::Closed("segment writer is closed");
     if (has_failed_.load(std::memory_order_relaxed)) return Failure();
     seq = clock->fetch_add(1) + 1;
-    const uint64_t rec = kRecordHeaderSize + n;
-    if (!fd_ || (size_ > kHeaderSize && size_ + rec > segment_bytes_)) {
+    const uint64_t rec = kRecordHeaderSizeV2 + n;
+    if (!fd_ || (size_ > kHeaderSize && size_ + rec + kSealBytes > segment_bytes_)) {  // room for the seal
       CHITTA_RETURN_IF_ERROR(OpenNewSegmentLocked(seq));
     }
     uint8_t* p;
@@ -160,11 +173,7 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
       scratch_.resize(rec);
       p = scratch_.data();
     }
-    EncodeFixed32(p, n);
-    EncodeFixed64(p + 8, seq);
-    p[16] = op_type;
-    if (n > 0) std::memcpy(p + kRecordHeaderSize, data, n);
-    EncodeFixed32(p + 4, crc32c::Value(p + kRecordCrcStart, kRecordHeaderSize - kRecordCrcStart + n));
+    EncodeRecordV2(p, seq, op_type, data, n);
     if (gather) {
       size_ += rec;
       if (durability_ == Durability::kBuffered && buffer_.size() >= kBufferLimit) {
@@ -175,6 +184,7 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
       size_ += rec;
     }
     last_seqno_ = seq;
+    ++seg_records_;
     bytes_appended_ += rec;
     if (durability_ == Durability::kFsync) {
       std::lock_guard<std::mutex> s(sync_mu_);

@@ -65,9 +65,11 @@ class SegmentWriter {
   SegmentWriter(const SegmentWriter&) = delete;
   SegmentWriter& operator=(const SegmentWriter&) = delete;
 
-  // Continue appending to an existing segment whose first valid_size bytes
-  // are intact; anything after them (a torn tail) is cut off.
-  Status Continue(const std::string& name, uint64_t first_seqno, uint64_t valid_size);
+  // Continue appending to an existing 2.0 segment whose first valid_size bytes
+  // are intact (`records` records, the last with last_seqno); anything after
+  // them (a torn tail, quarantined by the caller) is cut off.
+  Status Continue(const std::string& name, uint64_t first_seqno, uint64_t valid_size,
+                  uint64_t records, uint64_t last_seqno);
 
   // Takes the next seqno from *clock (Lamport: clock only grows) and appends.
   Status Append(std::atomic<uint64_t>* clock, uint8_t op_type, const uint8_t* data, uint32_t n,
@@ -112,6 +114,7 @@ class SegmentWriter {
   std::vector<uint8_t> scratch_;
   std::vector<std::string> created_;
   uint64_t last_seqno_ = 0;
+  uint64_t seg_records_ = 0;  // records in the current segment (its seal counts them)
   bool closed_ = false;
   std::atomic<uint64_t> bytes_appended_{0};
 

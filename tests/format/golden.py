@@ -1,7 +1,9 @@
 """The golden segment: a fixed list of ops written by a named instance.
 
-``write_golden(root)`` is what produced ``golden/v1.0``; run
-``python tools/regen_golden.py`` only together with a format version bump.
+``write_golden(root)`` is what produced ``golden/v2.0`` (two segments: the
+first rotated and sealed); the same ops, in one segment, are ``golden/v1.0``
+(written by the 1.0 writer). Run ``python tools/regen_golden.py`` only together
+with a format version bump.
 """
 
 from __future__ import annotations
@@ -32,10 +34,24 @@ def golden_ops() -> list[ops.Op]:
     ]
 
 
+GOLDEN_SEGMENT_BYTES = 1024  # small: the tail ops rotate into a second segment
+
+
+def golden_tail_ops() -> list[ops.Op]:
+    """Written after ``golden_ops()`` in 2.0: enough bytes to rotate once."""
+    base = GOLDEN_INSTANCE << 32
+    return [
+        ops.PutPayload(id=base | (4 + i), text=f"tail memory {i}: " + "padding words " * 12,
+                       created_ms=T0 + 50 + i)
+        for i in range(3)
+    ]
+
+
 def write_golden(root: Path) -> None:
-    log = _core.SegmentLog(str(root), instance_id=GOLDEN_INSTANCE, durability="flush")
+    log = _core.SegmentLog(str(root), instance_id=GOLDEN_INSTANCE, durability="flush",
+                           segment_bytes=GOLDEN_SEGMENT_BYTES)
     try:
-        for op in golden_ops():
+        for op in golden_ops() + golden_tail_ops():
             log.append(int(op.op_type), ops.encode(op))
     finally:
         log.close()

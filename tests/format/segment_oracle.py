@@ -56,6 +56,41 @@ def encode_record(seqno: int, op_type: int, payload: bytes) -> bytes:
     return struct.pack("<II", len(payload), crc32c(body)) + body
 
 
+RECORD_V2 = struct.Struct("<IQBII")  # len, seqno, op_type, header_crc, payload_crc
+SEAL_OP = 255
+
+
+@dataclass
+class Seal:
+    offset: int
+    seqno: int
+    records: int
+    size: int
+
+
+def parse_records_v2(data: bytes) -> tuple[list[Record], Seal | None]:
+    """Every record of an undamaged 2.0 segment, and its seal (None if unsealed)."""
+    out: list[Record] = []
+    pos = HEADER.size
+    while pos < len(data):
+        length, seqno, op_type, hcrc, pcrc = RECORD_V2.unpack_from(data, pos)
+        assert hcrc == crc32c(data[pos : pos + 13])
+        payload = data[pos + RECORD_V2.size : pos + RECORD_V2.size + length]
+        assert len(payload) == length and pcrc == crc32c(payload)
+        if op_type == SEAL_OP:
+            records, size = struct.unpack("<QQ", payload)
+            assert size == pos + RECORD_V2.size + 16 == len(data)
+            return out, Seal(pos, seqno, records, size)
+        out.append(Record(pos, seqno, op_type, payload))
+        pos += RECORD_V2.size + length
+    return out, None
+
+
+def encode_record_v2(seqno: int, op_type: int, payload: bytes) -> bytes:
+    head = struct.pack("<IQB", len(payload), seqno, op_type)
+    return head + struct.pack("<II", crc32c(head), crc32c(payload)) + payload
+
+
 def only_segment(root: Path) -> Path:
     (seg,) = sorted((root / "segments").glob("*.seg"))
     return seg

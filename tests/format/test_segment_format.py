@@ -1,5 +1,6 @@
-"""The segment format against docs/FORMAT.md: a golden file, the bytes the
-writer produces, and one test per kind of damage with its exact outcome."""
+"""Segment format 1.0 against docs/FORMAT.md: its golden file still reads, and
+one test per kind of damage with its exact outcome (2.0, the format writers
+write: test_segment_format_v2.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ from pathlib import Path
 import pytest
 from fieldtools import flip_byte, truncate_by, write_at
 from golden import GOLDEN_INSTANCE, golden_ops, write_golden
-from segment_oracle import HEADER, crc32c, encode_record, only_segment, parse_header, parse_records
+from segment_oracle import (
+    HEADER,
+    crc32c,
+    encode_record,
+    only_segment,
+    parse_header,
+    parse_records,
+    parse_records_v2,
+)
 
 import chitta
 from chitta import _core, errors, ops
@@ -44,8 +53,12 @@ def test_golden_header_and_records_match_the_spec() -> None:
 
 
 def test_writer_reproduces_the_golden_bytes(tmp_path: Path) -> None:
+    """Writers write 2.0 only: the 2.0 golden's bytes, segment by segment."""
     write_golden(tmp_path)
-    assert only_segment(tmp_path).read_bytes() == only_segment(GOLDEN).read_bytes()
+    mine = sorted((tmp_path / "segments").glob("*.seg"))
+    golden = sorted((GOLDEN.parent / "v2.0" / "segments").glob("*.seg"))
+    assert [p.name for p in mine] == [p.name for p in golden]
+    assert [p.read_bytes() for p in mine] == [p.read_bytes() for p in golden]
 
 
 def test_golden_field_replays_to_the_expected_state(field: Path) -> None:
@@ -60,12 +73,19 @@ def test_golden_field_replays_to_the_expected_state(field: Path) -> None:
         assert f.stats().forgotten == 1
 
 
-def test_named_instance_continues_the_golden_segment(field: Path) -> None:
+def test_named_instance_continues_after_the_golden_segment_in_2_0(field: Path) -> None:
+    """A 1.0 segment is never appended to: its owner goes on in a new 2.0 one."""
+    old = only_segment(field).read_bytes()
     with chitta.open(field, instance_id=GOLDEN_INSTANCE) as f:
         mid = f.remember("appended later")
     assert mid == (1 << 32) | 4
-    records = parse_records(only_segment(field).read_bytes())
-    assert records[-1].seqno == len(golden_ops()) + 1
+    first, second = sorted((field / "segments").glob("*.seg"))
+    assert first.read_bytes() == old
+    assert parse_header(second.read_bytes())[0] == 2
+    records, seal = parse_records_v2(second.read_bytes())
+    assert seal is None and records[-1].seqno == len(golden_ops()) + 1
+    with chitta.open(field, read_only=True) as f:
+        assert f.get(mid).text == "appended later" and len(f) == 3
 
 
 def _offsets(field: Path) -> list[int]:
@@ -131,7 +151,7 @@ def test_wrong_magic(field: Path) -> None:
 def test_future_major_version_is_refused(field: Path) -> None:
     seg = only_segment(field)
     header = bytearray(seg.read_bytes()[: HEADER.size])
-    struct.pack_into("<H", header, 8, 2)
+    struct.pack_into("<H", header, 8, 3)
     struct.pack_into("<I", header, 28, crc32c(bytes(header[:28])))
     write_at(seg, 0, bytes(header))
     with pytest.raises(errors.UnsupportedFormat):

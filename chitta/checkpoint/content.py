@@ -1,0 +1,53 @@
+"""Checks of a checkpoint state's content, beyond its CRCs (FORMAT.md §8,
+Loading): a state whose bytes are intact but whose content cannot be the
+log's (forged, or written by a faulty writer) is refused like a damaged one,
+and the field is rebuilt from its log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from chitta.errors import CorruptionError
+
+_I63 = 2**63 - 1
+
+
+def _count(state: dict[str, Any], key: str) -> int:
+    value = state.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= _I63:
+        raise CorruptionError(f"checkpoint {key}={value!r} is not a count")
+    return value
+
+
+def check(state: dict[str, Any]) -> None:
+    """CorruptionError unless the counts fit within the log the watermark names,
+    the memories' texts are UTF-8 cut at character boundaries, and their ids
+    are distinct, one per row."""
+    positions = state["watermark"]["positions"]
+    log_bytes = sum(int(p[1]) for p in positions)
+    applied, unrouted = _count(state, "applied"), _count(state, "unrouted")
+    if applied + unrouted > log_bytes:  # every record takes more than one byte of the log
+        raise CorruptionError(
+            f"checkpoint says {applied + unrouted} records were read from {log_bytes} bytes of log"
+        )
+    mem = state["organs"]["memories"]
+    rows = _count(mem, "rows")
+    if rows > applied:
+        raise CorruptionError(f"checkpoint holds {rows} memories but applied only {applied} records")
+    ids = np.frombuffer(mem["ids"], "<u8")
+    if len(ids) != rows or len(np.unique(ids)) != rows:
+        raise CorruptionError("checkpoint memory ids are not one distinct id per row")
+    text = bytes(mem["text"])
+    try:
+        text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptionError(f"checkpoint memory texts are not UTF-8: {exc}") from exc
+    off = np.frombuffer(mem["text_offsets"], "<i8")
+    if len(off) != rows + 1 or (rows and (off[0] != 0 or off[-1] != len(text) or np.any(np.diff(off) < 0))):
+        raise CorruptionError("checkpoint text offsets do not cut the text arena into its rows")
+    arena = np.frombuffer(text, np.uint8)
+    inner = off[(off > 0) & (off < len(text))]
+    if len(inner) and np.any((arena[inner] & 0xC0) == 0x80):
+        raise CorruptionError("checkpoint text offsets split a UTF-8 character")

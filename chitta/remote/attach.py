@@ -130,7 +130,7 @@ def open_remote(
     field = field_class(path, **options)
     try:
         replicator.start(field.instance_id)
-        field._remote = replicator  # noqa: SLF001 - the field's hook (close, refresh, stats)
+        field._remote = replicator
         if remote_durability == "sync" and not field.read_only:
             for name in WRITE_METHODS:
                 _sync_wrap(field, name, replicator)

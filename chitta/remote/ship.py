@@ -14,14 +14,20 @@ lost, which is reported and that instance is no longer shipped.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from chitta.errors import CorruptionError, RemoteError
 from chitta.remote import layout
-from chitta.remote.local import live_elsewhere, local_segments, read_range, segment_name, whole_records
+from chitta.remote.local import (
+    live_elsewhere,
+    local_segments,
+    read_range,
+    segment_name,
+    whole_records,
+)
 from chitta.remote.store import ObjectStore
 
 
@@ -56,6 +62,9 @@ def contiguous_ends(keys: list[tuple[layout.ChunkKey, int]]) -> dict[tuple[int, 
         if ck.offset == end:
             ends[seg] = end + size - layout.CHUNK_HEADER
     return ends
+
+
+CHUNK_TARGET = 8 << 20  # bytes read per pass and segment: a chunk holds the whole records among them
 
 
 class Shipper:
@@ -109,11 +118,17 @@ class Shipper:
         return written
 
     def _ship_segment(self, inst: int, first: int, end: int, *, sealed: bool) -> bool:
-        data = read_range(self.root / "segments" / segment_name(inst, first), end, layout.MAX_CHUNK)
+        path = self.root / "segments" / segment_name(inst, first)
+        data = read_range(path, end, CHUNK_TARGET)
         if sealed:  # never written again: ship it as it is
             n = len(data)
         else:
             n, last, _damaged = whole_records(data, end, self._last_seqno.get((inst, first), 0))
+            if n == 0 and len(data) == CHUNK_TARGET:  # one record larger than a chunk: it goes alone
+                head = SEGMENT_HEADER if end == 0 else 0
+                if len(data) >= head + 4:
+                    data = read_range(path, end, head + RECORD_HEAD + int.from_bytes(data[head:head + 4], "little"))
+                    n, last, _damaged = whole_records(data, end, self._last_seqno.get((inst, first), 0))
             self._last_seqno[(inst, first)] = last
         if n == 0:
             return False

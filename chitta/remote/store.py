@@ -33,8 +33,8 @@ class ObjectStore:
 
     def __init__(self, url: RemoteURL, *, timeout: float = 10.0) -> None:
         try:
-            import boto3
-            from botocore.config import Config
+            import boto3  # type: ignore[import-untyped,import-not-found,unused-ignore]
+            from botocore.config import Config  # type: ignore[import-untyped,import-not-found,unused-ignore]
         except ImportError as exc:  # the remote extra
             raise RemoteError("remote fields need boto3: pip install 'chitta[remote]'") from exc
         self.url = url
@@ -171,7 +171,7 @@ class ObjectStore:
 
 
 def _import_errors() -> tuple[tuple[type[Exception], ...], type[Any], type[Exception]]:
-    from botocore import exceptions as e
+    from botocore import exceptions as e  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     unreachable = (
         e.EndpointConnectionError, e.ConnectTimeoutError, e.ReadTimeoutError, e.ConnectionClosedError,

@@ -22,6 +22,8 @@ from pathlib import Path
 from chitta.errors import CorruptionError, RemoteError
 from chitta.remote import layout
 from chitta.remote.local import (
+    RECORD_HEAD,
+    SEGMENT_HEADER,
     live_elsewhere,
     local_segments,
     read_range,

@@ -103,7 +103,7 @@ class Seaweed:
                 c.put_object(Bucket=name, Key="probe", Body=b"1")  # the volume servers take writes
                 c.delete_object(Bucket=name, Key="probe")
                 return
-            except Exception:  # noqa: BLE001 - the volume servers are still starting
+            except Exception:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.3)

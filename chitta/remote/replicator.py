@@ -16,13 +16,16 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chitta.errors import ChittaError, RemoteError, RemoteUnavailable
 from chitta.remote.fetch import Fetcher
 from chitta.remote.ship import Progress, Shipper, wait_until
 from chitta.remote.store import ObjectStore
 from chitta.remote.url import RemoteURL
+
+if TYPE_CHECKING:
+    from chitta.field import Field
 
 MODES = ("async", "sync")
 
@@ -57,6 +60,7 @@ class Replicator:
         self._unshipped_since: float | None = None
         self.last_shipped: float | None = None
         self.last_pulled: float | None = None
+        self.field: Field | None = None
 
     # ---- lifecycle --------------------------------------------------------------------
     def start(self, instance: int | None) -> None:
@@ -77,6 +81,7 @@ class Replicator:
         """Stop the threads after a last attempt (up to ``drain`` s) to ship what is left."""
         if self._stop.is_set():
             return
+        self.field = None
         if self.shipper is not None:
             self.wait_shipped(self.timeout if drain is None else drain, raise_error=False)
         self._stop.set()
@@ -193,3 +198,12 @@ class Replicator:
             "last_shipped": self.last_shipped,
             "last_pulled": self.last_pulled,
         }
+
+    def publish_checkpoint(self) -> str:
+        """Write a checkpoint of the field and publish it in the bucket (CURRENT swapped
+        by a conditional put). Returns the name CURRENT names afterwards."""
+        from chitta.remote.checkpoints import publish
+
+        if self.field is None:
+            raise RemoteError("the replicator is not attached to an open field")
+        return publish(self.field, self)

@@ -122,6 +122,7 @@ class Shipper:
     def _ship_segment(self, inst: int, first: int, end: int, *, sealed: bool) -> bool:
         path = self.root / "segments" / segment_name(inst, first)
         data = read_range(path, end, CHUNK_TARGET)
+        last = self._last_seqno.get((inst, first), 0)
         if sealed:  # never written again: ship it as it is
             n = len(data)
         else:
@@ -131,7 +132,6 @@ class Shipper:
                 if len(data) >= head + 4:
                     data = read_range(path, end, head + RECORD_HEAD + int.from_bytes(data[head:head + 4], "little"))
                     n, last, _damaged = whole_records(data, end, self._last_seqno.get((inst, first), 0))
-            self._last_seqno[(inst, first)] = last
         if n == 0:
             return False
         payload = data[:n]
@@ -139,6 +139,7 @@ class Shipper:
         if not self.store.put_new(at.key(), layout.encode_chunk(self.field_id, at, payload)):
             self._taken(at, payload)
             return False
+        self._last_seqno[(inst, first)] = last  # only once the bucket has it: a failed put is redone
         self.progress.learn(inst, first, end + n)
         self.chunks += 1
         self.bytes += n

@@ -98,7 +98,7 @@ class Seaweed:
             try:
                 try:
                     c.create_bucket(Bucket=name)
-                except c.exceptions.BucketAlreadyOwnedByYou:
+                except (c.exceptions.BucketAlreadyOwnedByYou, c.exceptions.BucketAlreadyExists):
                     pass
                 c.put_object(Bucket=name, Key="probe", Body=b"1")  # the volume servers take writes
                 c.delete_object(Bucket=name, Key="probe")

@@ -169,7 +169,7 @@ def test_listing_pages_beyond_a_thousand_chunks(tmp_path: Path, remote_url: str)
 
     from chitta.remote.local import whole_records
 
-    with open_(tmp_path / "a", remote_url) as a:
+    with open_(tmp_path / "a", remote_url):  # makes the prefix's field id
         fid = bytes.fromhex((tmp_path / "a/remote/FIELD_ID").read_text().strip())
     with chitta.open(tmp_path / "w", embedder=None) as w:  # written locally, shipped by hand
         texts = [f"paged {i}" for i in range(1100)]

@@ -9,8 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import chitta
 from test_remote_field import replay, wait_for
+
+import chitta
 
 WORKER = str(Path(__file__).parent / "machine.py")
 

@@ -7,11 +7,11 @@ import time
 from pathlib import Path
 
 import pytest
+from seaweed import Seaweed
+from test_remote_field import replay, wait_for
 
 import chitta
 from chitta.errors import RemoteUnavailable
-from seaweed import Seaweed
-from test_remote_field import replay, wait_for
 
 
 def test_outage_async_goes_on_sync_raises_then_everything_arrives(

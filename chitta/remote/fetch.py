@@ -11,6 +11,7 @@ bytes like any other writer's growing segment, merged by (seqno, instance).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from chitta.errors import CorruptionError
@@ -18,6 +19,8 @@ from chitta.remote import layout
 from chitta.remote.local import append_bytes, live_elsewhere, local_segments
 from chitta.remote.ship import Progress
 from chitta.remote.store import ObjectStore
+
+FETCH_THREADS = 8  # chunks fetched at once (applied in order)
 
 
 class Fetcher:
@@ -51,46 +54,53 @@ class Fetcher:
             applied += self._pull_instance(inst, dict(local.get(inst, ())))
         return applied
 
-    def _pull_instance(self, inst: int, sizes: dict[int, int]) -> int:
-        listing = self.store.list(layout.instance_prefix(inst), start_after=self._after.get(inst))
-        applied = 0
-        # A gap or a rejected chunk stops the instance for this pass: its records
-        # arrive in its own order, never a later segment before an earlier one's end.
-        blocked: set[int] = set()
-        for key, size in listing.keys:
+    def _plan(self, inst: int, keys: list[tuple[str, int]], sizes: dict[int, int]) -> list[layout.ChunkKey]:
+        """The chunks to fetch, in order: each starts where the local file (or the chunk
+        before it) ends; a gap or a rejected chunk stops the instance for this pass, so its
+        records arrive in its own order, never a later segment before an earlier one's end."""
+        have = dict(sizes)
+        plan: list[layout.ChunkKey] = []
+        for key, size in keys:
             ck = layout.parse_chunk_key(key)
-            if ck is None or blocked:
+            if ck is None:
                 continue
-            have = sizes.get(ck.first_seqno, 0)
             end = ck.offset + size - layout.CHUNK_HEADER
-            if end <= have:  # already here
+            at = have.get(ck.first_seqno, 0)
+            if end <= at:  # already here
                 self.progress.learn(inst, ck.first_seqno, end)
-                if not blocked:
+                if not plan:
                     self._after[inst] = key
                 continue
-            if ck.offset != have or key in self.rejected:
-                blocked.add(ck.first_seqno)
-                continue
-            got = self.store.get(key)
+            if ck.offset != at or key in self.rejected:
+                break
+            plan.append(ck)
+            have[ck.first_seqno] = end
+        return plan
+
+    def _pull_instance(self, inst: int, sizes: dict[int, int]) -> int:
+        listing = self.store.list(layout.instance_prefix(inst), start_after=self._after.get(inst))
+        plan = self._plan(inst, listing.keys, sizes)
+        if len(plan) > 1:
+            with ThreadPoolExecutor(min(FETCH_THREADS, len(plan))) as pool:
+                blobs = list(pool.map(lambda ck: self.store.get(ck.key()), plan))
+        else:
+            blobs = [self.store.get(ck.key()) for ck in plan]
+        applied = 0
+        for ck, got in zip(plan, blobs):
             if got is None:  # removed meanwhile: look again next pass
-                blocked.add(ck.first_seqno)
-                continue
+                break
             try:
                 payload = layout.decode_chunk(self.field_id, ck, got[0])
             except CorruptionError as exc:
-                self.rejected[key] = str(exc)
-                blocked.add(ck.first_seqno)
-                continue
+                self.rejected[ck.key()] = str(exc)
+                break
             try:
                 append_bytes(self.root, inst, ck.first_seqno, ck.offset, payload)
             except FileExistsError:  # another local process materialised it first
-                blocked.add(ck.first_seqno)
-                continue
-            sizes[ck.first_seqno] = end
-            self.progress.learn(inst, ck.first_seqno, end)
+                break
+            self.progress.learn(inst, ck.first_seqno, ck.offset + len(payload))
+            self._after[inst] = ck.key()
             applied += 1
             self.chunks += 1
             self.bytes += len(payload)
-            if not blocked:
-                self._after[inst] = key
         return applied

@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "unit" / "remote"))
-from seaweed import ACCESS_KEY, SECRET_KEY, Seaweed  # noqa: E402
+from seaweed import ACCESS_KEY, SECRET_KEY, Seaweed
 
-import chitta  # noqa: E402
+import chitta
 
 
 def clients(sw: Seaweed, n: int = 300) -> None:

@@ -82,7 +82,7 @@ def sync(sw: Seaweed, writers: int = 16, seconds: float = 10.0) -> None:
 
 def async_lag(sw: Seaweed, machines: int = 3, writers: int = 4, n: int = 2000) -> None:
     d = Path(tempfile.mkdtemp())
-    url = "s3://bench/async-%d" % time.time_ns()
+    url = f"s3://bench/async-{time.time_ns()}"
     fields = [chitta.open(d / f"m{m}", remote=url, embedder=None) for m in range(machines)]
     written: dict[int, float] = {}
     lock = threading.Lock()
@@ -120,7 +120,7 @@ def async_lag(sw: Seaweed, machines: int = 3, writers: int = 4, n: int = 2000) -
 
 def bootstrap(sw: Seaweed, n: int = 100_000) -> None:
     d = Path(tempfile.mkdtemp())
-    url = "s3://bench/boot-%d" % time.time_ns()
+    url = f"s3://bench/boot-{time.time_ns()}"
     with chitta.open(d / "a", remote=url, embedder=None) as a:
         for start in range(0, n, 10_000):
             a.remember_many([f"memory {i} of the bootstrap benchmark" for i in range(start, start + 10_000)])

@@ -72,6 +72,15 @@ class EmbedderUnavailable(ChittaError, ImportError):
     """An embedder's optional packages (or model files) are not installed."""
 
 
+class RemoteError(ChittaError):
+    """The shared object store (``remote=``) refused or failed a request, or holds
+    something chitta will not use (another field, a damaged or foreign object)."""
+
+
+class RemoteUnavailable(RemoteError, ConnectionError):
+    """The object store could not be reached in time; local data is unchanged."""
+
+
 class CheckpointIgnored(UserWarning):
     """A warning, not an error: the field's checkpoint could not be used (damaged,
     unknown version, not matching the log) and the field was rebuilt from its log."""
@@ -97,6 +106,8 @@ __all__ = [
     "NotAFieldError",
     "NotFound",
     "NotFoundError",
+    "RemoteError",
+    "RemoteUnavailable",
     "UnknownOpType",
     "UnsupportedFormat",
 ]

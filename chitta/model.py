@@ -108,6 +108,7 @@ class FieldStats:
     checkpoint: str | None = None  # the checkpoint this handle opened from
     records_since_checkpoint: int = 0  # records applied after it (all, without one)
     bytes_since_checkpoint: int = 0  # segment bytes after it
+    remote: dict[str, Any] | None = None  # replication state when opened with remote= (chitta/remote)
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

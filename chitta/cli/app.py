@@ -14,6 +14,7 @@ from chitta.mcp.forward import fast_path as _mcp_fast_path
 _mcp_fast_path()  # `chitta [--path P] mcp` with a warm MCP host: forward stdio to it and exit (docs/MCP.md)
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -109,9 +110,10 @@ def _kv_table(title: str, rows: dict[str, Any]) -> Table:
 
 @click.group(invoke_without_command=True, epilog=EPILOG)
 @click.option("--path", envvar="CHITTA_HOME", type=click.Path(file_okay=False), help="Field directory.")
+@click.option("--remote", envvar="CHITTA_REMOTE", help="Share the field through s3://bucket/prefix (docs/REMOTE.md).")
 @click.version_option(chitta.__version__, prog_name="chitta")
 @click.pass_context
-def main(ctx: click.Context, path: str | None) -> None:
+def main(ctx: click.Context, path: str | None, remote: str | None) -> None:
     """chitta: local-first memory for AI agents.
 
     \b
@@ -124,6 +126,8 @@ def main(ctx: click.Context, path: str | None) -> None:
       chitta verify
     """
     ctx.obj = {"path": path}
+    if remote:  # chitta.open() reads it: every command of this process opens the field replicated
+        os.environ["CHITTA_REMOTE"] = remote
     if ctx.invoked_subcommand is None:
         _orientation(ctx)
 

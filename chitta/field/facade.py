@@ -111,6 +111,7 @@ class Field(
         load_checkpoint: bool = True,
     ) -> None:
         self._closed = True  # until the log is open
+        self._remote: Any = None  # chitta.remote.Replicator when opened with remote= (chitta/remote/attach.py)
         if path is None:
             path = default_path()
         if not isinstance(path, (str, os.PathLike)):
@@ -241,6 +242,8 @@ class Field(
         self._fast_put = None
         self.__dict__.pop("remember", None)
         self._log.close()
+        if self._remote is not None:  # ship what is left (bounded), then stop its threads
+            self._remote.close()
 
     def __enter__(self) -> Self:
         return self
@@ -302,6 +305,15 @@ class Field(
         self._check_open()
         return self._registry.organ(name)
 
+    @property
+    def remote(self) -> Any:
+        """The ``chitta.remote.Replicator`` when opened with ``remote=``, else None."""
+        return self._remote
+
+    def remote_status(self) -> dict[str, Any] | None:
+        """Replication state (lag, errors, chunks) when opened with ``remote=``, else None."""
+        return self._remote.status() if self._remote is not None else None
+
 def open(
     path: str | os.PathLike[str] | None = None,
     *,
@@ -316,6 +328,9 @@ def open(
     clock: Callable[[], float] | None = None,
     recall_settings: RecallSettings | None = None,
     load_checkpoint: bool = True,
+    remote: str | None = None,
+    remote_durability: str = "async",
+    remote_timeout: float = 10.0,
 ) -> Field:
     """Open (or create) the field at ``path`` (default: ``$CHITTA_HOME``, else
     ``~/.local/share/chitta/default``).
@@ -335,7 +350,23 @@ def open(
     weights and pool sizes (default: ``chitta.recall.presets.settings_for``
     the embedder). ``load_checkpoint=False`` ignores the field's
     checkpoint and replays the whole log.
+
+    ``remote``: ``"s3://bucket/prefix"`` (default ``$CHITTA_REMOTE``) shares the field
+    with other machines through an S3-compatible object store (docs/REMOTE.md);
+    ``remote_durability``: ``"async"`` (shipped in the background) or ``"sync"``
+    (each write returns once the bucket holds it; ``RemoteUnavailable`` after
+    ``remote_timeout`` seconds).
     """
+    remote = remote if remote is not None else (os.environ.get("CHITTA_REMOTE") or None)
+    if remote is not None:
+        from chitta.remote.attach import open_remote
+
+        return open_remote(
+            Field, path, remote, remote_durability=remote_durability, remote_timeout=remote_timeout,
+            instance_id=instance_id, durability=durability, create=create, read_only=read_only,
+            salvage=salvage, segment_bytes=segment_bytes, embedder=embedder, reembed=reembed, clock=clock,
+            recall_settings=recall_settings, load_checkpoint=load_checkpoint,
+        )
     return Field(
         path,
         instance_id=instance_id,

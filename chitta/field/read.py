@@ -58,4 +58,5 @@ class ReadMixin(FieldState):
             checkpoint=self.checkpoint_loaded,
             records_since_checkpoint=self._applied - self._checkpoint_applied,
             bytes_since_checkpoint=max(0, int(s["bytes"]) - self._checkpoint_bytes),
+            remote=self._remote.status() if self._remote is not None else None,
         )

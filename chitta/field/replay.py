@@ -64,6 +64,8 @@ class ReplayMixin(FieldState):
     def refresh(self) -> int:
         """Apply what other instances appended since the last look. Returns records read."""
         self._check_open()
+        if self._remote is not None:  # other machines' new chunks first (chitta/remote)
+            self._remote.pull_quietly()
         with self._lock:
             n = self._replay()
         self._vocab_sync()  # their words join the expansion table now, not at a recall

@@ -87,6 +87,7 @@ class FieldState:
     _instance: int
     _clock: Callable[[], float]
     _lock: threading.RLock
+    _remote: Any  # chitta.remote.Replicator or None (chitta/remote/attach.py)
     _recall_settings: RecallSettings | None
     _pending_puts: _core.PutQueue  # remember()'s plain path (field_commit.py)
     _fast_put: Callable[[str], int | None] | None

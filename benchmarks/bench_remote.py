@@ -1,0 +1,160 @@
+"""Remote (S3) benchmarks against a local SeaweedFS (tests/unit/remote/seaweed.py).
+
+  python benchmarks/bench_remote.py clients        # boto3 vs minio: put/get/list, side by side
+  python benchmarks/bench_remote.py sync  [WRITERS] [SECONDS]   # sync-mode acknowledged records/s
+  python benchmarks/bench_remote.py async [MACHINES] [WRITERS] [N]  # visibility lag p50/p99
+  python benchmarks/bench_remote.py bootstrap [N]  # open from bucket checkpoint vs local checkpoint
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "unit" / "remote"))
+from seaweed import ACCESS_KEY, SECRET_KEY, Seaweed
+
+import chitta
+
+
+def clients(sw: Seaweed, n: int = 300) -> None:
+    import minio
+
+    b3 = sw.client()
+    mc = minio.Minio(sw.endpoint.split("//")[1], access_key=ACCESS_KEY, secret_key=SECRET_KEY, secure=False)
+    body = os.urandom(4096)
+    import io
+
+    def run(name: str, put, get, lst) -> None:  # type: ignore[no-untyped-def]
+        t = time.perf_counter()
+        for i in range(n):
+            put(f"{name}/{i:06}")
+        tp = (time.perf_counter() - t) / n
+        t = time.perf_counter()
+        for i in range(n):
+            get(f"{name}/{i:06}")
+        tg = (time.perf_counter() - t) / n
+        t = time.perf_counter()
+        for _ in range(20):
+            lst(f"{name}/")
+        tl = (time.perf_counter() - t) / 20
+        print(f"{name:6} put 4KiB {tp * 1e3:6.2f} ms  get {tg * 1e3:6.2f} ms  list {n} keys {tl * 1e3:6.2f} ms")
+
+    for _round in range(2):  # A/B twice, interleaved
+        run("boto3", lambda k: b3.put_object(Bucket="bench", Key=k, Body=body, IfNoneMatch="*"),
+            lambda k: b3.get_object(Bucket="bench", Key=k)["Body"].read(),
+            lambda p: b3.list_objects_v2(Bucket="bench", Prefix=p))
+        run("minio", lambda k: mc.put_object("bench", k, io.BytesIO(body), len(body)),
+            lambda k: mc.get_object("bench", k).read(),
+            lambda p: list(mc.list_objects("bench", prefix=p)))
+        b3.delete_objects(Bucket="bench", Delete={"Objects": [{"Key": f"boto3/{i:06}"} for i in range(n)]})
+        b3.delete_objects(Bucket="bench", Delete={"Objects": [{"Key": f"minio/{i:06}"} for i in range(n)]})
+
+
+def sync(sw: Seaweed, writers: int = 16, seconds: float = 10.0) -> None:
+    d = Path(tempfile.mkdtemp())
+    f = chitta.open(d / "s", remote="s3://bench/sync", embedder=None, remote_durability="sync")
+    stop = time.monotonic() + seconds
+    counts = [0] * writers
+
+    def work(k: int) -> None:
+        while time.monotonic() < stop:
+            f.remember(f"writer {k} record {counts[k]}")
+            counts[k] += 1
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(writers)]
+    t = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    el = time.perf_counter() - t
+    st = f.remote_status()
+    print(f"sync: {writers} writers, {sum(counts)} acknowledged in {el:.1f} s = {sum(counts) / el:.0f} records/s, "
+          f"{st['chunks_shipped']} chunks ({sum(counts) / max(1, st['chunks_shipped']):.1f} records/chunk)")
+    f.close()
+
+
+def async_lag(sw: Seaweed, machines: int = 3, writers: int = 4, n: int = 2000) -> None:
+    d = Path(tempfile.mkdtemp())
+    url = f"s3://bench/async-{time.time_ns()}"
+    fields = [chitta.open(d / f"m{m}", remote=url, embedder=None) for m in range(machines)]
+    written: dict[int, float] = {}
+    lock = threading.Lock()
+
+    def work(f: chitta.Field, k: int) -> None:
+        for i in range(n):
+            mid = f.remember(f"w{k} {i}")
+            with lock:
+                written[mid] = time.monotonic()
+
+    threads = [threading.Thread(target=work, args=(fields[m], w)) for m in range(machines) for w in range(writers)]
+    for th in threads:
+        th.start()
+    seen: list[dict[int, float]] = [{} for _ in fields]
+    total = machines * writers * n
+    deadline = time.monotonic() + 600
+    while any(len(s) < total for s in seen) and time.monotonic() < deadline:
+        for f, s in zip(fields, seen):
+            f.refresh()
+            now = time.monotonic()
+            with lock:
+                new = [i for i in written if i not in s and i in f]
+            for i in new:
+                s[i] = now
+        time.sleep(0.01)
+    for th in threads:
+        th.join()
+    lags = sorted(s[i] - written[i] for s in seen for i in s)
+    print(f"async: {machines} machines x {writers} writers x {n}: visibility lag p50 {statistics.median(lags):.3f} s, "
+          f"p99 {lags[int(len(lags) * 0.99)]:.3f} s, max {lags[-1]:.3f} s; all seen: "
+          f"{all(len(s) == total for s in seen)}")
+    for f in fields:
+        f.close()
+
+
+def bootstrap(sw: Seaweed, n: int = 100_000) -> None:
+    d = Path(tempfile.mkdtemp())
+    url = f"s3://bench/boot-{time.time_ns()}"
+    with chitta.open(d / "a", remote=url, embedder=None) as a:
+        for start in range(0, n, 10_000):
+            a.remember_many([f"memory {i} of the bootstrap benchmark" for i in range(start, start + 10_000)])
+        a.remote.publish_checkpoint()
+        a.remote.wait_shipped(120)
+    t = time.perf_counter()
+    with chitta.open(d / "a", embedder=None) as f:
+        assert len(f) == n
+    local = time.perf_counter() - t
+    t = time.perf_counter()
+    with chitta.open(d / "b", remote=url, embedder=None) as f:
+        assert len(f) == n and f.checkpoint_loaded
+    remote = time.perf_counter() - t
+    size = sum(p.stat().st_size for p in (d / "b").rglob("*") if p.is_file())
+    t = time.perf_counter()
+    with chitta.open(d / "b", embedder=None) as f:
+        pass
+    local_b = time.perf_counter() - t
+    print(f"bootstrap {n}: local open-from-checkpoint {local:.2f} s; from the bucket {remote:.2f} s "
+          f"({size / 2**20:.0f} MiB fetched); reopen of the bootstrapped copy {local_b:.2f} s")
+
+
+def main() -> None:
+    what = sys.argv[1] if len(sys.argv) > 1 else "clients"
+    args = [float(a) if "." in a else int(a) for a in sys.argv[2:]]
+    sw = Seaweed(Path(tempfile.mkdtemp()))
+    sw.start()
+    try:
+        sw.make_bucket("bench")
+        os.environ.update(sw.env())
+        {"clients": clients, "sync": sync, "async": async_lag, "bootstrap": bootstrap}[what](sw, *args)
+    finally:
+        sw.stop()
+
+
+if __name__ == "__main__":
+    main()

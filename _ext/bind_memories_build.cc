@@ -108,7 +108,43 @@ PyObject* FloatCopy(const char* src, Py_ssize_t n) {
 
 constexpr int kCols = 9;  // created, written, updated, last_access, confidence, strength, decay, tier, access
 constexpr int kLabels = 5;  // kind, realm, session, source_tool, harness
-constexpr int kSlots = 20;
+// The Memory fields this builder fills, by name: Build matches each of Memory's slot
+// descriptors (chitta.model._MEMORY_SLOTS) to one of these by its __name__, so the
+// dataclass may reorder its fields; a field missing here (or here but not there) is refused.
+enum Slot : int {
+  kId, kText, kKind, kRealm, kSession, kSourceTool, kHarness, kTags, kConfidence, kStrength, kDecayRate,
+  kTier, kCreated, kUpdated, kLastAccess, kAccess, kMeta, kEmbedding, kArtifacts, kWritten, kSlots
+};
+constexpr const char* kSlotNames[kSlots] = {
+    "id", "text", "kind", "realm", "session", "source_tool", "harness", "tags", "confidence", "strength",
+    "decay_rate", "tier", "created_ms", "updated_ms", "last_access_ms", "access_count", "meta", "embedding",
+    "artifacts", "written_ms"};
+constexpr Slot kLabelSlots[kLabels] = {kKind, kRealm, kSession, kSourceTool, kHarness};
+
+// order[s]: which of this builder's values goes into Memory's slot s (matched by name).
+bool SlotOrder(PyObject* slots, int order[kSlots]) {
+  bool seen[kSlots] = {};
+  for (int s = 0; s < kSlots; ++s) {
+    PyObject* name = PyObject_GetAttrString(PyTuple_GET_ITEM(slots, s), "__name__");
+    const char* text = name == nullptr ? nullptr : PyUnicode_AsUTF8(name);
+    int found = -1;
+    for (int k = 0; text != nullptr && k < kSlots; ++k) {
+      if (std::strcmp(text, kSlotNames[k]) == 0) found = k;
+    }
+    if (found < 0 || seen[found]) {
+      if (!PyErr_Occurred()) {
+        PyErr_Format(PyExc_TypeError, "_build_memories: Memory field %s is not one this builder fills",
+                     text == nullptr ? "?" : text);
+      }
+      Py_XDECREF(name);
+      return false;
+    }
+    Py_DECREF(name);
+    seen[found] = true;
+    order[s] = found;
+  }
+  return true;
+}
 
 PyObject* Build(PyObject* const* a) {
   PyObject *cls = a[0], *slots = a[1], *ids = a[2], *map_obj = a[3], *dead_obj = a[4], *cols = a[5];
@@ -121,6 +157,8 @@ PyObject* Build(PyObject* const* a) {
     PyErr_SetString(PyExc_TypeError, "_build_memories: arguments of the wrong kind");
     return nullptr;
   }
+  int order[kSlots];
+  if (!SlotOrder(slots, order)) return nullptr;
   const chitta::util::RowMap* map = nullptr;
   try {
     map = &py::handle(map_obj).cast<const chitta::util::RowMap&>();
@@ -174,16 +212,16 @@ PyObject* Build(PyObject* const* a) {
   const bool is_bytearray = PyByteArray_Check(arena_obj);
   for (Py_ssize_t j = 0; j < m; ++j) {
     PyObject* v[kSlots] = {};
-    v[0] = PyNumber_Index(PySequence_Fast_GET_ITEM(seq, j));  // the id, as int(ids[j])
-    if (v[0] == nullptr) {
+    v[kId] = PyNumber_Index(PySequence_Fast_GET_ITEM(seq, j));  // the id, as int(ids[j])
+    if (v[kId] == nullptr) {
       Py_DECREF(empty);
       Py_DECREF(out);
       Py_DECREF(seq);
       return nullptr;
     }
-    const unsigned long long id = PyLong_AsUnsignedLongLong(v[0]);
+    const unsigned long long id = PyLong_AsUnsignedLongLong(v[kId]);
     if (id == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {  // negative or past 2**64 - 1
-      Py_DECREF(v[0]);
+      Py_DECREF(v[kId]);
       Py_DECREF(empty);
       Py_DECREF(out);
       Py_DECREF(seq);
@@ -191,7 +229,7 @@ PyObject* Build(PyObject* const* a) {
     }
     const int64_t row = map->Row(id);
     if (row >= n_rows || (row >= 0 && row + 1 >= off.len())) {
-      Py_DECREF(v[0]);
+      Py_DECREF(v[kId]);
       PyErr_SetString(PyExc_IndexError, "row past the organ's columns");
       Py_DECREF(empty);
       Py_DECREF(out);
@@ -199,7 +237,7 @@ PyObject* Build(PyObject* const* a) {
       return nullptr;
     }
     if (row < 0 || is_dead[row]) {  // not live: None
-      Py_DECREF(v[0]);
+      Py_DECREF(v[kId]);
       Py_INCREF(Py_None);
       PyList_SET_ITEM(out, j, Py_None);
       continue;
@@ -211,7 +249,7 @@ PyObject* Build(PyObject* const* a) {
       PyObject* changed = PyDict_GetItemWithError(texts, key);
       if (changed != nullptr) {
         Py_INCREF(changed);
-        v[1] = changed;
+        v[kText] = changed;
       } else if (!PyErr_Occurred()) {
         const int64_t lo = offsets[row], hi = offsets[row + 1];
         // Read the arena's pointer and size now: nothing between here and the decode can run Python code.
@@ -220,10 +258,10 @@ PyObject* Build(PyObject* const* a) {
         if (lo < 0 || hi < lo || hi > size) {
           PyErr_SetString(PyExc_IndexError, "text offsets past the arena");
         } else {
-          v[1] = PyUnicode_DecodeUTF8(text_bytes + lo, hi - lo, "strict");
+          v[kText] = PyUnicode_DecodeUTF8(text_bytes + lo, hi - lo, "strict");
         }
       }
-      ok = v[1] != nullptr;
+      ok = v[kText] != nullptr;
     }
     for (int l = 0; ok && l < kLabels; ++l) {
       const uint32_t code = codes[l].data<uint32_t>()[row];
@@ -232,41 +270,43 @@ PyObject* Build(PyObject* const* a) {
         ok = false;
         break;
       }
-      v[2 + l] = PyList_GET_ITEM(values[l], code);
-      Py_INCREF(v[2 + l]);
+      v[kLabelSlots[l]] = PyList_GET_ITEM(values[l], code);
+      Py_INCREF(v[kLabelSlots[l]]);
     }
-    if (ok) ok = (v[7] = DictGet(tags, key, empty)) != nullptr;
+    if (ok) ok = (v[kTags] = DictGet(tags, key, empty)) != nullptr;
     if (ok) {
-      v[8] = PyFloat_FromDouble(col[4].data<double>()[row]);   // confidence
-      v[9] = PyFloat_FromDouble(col[5].data<double>()[row]);   // strength
-      v[10] = PyFloat_FromDouble(col[6].data<double>()[row]);  // decay_rate
-      v[11] = PyLong_FromLongLong(col[7].data<int64_t>()[row]);  // tier
+      v[kConfidence] = PyFloat_FromDouble(col[4].data<double>()[row]);   // confidence
+      v[kStrength] = PyFloat_FromDouble(col[5].data<double>()[row]);   // strength
+      v[kDecayRate] = PyFloat_FromDouble(col[6].data<double>()[row]);  // decay_rate
+      v[kTier] = PyLong_FromLongLong(col[7].data<int64_t>()[row]);  // tier
       const int64_t created = col[0].data<int64_t>()[row];
-      v[12] = PyLong_FromLongLong(created);
-      v[13] = PyLong_FromLongLong(col[2].data<int64_t>()[row]);  // updated
-      v[14] = PyLong_FromLongLong(col[3].data<int64_t>()[row]);  // last_access
-      v[15] = PyLong_FromLongLong(col[8].data<int64_t>()[row]);  // access
+      v[kCreated] = PyLong_FromLongLong(created);
+      v[kUpdated] = PyLong_FromLongLong(col[2].data<int64_t>()[row]);  // updated
+      v[kLastAccess] = PyLong_FromLongLong(col[3].data<int64_t>()[row]);  // last_access
+      v[kAccess] = PyLong_FromLongLong(col[8].data<int64_t>()[row]);  // access
       const int64_t written = col[1].data<int64_t>()[row];
-      v[19] = PyLong_FromLongLong(written != 0 ? written : created);
-      for (int s : {8, 9, 10, 11, 12, 13, 14, 15, 19}) ok = ok && v[s] != nullptr;
+      v[kWritten] = PyLong_FromLongLong(written != 0 ? written : created);
+      for (int s : {kConfidence, kStrength, kDecayRate, kTier, kCreated, kUpdated, kLastAccess, kAccess, kWritten}) {
+        ok = ok && v[s] != nullptr;
+      }
     }
     if (ok) {  // meta: a copy of the dict, or None
       PyObject* meta = PyDict_GetItemWithError(metas, key);
       if (meta == nullptr) {
         if (!PyErr_Occurred()) {
-          v[16] = Py_None;
+          v[kMeta] = Py_None;
           Py_INCREF(Py_None);
         }
       } else {
         if (meta == Py_None) {
           Py_INCREF(Py_None);
-          v[16] = Py_None;
+          v[kMeta] = Py_None;
         } else {
-          v[16] = PyDict_Check(meta) ? PyDict_Copy(meta)
+          v[kMeta] = PyDict_Check(meta) ? PyDict_Copy(meta)
                                      : PyObject_CallOneArg(reinterpret_cast<PyObject*>(&PyDict_Type), meta);
         }
       }
-      ok = v[16] != nullptr;
+      ok = v[kMeta] != nullptr;
     }
     if (ok) {  // embedding: a copy of its matrix row, or of its odd-width bytes, or None
       const int64_t vr = vec.data<int64_t>()[row];
@@ -275,14 +315,14 @@ PyObject* Build(PyObject* const* a) {
         if (blob == nullptr) {
           if (!PyErr_Occurred()) {
             Py_INCREF(Py_None);
-            v[17] = Py_None;
+            v[kEmbedding] = Py_None;
           }
         } else if (!PyBytes_Check(blob)) {
           PyErr_SetString(PyExc_TypeError, "an odd vector must be bytes");
         } else if (PyBytes_GET_SIZE(blob) % 4 != 0) {
           PyErr_SetString(PyExc_ValueError, "buffer size must be a multiple of element size");
         } else {
-          v[17] = FloatCopy(PyBytes_AS_STRING(blob), PyBytes_GET_SIZE(blob) / 4);
+          v[kEmbedding] = FloatCopy(PyBytes_AS_STRING(blob), PyBytes_GET_SIZE(blob) / 4);
         }
       } else {
         const View& mat = vr >= 0 ? vecs : base;
@@ -290,12 +330,12 @@ PyObject* Build(PyObject* const* a) {
         if (mrow >= mat.len()) {
           PyErr_SetString(PyExc_IndexError, "a vector row past its matrix");
         } else {
-          v[17] = FloatCopy(mat.data<char>() + mrow * mat.cols() * 4, mat.cols());
+          v[kEmbedding] = FloatCopy(mat.data<char>() + mrow * mat.cols() * 4, mat.cols());
         }
       }
-      ok = v[17] != nullptr;
+      ok = v[kEmbedding] != nullptr;
     }
-    if (ok) ok = (v[18] = DictGet(arts, key, empty)) != nullptr;
+    if (ok) ok = (v[kArtifacts] = DictGet(arts, key, empty)) != nullptr;
     PyObject* memory = nullptr;
     if (ok) {
       auto* type = reinterpret_cast<PyTypeObject*>(cls);
@@ -303,7 +343,7 @@ PyObject* Build(PyObject* const* a) {
       for (int s = 0; memory != nullptr && s < kSlots; ++s) {
         PyObject* descr = PyTuple_GET_ITEM(slots, s);
         descrsetfunc set = Py_TYPE(descr)->tp_descr_set;
-        if (set == nullptr || set(descr, memory, v[s]) < 0) {
+        if (set == nullptr || set(descr, memory, v[order[s]]) < 0) {
           if (set == nullptr) PyErr_SetString(PyExc_TypeError, "a descriptor cannot be set");
           Py_CLEAR(memory);
         }

@@ -72,7 +72,7 @@ def mk_remember(d):
     def close():
         len(f)
         f.close()
-    return work, f._log, close
+    return work, f.core.log, close
 
 def py_fdatasync(k=2000):
     d = tempfile.mkdtemp(prefix="chitta-ab-gc-", dir=base)

@@ -67,19 +67,19 @@ def remember():
 
 def put_only():
     f = field()
-    f._pending_puts.set_drain(None, 1 << 62)
-    put = f._fast_put
+    f.core.pending_puts.set_drain(None, 1 << 62)
+    put = f.core.fast_put
     def body():
         for _ in range(n):
             put(TEXT)
     out = timed(body)
-    f._pending_puts.take()
+    f.core.pending_puts.take()
     f.close()
     return out
 
 def put_apply():
     f = field()
-    put = f._fast_put
+    put = f.core.fast_put
     def body():
         for _ in range(n):
             put(TEXT)

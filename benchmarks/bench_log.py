@@ -274,7 +274,7 @@ def _mt_field(key: str) -> Callable[[str], tuple[Callable[[int], None], Callable
             len(f)  # a read: the queued puts reach the organs inside the timing
             f.close()
 
-        return work, _keep_sync_stats(key, f._log, close)
+        return work, _keep_sync_stats(key, f.core.log, close)
 
     return make
 

@@ -108,13 +108,13 @@ def default_model_settings(field: chitta.Field) -> Any:
     from chitta.encode import OnnxMiniLM
     from chitta.recall.presets import settings_for
 
-    settings, vocabulary = field._engine.settings, field._engine.vocabulary
-    field._engine.settings = dataclasses.replace(settings_for(OnnxMiniLM(), settings), expansion_min_cosine=-1.0)
-    field._engine.vocabulary = synthetic_vocabulary()
+    settings, vocabulary = field.core.engine.settings, field.core.engine.vocabulary
+    field.core.engine.settings = dataclasses.replace(settings_for(OnnxMiniLM(), settings), expansion_min_cosine=-1.0)
+    field.core.engine.vocabulary = synthetic_vocabulary()
     try:
         yield
     finally:
-        field._engine.settings, field._engine.vocabulary = settings, vocabulary
+        field.core.engine.settings, field.core.engine.vocabulary = settings, vocabulary
 
 
 def texts(n: int, seed: int = 3) -> list[str]:
@@ -183,13 +183,13 @@ def recall_latency(field: chitta.Field, vecs: np.ndarray, docs: list[str], nq: i
     # for convex score fusion (chitta.recall.presets), whose keyword lane goes deeper, and for the
     # vocabulary expansion lane: time those as well (the lane with synthetic word vectors, every query
     # expanding: see synthetic_vocabulary).
-    settings = field._engine.settings
+    settings = field.core.engine.settings
     if hasattr(settings, "fusion_alpha"):
         from chitta.encode import OnnxMiniLM
 
-        field._engine.settings = dataclasses.replace(settings, fusion_alpha=OnnxMiniLM.recall_fusion_alpha)
+        field.core.engine.settings = dataclasses.replace(settings, fusion_alpha=OnnxMiniLM.recall_fusion_alpha)
         out[CONVEX] = percentiles(lambda i: field.recall(qt[i], vector=qv[i], k=10, touch=False), nq)
-        field._engine.settings = settings
+        field.core.engine.settings = settings
         if hasattr(settings, "expansion_weight"):
             with default_model_settings(field):
                 out[DEFAULT_INSTALL] = percentiles(lambda i: field.recall(qt[i], vector=qv[i], k=10, touch=False), nq)
@@ -303,8 +303,8 @@ def run(sizes: list[int], nq: int, write_n: int, field_dir: Path | None, console
         fields = field_dir or Path(tmp)
         for n in sizes:
             field, vecs, docs = build(fields / f"r{n}", n, progress)
-            if concurrent_lanes is not None and hasattr(field._engine.settings, "concurrent_lanes"):
-                field._engine.settings = dataclasses.replace(field._engine.settings, concurrent_lanes=concurrent_lanes)
+            if concurrent_lanes is not None and hasattr(field.core.engine.settings, "concurrent_lanes"):
+                field.core.engine.settings = dataclasses.replace(field.core.engine.settings, concurrent_lanes=concurrent_lanes)
             result["recall"][n] = recall_latency(field, vecs, docs, nq)
             if stages:
                 qv, qt = queries(vecs, docs, nq)

@@ -105,12 +105,12 @@ out["checkpoint"] = f.checkpoint_loaded
 gc.collect()
 rss = proc.memory_info().rss - base
 n = len(f)
-vec = f._index._vecs.nbytes
-if hasattr(f._memories, "nbytes"):  # the columnar organ
-    vec += f._memories.nbytes()["vectors"]
+vec = f.core.index._vecs.nbytes
+if hasattr(f.core.memories, "nbytes"):  # the columnar organ
+    vec += f.core.memories.nbytes()["vectors"]
 else:  # the organ before columns (A/B runs against older code)
-    vec += f._memories._sidecar_vecs.nbytes
-    for rec in f._memories._records.values():
+    vec += f.core.memories._sidecar_vecs.nbytes
+    for rec in f.core.memories._records.values():
         emb = getattr(rec, "embedding", None)
         vec += len(emb) if emb is not None else 0
 out.update(memories=n, rss_bytes=rss, vector_bytes=int(vec))
@@ -120,7 +120,7 @@ if nq:
     picks = [ids[int(i)] for i in rng.integers(0, n, nq)]
     qs = []
     for mid in picks:
-        v = f._index.vector(mid) + rng.normal(0, 0.2 / np.sqrt(f._index.dim), f._index.dim).astype(np.float32)
+        v = f.core.index.vector(mid) + rng.normal(0, 0.2 / np.sqrt(f.core.index.dim), f.core.index.dim).astype(np.float32)
         qs.append((" ".join(f.get(mid).text.split()[:4]), (v / np.linalg.norm(v)).astype(np.float32)))
     lat = {}
     for name, lanes in json.loads(sys.argv[4]).items():

@@ -54,7 +54,7 @@ def write_rate(root: Path, texts: list[str], model: Any, settings: RecallSetting
         for lo in range(0, len(texts), batch):
             f.remember_many(texts[lo:lo + batch])
         out["remember_many_per_s"] = len(texts) / (time.perf_counter() - t0)
-        vocab = f._engine.vocabulary
+        vocab = f.core.engine.vocabulary
         out["words"] = float(len(vocab)) if vocab is not None else 0.0
     with chitta.open(root / "one", durability="buffered", embedder=model, recall_settings=settings) as f:
         t0 = time.perf_counter()
@@ -79,17 +79,17 @@ def strip_table(root: Path) -> None:
 def open_and_recall(root: Path, model: Any, settings: RecallSettings, *, old: bool = False) -> tuple[float, float]:
     """(open seconds, first recall seconds); ``old``: the words are embedded inside the first
     recall (as before this change) instead of at open."""
-    from chitta.field.vocab import VocabMixin
+    from chitta.field import vocab
 
-    saved = VocabMixin._vocab_sync
+    saved = vocab.sync_words
     if old:
-        VocabMixin._vocab_sync = lambda self, **kw: 0  # type: ignore[method-assign]
+        vocab.sync_words = lambda core, **kw: 0  # type: ignore[assignment]
     try:
         t0 = time.perf_counter()
         f = chitta.open(root, embedder=model, recall_settings=settings)
         opened = time.perf_counter() - t0
     finally:
-        VocabMixin._vocab_sync = saved  # type: ignore[method-assign]
+        vocab.sync_words = saved
     with f:
         t0 = time.perf_counter()
         f.recall(QUERY, k=10, touch=False)

@@ -84,7 +84,7 @@ def write_field(path: Path, words: int) -> dict[str, float]:
         wrote = time.perf_counter() - t0
         t0 = time.perf_counter()
         f.checkpoint()
-        n = len(f._engine.vocabulary)
+        n = len(f.core.engine.vocabulary)
     return {"table_words": float(n), "write_s": wrote, "checkpoint_s": time.perf_counter() - t0}
 
 

@@ -138,9 +138,9 @@ def evaluate(
                                         settings, turn_view)
             known = set(dia_of.values())
             questions = [qa["question"] for qa in sample["qa"]]
-            if field._engine.settings.dense_query_without_speaker:  # as Field.recall embeds (helper M)
+            if field.core.engine.settings.dense_query_without_speaker:  # as Field.recall embeds (helper M)
                 questions = [dense_query_text(q, {t["speaker"] for t in turns(sample["conversation"])}) for q in questions]
-            qvecs = field._encoding.embed_query(questions) if field._encoding.enabled else None
+            qvecs = field.core.encoding.embed_query(questions) if field.core.encoding.enabled else None
             for qi, qa in enumerate(sample["qa"]):
                 gold, dropped = normalise_evidence(qa.get("evidence", []), known)
                 dropped_ids += dropped

@@ -97,7 +97,7 @@ WORD_SEARCH = {"numpy": NumpyWords, "inline": InlineWords, "native": expand.Voca
 
 def attach(field: chitta.Field, kind: str = "native") -> expand.Vocabulary:
     vocab: expand.Vocabulary = synthetic_vocabulary(WORD_SEARCH[kind])
-    field._engine.vocabulary = vocab
+    field.core.engine.vocabulary = vocab
     return vocab
 
 

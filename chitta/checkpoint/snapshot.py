@@ -10,6 +10,7 @@ so the watermark and the state always agree, and the writers of the field
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 import time
 import warnings
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from chitta.organs import sidecar
 
 if TYPE_CHECKING:
     from chitta.field import Field
+    from chitta.field.core import FieldCore
 
 STATE = "state"
 VECTORS = "vectors.emb"  # the sidecars of the built-in organs (chitta/organs/*_checkpoint.py)
@@ -69,10 +71,10 @@ class SnapshotFiles:
 class RestoreFiles:
     """The RestoreContext organs read their sidecars through."""
 
-    def __init__(self, directory: Path, version: int, sidecars: dict[str, dict[str, int]]) -> None:
+    def __init__(self, directory: Path, version: int, sidecars: Mapping[str, Mapping[str, int]]) -> None:
         self.directory = directory
         self.version = version
-        self.sidecars = sidecars
+        self.sidecars: Mapping[str, Mapping[str, int]] = sidecars
         self.shared: dict[str, Any] = {}
 
     def path(self, name: str) -> Path:
@@ -112,8 +114,8 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
     checkpoint (chitta.recall.expand.Vocabulary), saved with the view's own
     (``vocab.emb``, state 5; chitta/checkpoint/vocab.py)."""
     t0 = time.perf_counter()
-    positions = view._log.positions()
-    clock = int(view._log.clock)
+    positions = view.core.log.positions()
+    clock = int(view.core.log.clock)
     instances: dict[int, int] = {}
     for name, _offset, last, header_ok, _dead in positions:
         inst = int(name.split("_", 1)[0], 16)
@@ -123,7 +125,7 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
     try:
         ctx = SnapshotFiles(temp)
         seen: set[str] = set()  # the words of the documents the view indexes from here on
-        saved: VocabTable | None = view._vocab_saved
+        saved: VocabTable | None = view.core.vocab_saved
         live = None
         if vocabulary is not None:
             live = _live_table(vocabulary)
@@ -134,10 +136,10 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
                 for doc in docs:
                     seen.update(vocabulary_words(doc))
 
-            view._index.vocabulary_sink = collect
-            if saved is None and view._index.indexed_texts() > 0:  # a keyword index restored as an image
+            view.core.index.vocabulary_sink = collect
+            if saved is None and view.core.index.indexed_texts() > 0:  # a keyword index restored as an image
                 collect([m.text for m in view.memories()])
-        organ_states = {organ.name: organ.snapshot(ctx) for organ in view._organs}
+        organ_states = {organ.name: organ.snapshot(ctx) for organ in view.core.organs}
         sidecars = ctx.sidecars
         ids = ctx.shared["vectors"][0]
         table = table_to_write(saved, seen, live)
@@ -160,8 +162,8 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
                 "positions": [list(p) for p in positions],
                 "instances": [[k, v] for k, v in sorted(instances.items())],
             },
-            "applied": view._applied,
-            "unrouted": view._unrouted,
+            "applied": view.core.applied,
+            "unrouted": view.core.unrouted,
             "organs": organ_states,
             "sidecars": sidecars,
         }
@@ -181,8 +183,8 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
     return CheckpointInfo(
         path=str(final),
         clock=clock,
-        records=view._applied,
-        memories=len(view._memories),
+        records=view.core.applied,
+        memories=len(view.core.memories),
         vectors=len(ids),
         bytes=total,
         seconds=time.perf_counter() - t0,
@@ -324,7 +326,7 @@ def migrate(version: int, state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-def restore(field: Any, loaded: Loaded) -> None:
+def restore(field: FieldCore, loaded: Loaded) -> None:
     """Fill ``field``'s fresh organs from ``loaded`` through the organ contract, in
     registry order, and seed its log positions. Raises on anything malformed (an
     organ the checkpoint has no state for included); the caller then discards the organs."""
@@ -332,21 +334,21 @@ def restore(field: Any, loaded: Loaded) -> None:
     organs = loaded.state["organs"]
     mark = loaded.state["watermark"]
     ctx = RestoreFiles(loaded.path, loaded.version, loaded.state["sidecars"])
-    for organ in field._organs:
+    for organ in field.organs:
         if organ.name not in organs:
             raise CorruptionError(f"the checkpoint has no state for organ {organ.name!r} (written before it existed)")
         try:
             organ.restore(organs[organ.name], ctx)
         except OSError as exc:  # a sidecar missing or unreadable
             raise CorruptionError(f"checkpoint {loaded.path.name}, organ {organ.name}: {exc}") from exc
-    field._vocab_saved = loaded.vocab  # adopted by chitta.recall.expand.attach once the embedder is known
-    field._applied = int(loaded.state["applied"])
-    field._unrouted = int(loaded.state["unrouted"])
+    field.vocab_saved = loaded.vocab  # adopted by chitta.recall.expand.attach once the embedder is known
+    field.applied = int(loaded.state["applied"])
+    field.unrouted = int(loaded.state["unrouted"])
     positions = [(str(n), int(o), int(s), bool(h), bool(d)) for n, o, s, h, d in mark["positions"]]
-    field._log.seed_positions(positions, int(mark["clock"]))
+    field.log.seed_positions(positions, int(mark["clock"]))
 
 
-def try_load(field: Any) -> Loaded | None:
+def try_load(field: FieldCore) -> Loaded | None:
     """Read the live checkpoint of ``field``'s root; warn (CheckpointIgnored) and
     return None when it exists but cannot be used."""
     try:

@@ -328,6 +328,7 @@ def demo(demo_path: str | None, as_json: bool) -> None:
 
 # ---- commands in their own modules -------------------------------------------------
 from chitta.cli import checkpoint as cli_checkpoint
+from chitta.cli import operations as cli_operations
 from chitta.cli import recall as cli_recall
 from chitta.cli import serve as cli_serve
 

@@ -9,3 +9,8 @@ maintenance, lifecycle, links, operation calls).
 from chitta.field.facade import DURABILITIES, Field, default_path, infer_harness, open
 
 __all__ = ["DURABILITIES", "Field", "default_path", "infer_harness", "open"]
+
+# The public names keep the module they always had (reprs, pickles, docs tools).
+for _public in (Field, open, default_path, infer_harness):
+    _public.__module__ = __name__
+del _public

@@ -18,34 +18,34 @@ from chitta.ops import Op
 from chitta.organs.contract import Operation, Organ
 
 if TYPE_CHECKING:
-    from chitta.field.facade import Field
+    from chitta.field.core import FieldCore
 
 
 class CallContext:
     """What an operation's handler may do with the field beyond its own organ."""
 
-    def __init__(self, field: Field) -> None:
-        self._field = field
+    def __init__(self, core: FieldCore) -> None:
+        self._core = core
 
     @property
     def read_only(self) -> bool:
-        return self._field.read_only
+        return self._core.read_only
 
     def now_ms(self) -> int:
         """The field's clock, in epoch milliseconds."""
-        return self._field._now_ms()
+        return self._core.now_ms()
 
     def new_id(self) -> int:
         """A fresh memory id of this instance (unique across instances)."""
-        return self._field._new_id()
+        return self._core.new_id()
 
     def commit(self, *group: Op) -> None:
         """Append ``group`` (one op, or several as one atomic Batch) and apply it to
         every organ that handles its types. Each op is validated first."""
-        self._field._check_writable()
+        self._core.check_writable()
         for op in group:
             ops.validate(op)
-        self._field._commit_group(list(group))
+        self._core.commit_group(list(group))
 
 
 def find(organs: Sequence[Organ], name: str) -> tuple[Organ, Operation]:
@@ -57,17 +57,17 @@ def find(organs: Sequence[Organ], name: str) -> tuple[Organ, Operation]:
     raise InvalidArgument(f"no operation named {name!r}; this field's organs offer {known}")
 
 
-def call(field: Field, name: object, arguments: dict[str, Any]) -> Any:
+def call(core: FieldCore, name: object, arguments: dict[str, Any]) -> Any:
     from chitta.server.methods import Method, check_arguments
 
     if not isinstance(name, str):
         raise InvalidArgument(f"an operation name is a str, not {type(name).__name__}")
-    organ, operation = find(field._organs, name)
+    organ, operation = find(core.organs, name)
     method = Method(operation.name, schema=dict(operation.schema), operation=operation)
     args = check_arguments(method, arguments)
     if operation.writes:
-        field._check_writable()
+        core.check_writable()
     else:
-        field._check_open()
-    with field._lock:
-        return operation.handler(organ, CallContext(field), **args)
+        core.check_open()
+    with core.lock:
+        return operation.handler(organ, CallContext(core), **args)

@@ -1,50 +1,44 @@
 """The Field: one chitta memory store, as seen by one process.
 
-The coordinator owns the segment log (native, ``chitta._core.SegmentLog``) and
-the organs. Every change is validated, encoded as a typed op, appended to this
-instance's segment, and only then applied to the organs. Opening a field and
-``refresh()`` replay what the log holds (every instance's records, merged by
+Every change is validated, encoded as a typed op, appended to this instance's
+segment, and only then applied to the organs. Opening a field and ``refresh()``
+replay what the log holds (every instance's records, merged by
 ``(seqno, instance_id)``) into the organs. Nothing is applied that is not in
 the log; nothing in the log is applied twice.
 
-This module opens the field and wires the organs; the methods live in mixins,
-one job each: ``field_commit`` (checks, commits, routing, the queue of plain
-puts), ``field_write`` and ``field_puts`` (writes), ``field_maintain``
-(maintenance passes), ``field_read`` (reads by id, stats), ``field_recall``,
-``field_replay`` (replay, refresh), ``field_checkpoint``, ``field_link``,
-``field_lifecycle``.
+:class:`Field` is the facade: it checks its constructor's arguments, opens a
+:class:`~chitta.field.core.FieldCore` (the log, the organ registry, the clock
+and the lock) and delegates each public method to the feature module that
+implements it (write, read, recall, replay, maintain, lifecycle, link,
+checkpoint, calls), in a line or two. ``field.core`` is the documented way for
+tools and tests to reach the core.
 """
 
 from __future__ import annotations
 
 import os
-import threading
-import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from chitta import _core
-from chitta.ops import checks as v
+from chitta.checkpoint.snapshot import CheckpointInfo
 from chitta.encode.field_encoding import FieldEncoding
 from chitta.errors import InvalidArgument, NotAFieldError
-from chitta.field.checkpoint import CheckpointMixin
-from chitta.field.commit import PENDING_LIMIT, CommitMixin, drainer
-from chitta.field.lifecycle import LifecycleMixin
-from chitta.field.link import LinkMixin
-from chitta.field.maintain import MaintainMixin
-from chitta.field.puts import PutMixin, infer_harness
-from chitta.field.read import ReadMixin
-from chitta.field.recall import RecallMixin
-from chitta.field.replay import ReplayMixin
-from chitta.field.state import has_vector_sink, takes_code_columns, takes_columns
-from chitta.field.vocab import VocabMixin
-from chitta.field.write import WriteMixin
-from chitta.ops import OpType
-from chitta.organs import Organ, registry
-from chitta.recall.engine import RecallEngine, RecallSettings
+from chitta.field import checkpoint, lifecycle, link, maintain, read, recall, replay, vocab, write
+from chitta.field.core import FieldCore
+from chitta.field.puts import NO_TAGS, infer_harness
+from chitta.field.write import _ONE, _OBSERVATION
+from chitta.lifecycle.contradictions import ContradictionPair
+from chitta.lifecycle.curation import CurationReport
+from chitta.lifecycle.dedup import DedupReport
+from chitta.model import FieldStats, Memory
+from chitta.ops import checks as v
+from chitta.organs import Organ
+from chitta.recall.engine import RecallSettings
+from chitta.recall.hit import Hit
 from chitta.recall.presets import settings_for
 
 if TYPE_CHECKING:
@@ -79,20 +73,10 @@ def _check_field_path(path: Path, create: bool) -> None:
         )
 
 
-class Field(
-    WriteMixin,
-    PutMixin,
-    CommitMixin,
-    MaintainMixin,
-    ReadMixin,
-    CheckpointMixin,
-    RecallMixin,
-    ReplayMixin,
-    VocabMixin,
-    LinkMixin,
-    LifecycleMixin,
-):
+class Field:
     """A chitta field. Use :func:`chitta.open` to get one; close it (or use ``with``)."""
+
+    _core: FieldCore  # set once the log is open
 
     def __init__(
         self,
@@ -110,7 +94,6 @@ class Field(
         recall_settings: RecallSettings | None = None,
         load_checkpoint: bool = True,
     ) -> None:
-        self._closed = True  # until the log is open
         self._remote: Any = None  # chitta.remote.Replicator when opened with remote= (chitta/remote/attach.py)
         if path is None:
             path = default_path()
@@ -143,107 +126,54 @@ class Field(
                 raise InvalidArgument(f"{flag} must be a bool")
         _check_field_path(root, create and not read_only)
 
-        self._path = root
-        self._durability = durability
-        self._salvage = salvage
-        self._log = _core.SegmentLog(
-            str(root),
-            instance_id=instance_id or 0,
-            durability=durability,
-            segment_bytes=segment_bytes,
-            create=create,
-            read_only=read_only,
-            salvage=salvage,
+        self._core = core = FieldCore(
+            root, instance_id=instance_id or 0, durability=durability, create=create, read_only=read_only,
+            salvage=salvage, segment_bytes=segment_bytes, clock=clock, recall_settings=recall_settings,
         )
-        self._closed = False
-        self._read_only = read_only
-        self._instance = int(self._log.instance_id)
-        self._clock = clock or time.time
-        self._lock = threading.RLock()
-        self._recall_settings = recall_settings
-        self._fresh_organs()
-        # remember()'s plain path is one native call (chitta/field/write.py): it appends
-        # and queues (id, ms, text) here; the organs take the queue as one run of
-        # columns (_apply_pending: field_commit.py) before any read or other write, so
-        # every public call sees its writes. It also holds this instance's id counter.
-        self._pending_puts = self._log.put_queue(
-            clock=None if self._clock is time.time else self._clock, max_text_bytes=v.MAX_TEXT_BYTES
-        )
-        self._pending_puts.set_drain(drainer(self), PENDING_LIMIT)
-        self._fast_put: Callable[[str], int | None] | None = None  # set once open and writable
-        self._embedded_writes = 0
-        self._since_learning: int = 0  # embedded writes since this handle's last learning step
-        self.salvaged: list[dict[str, Any]] = []  # what salvage skipped, with where
-        self.checkpoint_loaded: str | None = None  # the checkpoint this handle opened from
-        self._checkpoint_applied = 0  # records the loaded checkpoint covers
-        self._checkpoint_bytes = 0  # segment bytes it covers
         try:
             if load_checkpoint:
-                self._load_checkpoint()
-            self._replay()
+                checkpoint.load(core)
+            core.replay()
         except BaseException:
-            self._log.close()
-            self._closed = True
+            core.close()
             raise
-        self._pending_puts.start_ids(self._memories.next_local_id(self._log.instance_id))
+        core.pending_puts.start_ids(core.memories.next_local_id(core.log.instance_id))
         try:
-            self._encoding = FieldEncoding(embedder, recorded=self._settings.get("embedder"), reembed=reembed)
-            if self._recall_settings is None:  # the embedder's preferred dense weight (chitta.recall.presets)
-                self._recall_settings = self._engine.settings = settings_for(self._encoding.embedder)
+            core.encoding = FieldEncoding(embedder, recorded=core.settings.get("embedder"), reembed=reembed)
+            if core.recall_settings is None:  # the embedder's preferred dense weight (chitta.recall.presets)
+                core.recall_settings = core.engine.settings = settings_for(core.encoding.embedder)
             # the field's vocabulary for query expansion when the settings ask for it (chitta.recall.expand),
             # from the checkpoint's table plus the log after it (chitta/field/vocab.py)
-            self._attach_vocabulary()
+            vocab.attach_vocabulary(core)
             if reembed and not read_only:
-                self._reembed()
+                maintain.reembed(core)
         except BaseException:
             self.close()
             raise
-        if not read_only and not self._encoding.enabled:
-            self._fast_put = self._pending_puts.put
-            if type(self).remember is WriteMixin.remember:  # not overridden by a subclass
+        if not read_only and not core.encoding.enabled:
+            core.fast_put = core.pending_puts.put
+            if type(self).remember is Field.remember:  # not overridden by a subclass
                 # remember(text) alone, natively: skips binding the method's ten keyword
-                # defaults; any other call runs the Python method (field_write.py).
-                self.__dict__["remember"] = self._pending_puts.remember_entry(WriteMixin.remember, weakref.ref(self))
+                # defaults; any other call runs the Python method (chitta/field/write.py).
+                self.__dict__["remember"] = core.pending_puts.remember_entry(Field.remember, weakref.ref(self))
 
-    def _fresh_organs(self) -> None:
-        # Every registered organ, fresh (chitta/organs/registry.py); the built-in ones by name.
-        self._organs: list[Organ] = registry.build()
-        self._registry = registry.Routes(self._organs)
-        self._routes = self._registry.table  # op byte -> organs (a dict: the hot path looks it up per op)
-        self._memories = self._registry.organ("memories")  # type: ignore[assignment]
-        self._graph = self._registry.organ("graph")  # type: ignore[assignment]
-        self._settings = self._registry.organ("settings")  # type: ignore[assignment]
-        self._index = self._registry.organ("recall_index")  # type: ignore[assignment]
-        self._encoder_organ = self._registry.organ("encoder")  # type: ignore[assignment]
-        self._put_organs = self._routes[int(OpType.PutPayload)]
-        # Organs that take a run of puts as columns (PutColumns); the others get PutPayload ops.
-        self._column_organs = tuple(o for o in self._put_organs if takes_columns(o))
-        self._op_organs = tuple(o for o in self._put_organs if not takes_columns(o))
-        # The organ whose vector matrix replay decodes put runs into (no copy when applied).
-        self._vector_sink_organ = next((o for o in self._column_organs if has_vector_sink(o)), None)
-        self._sink: Any = None  # during a replay: that organ's sink
-        # Organs that take a run of sparse codes as arrays (CodeColumns): replay decodes those runs natively.
-        self._code_organs = tuple(
-            o for o in self._routes.get(int(OpType.UpdateSparseCode), ()) if takes_code_columns(o)
-        )
-        # remember()'s fast path (chitta/field/write.py): one bound method per organ.
-        self._put_appliers = tuple(getattr(o, "apply_put", o.apply) for o in self._put_organs)
-        self._engine = RecallEngine(self._memories, self._index, self._graph, settings=self._recall_settings)
-        self._applied = 0
-        self._unrouted = 0  # valid ops no organ of this version keeps state for
-        self._vocab_saved: Any = None  # the checkpoint's word table (vocab.emb) until the vocabulary takes it
+    @property
+    def core(self) -> FieldCore:
+        """The field's core (log, organs, clock, lock): for tools and tests that need
+        more than the public methods. Read organ state through it; write only through
+        the public methods (or ``core.commit`` with validated ops)."""
+        return self._core
 
     # ---- lifecycle -------------------------------------------------------------
     def close(self) -> None:
         """Flush what is buffered and release this instance. Idempotent."""
-        if self._closed:
+        core = getattr(self, "_core", None)
+        if core is None or core.closed:
             return
-        self._closed = True
-        self._fast_put = None
         self.__dict__.pop("remember", None)
-        self._log.close()
-        if self._remote is not None:  # ship what is left (bounded), then stop its threads
-            self._remote.close()
+        core.close()
+        if core.remote is not None:  # ship what is left (bounded), then stop its threads
+            core.remote.close()
 
     def __enter__(self) -> Self:
         return self
@@ -254,41 +184,63 @@ class Field(
         self.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else f"{len(self)} memories"
-        return f"<chitta.Field {str(self._path)!r} {state}>"
+        state = "closed" if self.closed else f"{len(self)} memories"
+        return f"<chitta.Field {str(self.core.path)!r} {state}>"
 
     def __len__(self) -> int:
-        self._check_open()
-        return len(self._memories)
+        self.core.check_open()
+        return len(self.core.memories)
 
     def __contains__(self, id: object) -> bool:
-        self._check_open()
+        self.core.check_open()
         try:
             mid = v.memory_id(id)
         except InvalidArgument:
             return False
-        return self._memories.is_live(mid)
+        return self.core.memories.is_live(mid)
 
     @property
     def path(self) -> Path:
-        return self._path
+        return self.core.path
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        core = getattr(self, "_core", None)
+        return core is None or core.closed
 
     @property
     def read_only(self) -> bool:
-        return bool(self._log.read_only)
+        return bool(self.core.log.read_only)
 
     @property
     def instance_id(self) -> int | None:
         """This handle's writer instance (None when read-only)."""
-        return self._log.instance_id or None
+        return self.core.instance_id
 
     @property
     def durability(self) -> str:
-        return self._durability
+        return self.core.durability
+
+    @property
+    def salvaged(self) -> list[dict[str, Any]]:
+        """What ``salvage=True`` skipped: one dict per damaged record (segment, offset, bytes, kind, detail)."""
+        return self.core.salvaged
+
+    @property
+    def checkpoint_loaded(self) -> str | None:
+        """The checkpoint this handle opened from (its directory name), else None."""
+        return self.core.checkpoint_loaded
+
+    # ---- the log ----------------------------------------------------------------------
+    def flush(self) -> None:
+        """Push buffered records to the OS (matters for ``durability="buffered"``)."""
+        self.core.check_open()
+        self.core.log.flush()
+
+    def sync(self) -> None:
+        """Make everything this instance wrote durable on disk now."""
+        self.core.check_open()
+        self.core.log.sync()
 
     # ---- organ operations (chitta/field/calls.py) -----------------------------------
     def call(self, name: str, /, **arguments: Any) -> Any:
@@ -297,22 +249,224 @@ class Field(
         against its JSON schema. InvalidArgument names what to fix."""
         from chitta.field import calls
 
-        return calls.call(self, name, arguments)
+        return calls.call(self.core, name, arguments)
 
     def organ(self, name: str) -> Organ:
         """The organ called ``name`` (chitta.organs.registry), for its queries: tools and
         tests read organ state through it; change it only through ops."""
-        self._check_open()
-        return self._registry.organ(name)
+        self.core.check_open()
+        return self.core.registry.organ(name)
 
+    # ---- replication (chitta/remote) ------------------------------------------------
     @property
     def remote(self) -> Any:
         """The ``chitta.remote.Replicator`` when opened with ``remote=``, else None."""
-        return self._remote
+        return self.core.remote
 
     def remote_status(self) -> dict[str, Any] | None:
         """Replication state (lag, errors, chunks) when opened with ``remote=``, else None."""
-        return self._remote.status() if self._remote is not None else None
+        return self.core.remote.status() if self.core.remote is not None else None
+
+    # ---- writes (chitta/field/write.py) --------------------------------------------------
+
+    def remember(self, text: str, *, kind: str=_OBSERVATION, realm: str | None=None, session: str | None=None, source_tool: str | None=None, tags: Iterable[str]=NO_TAGS, confidence: float=_ONE, embedding: Any=None, meta: Mapping[str, Any] | None=None, at: datetime | float | None=None) -> int:
+        """Store a memory; returns its id (stable, unique across instances).
+
+        ``at``: when it happened (datetime or epoch seconds; default now).
+        ``embedding``: your own vector; otherwise the field's embedder makes one
+        (unless opened with ``embedder=None``). The id is returned once the op is
+        in the OS (``durability="flush"``) or on disk (``"fsync"``); with
+        ``"buffered"`` once it is in this process.
+        """
+        return write.remember(self._core, text, kind=kind, realm=realm, session=session, source_tool=source_tool, tags=tags, confidence=confidence, embedding=embedding, meta=meta, at=at)
+
+    def remember_many(self, items: Iterable[str | Mapping[str, Any]]) -> list[int]:
+        """Store several memories as one atomic group: after a crash either all
+        of them exist or none. Each item is a text or a dict of ``remember`` arguments.
+        Texts are embedded in one batch."""
+        return write.remember_many(self._core, items)
+
+    def remember_triplet(self, subject: str, predicate: str, object: str, *, kind: str='observation', realm: str | None=None, session: str | None=None, source_tool: str | None=None, tags: Iterable[str]=(), confidence: float=1.0, at: datetime | float | None=None) -> tuple[int, int]:
+        """Store a fact in triplet form, plus its plain-English twin.
+
+        The triplet memory keeps the canonical ``subject | predicate | object``;
+        a ``kind="alias"`` memory carries the English gloss (which is what gets
+        embedded for both, so prose questions find structured facts), linked to
+        it by an ``AliasOf`` edge. All in one atomic group. Returns
+        ``(triplet_id, alias_id)``.
+        """
+        return write.remember_triplet(self._core, subject, predicate, object, kind=kind, realm=realm, session=session, source_tool=source_tool, tags=tags, confidence=confidence, at=at)
+
+    def forget(self, id: int) -> None:
+        """Soft-delete a memory: it is no longer returned, its history stays in the log."""
+        return write.forget(self._core, id)
+
+    def update(self, id: int, *, text: str | None=None, embedding: Any=None, tags: Iterable[str] | None=None, meta: Mapping[str, Any] | None=None, confidence: float | None=None, strength: float | None=None) -> None:
+        """Change a memory's content (text, embedding, tags, meta) and/or state
+        (confidence, strength). All changes land as one atomic group; a new text
+        is re-embedded (and re-coded) when the field embeds and no embedding is given."""
+        return write.update(self._core, id, text=text, embedding=embedding, tags=tags, meta=meta, confidence=confidence, strength=strength)
+
+
+    # ---- reads by id (chitta/field/read.py) ----------------------------------------------
+
+    def get(self, id: int) -> Memory:
+        """The live memory with this id; NotFound if it never existed or was forgotten."""
+        return read.get(self._core, id)
+
+    def ids(self) -> list[int]:
+        """Ids of all live memories, in the order they were applied."""
+        return read.ids(self._core)
+
+    def memories(self) -> Iterator[Memory]:
+        """Every live memory (a snapshot of ids taken at the call)."""
+        return read.memories(self._core)
+
+    def stats(self) -> FieldStats:
+        return read.stats(self._core)
+
+
+    # ---- recall (chitta/field/recall.py) -------------------------------------------------
+
+    def recall(self, query: str | None=None, *, vector: Any=None, k: int=10, kinds: Iterable[str] | None=None, realm: str | None=None, session: str | None=None, harness: str | None=None, since: datetime | float | None=None, until: datetime | float | None=None, include_staged: bool=True, budget_bytes: int | None=None, explain: bool=False, lanes: Sequence[str] | None=None, touch: bool=True) -> list[Hit]:
+        """The ``k`` memories that matter most for ``query`` (and/or ``vector``).
+
+        Filters (``kinds``, ``realm``, ``session``, ``harness``, ``since``/``until``
+        on the event time, ``include_staged``) restrict every lane. With
+        ``budget_bytes`` only the hits whose rendered lines fit are returned
+        (whole memories, in rank order, skipping one that does not fit).
+        ``explain`` fills each hit's factors. ``lanes`` limits the lanes used
+        (bm25, dense, posting, neighbour). ``touch=False`` records no access.
+        """
+        return recall.recall(self._core, query, vector=vector, k=k, kinds=kinds, realm=realm, session=session, harness=harness, since=since, until=until, include_staged=include_staged, budget_bytes=budget_bytes, explain=explain, lanes=lanes, touch=touch)
+
+    def render(self, hits: Sequence[Hit], budget_bytes: int | None=None) -> str:
+        """The hits as ``- [kind] text`` lines within ``budget_bytes`` (never truncating one)."""
+        return recall.render_hits(self._core, hits, budget_bytes)
+
+    def set_dense_index(self, kind: str) -> None:
+        """Choose the dense lane's index (a field-wide setting, logged): above the
+        exact-scan size (20,000 vectors) ``"hnsw"`` (a tiered HNSW graph, saved by
+        checkpoints) or ``"hamming"`` (binary codes + exact rescoring);
+        ``"exact"`` (an exact scan at any size) or ``"auto"``
+        (the default: the graph checkpoints build for a field of 4,096 vectors
+        or more, at most 100,000 vectors each, plus an exact scan of the vectors
+        it lacks; until then the exact scan up to 20,000 vectors, binary codes +
+        rescoring above; chitta/organs/dense_ann.py)."""
+        return recall.set_dense_index(self._core, kind)
+
+    def write_gate_stats(self) -> dict[str, Any]:
+        """How many memories are staged (never recalled yet) and how old the oldest is."""
+        return recall.write_gate_stats(self._core)
+
+
+    # ---- other writers (chitta/field/replay.py) ------------------------------------------
+
+    def refresh(self) -> int:
+        """Apply what other instances appended since the last look. Returns records read."""
+        return replay.refresh(self._core)
+
+
+    # ---- maintenance (chitta/field/maintain.py) ------------------------------------------
+
+    def write_gate_pass(self) -> int:
+        """Prune staged memories (never recalled) older than 7 days; returns how many.
+        Runs by itself every 50 embedded writes."""
+        return maintain.write_gate_pass(self._core)
+
+    def learn_encoder(self, *, max_vectors: int=1024) -> int | None:
+        """One learning step of the sparse encoder on the most recent vectors;
+        logs the result (UpdateSparseEncoder) and returns the new version."""
+        return maintain.learn_encoder(self._core, max_vectors=max_vectors)
+
+    def reencode(self, *, batch: int=512) -> int:
+        """Re-encode the sparse codes older than the encoder's version. A new code
+        is logged (UpdateSparseCode, atomic groups of ``batch``) only where the
+        active features changed: a learning step moves a few hundred atoms, and
+        most codes keep their features. Returns how many codes were rewritten."""
+        return maintain.reencode(self._core, batch=batch)
+
+    def maintain(self) -> dict[str, int | None]:
+        """The periodic passes at once: write gate, one encoder learning step,
+        re-encoding of stale codes, surprise decay rates and demotion tiers,
+        then every organ pass whose cadence has elapsed (``"<organ>.<pass>"``)."""
+        return maintain.maintain(self._core)
+
+
+    # ---- lifecycle (chitta/field/lifecycle.py) -------------------------------------------
+
+    def supersede(self, old: int, new: int) -> None:
+        """Record that ``new`` replaces ``old`` (a ``Supersedes`` edge new -> old).
+        While ``new`` is live, ``old`` scores 0.3x in recall (factor ``suppression``);
+        it stays readable by ``get`` and ``history``."""
+        return lifecycle.supersede(self._core, old, new)
+
+    def contradict(self, a: int, b: int) -> None:
+        """Record that ``a`` disputes ``b`` (a ``Contradicts`` edge a -> b); while
+        ``a`` is live, ``b`` scores 0.6x in recall."""
+        return lifecycle.contradict(self._core, a, b)
+
+    def confirm(self, a: int, b: int) -> None:
+        """Record that ``a`` re-observes ``b`` (a ``Confirms`` edge a -> b)."""
+        return lifecycle.confirm(self._core, a, b)
+
+    def detect_contradictions(self) -> list[ContradictionPair]:
+        """Candidate conflicts by the reconciler R0 (``chitta.lifecycle.contradictions``):
+        same realm and first six words; 0.6 for a kind mismatch, 0.4 for diverging
+        bodies; at most 50 pairs. Writes nothing."""
+        return lifecycle.find_contradictions(self._core)
+
+    def demote_pass(self) -> int:
+        """Move every live memory down to the tier its access recency and frequency
+        earn (``chitta.lifecycle.tiers``): one ``DemoteMemory`` per move. Returns the
+        number of moves. Run by ``maintain()``."""
+        return lifecycle.demote_pass(self._core)
+
+    def surprise_pass(self) -> int:
+        """Set each vector-bearing memory's ``decay_rate`` from its surprise under the
+        current sparse encoder (``chitta.lifecycle.surprise``): ``UpdateState`` ops
+        where the rate changed. Returns how many. Run by ``maintain()``."""
+        return lifecycle.surprise_pass(self._core)
+
+    def dedup_pass(self) -> DedupReport:
+        """Merge exact duplicates (same realm, kind, canonical hash) and near duplicates
+        (F_merge < 0, significant tokens equal; ``chitta.lifecycle.dedup``). Each merge
+        is one atomic group: the survivor's ``meta["merged_from"]`` gains the others,
+        which are forgotten."""
+        return lifecycle.dedup_pass(self._core)
+
+    def curate(self, *, now: datetime | float | None=None) -> CurationReport:
+        """Expire, exact-dedupe and decay confidence (``chitta.lifecycle.curation``).
+        ``now``: a datetime or epoch seconds (default: the field's clock)."""
+        return lifecycle.curate(self._core, now=now)
+
+    def history(self, id: int) -> list[dict[str, Any]]:
+        """Every logged op that touched memory ``id`` (forgotten ones too), in replay
+        order: dicts with seqno, instance, op and fields (ops inside an atomic group
+        carry ``"batch": True``). NotFound when the log never mentions it."""
+        return lifecycle.history(self._core, id)
+
+
+    # ---- links (chitta/field/link.py) ----------------------------------------------------
+
+    def link(self, src: int, dst: int, edge: str='RelatedTo', weight: float=1.0) -> None:
+        """Add a typed edge ``src -> dst`` (``edge`` one of ``chitta.ops.EDGE_KINDS``:
+        RelatedTo, Supports, Contradicts, Supersedes, DerivedFrom, ...). Both
+        memories must be live; ``weight`` is a finite number in (0, 1e6]."""
+        return link.link(self._core, src, dst, edge, weight)
+
+
+    # ---- checkpoints (chitta/field/checkpoint.py) ----------------------------------------
+
+    def checkpoint(self) -> CheckpointInfo:
+        """Write the field's derived state as a new checkpoint (``<root>/checkpoint/``)
+        so that later opens load it and replay only what came after.
+
+        Everything this handle wrote is pushed to the OS first; the checkpoint is
+        built by a separate read-only view, so writers (this one included) go on
+        appending meanwhile. LockedError if another process is writing one."""
+        return checkpoint.checkpoint(self._core)
+
 
 def open(
     path: str | os.PathLike[str] | None = None,

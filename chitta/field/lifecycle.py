@@ -1,6 +1,7 @@
 """Field lifecycle: tiers, surprise, dedup, contradiction edges, curation, history.
 
-A mixin of :class:`chitta.field.Field`. The policies live in
+Functions over a :class:`~chitta.field.core.FieldCore`, called by the
+:class:`~chitta.field.Field` facade. The policies live in
 :mod:`chitta.lifecycle`; this module reads the organs, asks the policies what
 should change and commits their ops through the log (``_commit_group``), so a
 reopened field replays to the same state. Nothing here changes an organ
@@ -18,12 +19,13 @@ import numpy as np
 from chitta.ops import checks as v
 from chitta import inspect, ops
 from chitta.errors import InvalidArgument, NotFound
-from chitta.field.state import FieldState
 from chitta.lifecycle import curation, dedup, surprise, tiers
 from chitta.lifecycle.contradictions import ContradictionPair, detect_contradictions
 from chitta.lifecycle.curation import CurationReport
 from chitta.lifecycle.dedup import DedupReport
 from chitta.model import Memory
+from chitta.field import read
+from chitta.field.core import FieldCore
 
 CHUNK = 512  # ops per Batch in passes whose ops need not land together
 _RESOLVING_EDGES = ("Supersedes", "Contradicts")
@@ -46,227 +48,217 @@ def _chunks(group: Sequence[ops.Op], size: int = CHUNK) -> Iterator[Sequence[ops
         yield group[lo : lo + size]
 
 
-class LifecycleMixin(FieldState):
-    # ---- contradiction edges -----------------------------------------------------------
-    def _edge(self, src: object, dst: object, edge: str) -> None:
-        self._check_writable()
-        a, b = self._live_id(src), self._live_id(dst)
-        if a == b:
-            raise InvalidArgument(f"a memory cannot be linked to itself by {edge}")
-        self._commit(ops.AddAssocEdge(src=a, dst=b, edge=edge, at_ms=self._now_ms()))
+def _edge(core: FieldCore, src: object, dst: object, edge: str) -> None:
+    core.check_writable()
+    a, b = core.live_id(src), core.live_id(dst)
+    if a == b:
+        raise InvalidArgument(f"a memory cannot be linked to itself by {edge}")
+    core.commit(ops.AddAssocEdge(src=a, dst=b, edge=edge, at_ms=core.now_ms()))
 
-    def supersede(self, old: int, new: int) -> None:
-        """Record that ``new`` replaces ``old`` (a ``Supersedes`` edge new -> old).
-        While ``new`` is live, ``old`` scores 0.3x in recall (factor ``suppression``);
-        it stays readable by ``get`` and ``history``."""
-        self._edge(new, old, "Supersedes")
 
-    def contradict(self, a: int, b: int) -> None:
-        """Record that ``a`` disputes ``b`` (a ``Contradicts`` edge a -> b); while
-        ``a`` is live, ``b`` scores 0.6x in recall."""
-        self._edge(a, b, "Contradicts")
+def supersede(core: FieldCore, old: int, new: int) -> None:
+    """``Field.supersede`` (its docstring is the reference)."""
+    _edge(core, new, old, "Supersedes")
 
-    def confirm(self, a: int, b: int) -> None:
-        """Record that ``a`` re-observes ``b`` (a ``Confirms`` edge a -> b)."""
-        self._edge(a, b, "Confirms")
 
-    def detect_contradictions(self) -> list[ContradictionPair]:
-        """Candidate conflicts by the reconciler R0 (``chitta.lifecycle.contradictions``):
-        same realm and first six words; 0.6 for a kind mismatch, 0.4 for diverging
-        bodies; at most 50 pairs. Writes nothing."""
-        self._check_open()
-        graph = self._graph
+def contradict(core: FieldCore, a: int, b: int) -> None:
+    """``Field.contradict`` (its docstring is the reference)."""
+    _edge(core, a, b, "Contradicts")
 
-        def resolved(a: int, b: int) -> bool:
-            return any(
-                graph.has_edge(x, y, e) for e in _RESOLVING_EDGES for x, y in ((a, b), (b, a))
-            )
 
-        with self._lock:
-            return detect_contradictions(self.memories(), resolved=resolved)
+def confirm(core: FieldCore, a: int, b: int) -> None:
+    """``Field.confirm`` (its docstring is the reference)."""
+    _edge(core, a, b, "Confirms")
 
-    # ---- tiers and surprise ------------------------------------------------------------
-    def demote_pass(self) -> int:
-        """Move every live memory down to the tier its access recency and frequency
-        earn (``chitta.lifecycle.tiers``): one ``DemoteMemory`` per move. Returns the
-        number of moves. Run by ``maintain()``."""
-        self._check_writable()
-        now = self._now_ms()
-        moves: list[ops.Op] = []
-        with self._lock:
-            for m in self.memories():
-                target = tiers.target_tier(
-                    now_ms=now,
-                    written_ms=m.written_ms,
-                    last_access_ms=m.last_access_ms,
-                    access_count=m.access_count,
-                    rate=surprise.effective_rate(m.decay_rate),
-                )
-                tier = tiers.demotion(m.tier, target)
-                if tier is not None:
-                    moves.append(ops.DemoteMemory(id=m.id, tier=tier, at_ms=now))
-        for chunk in _chunks(moves):
-            self._commit_group(chunk)
-        return len(moves)
 
-    def surprise_pass(self) -> int:
-        """Set each vector-bearing memory's ``decay_rate`` from its surprise under the
-        current sparse encoder (``chitta.lifecycle.surprise``): ``UpdateState`` ops
-        where the rate changed. Returns how many. Run by ``maintain()``."""
-        self._check_writable()
-        encoder = self._encoder_organ.encoder
-        if encoder is None:
-            return 0
-        now = self._now_ms()
-        updates: list[ops.Op] = []
-        with self._lock:
-            rows: list[tuple[Memory, np.ndarray]] = []
-            for m in self.memories():
-                vec = self._index.vector(m.id)
-                if vec is not None and vec.shape[0] == encoder.dim:
-                    rows.append((m, vec))
-            for lo in range(0, len(rows), CHUNK):
-                part = rows[lo : lo + CHUNK]
-                scores = encoder.encode(
-                    np.stack([vec for _, vec in part]).astype(np.float32)
-                ).surprise
-                for (m, _), s in zip(part, scores):
-                    rate = surprise.decay_multiplier(float(s))
-                    if surprise.needs_update(m.decay_rate, rate):
-                        updates.append(ops.UpdateState(id=m.id, at_ms=now, decay_rate=rate))
-        for chunk in _chunks(updates):
-            self._commit_group(chunk)
-        return len(updates)
+def find_contradictions(core: FieldCore) -> list[ContradictionPair]:
+    """``Field.detect_contradictions`` (its docstring is the reference)."""
+    core.check_open()
+    graph = core.graph
 
-    def _lifecycle_maintain(self) -> dict[str, int]:
-        return {"surprise_updated": self.surprise_pass(), "demoted": self.demote_pass()}
-
-    # ---- dedup and curation ------------------------------------------------------------
-    def dedup_pass(self) -> DedupReport:
-        """Merge exact duplicates (same realm, kind, canonical hash) and near duplicates
-        (F_merge < 0, significant tokens equal; ``chitta.lifecycle.dedup``). Each merge
-        is one atomic group: the survivor's ``meta["merged_from"]`` gains the others,
-        which are forgotten."""
-        self._check_writable()
-        now = self._now_ms()
-        clusters = dedup.Clusters()
-        with self._lock:
-            live = list(self.memories())
-            exact = 0
-            for dups in dedup.exact_groups(live):
-                for dup in dups[1:]:
-                    exact += clusters.join(dups[0], dup)
-            by_id = {m.id: m for m in live}
-            rows: list[tuple[Memory, np.ndarray]] = []
-            for m in live:
-                vec = self._index.vector(m.id)
-                if vec is not None and m.id not in clusters.dropped:
-                    rows.append((m, vec))
-            pairs: list[tuple[float, int, int]] = []
-            if rows:
-                vectors = np.stack([vec for _, vec in rows]).astype(np.float32)
-                for i, j, c in dedup.near_pairs(vectors):
-                    x, y = rows[i][0], rows[j][0]
-                    if x.realm == y.realm and x.kind == y.kind:
-                        f = dedup.f_merge(c, x.text, y.text)
-                        if f < 0:
-                            pairs.append((f, min(x.id, y.id), max(x.id, y.id)))
-            near = 0
-            for _, a, b in sorted(pairs):
-                near += clusters.join(by_id[a], by_id[b])
-        merges: list[tuple[int, int]] = []
-        for keeper, dropped in clusters.groups():
-            self._commit_group(dedup.merge_ops(keeper, dropped, now))
-            merges.extend((keeper.id, d.id) for d in dropped)
-        return DedupReport(examined=len(live), exact=exact, near=near, merges=tuple(sorted(merges)))
-
-    def curate(self, *, now: datetime | float | None = None) -> CurationReport:
-        """Expire, exact-dedupe and decay confidence (``chitta.lifecycle.curation``).
-        ``now``: a datetime or epoch seconds (default: the field's clock)."""
-        self._check_writable()
-        from chitta.field.puts import event_ms
-
-        now_ms = self._now_ms() if now is None else event_ms(now)
-        with self._lock:
-            live = list(self.memories())
-        examined = len(live)
-        expired: list[ops.Op] = []
-        bad = 0
-        kept: list[Memory] = []
-        for m in live:
-            at, unusable = curation.expiry_ms(m)
-            bad += unusable
-            if at is not None and at <= now_ms:
-                expired.append(ops.DeleteMemory(id=m.id, at_ms=now_ms))
-            else:
-                kept.append(m)
-        for chunk in _chunks(expired):
-            self._commit_group(chunk)
-        folded = 0
-        gone: set[int] = set()
-        for group in dedup.exact_groups(kept):
-            self._commit_group(dedup.merge_ops(group[0], group[1:], now_ms))
-            folded += len(group) - 1
-            gone.update(m.id for m in group[1:])
-        decayed = 0
-        pending: list[ops.Op] = []
-        for m in kept:
-            if m.id in gone:
-                continue
-            current = self._memories.get(m.id)  # survivors of a merge have new meta
-            decay = [] if current is None else curation.decay_ops(current, now_ms)
-            if decay:
-                decayed += 1
-                pending.extend(decay)
-                if len(pending) >= CHUNK:
-                    self._commit_group(pending)
-                    pending = []
-        self._commit_group(pending)
-        return CurationReport(
-            examined=examined,
-            expired=len(expired),
-            deduplicated=folded,
-            decayed=decayed,
-            bad_expiry=bad,
-            at_ms=now_ms,
+    def resolved(a: int, b: int) -> bool:
+        return any(
+            graph.has_edge(x, y, e) for e in _RESOLVING_EDGES for x, y in ((a, b), (b, a))
         )
 
-    # ---- history -----------------------------------------------------------------------
-    def history(self, id: int) -> list[dict[str, Any]]:
-        """Every logged op that touched memory ``id`` (forgotten ones too), in replay
-        order: dicts with seqno, instance, op and fields (ops inside an atomic group
-        carry ``"batch": True``). NotFound when the log never mentions it."""
-        self._check_open()
-        mid = v.memory_id(id)
-        if not self._read_only:
-            self._log.flush()
-        out: list[dict[str, Any]] = []
-        for rec in inspect.iter_records(self._path):
-            if rec["op"] == "Batch":
-                for item in rec["fields"]["ops"]:
-                    if _mentions(item.get("op"), item.get("fields", {}), mid):
-                        out.append(
-                            {
-                                "seqno": rec["seqno"],
-                                "instance": rec["instance"],
-                                "op": item["op"],
-                                "fields": item["fields"],
-                                "batch": True,
-                            }
-                        )
-            elif _mentions(rec["op"], rec["fields"], mid):
-                out.append(
-                    {
-                        "seqno": rec["seqno"],
-                        "instance": rec["instance"],
-                        "op": rec["op"],
-                        "fields": rec["fields"],
-                        "batch": False,
-                    }
-                )
-        if not out:
-            raise NotFound(f"no memory with id {mid} in the log")
-        return out
+    with core.lock:
+        return detect_contradictions(read.memories(core), resolved=resolved)
+
+
+def demote_pass(core: FieldCore) -> int:
+    """``Field.demote_pass`` (its docstring is the reference)."""
+    core.check_writable()
+    now = core.now_ms()
+    moves: list[ops.Op] = []
+    with core.lock:
+        for m in read.memories(core):
+            target = tiers.target_tier(
+                now_ms=now,
+                written_ms=m.written_ms,
+                last_access_ms=m.last_access_ms,
+                access_count=m.access_count,
+                rate=surprise.effective_rate(m.decay_rate),
+            )
+            tier = tiers.demotion(m.tier, target)
+            if tier is not None:
+                moves.append(ops.DemoteMemory(id=m.id, tier=tier, at_ms=now))
+    for chunk in _chunks(moves):
+        core.commit_group(chunk)
+    return len(moves)
+
+
+def surprise_pass(core: FieldCore) -> int:
+    """``Field.surprise_pass`` (its docstring is the reference)."""
+    core.check_writable()
+    encoder = core.encoder_organ.encoder
+    if encoder is None:
+        return 0
+    now = core.now_ms()
+    updates: list[ops.Op] = []
+    with core.lock:
+        rows: list[tuple[Memory, np.ndarray]] = []
+        for m in read.memories(core):
+            vec = core.index.vector(m.id)
+            if vec is not None and vec.shape[0] == encoder.dim:
+                rows.append((m, vec))
+        for lo in range(0, len(rows), CHUNK):
+            part = rows[lo : lo + CHUNK]
+            scores = encoder.encode(
+                np.stack([vec for _, vec in part]).astype(np.float32)
+            ).surprise
+            for (m, _), s in zip(part, scores):
+                rate = surprise.decay_multiplier(float(s))
+                if surprise.needs_update(m.decay_rate, rate):
+                    updates.append(ops.UpdateState(id=m.id, at_ms=now, decay_rate=rate))
+    for chunk in _chunks(updates):
+        core.commit_group(chunk)
+    return len(updates)
+
+
+def lifecycle_passes(core: FieldCore) -> dict[str, int]:
+    return {"surprise_updated": surprise_pass(core), "demoted": demote_pass(core)}
+
+
+def dedup_pass(core: FieldCore) -> DedupReport:
+    """``Field.dedup_pass`` (its docstring is the reference)."""
+    core.check_writable()
+    now = core.now_ms()
+    clusters = dedup.Clusters()
+    with core.lock:
+        live = list(read.memories(core))
+        exact = 0
+        for dups in dedup.exact_groups(live):
+            for dup in dups[1:]:
+                exact += clusters.join(dups[0], dup)
+        by_id = {m.id: m for m in live}
+        rows: list[tuple[Memory, np.ndarray]] = []
+        for m in live:
+            vec = core.index.vector(m.id)
+            if vec is not None and m.id not in clusters.dropped:
+                rows.append((m, vec))
+        pairs: list[tuple[float, int, int]] = []
+        if rows:
+            vectors = np.stack([vec for _, vec in rows]).astype(np.float32)
+            for i, j, c in dedup.near_pairs(vectors):
+                x, y = rows[i][0], rows[j][0]
+                if x.realm == y.realm and x.kind == y.kind:
+                    f = dedup.f_merge(c, x.text, y.text)
+                    if f < 0:
+                        pairs.append((f, min(x.id, y.id), max(x.id, y.id)))
+        near = 0
+        for _, a, b in sorted(pairs):
+            near += clusters.join(by_id[a], by_id[b])
+    merges: list[tuple[int, int]] = []
+    for keeper, dropped in clusters.groups():
+        core.commit_group(dedup.merge_ops(keeper, dropped, now))
+        merges.extend((keeper.id, d.id) for d in dropped)
+    return DedupReport(examined=len(live), exact=exact, near=near, merges=tuple(sorted(merges)))
+
+
+def curate(core: FieldCore, *, now: datetime | float | None = None) -> CurationReport:
+    """``Field.curate`` (its docstring is the reference)."""
+    core.check_writable()
+    from chitta.field.puts import event_ms
+
+    now_ms = core.now_ms() if now is None else event_ms(now)
+    with core.lock:
+        live = list(read.memories(core))
+    examined = len(live)
+    expired: list[ops.Op] = []
+    bad = 0
+    kept: list[Memory] = []
+    for m in live:
+        at, unusable = curation.expiry_ms(m)
+        bad += unusable
+        if at is not None and at <= now_ms:
+            expired.append(ops.DeleteMemory(id=m.id, at_ms=now_ms))
+        else:
+            kept.append(m)
+    for chunk in _chunks(expired):
+        core.commit_group(chunk)
+    folded = 0
+    gone: set[int] = set()
+    for group in dedup.exact_groups(kept):
+        core.commit_group(dedup.merge_ops(group[0], group[1:], now_ms))
+        folded += len(group) - 1
+        gone.update(m.id for m in group[1:])
+    decayed = 0
+    pending: list[ops.Op] = []
+    for m in kept:
+        if m.id in gone:
+            continue
+        current = core.memories.get(m.id)  # survivors of a merge have new meta
+        decay = [] if current is None else curation.decay_ops(current, now_ms)
+        if decay:
+            decayed += 1
+            pending.extend(decay)
+            if len(pending) >= CHUNK:
+                core.commit_group(pending)
+                pending = []
+    core.commit_group(pending)
+    return CurationReport(
+        examined=examined,
+        expired=len(expired),
+        deduplicated=folded,
+        decayed=decayed,
+        bad_expiry=bad,
+        at_ms=now_ms,
+    )
+
+
+def history(core: FieldCore, id: int) -> list[dict[str, Any]]:
+    """``Field.history`` (its docstring is the reference)."""
+    core.check_open()
+    mid = v.memory_id(id)
+    if not core.read_only:
+        core.log.flush()
+    out: list[dict[str, Any]] = []
+    for rec in inspect.iter_records(core.path):
+        if rec["op"] == "Batch":
+            for item in rec["fields"]["ops"]:
+                if _mentions(item.get("op"), item.get("fields", {}), mid):
+                    out.append(
+                        {
+                            "seqno": rec["seqno"],
+                            "instance": rec["instance"],
+                            "op": item["op"],
+                            "fields": item["fields"],
+                            "batch": True,
+                        }
+                    )
+        elif _mentions(rec["op"], rec["fields"], mid):
+            out.append(
+                {
+                    "seqno": rec["seqno"],
+                    "instance": rec["instance"],
+                    "op": rec["op"],
+                    "fields": rec["fields"],
+                    "batch": False,
+                }
+            )
+    if not out:
+        raise NotFound(f"no memory with id {mid} in the log")
+    return out
 
 
 def _mentions(op: str | None, fields: dict[str, Any], mid: int) -> bool:

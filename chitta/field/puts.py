@@ -1,7 +1,8 @@
 """Field puts: a memory's arguments checked and built into a ``PutPayload``,
 and a group of puts completed with vectors, setup ops and sparse codes.
 
-A mixin of :class:`chitta.field.Field`, used by the write paths
+Functions over a :class:`~chitta.field.core.FieldCore`, called by the
+:class:`~chitta.field.Field` facade, used by the write paths
 (:mod:`chitta.field.write`). Nothing here appends or applies: it only builds
 the ops a write commits.
 """
@@ -18,9 +19,9 @@ from chitta.ops import checks as v
 from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.errors import InvalidArgument
-from chitta.field.state import FieldState
 from chitta.ops import Op
 from chitta.recall.blas import one_thread
+from chitta.field.core import FieldCore
 
 NO_TAGS: tuple[str, ...] = ()  # remember()'s default tags, compared by identity
 _MEMORY_KINDS = ops.MEMORY_KINDS
@@ -45,85 +46,83 @@ def event_ms(at: object) -> int:
     return int(at * 1000)
 
 
-class PutMixin(FieldState):
-    """Building puts for Field's write paths (the state they use: chitta/field/state.py)."""
+def put_op(core: FieldCore,
+    mid: int,
+    text: object,
+    kind: object = "observation",
+    realm: object = None,
+    session: object = None,
+    source_tool: object = None,
+    tags: object = (),
+    confidence: object = 1.0,
+    embedding: object = None,
+    meta: object = None,
+    at: object = None,
+) -> ops.PutPayload:
+    # Same checks, in the same order, as the v.* calls they stand for; the
+    # common defaults (None, (), a known kind) skip the call (remember()
+    # is the hot path: see benchmarks/bench_log.py).
+    tool = None if source_tool is None else v.name(source_tool, "source_tool")
+    now = core.now_ms()
+    return _PutPayload(
+        id=mid,
+        text=v.text(text),
+        kind=kind if kind.__class__ is str and kind in _MEMORY_KINDS else v.choice(kind, _MEMORY_KINDS, "kind"),
+        created_ms=now if at is None else event_ms(at),
+        written_ms=now,
+        realm=None if realm is None else v.name(realm, "realm"),
+        session=None if session is None else v.name(session, "session"),
+        source_tool=tool,
+        harness=None if tool is None else infer_harness(tool),
+        tags=NO_TAGS if tags is NO_TAGS else v.tags(tags),
+        confidence=v.unit_float(confidence, "confidence"),
+        embedding=None if embedding is None else v.embedding(embedding, vector_dim(core)),
+        meta=None if meta is None else v.meta(meta),
+    )
 
-    def _put_op(
-        self,
-        mid: int,
-        text: object,
-        kind: object = "observation",
-        realm: object = None,
-        session: object = None,
-        source_tool: object = None,
-        tags: object = (),
-        confidence: object = 1.0,
-        embedding: object = None,
-        meta: object = None,
-        at: object = None,
-    ) -> ops.PutPayload:
-        # Same checks, in the same order, as the v.* calls they stand for; the
-        # common defaults (None, (), a known kind) skip the call (remember()
-        # is the hot path: see benchmarks/bench_log.py).
-        tool = None if source_tool is None else v.name(source_tool, "source_tool")
-        now = self._now_ms()
-        return _PutPayload(
-            id=mid,
-            text=v.text(text),
-            kind=kind if kind.__class__ is str and kind in _MEMORY_KINDS else v.choice(kind, _MEMORY_KINDS, "kind"),
-            created_ms=now if at is None else event_ms(at),
-            written_ms=now,
-            realm=None if realm is None else v.name(realm, "realm"),
-            session=None if session is None else v.name(session, "session"),
-            source_tool=tool,
-            harness=None if tool is None else infer_harness(tool),
-            tags=NO_TAGS if tags is NO_TAGS else v.tags(tags),
-            confidence=v.unit_float(confidence, "confidence"),
-            embedding=None if embedding is None else v.embedding(embedding, self._vector_dim()),
-            meta=None if meta is None else v.meta(meta),
-        )
 
-    def _vector_dim(self) -> int | None:
-        dim = self._memories.embedding_dim
-        if dim is None:
-            recorded = self._settings.get("embedder")
-            if recorded is not None:
-                dim = int(recorded["dim"])
-        return dim
+def vector_dim(core: FieldCore) -> int | None:
+    dim = core.memories.embedding_dim
+    if dim is None:
+        recorded = core.settings.get("embedder")
+        if recorded is not None:
+            dim = int(recorded["dim"])
+    return dim
 
-    def _with_vectors(self, puts: list[ops.PutPayload]) -> list[Op]:
-        """The puts, plus embeddings for those without one (when the field embeds),
-        plus setup ops and sparse codes: the group to commit."""
-        need = [i for i, p in enumerate(puts) if p.embedding is None]
-        from_embedder = False
-        if need and self._encoding.enabled:
-            vecs = self._encoding.embed([puts[i].text for i in need])
-            dim = self._vector_dim()
-            if dim is not None and vecs.shape[1] != dim:
-                raise InvalidArgument(f"the embedder gives {vecs.shape[1]}-d vectors but this field holds {dim}-d")
-            for j, i in enumerate(need):
-                puts[i] = msgspec.structs.replace(puts[i], embedding=vecs[j].astype("<f4").tobytes())
-            from_embedder = True
-        with_vec = [p for p in puts if p.embedding is not None]
-        if not with_vec:
-            return list(puts)
-        dims = {len(p.embedding) // 4 for p in with_vec}  # type: ignore[arg-type]
-        if len(dims) != 1:
-            raise InvalidArgument("embeddings in one group must share a dimension")
-        dim = dims.pop()
-        group: list[Op] = []
-        setup = self._encoding.setup_ops(
-            self._settings.get("embedder"), self._encoder_organ.encoder, dim, self._now_ms(),
-            from_embedder=from_embedder,
-        )
-        group.extend(setup)
-        group.extend(puts)
-        encoder = self._encoder_organ.encoder
-        if encoder is None:  # created by the setup op in this very group
-            from chitta.encode.sparse import SparseEncoder
 
-            encoder = SparseEncoder.from_op(next(op for op in setup if isinstance(op, ops.UpdateSparseEncoder)))
-        vectors = np.stack([np.frombuffer(p.embedding, "<f4") for p in with_vec])  # type: ignore[arg-type]
-        with one_thread():  # agents share a few cores: see chitta/recall/blas.py
-            group.extend(code_ops(encoder, [p.id for p in with_vec], vectors.astype(np.float32)))
-        return group
+def with_vectors(core: FieldCore, puts: list[ops.PutPayload]) -> list[Op]:
+    """The puts, plus embeddings for those without one (when the field embeds),
+    plus setup ops and sparse codes: the group to commit."""
+    need = [i for i, p in enumerate(puts) if p.embedding is None]
+    from_embedder = False
+    if need and core.encoding.enabled:
+        vecs = core.encoding.embed([puts[i].text for i in need])
+        dim = vector_dim(core)
+        if dim is not None and vecs.shape[1] != dim:
+            raise InvalidArgument(f"the embedder gives {vecs.shape[1]}-d vectors but this field holds {dim}-d")
+        for j, i in enumerate(need):
+            puts[i] = msgspec.structs.replace(puts[i], embedding=vecs[j].astype("<f4").tobytes())
+        from_embedder = True
+    with_vec = [p for p in puts if p.embedding is not None]
+    if not with_vec:
+        return list(puts)
+    dims = {len(p.embedding) // 4 for p in with_vec}  # type: ignore[arg-type]
+    if len(dims) != 1:
+        raise InvalidArgument("embeddings in one group must share a dimension")
+    dim = dims.pop()
+    group: list[Op] = []
+    setup = core.encoding.setup_ops(
+        core.settings.get("embedder"), core.encoder_organ.encoder, dim, core.now_ms(),
+        from_embedder=from_embedder,
+    )
+    group.extend(setup)
+    group.extend(puts)
+    encoder = core.encoder_organ.encoder
+    if encoder is None:  # created by the setup op in this very group
+        from chitta.encode.sparse import SparseEncoder
+
+        encoder = SparseEncoder.from_op(next(op for op in setup if isinstance(op, ops.UpdateSparseEncoder)))
+    vectors = np.stack([np.frombuffer(p.embedding, "<f4") for p in with_vec])  # type: ignore[arg-type]
+    with one_thread():  # agents share a few cores: see chitta/recall/blas.py
+        group.extend(code_ops(encoder, [p.id for p in with_vec], vectors.astype(np.float32)))
+    return group

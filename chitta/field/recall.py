@@ -1,6 +1,7 @@
 """Field reads that rank: recall, write-gate statistics, rendering.
 
-A mixin of :class:`chitta.field.Field`. The pipeline itself lives in
+Functions over a :class:`~chitta.field.core.FieldCore`, called by the
+:class:`~chitta.field.Field` facade. The pipeline itself lives in
 :mod:`chitta.recall.engine`; this module turns the public arguments into
 filters (applied inside the lanes, so ``k`` results come back when ``k``
 exist), embeds and codes the query, and logs the touches of what it returns
@@ -19,13 +20,14 @@ import numpy as np
 from chitta.ops import checks as v
 from chitta import ops
 from chitta.errors import InvalidArgument
-from chitta.field.state import FieldState
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS
 from chitta.recall.blas import one_thread
 from chitta.recall.engine import LANES
 from chitta.recall.hit import Hit
 from chitta.recall.query import without_speaker
 from chitta.recall.render import render
+from chitta.field import puts as putops
+from chitta.field.core import FieldCore
 
 MAX_K = 1000
 CO_RETRIEVED_TOP = 3  # the top hits of a recall are linked by CoRetrieved edges
@@ -55,134 +57,121 @@ def _query_vector(vector: Any, dim: int | None) -> Any:
     return np.frombuffer(blob, "<f4").astype(np.float32)
 
 
-class RecallMixin(FieldState):
-    def recall(
-        self,
-        query: str | None = None,
-        *,
-        vector: Any = None,
-        k: int = 10,
-        kinds: Iterable[str] | None = None,
-        realm: str | None = None,
-        session: str | None = None,
-        harness: str | None = None,
-        since: datetime | float | None = None,
-        until: datetime | float | None = None,
-        include_staged: bool = True,
-        budget_bytes: int | None = None,
-        explain: bool = False,
-        lanes: Sequence[str] | None = None,
-        touch: bool = True,
-    ) -> list[Hit]:
-        """The ``k`` memories that matter most for ``query`` (and/or ``vector``).
+def recall(core: FieldCore,
+    query: str | None = None,
+    *,
+    vector: Any = None,
+    k: int = 10,
+    kinds: Iterable[str] | None = None,
+    realm: str | None = None,
+    session: str | None = None,
+    harness: str | None = None,
+    since: datetime | float | None = None,
+    until: datetime | float | None = None,
+    include_staged: bool = True,
+    budget_bytes: int | None = None,
+    explain: bool = False,
+    lanes: Sequence[str] | None = None,
+    touch: bool = True,
+) -> list[Hit]:
+    """``Field.recall`` (its docstring is the reference)."""
+    core.check_open()
+    if query is not None and (not isinstance(query, str) or not query.strip()):
+        raise InvalidArgument("query must be a non-empty str or None")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidArgument(f"k must be an int between 1 and {MAX_K}")
+    kind_set = None
+    if kinds is not None:
+        if isinstance(kinds, str):
+            kinds = [kinds]
+        kind_set = frozenset(v.choice(x, ops.MEMORY_KINDS, "kinds") for x in kinds)
+    realm = v.name(realm, "realm")
+    session = v.name(session, "session")
+    harness = v.name(harness, "harness")
+    since_ms, until_ms = _time_ms(since, "since"), _time_ms(until, "until")
+    if budget_bytes is not None and (isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int) or budget_bytes < 0):
+        raise InvalidArgument("budget_bytes must be an int >= 0")
+    lane_set = None
+    if lanes is not None:
+        lane_set = tuple(lanes)
+        bad = set(lane_set) - set(LANES)
+        if bad or not lane_set:
+            raise InvalidArgument(f"lanes must be a non-empty subset of {LANES}")
+    qvec = None
+    if vector is not None:
+        qvec = _query_vector(vector, putops.vector_dim(core))
+    elif query is not None and core.encoding.enabled and core.index.vector_count:
+        who = core.index.named_speaker(query) if core.engine.settings.dense_query_without_speaker else None
+        qvec = core.encoding.embed_query([query if who is None else without_speaker(query, who)])[0]
+    if query is None and qvec is None:
+        raise InvalidArgument("recall needs a query text or a vector")
+    if qvec is not None:
+        norm = float(np.sqrt(qvec.dot(qvec)))  # np.linalg.norm's arithmetic (float32), without its wrapper
+        qvec = qvec / norm if norm > 0 else None
+    with one_thread():  # BLAS on one thread: see chitta/recall/blas.py
+        return _recall(core, 
+            query, qvec, k, lane_set, budget_bytes, explain, touch,
+            {"kinds": kind_set, "realm": realm, "session": session, "harness": harness,
+             "since_ms": since_ms, "until_ms": until_ms, "include_staged": include_staged},
+        )
 
-        Filters (``kinds``, ``realm``, ``session``, ``harness``, ``since``/``until``
-        on the event time, ``include_staged``) restrict every lane. With
-        ``budget_bytes`` only the hits whose rendered lines fit are returned
-        (whole memories, in rank order, skipping one that does not fit).
-        ``explain`` fills each hit's factors. ``lanes`` limits the lanes used
-        (bm25, dense, posting, neighbour). ``touch=False`` records no access.
-        """
-        self._check_open()
-        if query is not None and (not isinstance(query, str) or not query.strip()):
-            raise InvalidArgument("query must be a non-empty str or None")
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise InvalidArgument(f"k must be an int between 1 and {MAX_K}")
-        kind_set = None
-        if kinds is not None:
-            if isinstance(kinds, str):
-                kinds = [kinds]
-            kind_set = frozenset(v.choice(x, ops.MEMORY_KINDS, "kinds") for x in kinds)
-        realm = v.name(realm, "realm")
-        session = v.name(session, "session")
-        harness = v.name(harness, "harness")
-        since_ms, until_ms = _time_ms(since, "since"), _time_ms(until, "until")
-        if budget_bytes is not None and (isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int) or budget_bytes < 0):
-            raise InvalidArgument("budget_bytes must be an int >= 0")
-        lane_set = None
-        if lanes is not None:
-            lane_set = tuple(lanes)
-            bad = set(lane_set) - set(LANES)
-            if bad or not lane_set:
-                raise InvalidArgument(f"lanes must be a non-empty subset of {LANES}")
-        qvec = None
-        if vector is not None:
-            qvec = _query_vector(vector, self._vector_dim())
-        elif query is not None and self._encoding.enabled and self._index.vector_count:
-            who = self._index.named_speaker(query) if self._engine.settings.dense_query_without_speaker else None
-            qvec = self._encoding.embed_query([query if who is None else without_speaker(query, who)])[0]
-        if query is None and qvec is None:
-            raise InvalidArgument("recall needs a query text or a vector")
-        if qvec is not None:
-            norm = float(np.sqrt(qvec.dot(qvec)))  # np.linalg.norm's arithmetic (float32), without its wrapper
-            qvec = qvec / norm if norm > 0 else None
-        with one_thread():  # BLAS on one thread: see chitta/recall/blas.py
-            return self._recall(
-                query, qvec, k, lane_set, budget_bytes, explain, touch,
-                {"kinds": kind_set, "realm": realm, "session": session, "harness": harness,
-                 "since_ms": since_ms, "until_ms": until_ms, "include_staged": include_staged},
-            )
 
-    def _recall(
-        self, query: str | None, qvec: Any, k: int, lane_set: tuple[str, ...] | None,
-        budget_bytes: int | None, explain: bool, touch: bool, filters: dict[str, Any],
-    ) -> list[Hit]:
-        engine = self._engine if lane_set is None else self._engine.with_lanes(lane_set)
-        code = None
-        encoder = self._encoder_organ.encoder
-        # The query's sparse code (a 384 x 16,384 product) only when the posting lane counts.
-        wants_posting = engine.settings.lane_weights.get("posting", 0.0) > 0
-        if wants_posting and qvec is not None and encoder is not None and encoder.dim == qvec.shape[0]:
-            code = encoder.encode(qvec[None, :]).features[0]
+def _recall(core: FieldCore, query: str | None, qvec: Any, k: int, lane_set: tuple[str, ...] | None,
+    budget_bytes: int | None, explain: bool, touch: bool, filters: dict[str, Any],
+) -> list[Hit]:
+    engine = core.engine if lane_set is None else core.engine.with_lanes(lane_set)
+    code = None
+    encoder = core.encoder_organ.encoder
+    # The query's sparse code (a 384 x 16,384 product) only when the posting lane counts.
+    wants_posting = engine.settings.lane_weights.get("posting", 0.0) > 0
+    if wants_posting and qvec is not None and encoder is not None and encoder.dim == qvec.shape[0]:
+        code = encoder.encode(qvec[None, :]).features[0]
 
-        with self._lock:
-            allowed = self._index.allowed(**filters)
-            hits = engine.recall(
-                text=query, vector=qvec, code=code, k=k, allowed=allowed,
-                now_ms=self._now_ms(), explain=explain,
-            )
-        if budget_bytes is not None:
-            hits = list(render(hits, budget_bytes).included)
-        if touch and hits and not self._read_only:
-            self._touch(hits)
-        return hits
+    with core.lock:
+        allowed = core.index.allowed(**filters)
+        hits = engine.recall(
+            text=query, vector=qvec, code=code, k=k, allowed=allowed,
+            now_ms=core.now_ms(), explain=explain,
+        )
+    if budget_bytes is not None:
+        hits = list(render(hits, budget_bytes).included)
+    if touch and hits and not core.read_only:
+        _touch(core, hits)
+    return hits
 
-    def _touch(self, hits: list[Hit]) -> None:
-        now = self._now_ms()
-        group: list[ops.Op] = [ops.UpdateState(id=h.id, at_ms=now, touch=True) for h in hits]
-        # Access promotes a demoted memory one tier back toward 0 (chitta.lifecycle.tiers).
-        group.extend(ops.DemoteMemory(id=h.id, tier=h.memory.tier - 1, at_ms=now) for h in hits if h.memory.tier > 0)
-        top = [h.id for h in hits[:CO_RETRIEVED_TOP]]
-        for i, a in enumerate(top):
-            for b in top[i + 1 :]:
-                group.append(ops.AddAssocEdge(src=a, dst=b, edge="CoRetrieved", weight=0.1, at_ms=now))
-        self._commit_group(group)
 
-    def render(self, hits: Sequence[Hit], budget_bytes: int | None = None) -> str:
-        """The hits as ``- [kind] text`` lines within ``budget_bytes`` (never truncating one)."""
-        return render(hits, budget_bytes).text
+def _touch(core: FieldCore, hits: list[Hit]) -> None:
+    now = core.now_ms()
+    group: list[ops.Op] = [ops.UpdateState(id=h.id, at_ms=now, touch=True) for h in hits]
+    # Access promotes a demoted memory one tier back toward 0 (chitta.lifecycle.tiers).
+    group.extend(ops.DemoteMemory(id=h.id, tier=h.memory.tier - 1, at_ms=now) for h in hits if h.memory.tier > 0)
+    top = [h.id for h in hits[:CO_RETRIEVED_TOP]]
+    for i, a in enumerate(top):
+        for b in top[i + 1 :]:
+            group.append(ops.AddAssocEdge(src=a, dst=b, edge="CoRetrieved", weight=0.1, at_ms=now))
+    core.commit_group(group)
 
-    def set_dense_index(self, kind: str) -> None:
-        """Choose the dense lane's index (a field-wide setting, logged): above the
-        exact-scan size (20,000 vectors) ``"hnsw"`` (a tiered HNSW graph, saved by
-        checkpoints) or ``"hamming"`` (binary codes + exact rescoring);
-        ``"exact"`` (an exact scan at any size) or ``"auto"``
-        (the default: the graph checkpoints build for a field of 4,096 vectors
-        or more, at most 100,000 vectors each, plus an exact scan of the vectors
-        it lacks; until then the exact scan up to 20,000 vectors, binary codes +
-        rescoring above; chitta/organs/dense_ann.py)."""
-        self._check_writable()
-        v.choice(kind, frozenset(DENSE_INDEX_KINDS), "kind")
-        self._commit(ops.ConfigureField(key="dense_index", value=kind, at_ms=self._now_ms()))
 
-    def write_gate_stats(self) -> dict[str, Any]:
-        """How many memories are staged (never recalled yet) and how old the oldest is."""
-        self._check_open()
-        staged = self._index.staged_ids()
-        now = self._now_ms()
-        written = (self._memories.get(mid) for mid in staged)
-        oldest = min((m.written_ms for m in written if m is not None), default=None)
-        return {
-            "staged_count": len(staged),
-            "oldest_staged_age_days": None if oldest is None else max(0.0, (now - oldest) / MS_PER_DAY),
-        }
+def render_hits(core: FieldCore, hits: Sequence[Hit], budget_bytes: int | None = None) -> str:
+    """``Field.render`` (its docstring is the reference)."""
+    return render(hits, budget_bytes).text
+
+
+def set_dense_index(core: FieldCore, kind: str) -> None:
+    """``Field.set_dense_index`` (its docstring is the reference)."""
+    core.check_writable()
+    v.choice(kind, frozenset(DENSE_INDEX_KINDS), "kind")
+    core.commit(ops.ConfigureField(key="dense_index", value=kind, at_ms=core.now_ms()))
+
+
+def write_gate_stats(core: FieldCore) -> dict[str, Any]:
+    """``Field.write_gate_stats`` (its docstring is the reference)."""
+    core.check_open()
+    staged = core.index.staged_ids()
+    now = core.now_ms()
+    written = (core.memories.get(mid) for mid in staged)
+    oldest = min((m.written_ms for m in written if m is not None), default=None)
+    return {
+        "staged_count": len(staged),
+        "oldest_staged_age_days": None if oldest is None else max(0.0, (now - oldest) / MS_PER_DAY),
+    }

@@ -1,6 +1,7 @@
 """The expansion lane's word table kept current off the recall path.
 
-A mixin of :class:`chitta.field.Field`. When the field's recall settings expand
+Functions over a :class:`~chitta.field.core.FieldCore`, called by the
+:class:`~chitta.field.Field` facade. When the field's recall settings expand
 queries (``expansion_weight > 0``) and it has an embedder, every distinct word
 of its memories is embedded once (chitta.recall.expand). The words enter the
 table when they enter the field: ``_vocab_sync`` indexes the keyword documents
@@ -24,44 +25,43 @@ from collections.abc import Callable
 from typing import Any
 
 from chitta.errors import ChittaError
-from chitta.field.state import FieldState
 from chitta.recall import expand
 from chitta.recall.expand import EMBED_BATCH, attach
+from chitta.field import read
+from chitta.field.core import FieldCore
 
 PROGRESS_WORDS = 2 * EMBED_BATCH  # an open embedding more words than this shows a progress bar
 PROGRESS_GRAPH_ROWS = 1024  # an open building the word graph over more rows than this shows one
 
 
-class VocabMixin(FieldState):
-    """Keeps ``self._engine.vocabulary`` embedded (the state it uses: chitta/field/state.py)."""
+def attach_vocabulary(core: FieldCore) -> None:
+    """At open, once the embedder and the recall settings are known: the vocabulary
+    (adopting the checkpoint's table when this embedder made it), then every word of
+    the log after the checkpoint embedded."""
+    saved = core.vocab_saved
+    attach(core.engine, core.index, core.encoding.embedder, lambda: (m.text for m in read.memories(core)), saved)
+    if core.engine.vocabulary is not None or not core.read_only:
+        core.vocab_saved = None  # kept only by a read-only handle without one: a checkpoint's view
+    try:
+        sync_words(core, progress=True)
+    except ChittaError as exc:  # the model cannot run (missing, checksum): the field still opens
+        warnings.warn(f"query expansion: the field's words could not be embedded at open ({exc}); "
+                      "the first recall that expands tries again", RuntimeWarning, stacklevel=4)
 
-    def _attach_vocabulary(self) -> None:
-        """At open, once the embedder and the recall settings are known: the vocabulary
-        (adopting the checkpoint's table when this embedder made it), then every word of
-        the log after the checkpoint embedded."""
-        saved = self._vocab_saved
-        attach(self._engine, self._index, self._encoding.embedder, lambda: (m.text for m in self.memories()), saved)
-        if self._engine.vocabulary is not None or not self._read_only:
-            self._vocab_saved = None  # kept only by a read-only handle without one: a checkpoint's view
-        try:
-            self._vocab_sync(progress=True)
-        except ChittaError as exc:  # the model cannot run (missing, checksum): the field still opens
-            warnings.warn(f"query expansion: the field's words could not be embedded at open ({exc}); "
-                          "the first recall that expands tries again", RuntimeWarning, stacklevel=4)
 
-    def _vocab_sync(self, *, progress: bool = False) -> int:
-        """Index the keyword documents waiting in the recall index (their words join the
-        table) and embed the table's new words; returns how many were embedded."""
-        vocab = self._engine.vocabulary
-        if vocab is None:
-            return 0
-        if progress and vocab.unindexed > PROGRESS_GRAPH_ROWS and len(vocab) > expand.EXACT_WORDS:
-            _build_with_progress(vocab)  # a restored table without (all of) its graph
-        with self._lock:
-            self._index._flush_text()
-        if not progress or vocab.pending <= PROGRESS_WORDS:
-            return int(vocab.refresh())
-        return _with_progress(vocab)
+def sync_words(core: FieldCore, *, progress: bool = False) -> int:
+    """Index the keyword documents waiting in the recall index (their words join the
+    table) and embed the table's new words; returns how many were embedded."""
+    vocab = core.engine.vocabulary
+    if vocab is None:
+        return 0
+    if progress and vocab.unindexed > PROGRESS_GRAPH_ROWS and len(vocab) > expand.EXACT_WORDS:
+        _build_with_progress(vocab)  # a restored table without (all of) its graph
+    with core.lock:
+        core.index._flush_text()
+    if not progress or vocab.pending <= PROGRESS_WORDS:
+        return int(vocab.refresh())
+    return _with_progress(vocab)
 
 
 def _with_progress(vocab: Any) -> int:

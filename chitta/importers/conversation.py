@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chitta.errors import InvalidArgument
+from chitta.field import puts
 from chitta.recall.context import CONTEXT_KEY, SPEAKER_KEY
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ def import_conversation(
         {"text": memory_text(t), "session": t.session, "at": t.at, "meta": _meta(t, ctx), **common}
         for t, ctx in zip(items, keyword_contexts(items, keyword_context_turns))
     ]
-    embedder = field._encoding.embedder if field._encoding.enabled else None
+    embedder = field.core.encoding.embedder if field.core.encoding.enabled else None
     ids: list[int] = []
     start = 0
     if embedder is not None and context_turns > 0:
@@ -164,7 +165,7 @@ def import_conversation(
             vectors = _mean_view(vectors, np.asarray(embedder.embed(context_texts(items, 0)), np.float32))
         for doc, vec in zip(docs, vectors):
             doc["embedding"] = vec
-        if field._vector_dim() is None:
+        if puts.vector_dim(field.core) is None:
             # A first write without a vector lets the field record which model
             # made its vectors (the first turn has no earlier context anyway).
             first = dict(docs[0])

@@ -130,7 +130,7 @@ def open_remote(
     field = field_class(path, **options)
     try:
         replicator.start(field.instance_id)
-        field._remote = replicator  # the field's hook: close, refresh, stats
+        field.core.remote = replicator  # the field's hook: close, refresh, stats
         replicator.field = field
         if remote_durability == "sync" and not field.read_only:
             for name in WRITE_METHODS:

@@ -146,6 +146,7 @@ METHODS: dict[str, Method] = {
         Method("stats", reads=True, schema=_obj({}),
                description="Counts and sizes of the field: memories, writer instances, segments, bytes."),
         Method("ids", reads=True),
+        Method("remote_status", reads=True),
         Method("memories", reads=True, result=iter),
         Method("flush"),
         Method("sync"),

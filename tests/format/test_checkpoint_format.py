@@ -85,7 +85,7 @@ def test_every_golden_version_loads_to_the_replayed_field(tmp_path: Path, golden
             loaded = [(m.id, m.text, m.strength, m.confidence, m.access_count, m.meta, m.embedding.tolist()
                        if m.embedding is not None else None) for m in f.memories()]
             assert f.stats().forgotten == 1 and C not in f
-            assert f._graph.neighbours(A) == [(B, "RelatedTo", False, 1.0)]
+            assert f.core.graph.neighbours(A) == [(B, "RelatedTo", False, 1.0)]
     with chitta.open(root, read_only=True, embedder=None, load_checkpoint=False) as f:
         replayed = [(m.id, m.text, m.strength, m.confidence, m.access_count, m.meta, m.embedding.tolist()
                      if m.embedding is not None else None) for m in f.memories()]
@@ -235,5 +235,5 @@ def test_v5_golden_table_is_adopted_without_embedding() -> None:
         warnings.simplefilter("error", CheckpointIgnored)
         with chitta.open(GOLDENS / "checkpoint-v5", read_only=True, embedder=emb, recall_settings=settings) as f:
             assert f.checkpoint_loaded == _live(GOLDENS / "checkpoint-v5").name
-            assert f._engine.vocabulary.table()[0] == ["build", "listens", "ninja", "port", "staging", "uses"]
+            assert f.core.engine.vocabulary.table()[0] == ["build", "listens", "ninja", "port", "staging", "uses"]
             assert calls == []

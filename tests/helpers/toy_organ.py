@@ -2,7 +2,8 @@
 
 ``SessionTally`` keeps, per agent session, how many SessionEvent ops of each
 event kind the log holds. It offers one query (``session_tally``) and one
-write (``session_note``) as operations, so both reach Python (``Field.call``),
+write (``session_note``) as operations, and one maintenance pass (closing sessions
+left registered, hourly), so both reach Python (``Field.call``),
 the daemon (``RemoteField.call``) and MCP with no other edit. Its snapshot goes
 to a sidecar through the shared organ sidecar format.
 
@@ -17,7 +18,7 @@ from typing import Any
 
 from chitta import ops
 from chitta.ops import Op, OpType
-from chitta.organs import Operation, OrganBase, RestoreContext, SnapshotContext
+from chitta.organs import Maintenance, Operation, OrganBase, RestoreContext, SnapshotContext
 
 SIDECAR = "session_tally.rec"
 MAGIC = b"CHITTALY"
@@ -31,6 +32,14 @@ def _tally(organ: SessionTally, ctx: Any, *, session: str) -> dict[str, Any]:
 def _note(organ: SessionTally, ctx: Any, *, session: str, event: str = "register") -> dict[str, Any]:
     ctx.commit(ops.SessionEvent(event=event, session=session, at_ms=ctx.now_ms()))
     return _tally(organ, ctx, session=session)
+
+
+def _close_open_sessions(organ: SessionTally, ctx: Any) -> int:
+    """Maintenance: a session registered and never deregistered gets a deregister event."""
+    stale = sorted(s for s, per in organ.counts.items() if per.get("register", 0) > per.get("deregister", 0))
+    for session in stale:
+        ctx.commit(ops.SessionEvent(event="deregister", session=session, at_ms=ctx.now_ms()))
+    return len(stale)
 
 
 class SessionTally(OrganBase):
@@ -56,6 +65,7 @@ class SessionTally(OrganBase):
             writes=True,
         ),
     )
+    maintenance = (Maintenance("close_open_sessions", _close_open_sessions, every_s=3600.0),)
 
     def __init__(self) -> None:
         self.counts: dict[str, dict[str, int]] = {}

@@ -53,16 +53,16 @@ def _observe(f: chitta.Field) -> dict[str, Any]:
     """Everything a user (and the recall path) can see of a field."""
     out: dict[str, Any] = {"ids": f.ids()}
     out["memories"] = [memory_dict(m) for m in f.memories()]
-    out["graph"] = {mid: f._graph.neighbours(mid) for mid in f._memories.all_ids()}
+    out["graph"] = {mid: f.core.graph.neighbours(mid) for mid in f.core.memories.all_ids()}
     out["gate"] = f.write_gate_stats()
     stats = f.stats().as_dict()
     out["stats"] = {k: stats[k] for k in ("memories", "forgotten", "records_applied", "embedding_dim")}
-    enc = f._encoder_organ.encoder
+    enc = f.core.encoder_organ.encoder
     out["encoder"] = None if enc is None else (
         enc.version, enc.atoms.tobytes(), enc.updates.tobytes(), enc.thresholds.tobytes()
     )
-    out["codes"] = {mid: f._index.code_features(mid) for mid in f._index.coded_ids()}
-    out["code_versions"] = {mid: f._index.code_version(mid) for mid in f._index.coded_ids()}
+    out["codes"] = {mid: f.core.index.code_features(mid) for mid in f.core.index.coded_ids()}
+    out["code_versions"] = {mid: f.core.index.code_version(mid) for mid in f.core.index.coded_ids()}
     out["recall"] = [
         [(h.id, h.score, dict(h.lanes), h.factors) for h in f.recall(q, k=8, explain=True, touch=False)]
         for q in QUERIES
@@ -113,7 +113,7 @@ def test_learned_encoder_state_survives_a_checkpoint(tmp_path: Path) -> None:
     root = tmp_path / "f"
     with _open(root) as f:
         f.remember_many([f"sentence number {i} on subject {i % 31}" for i in range(1100)])  # > one learning step
-        assert f._encoder_organ.version >= 1 and f._encoder_organ.encoder.thresholds.any()
+        assert f.core.encoder_organ.version >= 1 and f.core.encoder_organ.encoder.thresholds.any()
         f.checkpoint()
         f.remember_many([f"late sentence {i}" for i in range(20)])
     observed, _ = _from_checkpoint(root)

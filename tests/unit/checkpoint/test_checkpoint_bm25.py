@@ -51,8 +51,8 @@ def test_open_loads_the_keyword_index_instead_of_the_texts(tmp_path: Path) -> No
         warnings.simplefilter("error", CheckpointIgnored)
         with _open(root, read_only=True) as f:
             assert f.checkpoint_loaded is not None
-            assert not f._index._text_pending  # nothing left to tokenise
-            assert len(f._index._bm25) == len(f)
+            assert not f.core.index._text_pending  # nothing left to tokenise
+            assert len(f.core.index._bm25) == len(f)
             loaded = _keyword(f)
     with _open(root, read_only=True, load_checkpoint=False) as f:
         assert _keyword(f) == loaded
@@ -106,7 +106,7 @@ def test_a_checkpoint_without_the_sidecar_builds_from_the_texts(tmp_path: Path) 
     with warnings.catch_warnings():
         warnings.simplefilter("error", CheckpointIgnored)
         with _open(root, read_only=True) as f:
-            assert f.checkpoint_loaded is not None and len(f._index._text_pending) == len(f)
+            assert f.checkpoint_loaded is not None and len(f.core.index._text_pending) == len(f)
             got = _keyword(f)
     with _open(root, read_only=True, load_checkpoint=False) as f:
         assert _keyword(f) == got

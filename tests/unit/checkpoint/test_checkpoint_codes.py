@@ -50,7 +50,7 @@ def _open_checkpoint(root: Path) -> chitta.Field:
 
 def _scratch(f: chitta.Field) -> HammingRescoreIndex:
     """The oracle: a Hamming index of the organ's unit rows coded now, in row order."""
-    organ = f._index
+    organ = f.core.index
     ref = HammingRescoreIndex(DIM, mean=organ.hamming_mean())
     rows = sorted(organ._row.items(), key=lambda kv: kv[1])
     unit = organ._vecs[[r for _, r in rows]]
@@ -62,7 +62,7 @@ def _same_search(f: chitta.Field, ref: HammingRescoreIndex, seed: int, *, same_o
     """Same Hamming candidates and rescored results. Ties in Hamming distance go
     by insertion order, so where rows were inserted in another order (changed
     after the checkpoint) compare the candidate sets and the exact rescoring."""
-    index = f._index._ensure_hamming()
+    index = f.core.index._ensure_hamming()
     assert len(index) == len(ref)
     n = len(ref)
     for q in _vectors(5, seed):
@@ -78,10 +78,10 @@ def test_open_adopts_codes_bin_equal_to_a_fresh_build(tmp_path: Path) -> None:
     root = tmp_path / "f"
     _checkpointed(root)
     with _open_checkpoint(root) as f:
-        assert f._index._adopt is not None  # codes.bin read, not yet used
+        assert f.core.index._adopt is not None  # codes.bin read, not yet used
         ref = _scratch(f)
         _same_search(f, ref, seed=1)
-        assert f._index._adopt is None
+        assert f.core.index._adopt is None
         hits = f.recall(vector=_vectors(1, 2)[0], k=5, lanes=("dense",), touch=False)
         assert len(hits) == 5
 
@@ -95,12 +95,12 @@ def test_vectors_changed_after_the_checkpoint_are_coded_afresh(tmp_path: Path) -
         f.update(ids[7], embedding=target)
         f.forget(ids[8])
         new = f.remember("after the checkpoint", embedding=-target)
-        assert len(f._index._adopt[2]) >= 1  # the changed rows are no longer adopted
+        assert len(f.core.index._adopt[2]) >= 1  # the changed rows are no longer adopted
         ref = _scratch(f)
         _same_search(f, ref, seed=3, same_order=False)
         top = f.recall(vector=target, k=1, lanes=("dense",), touch=False)
         assert top[0].id == ids[7]
-        assert ids[8] not in f._index._hamming and new in f._index._hamming
+        assert ids[8] not in f.core.index._hamming and new in f.core.index._hamming
 
 
 def _saved_codes(root: Path) -> tuple[Path, np.ndarray, np.ndarray, np.ndarray]:

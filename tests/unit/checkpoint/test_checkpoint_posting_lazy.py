@@ -51,11 +51,11 @@ def test_posting_index_is_read_on_first_posting_query(tmp_path: Path) -> None:
     _build(root)
     with _open(root, read_only=True) as f:
         assert f.stats().checkpoint is not None
-        assert f._index._posting_now is None  # only the checked descriptor so far
+        assert f.core.index._posting_now is None  # only the checked descriptor so far
         f.recall("memory about topic 3", k=5, lanes=["bm25"], touch=False)
-        assert f._index._posting_now is None  # other lanes do not read it
+        assert f.core.index._posting_now is None  # other lanes do not read it
         got = _posting(f)
-        assert f._index._posting_now is not None
+        assert f.core.index._posting_now is not None
     assert got == _replayed(root, tmp_path) and any(got)
 
 
@@ -108,7 +108,7 @@ def test_without_proc_the_index_is_read_at_open(tmp_path: Path, monkeypatch: pyt
     _build(root)
     monkeypatch.setattr(recall_posting, "_FD_DIR", str(tmp_path / "no-proc"))
     with _open(root, read_only=True) as f:
-        assert f._index._posting_now is not None
+        assert f.core.index._posting_now is not None
         assert _posting(f) == _replayed(root, tmp_path)
 
 
@@ -119,7 +119,7 @@ def test_a_failed_lazy_read_is_not_retried_through_a_stale_descriptor(tmp_path: 
     root = tmp_path / "f"
     _build(root)
     with _open(root, read_only=True) as f:
-        held = f._index._posting_file
+        held = f.core.index._posting_file
         assert held is not None
         real = recall_posting.PostingIndex.load
         try:

@@ -45,7 +45,7 @@ def _build(root: Path) -> list[int]:
 
 
 def _state(f: chitta.Field, ids: list[int]) -> dict[str, Any]:
-    out = organ_state(f._index, ids, LABELS, ("Ana",))
+    out = organ_state(f.core.index, ids, LABELS, ("Ana",))
     # The exact scan's matrix product may round the last bit differently for a
     # matrix of another capacity (restored vs grown): compare its cosines to 1e-6.
     out["dense"] = [(i, np.round(c, 6).tolist()) for i, c in out["dense"]]

@@ -39,7 +39,7 @@ def _build(root: Path) -> list[int]:
 def _dense_view(f: chitta.Field) -> tuple[dict[int, bytes], list[list[tuple[int, float]]]]:
     units = {}
     for mid in f.ids():
-        v = f._index.vector(mid)
+        v = f.core.index.vector(mid)
         units[mid] = b"" if v is None else v.tobytes()
     hits = [
         [(h.id, h.score) for h in f.recall(vector=q, k=7, lanes=("dense",), touch=False)] for q in _vectors(6, 3)
@@ -63,9 +63,9 @@ def test_unit_rows_are_mapped_and_equal_the_replayed_field(tmp_path: Path) -> No
     _version, state = fmt.read_state(live / "state")
     assert np.frombuffer(state["organs"]["recall_index"]["units_missing"], "<u8").tolist() == [ids[4]]
     with _from_checkpoint(root) as f:
-        assert not f._index._vecs.flags.owndata  # a view of the map, not a normalised copy
+        assert not f.core.index._vecs.flags.owndata  # a view of the map, not a normalised copy
         observed = _dense_view(f)
-        assert f._index.vector(ids[4]) is None
+        assert f.core.index.vector(ids[4]) is None
     with chitta.open(root, clock=lambda: NOW, read_only=True, embedder=None, load_checkpoint=False) as f:
         assert observed == _dense_view(f)
 

@@ -50,8 +50,8 @@ def test_writes_after_queued_puts_keep_call_order(tmp_path: Path) -> None:
 def test_a_long_write_only_run_applies_in_batches(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder=None) as f:
         ids = [f.remember(f"note {i}") for i in range(10_000)]
-        assert len(f._pending_puts) < 4096  # bounded: the fast path applies every 4096
-        assert f.ids() == ids and not f._pending_puts
+        assert len(f.core.pending_puts) < 4096  # bounded: the fast path applies every 4096
+        assert f.ids() == ids and not f.core.pending_puts
 
 
 def test_concurrent_fast_puts_are_all_applied(tmp_path: Path) -> None:

@@ -15,11 +15,11 @@ def test_link_logs_one_edge_that_survives_reopen(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f") as field:
         a, b = field.remember("a"), field.remember("b")
         field.link(a, b, "Supports", 0.5)
-        assert field._graph.has_edge(a, b, "Supports")
+        assert field.core.graph.has_edge(a, b, "Supports")
     records = [r for r in cinspect.iter_records(tmp_path / "f") if r["op"] == "AddAssocEdge"]
     assert len(records) == 1
     with chitta.open(tmp_path / "f", read_only=True) as again:
-        assert again._graph.has_edge(a, b, "Supports")
+        assert again.core.graph.has_edge(a, b, "Supports")
 
 
 @pytest.mark.parametrize(

@@ -47,5 +47,5 @@ def test_lazy_names_keep_their_types(tmp_path: Path) -> None:
                            "--python-executable", sys.executable, str(snippet)])
     notes = [line for line in out.splitlines() if "Revealed type" in line]
     assert len(notes) == 4, out + err
-    assert "chitta.field.Field" in notes[0] and "chitta.model.Memory" in notes[1]
+    assert "chitta.field.facade.Field" in notes[0] and "chitta.model.Memory" in notes[1]  # defined in the facade
     assert "RemoteField" in notes[2] and notes[3].endswith('Revealed type is "str"')

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import chitta
-from chitta.field.replay import ReplayMixin
+from chitta.field import replay
 
 DIM = 16
 
@@ -33,7 +33,7 @@ def _answers(f: chitta.Field) -> tuple:
     probes = [rng.standard_normal(DIM).astype(np.float32) for _ in range(5)]
     mems = {m.id: (m.text, None if m.embedding is None else m.embedding.tobytes()) for m in f.memories()}
     hits = [[(h.id, h.score) for h in f.recall("alpha memory", vector=p, k=10, touch=False)] for p in probes]
-    return mems, hits, f._index.stats()
+    return mems, hits, f.core.index.stats()
 
 
 def test_reserve_hint_changes_nothing_but_allocation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -41,8 +41,8 @@ def test_reserve_hint_changes_nothing_but_allocation(tmp_path: Path, monkeypatch
     _write(root)
     with chitta.open(root, embedder=None, read_only=True, load_checkpoint=False) as f:
         with_hint = _answers(f)
-        assert f._memories._s.vec_hint is None  # consumed by the first vector
-    monkeypatch.setattr(ReplayMixin, "_reserve_for", lambda self, decoded: None)
+        assert f.core.memories._s.vec_hint is None  # consumed by the first vector
+    monkeypatch.setattr(replay, "_reserve_for", lambda core, decoded: None)
     with chitta.open(root, embedder=None, read_only=True, load_checkpoint=False) as g:
         without = _answers(g)
     assert with_hint[0] == without[0] and with_hint[2] == without[2]  # every memory and vector, bit for bit

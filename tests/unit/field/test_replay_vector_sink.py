@@ -56,7 +56,7 @@ def test_sink_changes_nothing_but_copies(tmp_path: Path, monkeypatch: pytest.Mon
     n = _write_raw(root)
     with chitta.open(root, embedder=None, read_only=True, load_checkpoint=False) as f:
         with_sink = _state(f)
-        s = f._memories._s
+        s = f.core.memories._s
         vectors = sum(1 for _, e in with_sink.values() if e is not None)
         # One row per vector put (the ignored duplicate's included: claimed, never used), then one
         # per update: nothing was copied into the matrix twice.
@@ -64,7 +64,7 @@ def test_sink_changes_nothing_but_copies(tmp_path: Path, monkeypatch: pytest.Mon
         hits = [h.id for h in f.recall(vector=np.ones(DIM, np.float32), k=20, touch=False)]
     monkeypatch.delattr(MemoriesOrgan, "vector_sink")
     with chitta.open(root, embedder=None, read_only=True, load_checkpoint=False) as g:
-        assert g._vector_sink_organ is None
+        assert g.core.vector_sink_organ is None
         assert _state(g) == with_sink
         assert [h.id for h in g.recall(vector=np.ones(DIM, np.float32), k=20, touch=False)] == hits
     assert len(with_sink) == n
@@ -78,7 +78,7 @@ def test_a_failed_replay_gives_its_claims_back(tmp_path: Path) -> None:
         w.remember_many([{"text": f"old {i}", "embedding": _vec_array(rng)} for i in range(10)])
     reader = chitta.open(root, embedder=None, read_only=True)
     try:
-        s = reader._memories._s
+        s = reader.core.memories._s
         before = (s.nvec, s.dim, len(reader))
         # A good run of puts with vectors (decoded into claimed rows), then a put
         # whose payload is not msgpack (complete, CRC-valid): the replay fails

@@ -45,7 +45,7 @@ def test_hnsw_lane_matches_exact_scan_and_survives_a_checkpoint(tmp_path: Path) 
     with chitta.open(root, embedder=None) as f:
         f.set_dense_index("hnsw")
         ids = f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(vecs)])
-        assert f._index.stats()["dense_path"] == "hnsw"
+        assert f.core.index.stats()["dense_path"] == "hnsw"
         got = [_dense(f, q) for q in queries]
         overlap = np.mean([len(set(g) & set(_exact(ids, vecs, q))) / 10 for g, q in zip(got, queries)])
         assert overlap >= 0.95
@@ -59,7 +59,7 @@ def test_hnsw_lane_matches_exact_scan_and_survives_a_checkpoint(tmp_path: Path) 
     assert live is not None and {"dense.hnsw", "dense.delta.hnsw"} <= {p.name for p in live.iterdir()}
     with chitta.open(root, embedder=None, read_only=True) as g:
         assert g.checkpoint_loaded == live.name
-        assert g._index._ann is not None and len(g._index._ann.graph) > 0  # loaded, not rebuilt
+        assert g.core.index._ann is not None and len(g.core.index._ann.graph) > 0  # loaded, not rebuilt
         assert [_dense(g, q) for q in queries] == got
     with chitta.open(root, embedder=None) as h:  # changes after the watermark reach the loaded graph
         new = h.remember("late", embedding=queries[0])
@@ -72,7 +72,7 @@ def test_hnsw_lane_matches_exact_scan_and_survives_a_checkpoint(tmp_path: Path) 
 def test_auto_uses_codes_below_the_graph_size(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder=None) as f:
         f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(_vectors(100))])
-        assert f._index.stats()["dense_path"] == "hamming+rescore"
+        assert f.core.index.stats()["dense_path"] == "hamming+rescore"
         f.checkpoint()  # 100 vectors < AUTO_ANN_MIN: no graph
     live = store.current(tmp_path / "f")
     assert live is not None and not (live / "dense.hnsw").exists()
@@ -97,17 +97,17 @@ def test_auto_graph_is_built_by_a_checkpoint_and_newer_vectors_are_scanned(
     queries = _vectors(30, seed=1)
     with chitta.open(root, embedder=None) as f:  # dense_index stays "auto"
         ids = f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(vecs)])
-        assert f._index.stats()["dense_path"] == "hamming+rescore"  # no graph until a checkpoint builds one
+        assert f.core.index.stats()["dense_path"] == "hamming+rescore"  # no graph until a checkpoint builds one
         f.recall(vector=queries[0], lanes=("dense",), touch=False)
-        assert f._index._ann is None  # queries never build it
+        assert f.core.index._ann is None  # queries never build it
         f.checkpoint()
     live = store.current(root)
     assert live is not None and (live / "dense.hnsw").exists()
     late = _vectors(40, seed=2)
     with chitta.open(root, embedder=None) as f:
-        assert f._index.stats()["dense_path"] == "hnsw" and f._index._ann is not None
-        assert not f._index._ann.loaded  # the open does not read the graph; the first dense query does
-        graph_size = len(f._index._ann.graph)
+        assert f.core.index.stats()["dense_path"] == "hnsw" and f.core.index._ann is not None
+        assert not f.core.index._ann.loaded  # the open does not read the graph; the first dense query does
+        graph_size = len(f.core.index._ann.graph)
         late_ids = f.remember_many([{"text": f"late{i}", "embedding": v} for i, v in enumerate(late)])
         f.update(ids[5], embedding=-vecs[5])  # a stale graph entry: the exact scan has the new vector
         f.forget(ids[6])
@@ -123,10 +123,10 @@ def test_auto_graph_is_built_by_a_checkpoint_and_newer_vectors_are_scanned(
             assert _dense(f, late[j], k=1) == [late_ids[j]]
         assert _dense(f, -vecs[5], k=1) == [ids[5]]
         assert ids[6] not in _dense(f, vecs[6], k=N)
-        assert len(f._index._ann.graph) <= graph_size  # nothing was inserted at query time
-        assert ids[5] not in f._index._ann.graph  # its old vector left the graph when it changed
+        assert len(f.core.index._ann.graph) <= graph_size  # nothing was inserted at query time
+        assert ids[5] not in f.core.index._ann.graph  # its old vector left the graph when it changed
         monkeypatch.setattr(recall_index_dense, "AUTO_PENDING_EXACT", 10)  # too many newer vectors: codes instead
-        assert f._index.stats()["dense_path"] == "hamming+rescore"
+        assert f.core.index.stats()["dense_path"] == "hamming+rescore"
         assert _dense(f, late[3], k=1) == [late_ids[3]]
 
 
@@ -159,7 +159,7 @@ def test_a_damaged_graph_is_dropped_with_a_warning_and_recall_still_works(
         with pytest.warns(CheckpointIgnored, match="saved graph"):
             assert _dense(g, vecs[7], k=1) == [ids[7]]
         want = "hamming+rescore" if kind == "auto" else "hnsw"  # "hnsw" builds its graph anew
-        assert g._index.stats()["dense_path"] == want
+        assert g.core.index.stats()["dense_path"] == want
         assert [_dense(g, vecs[j], k=1) for j in (0, 99, 321)] == [[ids[0]], [ids[99]], [ids[321]]]
 
 
@@ -175,11 +175,11 @@ def test_auto_graph_grows_by_a_bounded_step_per_checkpoint(tmp_path: Path, monke
         with chitta.open(root, embedder=None) as f:
             f.checkpoint()
         with chitta.open(root, embedder=None, read_only=True) as g:
-            ann = g._index._ann
+            ann = g.core.index._ann
             assert ann is not None and ann.pending == N - in_graph
             assert len(ann.graph) == in_graph
             # a graph missing more than AUTO_PENDING_EXACT vectors is not searched: codes instead
-            assert g._index.stats()["dense_path"] == ("hnsw" if N - in_graph <= 40 else "hamming+rescore")
+            assert g.core.index.stats()["dense_path"] == ("hnsw" if N - in_graph <= 40 else "hamming+rescore")
             assert [_dense(g, vecs[j], k=1) for j in (0, 200, 399)] == [[ids[0]], [ids[200]], [ids[399]]]
 
 

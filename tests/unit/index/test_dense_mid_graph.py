@@ -31,7 +31,7 @@ def _oracle(ids: list[int], vecs: np.ndarray, q: np.ndarray, k: int) -> list[int
 
 
 def _lane(f: chitta.Field, q: np.ndarray, k: int = 50) -> list[int]:
-    ids, _ = f._index.dense(q, k, None)
+    ids, _ = f.core.index.dense(q, k, None)
     return [int(x) for x in ids]
 
 
@@ -49,13 +49,13 @@ def test_auto_searches_a_checkpoint_graph_below_the_exact_scan_size(
     root = tmp_path / "f"
     with chitta.open(root, embedder=None) as f:
         ids = f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(vecs)])
-        assert f._index.stats()["dense_path"] == "exact"  # no graph yet: the exact scan
+        assert f.core.index.stats()["dense_path"] == "exact"  # no graph yet: the exact scan
         assert all(_lane(f, q) == _oracle(ids, vecs, q, 50) for q in queries)
         f.checkpoint()
     live = store.current(root)
     assert live is not None and "dense.hnsw" in {p.name for p in live.iterdir()}
     with chitta.open(root, embedder=None, read_only=True) as g:
-        assert g._index.stats()["dense_path"] == "hnsw"
+        assert g.core.index.stats()["dense_path"] == "hnsw"
         r10 = np.mean([len(set(_lane(g, q)[:10]) & set(_oracle(ids, vecs, q, 10))) / 10 for q in queries])
         assert r10 >= 0.95
     with chitta.open(root, embedder=None) as h:  # written after the checkpoint: scanned exactly beside the graph
@@ -69,7 +69,7 @@ def test_small_fields_build_no_graph(tmp_path: Path, monkeypatch: pytest.MonkeyP
     with chitta.open(root, embedder=None) as f:
         f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(_vectors(150, seed=3))])
         f.checkpoint()
-        assert f._index.stats()["dense_path"] == "exact"
+        assert f.core.index.stats()["dense_path"] == "exact"
     live = store.current(root)
     assert live is not None and "dense.hnsw" not in {p.name for p in live.iterdir()}
 
@@ -82,9 +82,9 @@ def test_exact_kind_scans_at_any_size(tmp_path: Path, monkeypatch: pytest.Monkey
     with chitta.open(root, embedder=None) as f:
         f.set_dense_index("exact")
         ids = f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(vecs)])
-        assert f._index.stats()["dense_path"] == "exact"
+        assert f.core.index.stats()["dense_path"] == "exact"
         assert all(_lane(f, q) == _oracle(ids, vecs, q, 50) for q in queries)
         f.checkpoint()
     with chitta.open(root, embedder=None, read_only=True) as g:  # the setting survives a checkpoint
-        assert g._index.stats()["dense_path"] == "exact"
+        assert g.core.index.stats()["dense_path"] == "exact"
         assert all(_lane(g, q) == _oracle(ids, vecs, q, 50) for q in queries)

@@ -70,7 +70,7 @@ def test_confirm_adds_an_edge_and_no_suppression(tmp_path: Path) -> None:
     a = f.remember("the build uses ninja")
     b = f.remember("confirmed: the build uses ninja")
     f.confirm(b, a)
-    assert f._graph.has_edge(b, a, "Confirms")
+    assert f.core.graph.has_edge(b, a, "Confirms")
     assert _factor(_hit(f, "ninja", a), "suppression") == 1.0
 
 
@@ -91,7 +91,7 @@ def test_bad_edge_arguments_leave_the_store_unchanged(tmp_path: Path, method: st
     with pytest.raises(chitta.InvalidArgument):
         call("x", a)
     assert f.stats().records_applied == records
-    assert f._graph.edges == 0
+    assert f.core.graph.edges == 0
 
 
 def test_reconciler_scores_kind_mismatch_and_divergence(tmp_path: Path) -> None:

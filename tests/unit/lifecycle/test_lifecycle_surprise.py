@@ -36,7 +36,7 @@ def _field_with_vectors(
 
 def test_surprise_pass_sets_rates_from_the_encoder(tmp_path: Path) -> None:
     f, ids, vecs = _field_with_vectors(tmp_path, Clock())
-    encoder = f._encoder_organ.encoder
+    encoder = f.core.encoder_organ.encoder
     assert encoder is not None
     unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
     oracle = encoder.encode(unit).surprise  # the sparse encoder's own report

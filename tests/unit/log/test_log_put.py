@@ -225,7 +225,7 @@ def test_fsync_remember_from_threads_replays_every_id(tmp_path: os.PathLike[str]
     root = os.path.join(tmp_path, "f")
     with chitta.open(root, durability="fsync", embedder=None) as f:
         ids = _hammer(8, 25, lambda t, i: f.remember(f"t{t} i{i}"))
-        stats = f._log.sync_stats()
+        stats = f.core.log.sync_stats()
     flat = [m for run in ids for m in run]
     assert len(set(flat)) == 200 and stats["records"] == 200
     with chitta.open(root, read_only=True, embedder=None) as g:

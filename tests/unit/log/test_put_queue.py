@@ -106,7 +106,7 @@ def test_every_write_path_draws_from_one_counter_and_continues_after_reopen(tmp_
 
 def test_used_up_ids_raise_and_change_nothing(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder=None) as f:
-        f._pending_puts.start_ids(2**32 - 1)
+        f.core.pending_puts.start_ids(2**32 - 1)
         last = f.remember("the last one")
         assert last & 0xFFFFFFFF == 2**32 - 1
         for call in (lambda: f.remember("one more"), lambda: f.remember("tagged", tags=["t"]),
@@ -198,11 +198,11 @@ def test_threads_get_unique_ids_and_every_put_is_applied(tmp_path: Path) -> None
 def test_remember_entry_keeps_the_methods_face(tmp_path: Path) -> None:
     import inspect
 
-    from chitta.field.write import WriteMixin
+    from chitta.field import Field
 
     with chitta.open(tmp_path / "f", embedder=None) as f:
-        assert inspect.signature(f.remember) == inspect.signature(WriteMixin.remember.__get__(f))
-        assert f.remember.__doc__ == WriteMixin.remember.__doc__
+        assert inspect.signature(f.remember) == inspect.signature(Field.remember.__get__(f))
+        assert f.remember.__doc__ == Field.remember.__doc__
         a = f.remember("plain")
         b = f.remember("with keywords", kind="thought", tags=["t"], confidence=0.5)
         c = f.remember(text="text as a keyword")

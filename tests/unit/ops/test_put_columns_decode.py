@@ -161,7 +161,7 @@ def test_bad_range_is_an_index_error(tmp_path: os.PathLike[str]) -> None:
 @given(st.lists(st.tuples(st.integers(0, 2**64 - 1), st.text(min_size=1, max_size=10), st.integers(0, 2**62)),
                 max_size=20))
 def test_pending_columns_equal_the_reference(run: list[tuple[int, str, int]]) -> None:
-    from chitta.field.commit import pending_columns
+    from chitta.field.core import pending_columns
 
     want = PutColumns.from_puts([P(id=m, text=t, created_ms=ms, written_ms=ms) for m, t, ms in run])
     assert pending_columns(run).same_as(want)

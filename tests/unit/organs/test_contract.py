@@ -101,7 +101,7 @@ def _state(field: chitta.Field, name: str, where: Path) -> tuple[Any, dict[str, 
     """An organ's snapshot map and its sidecars' bytes, written into ``where``."""
     where.mkdir(parents=True)
     ctx = SnapshotFiles(where)
-    for organ in field._organs:  # in registry order: later organs read what earlier ones published
+    for organ in field.core.organs:  # in registry order: later organs read what earlier ones published
         state = organ.snapshot(ctx)
         if organ.name == name:
             break

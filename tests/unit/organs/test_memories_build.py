@@ -106,3 +106,32 @@ def test_odd_vectors_are_read_as_numpy_reads_them() -> None:
         o.memories([2])
     with pytest.raises(ValueError, match="multiple of element size"):
         o.get(2)
+
+
+def test_fields_are_addressed_by_name_not_position() -> None:
+    """A class whose slots list Memory's fields in another order gets the same values
+    per field name (the builder matches slot descriptors by name); a class with a field
+    the builder does not fill is refused."""
+    import dataclasses
+
+    o = MemoriesOrgan()
+    o.apply_columns(PutColumns.from_puts([ops.PutPayload(id=1, text="by name", kind="decision", tags=("t",),
+                                                         confidence=0.25, meta={"m": 1}, embedding=_vec(4, 1))]))
+    fields = [(f.name, f.type) for f in dataclasses.fields(Memory)]
+    Reordered = dataclasses.make_dataclass("Reordered", list(reversed(fields)), slots=True)
+    slots = tuple(Reordered.__dict__[name] for name, _ in reversed(fields))
+    s = o._s
+    c = s.c
+    cols = tuple(c[n] for n in ("created", "written", "updated", "last_access", "confidence", "strength",
+                                "decay", "tier", "access"))
+    labels = tuple((c[n], s.labels[n].values) for n in ("kind", "realm", "session", "source_tool", "harness"))
+    rest = (s.arena, s.text_off, s.texts, s.tags, s.meta, s.artifacts, c["vec"], s.vecs, s.base, s.odd)
+    (built,) = _core._build_memories(Reordered, slots, [1], s.map, c["dead"], cols, labels, *rest)
+    want = o.get(1)
+    for name, _ in fields:
+        got, expected = getattr(built, name), getattr(want, name)
+        assert (np.array_equal(got, expected) if isinstance(expected, np.ndarray) else got == expected), name
+    Other = dataclasses.make_dataclass("Other", [*fields[:-1], ("not_a_memory_field", int)], slots=True)
+    other_slots = tuple(Other.__dict__[name] for name, _ in [*fields[:-1], ("not_a_memory_field", int)])
+    with pytest.raises(TypeError, match="not_a_memory_field"):
+        _core._build_memories(Other, other_slots, [1], s.map, c["dead"], cols, labels, *rest)

@@ -44,7 +44,7 @@ def _build(root: Path, n: int, seed: int, checkpoint: bool) -> None:
 
 
 def _recall(f: chitta.Field, concurrent: bool, native: bool, **kw: Any) -> list[Hit]:
-    engine = f._engine
+    engine = f.core.engine
     saved = engine.settings
     engine.settings = dataclasses.replace(saved, concurrent_lanes=concurrent)
     engine.native = native
@@ -97,7 +97,7 @@ def test_graph_field_same_hits_and_the_graph_search_is_started(
 
     monkeypatch.setattr(TieredHNSW, "search_async", counting)
     with chitta.open(root, embedder="hashing", clock=Clock(T0 + 10), read_only=True) as f:
-        assert f._index.stats()["dense_path"] == "hnsw"
+        assert f.core.index.stats()["dense_path"] == "hnsw"
         assert _compare_all(f, seed=2) == 80
     assert len(started) >= 40  # every unfiltered hybrid recall started the graph search early
 
@@ -110,7 +110,7 @@ def test_pending_and_stale_vectors_beside_the_graph(tmp_path: Path, small_graph:
         f.remember_many([{"text": " ".join(rng.choice(WORDS, 5)), "realm": "a"} for _ in range(30)])
         for mid in list(f.ids())[:10]:  # a new vector for a graphed memory: its graph entry is stale
             f.update(mid, text=" ".join(rng.choice(WORDS, 4)))
-        dense = f._index
+        dense = f.core.index
         q = np.asarray(dense.recent_vectors(1)[0], np.float32)
         wait = dense.dense_start(q, 50, None)
         assert wait is not None
@@ -124,8 +124,8 @@ def test_exact_scan_fields_take_the_plain_path(tmp_path: Path) -> None:
     root = tmp_path / "f"
     _build(root, 300, seed=6, checkpoint=False)  # no graph: the exact scan, nothing started early
     with chitta.open(root, embedder="hashing", clock=Clock(T0 + 10)) as f:
-        q = np.asarray(f._index.recent_vectors(1)[0], np.float32)
-        assert f._index.dense_start(q, 50, None) is None
+        q = np.asarray(f.core.index.recent_vectors(1)[0], np.float32)
+        assert f.core.index.dense_start(q, 50, None) is None
         assert _compare_all(f, seed=7, queries=12) == 24
 
 

@@ -160,7 +160,7 @@ def test_the_expansion_lane_lifts_a_memory_sharing_no_query_word(tmp_path: Path,
         assert [h.id for h in hits] == [ids["m1"], ids["m2"], ids["m3"]]
         assert [h.fused for h in hits] == pytest.approx([1.0, 0.9, 0.5])
         assert hits[1].lanes.get("expansion") == 1 and "expansion" not in hits[0].lanes
-        assert on._engine.vocabulary.nearest(q, 2, 0.25) == ["swimming", "went"]
+        assert on.core.engine.vocabulary.nearest(q, 2, 0.25) == ["swimming", "went"]
 
 
 def test_the_vocabulary_is_rebuilt_after_a_reopen_and_from_a_checkpoint(tmp_path: Path) -> None:
@@ -177,9 +177,9 @@ def test_the_vocabulary_is_rebuilt_after_a_reopen_and_from_a_checkpoint(tmp_path
 
 def test_no_embedder_or_no_weight_means_no_vocabulary(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "a", embedder=None, recall_settings=RecallSettings(fusion_alpha=0.5, expansion_weight=0.3)) as f:
-        assert f._engine.vocabulary is None
+        assert f.core.engine.vocabulary is None
     with chitta.open(tmp_path / "b", embedder=StubEmbedder(), recall_settings=RecallSettings(fusion_alpha=0.5)) as f:
-        assert f._engine.vocabulary is None
+        assert f.core.engine.vocabulary is None
 
 
 def test_the_real_model_relates_a_category_to_its_members() -> None:

@@ -53,7 +53,7 @@ def _recalls(f: chitta.Field) -> list[list[tuple[int, float, dict[str, int]]]]:
 
 
 def _table(f: chitta.Field) -> tuple[list[str], bytes, list[str]]:
-    words, vecs, pending = f._engine.vocabulary.table()
+    words, vecs, pending = f.core.engine.vocabulary.table()
     return words, np.ascontiguousarray(vecs).tobytes(), pending
 
 
@@ -83,7 +83,7 @@ def test_words_are_embedded_at_write_time_not_at_recall(tmp_path: Path) -> None:
     emb = Counting()
     with _open(tmp_path / "f", emb) as f:
         f.remember_many(TEXTS[:4])
-        assert set(emb.take()) >= _field_words(TEXTS[:4]) and f._engine.vocabulary.pending == 0
+        assert set(emb.take()) >= _field_words(TEXTS[:4]) and f.core.engine.vocabulary.pending == 0
         mid = f.remember(TEXTS[4])
         assert set(emb.take()) == {TEXTS[4]} | (_field_words(TEXTS[4:5]) - _field_words(TEXTS[:4]))
         f.update(mid, text="Melanie painted a lighthouse")
@@ -139,7 +139,7 @@ def test_a_checkpoint_without_a_table_builds_it_once_at_open(tmp_path: Path) -> 
         with _open(path, emb) as f:
             assert f.checkpoint_loaded == live.name
             words = emb.take()
-            assert set(words) == set(f._engine.vocabulary.table()[0]) and len(words) == len(set(words))
+            assert set(words) == set(f.core.engine.vocabulary.table()[0]) and len(words) == len(set(words))
             assert f.recall(QUERIES[0], k=5, touch=False) and emb.take() == [QUERIES[0]]
             f.checkpoint()  # now with a table
     with _open(path, emb) as f:
@@ -239,7 +239,7 @@ def test_another_process_writes_enter_the_table_at_refresh(tmp_path: Path) -> No
         child_ids = json.loads(out.stdout)
         assert f.refresh() > 0 and all(i in f for i in child_ids)
         new = _field_words(TEXTS[3:]) - _field_words(TEXTS[:3])
-        assert set(emb.take()) == new and f._engine.vocabulary.pending == 0
+        assert set(emb.take()) == new and f.core.engine.vocabulary.pending == 0
         assert new <= set(_table(f)[0])
         f.recall(QUERIES[0], k=5, touch=False)
         assert emb.take() == [QUERIES[0]]
@@ -248,7 +248,7 @@ def test_another_process_writes_enter_the_table_at_refresh(tmp_path: Path) -> No
 def test_no_table_is_written_when_the_field_does_not_expand(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder=HashingEmbedder(64), recall_settings=RecallSettings()) as f:
         f.remember_many(TEXTS)
-        assert f._engine.vocabulary is None
+        assert f.core.engine.vocabulary is None
         f.checkpoint()
     assert not (_live(tmp_path / "f") / "vocab.emb").exists()
     _version, state = fmt.read_state(_live(tmp_path / "f") / "state")
@@ -323,7 +323,7 @@ def test_a_large_build_at_open_reports_progress(tmp_path: Path, monkeypatch: pyt
                                                                                            progress(d, t)))))
     with _open(path) as f:
         total = len(_field_words(TEXTS))
-        assert len(f._engine.vocabulary) == total and f._engine.vocabulary.pending == 0
+        assert len(f.core.engine.vocabulary) == total and f.core.engine.vocabulary.pending == 0
     assert heard == [(min(i + 16, total), total) for i in range(0, total, 16)]
 
 
@@ -342,7 +342,7 @@ def test_the_real_model_reopens_bit_for_bit(tmp_path: Path) -> None:
         before = [[(h.id, h.score, dict(h.lanes)) for h in f.recall(q, k=5, touch=False)] for q in QUERIES]
         f.checkpoint()
     with chitta.open(tmp_path / "f", embedder=model, recall_settings=settings, clock=lambda: 1.78e9) as f:
-        assert f.stats().records_since_checkpoint == 0 and f._engine.vocabulary.pending == 0
+        assert f.stats().records_since_checkpoint == 0 and f.core.engine.vocabulary.pending == 0
         after = [[(h.id, h.score, dict(h.lanes)) for h in f.recall(q, k=5, touch=False)] for q in QUERIES]
     assert after == before and any("expansion" in lanes for hits in before for _i, _s, lanes in hits)
 
@@ -359,4 +359,4 @@ def test_an_embedder_that_fails_at_open_leaves_the_words_pending(tmp_path: Path)
     with pytest.warns(RuntimeWarning, match="could not be embedded"):
         f = _open(path, Failing())
     with f:
-        assert f._engine.vocabulary.pending == len(_field_words(TEXTS[:2])) and len(f) == 2
+        assert f.core.engine.vocabulary.pending == len(_field_words(TEXTS[:2])) and len(f) == 2

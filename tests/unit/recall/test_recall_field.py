@@ -111,8 +111,8 @@ def test_write_gate_pass_reads_only_the_old_end_of_the_staged_queue(field: chitt
     young = field.remember_many([f"young note {i}" for i in range(2000)])  # the gate runs by itself here
     assert set(field.ids()) == set(young)  # the old staged ones went
     reads: list[int] = []
-    real_get = field._memories.get
-    field._memories.get = lambda mid: reads.append(mid) or real_get(mid)  # type: ignore[method-assign]
+    real_get = field.core.memories.get
+    field.core.memories.get = lambda mid: reads.append(mid) or real_get(mid)  # type: ignore[method-assign]
     assert field.write_gate_pass() == 0
     assert reads == [young[0]]  # the first young one stops the pass: it does not scan 2,000
 
@@ -239,16 +239,16 @@ def test_bad_recall_arguments(field: chitta.Field, kwargs: dict[str, object]) ->
 def test_reencode_rewrites_only_codes_whose_features_changed(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder="hashing") as f:
         ids = f.remember_many([f"note {i} about topic {i % 7} and project {i % 3}" for i in range(300)])
-        before = {mid: f._index.code_features(mid) for mid in ids}
+        before = {mid: f.core.index.code_features(mid) for mid in ids}
         version = f.learn_encoder()
         assert version == 1
         rewritten = f.reencode()
-        encoder = f._encoder_organ.encoder
+        encoder = f.core.encoder_organ.encoder
         import numpy as np
 
-        vecs = np.stack([f._index.vector(mid) for mid in ids])
+        vecs = np.stack([f.core.index.vector(mid) for mid in ids])
         now = encoder.encode(vecs).features
         expected = sum(1 for i, mid in enumerate(ids) if tuple(now[i]) != before[mid])
         assert rewritten == expected
-        assert all(f._index.code_features(mid) == tuple(now[i]) for i, mid in enumerate(ids))
+        assert all(f.core.index.code_features(mid) == tuple(now[i]) for i, mid in enumerate(ids))
         assert f.reencode() == 0  # nothing left to change

@@ -30,7 +30,7 @@ def reference_allowed(f: chitta.Field, *, kinds: Any = None, realm: Any = None, 
     if kinds is None and realm is None and session is None and harness is None and since_ms is None \
             and until_ms is None and include_staged:
         return None
-    staged = f._index.staged_ids()
+    staged = f.core.index.staged_ids()
     result = [
         m.id for m in f.memories()
         if (kinds is None or m.kind in kinds) and (realm is None or m.realm == realm)
@@ -84,7 +84,7 @@ def test_allowed_and_filtered_dense_equal_the_set_based_reference(tmp_path: Path
     rng = np.random.default_rng(seed)
     with chitta.open(tmp_path / "f", embedder="hashing", clock=lambda: T0) as f:
         ids = write_some(f, rng, 400)
-        idx = f._index
+        idx = f.core.index
         checked = 0
         for round_ in range(12):
             for _ in range(15):
@@ -94,7 +94,7 @@ def test_allowed_and_filtered_dense_equal_the_set_based_reference(tmp_path: Path
                     assert got is None
                     continue
                 assert got.dtype == np.uint64 and got.tolist() == want.tolist()
-                vec = f._encoding.embed([f"note {int(rng.integers(0, 50))}"])[0]
+                vec = f.core.encoding.embed([f"note {int(rng.integers(0, 50))}"])[0]
                 vec = vec / np.linalg.norm(vec)
                 for a, b in zip(idx.dense(vec, 20, got), reference_dense(idx, vec, 20, want)):
                     assert np.array_equal(a, b)

@@ -32,10 +32,10 @@ def field_of(root: Path, settings: RecallSettings, n: int = 400, embedder: str |
 
 
 def lanes_for(f: chitta.Field, text: str, k: int) -> dict[str, np.ndarray]:
-    engine = f._engine
+    engine = f.core.engine
     s = engine.settings
     lane_pool = max(s.pool, 5 * k)
-    vec = f._encoding.embed([text])[0]
+    vec = f.core.encoding.embed([text])[0]
     return engine.lanes(text=text, vector=vec / np.linalg.norm(vec), code=None, pool=lane_pool, allowed=None,
                         keyword_pool=max(lane_pool, s.keyword_pool))
 
@@ -58,7 +58,7 @@ def test_keyword_lane_depth(tmp_path: Path, pool: int, keyword_pool: int, k: int
     assert len(lanes["bm25"]) == want_bm25
     assert len(lanes["dense"]) == want_dense
     # the lane is exactly BM25's own top-n for the keyword query
-    expect = f._index.keyword(keyword_query(text), want_bm25, None)
+    expect = f.core.index.keyword(keyword_query(text), want_bm25, None)
     assert lanes["bm25"].tolist() == expect.tolist()
     f.close()
 
@@ -74,7 +74,7 @@ def test_recall_asks_the_keyword_depth_only_for_convex_fusion(
 ) -> None:
     # without a vector: a field with no embedder, so the recall has the text alone
     f = field_of(tmp_path / "f", RecallSettings(fusion_alpha=alpha), embedder="hashing" if with_vector else None)
-    engine = f._engine
+    engine = f.core.engine
     seen: list[tuple[int, int | None]] = []
     real = engine.lanes
 

@@ -65,7 +65,7 @@ def random_field(root: Path, seed: int, n: int = 300) -> tuple[chitta.Field, np.
     for mid in rng.choice(ids, 30, replace=False).tolist():
         f.update(mid, strength=float(rng.choice([0.0, 0.3, 2.5])), confidence=float(rng.random()))
     for mid in rng.choice(ids, 20, replace=False).tolist():
-        f._commit_group([ops.DemoteMemory(id=mid, tier=int(rng.integers(1, 4)), at_ms=int(clock.t * 1000))])
+        f.core.commit_group([ops.DemoteMemory(id=mid, tier=int(rng.integers(1, 4)), at_ms=int(clock.t * 1000))])
     for _ in range(20):
         a, b = rng.choice(ids, 2, replace=False).tolist()
         f.link(a, b, str(rng.choice(["Supersedes", "Contradicts", "RelatedTo"])))
@@ -86,7 +86,7 @@ def query(rng: np.random.Generator) -> str:
 
 
 def both_paths(f: chitta.Field, **kw: Any) -> tuple[list[Hit], list[Hit]]:
-    engine = f._engine
+    engine = f.core.engine
     try:
         engine.native = True
         native = f.recall(**kw, touch=False)
@@ -112,7 +112,7 @@ def test_native_tail_equals_the_python_path(tmp_path: Path, seed: int) -> None:
     f, rng = random_field(tmp_path / "f", seed)
     compared = 0
     with f, one_thread():
-        assert f._graph.suppression_targets  # the fields exercise suppression
+        assert f.core.graph.suppression_targets  # the fields exercise suppression
         for _ in range(60):
             lanes = LANE_SETS[int(rng.integers(len(LANE_SETS)))]
             filters = [{}, {"realm": "a"}, {"include_staged": False}, {"kinds": ["decision", "lesson"]}]
@@ -126,7 +126,7 @@ def test_native_tail_equals_the_python_path(tmp_path: Path, seed: int) -> None:
 def test_speaker_and_time_priors_go_through_the_native_tail(tmp_path: Path) -> None:
     f, _rng = random_field(tmp_path / "f", 21)
     with f:
-        assert f._index.speaker_ids("what did Ana say") is not None
+        assert f.core.index.speaker_ids("what did Ana say") is not None
         for text in ("what did Ana say about w1 w2", "w3 w4 in May 2026", "Bo Lee w5 in 2025", "w1 w2 w3 in June"):
             native, python = both_paths(f, query=text, k=20)
             assert native
@@ -136,7 +136,7 @@ def test_speaker_and_time_priors_go_through_the_native_tail(tmp_path: Path) -> N
 def test_vector_only_and_text_only_queries(tmp_path: Path) -> None:
     f, _rng = random_field(tmp_path / "f", 22, n=150)
     with f:
-        vec = f._encoding.embed(["w1 w2 w3"])[0]
+        vec = f.core.encoding.embed(["w1 w2 w3"])[0]
         for kw in ({"vector": vec}, {"query": "w1 w2 w3"}, {"query": "w7", "vector": vec}):
             native, python = both_paths(f, k=10, **kw)  # type: ignore[arg-type]
             assert native
@@ -158,7 +158,7 @@ def test_touches_after_native_recalls_match_the_python_path(tmp_path: Path) -> N
     a, _ = random_field(tmp_path / "a", 24, n=120)
     b, _ = random_field(tmp_path / "b", 24, n=120)
     with a, b:
-        b._engine.native = False
+        b.core.engine.native = False
         for text in ("w1 w2", "w3 w4 w5", "w1 w2", "w6"):
             ha, hb = a.recall(text, k=5), b.recall(text, k=5)
             assert [(h.id, h.score) for h in ha] == [(h.id, h.score) for h in hb]
@@ -168,8 +168,8 @@ def test_touches_after_native_recalls_match_the_python_path(tmp_path: Path) -> N
 
 
 def _columns(f: chitta.Field) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    mem_cols, kinds = f._memories.recall_columns()
-    idx_cols, _vecs, _dim = f._index.recall_columns()
+    mem_cols, kinds = f.core.memories.recall_columns()
+    idx_cols, _vecs, _dim = f.core.index.recall_columns()
     return (*mem_cols, np.ones(len(kinds))), idx_cols
 
 
@@ -177,7 +177,7 @@ def test_gather_refuses_columns_of_the_wrong_type(tmp_path: Path) -> None:
     f, _rng = random_field(tmp_path / "f", 25, n=60)
     with f:
         mem, idx = _columns(f)
-        lists = [np.array(f._memories.live_id_array()[:5])]
+        lists = [np.array(f.core.memories.live_id_array()[:5])]
         assert _core._recall_gather(lists, [1.0], 20.0, 50, mem, idx).size == 5
         bad_mem = list(mem)
         bad_mem[2] = mem[2].astype(np.int32)  # created must be int64, never cast
@@ -201,7 +201,7 @@ def test_rank_refuses_inputs_of_the_wrong_length(tmp_path: Path) -> None:
     f, _rng = random_field(tmp_path / "f", 26, n=60)
     with f:
         mem, idx = _columns(f)
-        cands = _core._recall_gather([np.array(f._memories.live_id_array()[:5])], [1.0], 20.0, 50, mem, idx)
+        cands = _core._recall_gather([np.array(f.core.memories.live_id_array()[:5])], [1.0], 20.0, 50, mem, idx)
         w = (1.0, 0.02, 0.05, 0.1, 0.01, 0.5, 0.8, 0.25)
         ids, scores, fused, ranks, every = cands.rank(None, None, None, None, None, cands.best, 0, w, 3)
         assert len(ids) == len(scores) == len(fused) == len(ranks) == 3 and len(every) == 5
@@ -240,15 +240,15 @@ def test_cosines_come_from_numpys_own_dot_when_it_is_found(tmp_path: Path) -> No
         native, python = both_paths(f, query="w1 w2 w3", k=20)
         assert native_tail._dot_state == [True]
         assert_same(native, python)
-        vec = f._encoding.embed(["w4 w5"])[0]
+        vec = f.core.encoding.embed(["w4 w5"])[0]
         vec = vec / np.linalg.norm(vec)
         mem, idx = _columns(f)
-        lists = [np.array(f._memories.live_id_array()[:40])]
-        cands = _core._recall_gather(lists, [1.0], 20.0, 50, mem, idx, vec, f._index.recall_columns()[1])
+        lists = [np.array(f.core.memories.live_id_array()[:40])]
+        cands = _core._recall_gather(lists, [1.0], 20.0, 50, mem, idx, vec, f.core.index.recall_columns()[1])
         rows = cands.vector_row
-        want = [float(f._index.recall_columns()[1][r] @ vec) if r >= 0 else float("nan") for r in rows.tolist()]
+        want = [float(f.core.index.recall_columns()[1][r] @ vec) if r >= 0 else float("nan") for r in rows.tolist()]
         np.testing.assert_array_equal(cands.cosine, np.array(want))  # bit for bit numpy's dot
         with pytest.raises(InvalidArgument, match="go together"):
             _core._recall_gather(lists, [1.0], 20.0, 50, mem, idx, vec, None)
         with pytest.raises(InvalidArgument, match="width"):
-            _core._recall_gather(lists, [1.0], 20.0, 50, mem, idx, vec[:-1].copy(), f._index.recall_columns()[1])
+            _core._recall_gather(lists, [1.0], 20.0, 50, mem, idx, vec[:-1].copy(), f.core.index.recall_columns()[1])

@@ -57,12 +57,12 @@ def test_packaged_embedders_preferences() -> None:
 
 def test_field_uses_the_preference_unless_settings_are_given(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "a", embedder=Preferring()) as f:
-        assert f._engine.settings.lane_weights["dense"] == 1.0
+        assert f.core.engine.settings.lane_weights["dense"] == 1.0
     explicit = RecallSettings()
     with chitta.open(tmp_path / "b", embedder=Preferring(), recall_settings=explicit) as f:
-        assert f._engine.settings.lane_weights["dense"] == 0.5
+        assert f.core.engine.settings.lane_weights["dense"] == 0.5
     with chitta.open(tmp_path / "c", embedder=HashingEmbedder()) as f:
-        assert f._engine.settings == RecallSettings()
+        assert f.core.engine.settings == RecallSettings()
 
 
 def test_import_follows_the_embedders_turn_view(tmp_path: Path) -> None:

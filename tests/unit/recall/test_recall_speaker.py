@@ -77,7 +77,7 @@ def test_explain_shows_what_the_speaker_prior_added(tmp_path: Path) -> None:
         speaker = [x for x in by_id[b].factors if x.name == "speaker"]
         assert not [x for x in by_id[a].factors if x.name == "speaker"]  # Ana was not named
         assert len(speaker) == 1 and speaker[0].kind == "prior" and speaker[0].value == pytest.approx(1.3)
-        f._engine.settings = dataclasses.replace(f._engine.settings, speaker_prior=0.0)
+        f.core.engine.settings = dataclasses.replace(f.core.engine.settings, speaker_prior=0.0)
         plain = {h.id: h.score for h in f.recall("Does Ben like green tea?", touch=False)}
         # the oracle: the same recall with the prior off (a few ms later: freshness moves in the 11th digit)
         assert speaker[0].contribution == pytest.approx(by_id[b].score - plain[b], rel=1e-6)
@@ -87,7 +87,7 @@ def test_explain_shows_what_the_speaker_prior_added(tmp_path: Path) -> None:
 def test_prior_off(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder=None) as f:
         a, b = _two_speakers(f)
-        f._engine.settings = dataclasses.replace(f._engine.settings, speaker_prior=0.0)
+        f.core.engine.settings = dataclasses.replace(f.core.engine.settings, speaker_prior=0.0)
         assert [h.id for h in f.recall("Does Ben like green tea?", touch=False)] == [a, b]
 
 
@@ -99,7 +99,7 @@ def test_meta_update_and_forget_follow(tmp_path: Path) -> None:
         assert [h.id for h in f.recall("Does Cy like green tea?", touch=False)] == [b, a]
         f.forget(b)
         assert [h.id for h in f.recall("Does Cy like green tea?", touch=False)] == [a]
-        assert f._index.speaker_ids("Cy?") is None
+        assert f.core.index.speaker_ids("Cy?") is None
 
 
 def test_bad_speaker_meta_is_stored_but_ignored(tmp_path: Path) -> None:
@@ -114,13 +114,13 @@ def test_replay_and_checkpoint_keep_speakers(tmp_path: Path) -> None:
     with chitta.open(root, embedder="hashing") as f:
         a, b = _two_speakers(f)
         f.update(b, meta={"speaker": "Cy"})  # a put's meta no longer tells b's speaker
-        want = dict(f._index._speaker)
+        want = dict(f.core.index._speaker)
     with chitta.open(root, embedder="hashing") as f:  # replayed from the log
-        assert f._index._speaker == want
+        assert f.core.index._speaker == want
         f.checkpoint()
     with chitta.open(root, embedder="hashing") as f:  # from the checkpoint
         assert f.checkpoint_loaded is not None
-        assert f._index._speaker == want == {a: "Ana", b: "Cy"}
+        assert f.core.index._speaker == want == {a: "Ana", b: "Cy"}
         assert [h.id for h in f.recall("Does Cy like green tea?", touch=False)] == [b, a]
 
 
@@ -131,7 +131,7 @@ def test_state_without_speakers_reads_them_from_the_puts(tmp_path: Path) -> None
     root = tmp_path / "f"
     with chitta.open(root, embedder=None) as f:
         a, b = _two_speakers(f)
-    organ_cls = type(chitta.open(root, embedder=None, read_only=True)._index)
+    organ_cls = type(chitta.open(root, embedder=None, read_only=True).core.index)
     organ = organ_cls()
     organ.restore_speakers(None, [a, b], [{"speaker": "Ana"}, None])
     assert organ._speaker == {a: "Ana"}

@@ -107,7 +107,7 @@ def test_explain_shows_what_the_time_prior_added_and_zero_turns_it_off(tmp_path:
         assert not [x for x in by_id[a].factors if x.name == "time"]
         assert len(time) == 1 and time[0].kind == "prior" and time[0].value == pytest.approx(2.0)
         assert time[0].contribution > 0
-        f._engine.settings = dataclasses.replace(f._engine.settings, time_prior=0.0)
+        f.core.engine.settings = dataclasses.replace(f.core.engine.settings, time_prior=0.0)
         assert [h.id for h in f.recall("hiking in June 2023", touch=False)] == [a, b]
 
 
@@ -116,7 +116,7 @@ def test_slack_days_reach_memories_told_after_the_date(tmp_path: Path) -> None:
         b = f.remember("went hiking with the dog", at=datetime(2023, 8, 30, tzinfo=timezone.utc))
         a = f.remember("went hiking with the dog", at=datetime(2023, 7, 2, tzinfo=timezone.utc))
         assert [h.id for h in f.recall("hiking in June 2023", touch=False)] == [b, a]  # neither in June: tie
-        f._engine.settings = dataclasses.replace(f._engine.settings, time_prior_slack_days=7.0)
+        f.core.engine.settings = dataclasses.replace(f.core.engine.settings, time_prior_slack_days=7.0)
         assert [h.id for h in f.recall("hiking in June 2023", touch=False)] == [a, b]  # 2 July: 2 days after
         assert [h.id for h in f.recall("hiking in May 2023", touch=False)] == [b, a]  # 2 July: 32 days after
 

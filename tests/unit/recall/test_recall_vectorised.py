@@ -55,7 +55,7 @@ def random_field(root: Path, seed: int, n: int = 300) -> tuple[chitta.Field, Clo
     for mid in rng.choice(ids, 30, replace=False).tolist():
         f.update(mid, strength=float(rng.choice([0.0, 0.3, 2.5])), confidence=float(rng.random()))
     for mid in rng.choice(ids, 20, replace=False).tolist():
-        f._commit_group([ops.DemoteMemory(id=mid, tier=int(rng.integers(1, 4)), at_ms=int(clock.t * 1000))])
+        f.core.commit_group([ops.DemoteMemory(id=mid, tier=int(rng.integers(1, 4)), at_ms=int(clock.t * 1000))])
     for _ in range(15):
         a, b = rng.choice(ids, 2, replace=False).tolist()
         f.link(a, b, str(rng.choice(["Supersedes", "Contradicts", "RelatedTo"])))
@@ -70,13 +70,13 @@ def random_field(root: Path, seed: int, n: int = 300) -> tuple[chitta.Field, Clo
 
 def query_args(f: chitta.Field, rng: np.random.Generator, lanes: tuple[str, ...] | None) -> dict[str, object]:
     text = " ".join(rng.choice(WORDS, int(rng.integers(1, 5))))
-    vec = f._encoding.embed([text])[0]
+    vec = f.core.encoding.embed([text])[0]
     vec = vec / np.linalg.norm(vec)
-    enc = f._encoder_organ.encoder
+    enc = f.core.encoder_organ.encoder
     code = enc.encode(vec[None, :]).features[0] if enc is not None else None
     filters = rng.choice([{}, {"realm": "a"}, {"include_staged": False}, {"kinds": frozenset({"decision", "lesson"})}])
     return {"text": text, "vector": vec, "code": code, "k": int(rng.choice([1, 5, 10, 30])),
-            "allowed": f._index.allowed(**filters), "now_ms": f._now_ms()}
+            "allowed": f.core.index.allowed(**filters), "now_ms": f.core.now_ms()}
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -86,7 +86,7 @@ def test_vectorised_recall_equals_the_per_candidate_reference(tmp_path: Path, se
     with f, one_thread():
         for _ in range(40):
             lanes = LANE_SETS[int(rng.integers(len(LANE_SETS)))]
-            engine = f._engine if lanes is None else f._engine.with_lanes(lanes)
+            engine = f.core.engine if lanes is None else f.core.engine.with_lanes(lanes)
             args = query_args(f, rng, lanes)
             for explain in (False, True):
                 new = engine.recall(**args, explain=explain)  # type: ignore[arg-type]
@@ -102,11 +102,11 @@ def test_field_recall_equals_the_reference_with_filters(tmp_path: Path) -> None:
         for realm in (None, "a"):
             hits = f.recall("w1 w2 w3", k=15, realm=realm, explain=True, touch=False)
             args = query_args(f, rng, None)
-            vec = f._encoding.embed(["w1 w2 w3"])[0]
+            vec = f.core.encoding.embed(["w1 w2 w3"])[0]
             args.update(text="w1 w2 w3", vector=vec / np.linalg.norm(vec), k=15,
-                        allowed=f._index.allowed(realm=realm))
-            args["code"] = f._encoder_organ.encoder.encode(args["vector"][None, :]).features[0]
-            same_hits(hits, reference_recall(f._engine, **args, explain=True))  # type: ignore[arg-type]
+                        allowed=f.core.index.allowed(realm=realm))
+            args["code"] = f.core.encoder_organ.encoder.encode(args["vector"][None, :]).features[0]
+            same_hits(hits, reference_recall(f.core.engine, **args, explain=True))  # type: ignore[arg-type]
             assert hits
 
 

@@ -65,7 +65,7 @@ def _recalls(f: chitta.Field) -> list[list[tuple[int, float, dict[str, int]]]]:
 
 def _graph_bytes(f: chitta.Field, tmp: Path) -> bytes:
     """The field's word graph as its file (nodes, links, entry point, levels, generator state)."""
-    vocab = f._engine.vocabulary
+    vocab = f.core.engine.vocabulary
     vocab.refresh()
     out = tmp / f"g{id(vocab)}.hnsw"
     assert vocab.save_graph(str(out)) == len(vocab)
@@ -73,7 +73,7 @@ def _graph_bytes(f: chitta.Field, tmp: Path) -> bytes:
 
 
 def _nearest(f: chitta.Field) -> list[list[str]]:
-    vocab = f._engine.vocabulary
+    vocab = f.core.engine.vocabulary
     rng = np.random.default_rng(7)
     return [vocab.nearest(rng.standard_normal(DIM).astype(np.float32), 8, -1.0) for _ in range(40)]
 
@@ -84,8 +84,8 @@ def _written(path: Path, tmp: Path) -> tuple[Any, ...]:
         for i in range(0, len(TEXTS), 16):
             f.remember_many(TEXTS[i:i + 16])
         f.checkpoint()
-        assert f._engine.vocabulary._graph is not None
-        return _recalls(f), _nearest(f), _graph_bytes(f, tmp), f._engine.vocabulary.table()[0]
+        assert f.core.engine.vocabulary._graph is not None
+        return _recalls(f), _nearest(f), _graph_bytes(f, tmp), f.core.engine.vocabulary.table()[0]
 
 
 def _live(path: Path) -> Path:
@@ -259,7 +259,7 @@ def test_a_damaged_graph_ignores_the_checkpoint_and_changes_nothing(tmp_path: Pa
         with _open(tmp_path / "g") as g:
             g.remember_many(_texts(80, 9))
             other = tmp_path / "other.hnsw"
-            g._engine.vocabulary.save_graph(str(other))
+            g.core.engine.vocabulary.save_graph(str(other))
         raw = other.read_bytes()
         side.write_bytes(raw)
         _set_state(live, lambda s: s["sidecars"]["vocab.hnsw"].update(
@@ -326,7 +326,7 @@ def test_at_the_real_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     with _open(path) as f:
         f.remember_many(texts[:1000])
         f.remember_many(texts[1000:])
-        assert len(f._engine.vocabulary) > 8192 and f._engine.vocabulary._graph is not None
+        assert len(f.core.engine.vocabulary) > 8192 and f.core.engine.vocabulary._graph is not None
         f.checkpoint()
         nearest, graph = _nearest(f), _graph_bytes(f, tmp_path)
     calls = _catch_ups(monkeypatch)

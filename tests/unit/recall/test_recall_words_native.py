@@ -215,16 +215,16 @@ def test_the_engine_starts_the_word_search_before_bm25_and_the_hits_do_not_chang
                          clock=lambda: 1_780_000_000.0) as field:
             position = {mid: i for i, mid in enumerate(field.remember_many([{"text": t} for t in texts]))}
             events: list[str] = []
-            vocab = field._engine.vocabulary
+            vocab = field.core.engine.vocabulary
             start, expansion = vocab.expansion_start, vocab.expansion
-            scored = field._index.keyword_scored
+            scored = field.core.index.keyword_scored
 
             def spy(label: str, fn: Any, events: list[str] = events) -> Any:
                 return lambda *a, **k: (events.append(label), fn(*a, **k))[1]
 
             monkeypatch.setattr(vocab, "expansion_start", spy("start", start))
             monkeypatch.setattr(vocab, "expansion", spy("inline", expansion))
-            monkeypatch.setattr(field._index, "keyword_scored", spy("bm25", scored))
+            monkeypatch.setattr(field.core.index, "keyword_scored", spy("bm25", scored))
             got = []
             for q in ("river stone wabc", "note stone", "waab wbbc"):
                 events.clear()

@@ -22,6 +22,8 @@ LOCAL_ONLY = {
     "read_only": "a property of how the daemon opened the field",
     "durability": "a property of how the daemon opened the field",
     "salvaged": "an attribute of the daemon's open",
+    "call": "RemoteField.call sends an organ operation by name (the table's organ entries)",
+    "organ": "returns the organ object itself: in-process state, not a value for the wire",
 }
 
 

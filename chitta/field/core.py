@@ -1,0 +1,332 @@
+"""The field's core: the log, the organ registry, the clock and the lock.
+
+:class:`FieldCore` owns what one open handle holds: the native segment log
+(``chitta._core.SegmentLog``), the organs (built by :mod:`chitta.organs.registry`
+and reached through its routes), the clock, the lock, the queue of plain puts
+that ``remember()`` appends natively, and the recall engine over the organs.
+Every write goes through :meth:`FieldCore.commit`: validated ops are encoded,
+appended to this instance's segment, and only then routed to the organs that
+handle their type. The feature modules of this package (write, read, recall,
+lifecycle, maintain, checkpoint, vocab, replay) are functions over a core; the
+:class:`~chitta.field.facade.Field` facade delegates to them.
+
+What the lock guards: the organs' state and the core's counters (``applied``,
+``unrouted``, the checkpoint marks). Everything that applies ops (commit's
+routing, the pending-put run, replay) or reads several organs that must agree
+(a recall's filters and lanes, a pass over the live memories) holds it. The
+log's append itself runs outside it (the native log is safe across threads
+and processes); so does embedding, which is the slow part of a write.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, TypeGuard
+
+import numpy as np
+import numpy.typing as npt
+
+from chitta import _core, ops
+from chitta.encode.field_encoding import FieldEncoding
+from chitta.errors import ClosedError, InvalidArgument, NotFound
+from chitta.ops import Op, OpType
+from chitta.ops import checks as v
+from chitta.ops.code_columns import CodeColumns
+from chitta.ops.put_columns import LABELS, LabelColumn, PutColumns
+from chitta.organs import Organ, registry
+from chitta.organs.encoder import EncoderOrgan
+from chitta.organs.graph import GraphOrgan
+from chitta.organs.memories import MemoriesOrgan
+from chitta.organs.recall_index import RecallIndexOrgan
+from chitta.organs.settings import SettingsOrgan
+from chitta.recall.engine import RecallEngine, RecallSettings
+
+_BATCH = int(OpType.Batch)
+# remember()'s plain path queues its puts natively (_core.PutQueue); at this
+# many the queue calls FieldCore.apply_pending itself, so a handle that only
+# writes stays bounded.
+PENDING_LIMIT = 4096
+_LABEL_NONE = (None,)
+_KIND_DEFAULT = ("observation",)
+
+
+class ColumnOrgan(Organ, Protocol):
+    """A put organ that takes a run of puts as columns (the others get PutPayload ops)."""
+
+    def apply_columns(self, cols: PutColumns) -> None: ...
+
+
+class VectorSinkOrgan(ColumnOrgan, Protocol):
+    """The column organ whose vector matrix replay decodes put runs into (no copy)."""
+
+    def vector_sink(self, expect: int) -> Callable[[int, int], npt.NDArray[np.float32] | None]: ...
+    def end_vector_sink(self, *, applied: bool) -> None: ...
+
+
+class CodeOrgan(Organ, Protocol):
+    """An organ that takes a run of sparse codes as arrays (CodeColumns)."""
+
+    def apply_code_columns(self, codes: CodeColumns) -> None: ...
+
+
+def takes_columns(organ: Organ) -> TypeGuard[ColumnOrgan]:
+    return hasattr(organ, "apply_columns")
+
+
+def has_vector_sink(organ: ColumnOrgan) -> TypeGuard[VectorSinkOrgan]:
+    return hasattr(organ, "vector_sink")
+
+
+def takes_code_columns(organ: Organ) -> TypeGuard[CodeOrgan]:
+    return hasattr(organ, "apply_code_columns")
+
+
+def queued_columns(
+    ids: npt.NDArray[np.uint64], ms: npt.NDArray[np.int64], arena: bytes, offsets: npt.NDArray[np.int64]
+) -> PutColumns:
+    """A run of plain puts (what ``_core.PutQueue.take`` gives: ids, times, the
+    UTF-8 texts back to back and their n + 1 offsets) as PutColumns: every other
+    field at its default, created_ms = written_ms = ms."""
+    n = len(ids)
+    zeros = np.zeros(n, np.uint32)
+    return PutColumns(
+        ids=ids,
+        created_ms=ms,
+        written_ms=ms,
+        confidence=np.ones(n, np.float64),
+        strength=np.ones(n, np.float64),
+        labels={name: LabelColumn(zeros, _KIND_DEFAULT if name == "kind" else _LABEL_NONE) for name in LABELS},
+        text_arena=arena,
+        text_offsets=offsets,
+        vector_rows=np.zeros(0, np.int64),
+        vectors=np.zeros((0, 0), np.float32),
+        extras={},
+    )
+
+
+def pending_columns(run: Sequence[tuple[int, str, int]]) -> PutColumns:
+    """Plain puts ``(id, text, ms)`` as one PutColumns (queued_columns from tuples)."""
+    n = len(run)
+    mids, texts, times = zip(*run) if n else ((), (), ())
+    encoded = [t.encode() for t in texts]
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), np.int64, n), out=offsets[1:])
+    return queued_columns(np.array(mids, np.uint64), np.array(times, np.int64), b"".join(encoded), offsets)
+
+
+def drainer(core: FieldCore) -> Callable[[], None]:
+    """What the PutQueue calls when PENDING_LIMIT puts wait: the core's
+    ``apply_pending``, held weakly (the queue must not keep its core alive)."""
+    ref = weakref.ref(core)
+
+    def drain() -> None:
+        c = ref()
+        if c is not None:
+            c.apply_pending()
+
+    return drain
+
+
+class FieldCore:
+    """One open handle's state and the commit path (see the module docstring)."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        instance_id: int,
+        durability: str,
+        create: bool,
+        read_only: bool,
+        salvage: bool,
+        segment_bytes: int,
+        clock: Callable[[], float] | None,
+        recall_settings: RecallSettings | None,
+    ) -> None:
+        self.closed = True  # until the log is open
+        self.path = root
+        self.durability = durability
+        self.salvage = salvage
+        self.log = _core.SegmentLog(
+            str(root),
+            instance_id=instance_id,
+            durability=durability,
+            segment_bytes=segment_bytes,
+            create=create,
+            read_only=read_only,
+            salvage=salvage,
+        )
+        self.closed = False
+        self.read_only = read_only
+        self.instance = int(self.log.instance_id)
+        self.clock: Callable[[], float] = clock or time.time
+        self.lock = threading.RLock()
+        self.recall_settings = recall_settings
+        self.fresh_organs()
+        # remember()'s plain path is one native call (chitta/field/write.py): it appends
+        # and queues (id, ms, text) here; the organs take the queue as one run of
+        # columns (apply_pending) before any read or other write, so every public
+        # call sees its writes. It also holds this instance's id counter.
+        self.pending_puts: _core.PutQueue = self.log.put_queue(
+            clock=None if self.clock is time.time else self.clock, max_text_bytes=v.MAX_TEXT_BYTES
+        )
+        self.pending_puts.set_drain(drainer(self), PENDING_LIMIT)
+        self.fast_put: Callable[[str], int | None] | None = None  # set once open and writable
+        self.encoding: FieldEncoding  # set by the facade once the organs are loaded
+        self.embedded_writes = 0
+        self.since_learning = 0  # embedded writes since this handle's last learning step
+        self.salvaged: list[dict[str, Any]] = []  # what salvage skipped, with where
+        self.checkpoint_loaded: str | None = None  # the checkpoint this handle opened from
+        self.checkpoint_applied = 0  # records the loaded checkpoint covers
+        self.checkpoint_bytes = 0  # segment bytes it covers
+        self.maintenance_runs: dict[str, int] = {}  # "<organ>.<pass>" -> when this handle last ran it (ms)
+        self.remote: Any = None  # the chitta.remote Replicator when opened with remote= (set by chitta/remote/attach.py)
+
+    def fresh_organs(self) -> None:
+        """Every registered organ, fresh (chitta/organs/registry.py), and the routes to them."""
+        self.organs: list[Organ] = registry.build()
+        self.registry = registry.Routes(self.organs)
+        self.routes = self.registry.table  # op byte -> organs (a dict: the hot path looks it up per op)
+        # The built-in organs the feature modules query, by name (never by import order).
+        self.memories: MemoriesOrgan = self._builtin("memories", MemoriesOrgan)
+        self.graph: GraphOrgan = self._builtin("graph", GraphOrgan)
+        self.settings: SettingsOrgan = self._builtin("settings", SettingsOrgan)
+        self.index: RecallIndexOrgan = self._builtin("recall_index", RecallIndexOrgan)
+        self.encoder_organ: EncoderOrgan = self._builtin("encoder", EncoderOrgan)
+        self.put_organs = self.routes[int(OpType.PutPayload)]
+        # Organs that take a run of puts as columns (PutColumns); the others get PutPayload ops.
+        self.column_organs: tuple[ColumnOrgan, ...] = tuple(o for o in self.put_organs if takes_columns(o))
+        self.op_organs: tuple[Organ, ...] = tuple(o for o in self.put_organs if not takes_columns(o))
+        # The organ whose vector matrix replay decodes put runs into (no copy when applied).
+        self.vector_sink_organ: VectorSinkOrgan | None = next(
+            (o for o in self.column_organs if has_vector_sink(o)), None
+        )
+        self.sink: Any = None  # during a replay: that organ's sink
+        # Organs that take a run of sparse codes as arrays (CodeColumns): replay decodes those runs natively.
+        self.code_organs: tuple[CodeOrgan, ...] = tuple(
+            o for o in self.routes.get(int(OpType.UpdateSparseCode), ()) if takes_code_columns(o)
+        )
+        # remember()'s direct path (chitta/field/write.py): one bound method per put organ.
+        self.put_appliers: tuple[Callable[[ops.PutPayload], None], ...] = tuple(
+            getattr(o, "apply_put", o.apply) for o in self.put_organs
+        )
+        self.engine = RecallEngine(self.memories, self.index, self.graph, settings=self.recall_settings)
+        self.applied = 0
+        self.unrouted = 0  # valid ops no organ of this version keeps state for
+        self.vocab_saved: Any = None  # the checkpoint's word table (vocab.emb) until the vocabulary takes it
+
+    def _builtin(self, name: str, kind: type[Any]) -> Any:
+        organ = self.registry.organ(name)
+        if not isinstance(organ, kind):
+            raise InvalidArgument(f"organ {name!r} is a {type(organ).__name__}, not chitta's {kind.__name__}")
+        return organ
+
+    @property
+    def instance_id(self) -> int | None:
+        """This handle's writer instance (None when read-only)."""
+        return self.log.instance_id or None
+
+    # ---- before every call: open, writable, this handle's queued puts applied --------
+    def check_open(self) -> None:
+        if self.closed:
+            raise ClosedError("the field is closed")
+        if self.pending_puts:
+            self.apply_pending()
+
+    def check_writable(self) -> None:
+        if self.closed:
+            raise ClosedError("the field is closed")
+        if self.read_only:
+            raise InvalidArgument("the field was opened read_only")
+        if self.pending_puts:
+            self.apply_pending()
+
+    def apply_pending(self) -> None:
+        """Apply the puts remember() queued, in the order queued, as one run
+        (the organs' batch path). Threads may queue more meanwhile: ``take``
+        moves out what is queued at that moment, the rest waits for the next run."""
+        with self.lock:
+            taken = self.pending_puts.take()
+            if taken is None:
+                return
+            cols = queued_columns(*taken)
+            for organ in self.column_organs:
+                organ.apply_columns(cols)
+            if self.op_organs:
+                puts: list[Op] = list(cols.ops())
+                for op_organ in self.op_organs:
+                    op_organ.apply_run(OpType.PutPayload, puts)
+            self.applied += len(cols)
+
+    def route(self, op: Op) -> None:
+        organs = self.routes.get(int(op.op_type))
+        if organs is None:
+            self.unrouted += 1
+        else:
+            for organ in organs:
+                organ.apply(op)
+        self.applied += 1
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    # ---- committing: the one write pipeline ------------------------------------------
+    def commit(self, op: Op) -> int:
+        """Append ``op`` (a Batch lands whole) and apply it; returns its seqno."""
+        code = int(op.op_type)
+        payload = ops.encode(op)
+        if len(payload) > _core.MAX_PAYLOAD:
+            raise InvalidArgument(f"the change encodes to {len(payload)} bytes; split it (limit {_core.MAX_PAYLOAD})")
+        seqno: int = self.log.append(code, payload)
+        with self.lock:
+            if self.pending_puts:
+                self.apply_pending()
+            if code == _BATCH:
+                for inner in op.unpack():  # type: ignore[attr-defined]
+                    self.route(inner)
+            else:
+                self.route(op)
+        return seqno
+
+    def commit_put(self, op: ops.PutPayload, payload: bytes) -> None:
+        """The pipeline's direct path for one plain put (no vector, no codes): append
+        its encoded ``payload`` and hand it to the put organs' ``apply_put``."""
+        self.log.append(int(OpType.PutPayload), payload)
+        with self.lock:
+            if self.pending_puts:
+                self.apply_pending()  # keep this handle's puts in call order
+            for apply in self.put_appliers:
+                apply(op)
+            self.applied += 1
+
+    def commit_group(self, group: Sequence[Op]) -> None:
+        """Commit ``group``: one op as itself, several as one atomic Batch."""
+        if group:
+            self.commit(group[0] if len(group) == 1 else ops.Batch.of(*group))
+
+    def new_id(self) -> int:
+        new_id: int = self.pending_puts.new_id()  # ChittaError once all 2**32 are used
+        return new_id
+
+    def live_id(self, id: object) -> int:
+        mid = v.memory_id(id)
+        if not self.memories.is_live(mid):
+            raise NotFound(f"no memory with id {mid}")
+        return mid
+
+    def replay(self) -> int:
+        """Apply what the log holds beyond this handle's read positions (chitta/field/replay.py)."""
+        from chitta.field import replay
+
+        return replay.replay(self)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.fast_put = None
+        self.log.close()

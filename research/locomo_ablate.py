@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from locomo_lab import CachedEmbedder, inner_embedder, load, line, score
+from locomo_lab import CachedEmbedder, inner_embedder, line, load, score
 
 
 def main(argv: list[str] | None = None) -> int:

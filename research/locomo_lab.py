@@ -8,7 +8,6 @@ Research code, not shipped: see research/README.md.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Callable

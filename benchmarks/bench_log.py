@@ -3,7 +3,7 @@ with a plain Python file loop and SQLite (WAL mode), measured in one run.
 
 Smoke (CI, well under a minute):
     pytest benchmarks/bench_log.py --benchmark-disable
-Full run (RESULTS.md, ``<!-- log -->`` section):
+Full run (RESULTS.md, area "Segment log"; choices: docs/DECISIONS.md D-001 to D-007):
     CHITTA_BENCH_N=200000 CHITTA_BENCH_SYNC_N=20000 CHITTA_BENCH_REPLAY_N=1000000 \
         pytest benchmarks/bench_log.py --benchmark-min-rounds=3 --benchmark-warmup=off \
         --benchmark-columns=min,median,rounds -s
@@ -37,8 +37,8 @@ the first recall (which builds the keyword index).
 ``Field.remember`` cases end with a read (``len(field)``) inside the timing:
 remember's fast path queues its puts and the organs take them on the next call,
 so that work is counted. ``remember(TEXT)`` with the text alone is the native
-plain path (``_core.PutQueue``); ``benchmarks/ab_remember.py`` and
-``benchmarks/ab_group_commit.py`` compare it and the group commit against
+plain path (``_core.PutQueue``); ``research/ab_remember.py`` and
+``research/ab_group_commit.py`` compare it and the group commit against
 another checkout, interleaved.
 """
 

@@ -15,7 +15,7 @@ without gold skipped (both counts printed). Categories 1-4 form "overall";
 category 5 (adversarial) is reported separately, and "overall 1-5" (the
 paper's overall) includes it. "held-out" = the questions with an odd index in
 their conversation: settings were chosen on the even half ("tune",
-benchmarks/locomo_ablate.py), so only the held-out figures are unbiased; the
+research/locomo_ablate.py), so only the held-out figures are unbiased; the
 halves are reported per category too. A last table compares the hybrid, per
 category and k, with the paper's DRAGON figures (benchmarks/locomo_reference.py).
 
@@ -149,7 +149,7 @@ def evaluate(
                     continue
                 vec = None if qvecs is None else qvecs[qi]
                 # the halves: settings were chosen on the even question indices of each
-                # conversation (benchmarks/locomo_ablate.py); the odd ones are held out
+                # conversation (research/locomo_ablate.py); the odd ones are held out
                 half = "held" if qi % 2 == 1 else "tune"
                 for config in configs:
                     for k in KS:  # one recall per k, as a caller asking for k would get (pools grow with k)

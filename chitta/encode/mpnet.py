@@ -145,11 +145,11 @@ class MpnetEmbedder(PackagedEmbedder):
     dim = DIM
     name = NAME
     family = FAMILY
-    #: Preferences measured on LoCoMo dev (tune half, confirmed on held-out; RESULTS.md, LoCoMo pass 5):
+    #: Preferences measured on LoCoMo dev (tune half, confirmed on held-out; docs/DECISIONS.md D-024):
     #: the dense lane's fusion weight (chitta.recall.presets) and import_conversation's turn_view.
     recall_dense_weight = 0.75
     recall_turn_view = True
-    #: convex score fusion, BM25 share 0.45 (chitta.recall.convex; RESULTS.md, LoCoMo pass 7)
+    #: convex score fusion, BM25 share 0.45 (chitta.recall.convex; docs/DECISIONS.md D-026)
     recall_fusion_alpha = 0.45
     _packaged = Packaged("MpnetEmbedder", _INSTALL_HINT, "model.safetensors",
                          (("model.safetensors", MODEL_SHA256, "MpnetEmbedder weights"),

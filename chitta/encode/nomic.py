@@ -203,11 +203,11 @@ class NomicEmbedder(PackagedEmbedder):
     dim = DIM
     name = NAME
     family = FAMILY
-    #: Preferences measured on LoCoMo dev (tune half, confirmed on held-out; RESULTS.md, LoCoMo pass 5):
+    #: Preferences measured on LoCoMo dev (tune half, confirmed on held-out; docs/DECISIONS.md D-024):
     #: the dense lane's fusion weight (chitta.recall.presets) and import_conversation's turn_view.
     recall_dense_weight = 1.0
     recall_turn_view = True
-    #: convex score fusion, BM25 share 0.3 (chitta.recall.convex; RESULTS.md, LoCoMo pass 6)
+    #: convex score fusion, BM25 share 0.3 (chitta.recall.convex; docs/DECISIONS.md D-025)
     recall_fusion_alpha = 0.3
     _packaged = Packaged("NomicEmbedder", _INSTALL_HINT, "model.gguf",
                          (("model.gguf", MODEL_SHA256, "NomicEmbedder weights"),), default_model_dir, extract_model)

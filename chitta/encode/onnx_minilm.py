@@ -83,8 +83,8 @@ class OnnxMiniLM:
     dim = DIM
     name = NAME
     family = MINILM_FAMILY
-    #: Recall preferences measured on LoCoMo dev (tune half, confirmed on held-out; RESULTS.md, LoCoMo
-    #: passes 6, 8 and 10), applied by chitta.recall.presets: convex score fusion with BM25 share 0.55
+    #: Recall preferences measured on LoCoMo dev (tune half, confirmed on held-out; docs/DECISIONS.md
+    #: D-025, D-027 and D-028), applied by chitta.recall.presets: convex score fusion with BM25 share 0.55
     #: (chitta.recall.convex), the vocabulary expansion lane at weight 0.2 (chitta.recall.expand; it
     #: lifts multi-hop above the paper's DRAGON figure), and the dense query embedded without the
     #: speaker it names (a gain together with the expansion).

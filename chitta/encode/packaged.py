@@ -122,7 +122,7 @@ class PackagedEmbedder:
         enc = self._tokenizer.encode_batch(items, add_special_tokens=True)
         lengths = [len(e.ids) for e in enc]
         out = np.empty((len(items), self.dim), dtype=np.float32)
-        with one_thread():  # OpenBLAS threads fighting other jobs: ~8x slower here (RESULTS.md, locomo)
+        with one_thread():  # OpenBLAS threads fighting other jobs: ~8x slower here (DECISIONS.md D-016)
             for idx in length_batches(lengths, self._batch_size):
                 width = max(lengths[i] for i in idx)
                 ids = np.full((len(idx), width), self._packaged.pad_id, dtype=np.int64)

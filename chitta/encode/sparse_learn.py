@@ -41,7 +41,7 @@ And for **every** atom (not only ``U``):
 Why these steps: the posting lane ranks memories by shared winners, so a good
 encoder places atoms where the data is (Hebbian), spreads them so each wins for
 a small neighbourhood (homeostasis, decorrelation) and ignores what all inputs
-share (centring). Numbers in ``benchmarks/RESULTS.md`` (section ``sparse``).
+share (centring). Numbers: ``benchmarks/RESULTS.md``; choices: docs/DECISIONS.md D-012.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Import a multi-session conversation: one memory per turn.
 
 The recommended way to store a dialogue (measured on LoCoMo, see
-benchmarks/RESULTS.md, section locomo):
+docs/DECISIONS.md D-021 and D-024):
 
 - each turn is one memory whose text is ``"Speaker: text"`` (the speaker's
   name is then a keyword like any other);
@@ -14,7 +14,7 @@ benchmarks/RESULTS.md, section locomo):
   turn alone, so rendering shows exactly what was said. With ``turn_view=True``
   the vector is the normalised sum of both views, the turn with its context and
   the turn alone (twice the embedding work; it pays with a strong embedder
-  given dense weight 1: LoCoMo pass 5 in benchmarks/RESULTS.md);
+  given dense weight 1: docs/DECISIONS.md D-024);
 - the keyword lane finds it by its ``keyword_context_turns`` earlier turns of
   the same session too: they go into ``meta["recall_context"]``
   (:mod:`chitta.recall.context`), which BM25 indexes with the turn's text
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from chitta.field import Field
 
 MAX_CONTEXT_TURNS = 16
-DEFAULT_KEYWORD_CONTEXT_TURNS = 2  # LoCoMo dev, held-out half: BM25 R@10 0.615 -> 0.730 (RESULTS.md, locomo)
+DEFAULT_KEYWORD_CONTEXT_TURNS = 2  # LoCoMo dev, held-out half: BM25 R@10 0.615 -> 0.730 (DECISIONS.md D-021)
 BATCH = 512  # turns per atomic remember_many group
 
 

@@ -1,7 +1,7 @@
 """``chitta mcp-host``: a warm process serving full MCP SDK sessions on a Unix socket.
 
-The official SDK's import is most of a ``chitta mcp`` start (benchmarks/RESULTS.md,
-``<!-- mcp -->``). The host pays it once: it imports the SDK, opens the field,
+The official SDK's import is most of a ``chitta mcp`` start (see docs/DECISIONS.md
+D-014). The host pays it once: it imports the SDK, opens the field,
 listens on :func:`chitta.mcp.forward.host_socket` (0600 in a 0700 directory;
 a peer of another uid is refused with ``SO_PEERCRED``), and for each accepted
 connection runs the SDK's low-level ``Server`` (``build_server``, the same

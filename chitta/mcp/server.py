@@ -10,7 +10,7 @@ without ``source_tool`` records the MCP client's name (``clientInfo.name``),
 which sets the harness. Reads refresh first, so writes of other windows show.
 
 Start-up: the field opens on a thread while the SDK imports (the SDK import is
-most of the start; benchmarks/RESULTS.md, ``<!-- mcp -->``). The server serves
+most of the start; see docs/DECISIONS.md D-014). The server serves
 only once the field is open, so a bad path still fails before the client waits.
 The field opens with a lazy embedder: no model loads before a call needs one.
 """

@@ -25,7 +25,7 @@ recall_index_dense.py) a field scans exactly unless "auto" has a graph: from
 scan costs ~0.7 ms, its graph search ~0.15). The graph, not binary codes, in
 that range: on LoCoMo conversations with question queries the codes' top 400
 held only 0.75 of the exact top 100 where the graph (ef 64) held 0.99
-(RESULTS.md, recall latency, pass 6).
+(see docs/DECISIONS.md D-019).
 """
 
 from __future__ import annotations

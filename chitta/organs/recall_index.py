@@ -69,7 +69,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         self._cols = RowColumns()
         self._sorted_ids = SortedIds(self._cols)  # derived: sorted id arrays of the filters
         # keyword lane
-        self._bm25 = BM25(stem=True)  # light stemming: LoCoMo dev keyword R@10 +0.03 (RESULTS.md, locomo)
+        self._bm25 = BM25(stem=True)  # light stemming: LoCoMo dev keyword R@10 +0.03 (DECISIONS.md D-021)
         self._text_pending = PendingText(self._cols)
         self.vocabulary_sink: Any = None  # called with each batch of keyword documents (chitta.recall.expand)
         # (which ids the BM25 index holds: ``mid in self._bm25``; no Python-side set of them)
@@ -119,7 +119,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             self._hamming = None  # codes depend on the mean: rebuild on next use
 
     def apply_run(self, op_type: OpType, run: list[Op]) -> None:
-        if op_type == OpType.PutPayload and len(run) >= 128:  # below, per-op puts cost less (RESULTS.md)
+        if op_type == OpType.PutPayload and len(run) >= 128:  # below, per-op puts cost less (D-032)
             self.apply_columns(PutColumns.from_puts(run))  # type: ignore[arg-type]
             return
         for op in run:

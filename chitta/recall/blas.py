@@ -4,7 +4,7 @@ A recall multiplies one query vector by a matrix (the dense lane's exact scan,
 the sparse encoder's 384 x 16,384 projection of the query). OpenBLAS splits
 such a product over all cores; on a busy machine (an agent, its tools and the
 daemon share a few cores) its worker threads wait for each other and a 0.6 ms
-product takes 15 ms (benchmarks/RESULTS.md, recall-latency). One thread is
+product takes 15 ms (see docs/DECISIONS.md D-016). One thread is
 never more than ~2x slower than all of them for these sizes, and it leaves the
 other cores to concurrent recalls.
 

@@ -7,7 +7,7 @@ race?"). A writer may put such surrounding text into the memory's
 memory as its context followed by its own text, weighted (``keyword_document``),
 while the memory's text, rendering and everything else stay the memory alone. ``chitta.importers.import_conversation``
 sets it to the earlier turns of the same session (measured on LoCoMo:
-benchmarks/RESULTS.md, section locomo).
+see docs/DECISIONS.md D-021).
 
 A memory may also name who said it: ``meta["speaker"]`` (a str, set by
 ``import_conversation`` to the turn's speaker). A query that names exactly
@@ -29,7 +29,7 @@ from typing import Any
 CONTEXT_KEY = "recall_context"
 MAX_CONTEXT_CHARS = 8192  # a longer context is cut to its last 8192 characters
 OWN_TEXT_WEIGHT = (
-    3  # the memory's own text counts 3 times against its context (LoCoMo dev, RESULTS.md)
+    3  # the memory's own text counts 3 times against its context (LoCoMo dev, D-021)
 )
 
 

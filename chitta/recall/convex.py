@@ -13,7 +13,7 @@ the cosine's minimum and maximum are taken over the candidates that have a
 vector (one without gets 0). ``alpha`` is ``RecallSettings.fusion_alpha``
 (``None``: RRF); an embedder may name its own (``recall_fusion_alpha``,
 chitta.recall.presets). The speaker and time priors then multiply this
-score as they multiply RRF's. LoCoMo dev: benchmarks/RESULTS.md, LoCoMo pass 6.
+score as they multiply RRF's. LoCoMo dev: see docs/DECISIONS.md D-025.
 """
 
 from __future__ import annotations

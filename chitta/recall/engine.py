@@ -53,25 +53,25 @@ LANES = ("bm25", "dense", "posting", "neighbour")
 @dataclasses.dataclass(frozen=True)
 class RecallSettings:
     lane_weights: Mapping[str, float] = dataclasses.field(
-        # LoCoMo dev (RESULTS.md, locomo): chosen on one half of the questions. Posting 0: with the
+        # LoCoMo dev (DECISIONS.md D-021): chosen on one half of the questions. Posting 0: with the
         # random initial projection the lane cost recall; it runs when asked for by name (with_lanes).
         default_factory=lambda: {"bm25": 1.0, "dense": 0.5, "posting": 0.0, "neighbour": 0.3}
     )
-    rrf_k: int = 20  # measured on LoCoMo dev: 20 beats 60 (hybrid R@10 0.573 vs 0.529), RESULTS.md locomo
+    rrf_k: int = 20  # measured on LoCoMo dev: 20 beats 60 (hybrid R@10 0.573 vs 0.529), D-021
     keyword_query: bool = True  # the bm25 lane drops the query's function words (chitta.recall.query)
     pool: int = 50  # candidates asked of each lane: max(pool, 5 * k)
     # With convex fusion (fusion_alpha set and a query vector) the keyword lane goes deeper: max(keyword_pool,
     # the lanes' pool) candidates, and fusion keeps as many. LoCoMo dev, MiniLM, recall(k=10): R@10 (1-4)
     # 0.783 -> 0.794; a dense lane of 100 adds nothing, and under RRF the depth adds nothing either
-    # (0.769 -> 0.770), so RRF recalls do not pay for it (RESULTS.md, locomo pass 7).
+    # (0.769 -> 0.770), so RRF recalls do not pay for it (docs/DECISIONS.md D-026).
     keyword_pool: int = 100
     neighbour_seeds: int = 5  # strongest fused candidates whose neighbours are added
     # A query naming one speaker (meta["speaker"]) multiplies that speaker's candidates' fused score by
-    # 1 + speaker_prior (chitta.recall.query.named_speaker; LoCoMo dev: RESULTS.md, locomo). 0: off.
+    # 1 + speaker_prior (chitta.recall.query.named_speaker; LoCoMo dev: DECISIONS.md D-022). 0: off.
     speaker_prior: float = 0.3
     # A query naming dates ("in May 2023", "on 3 June, 2023": chitta.recall.timeq) multiplies the fused
     # score of candidates whose event time lies in them (or up to time_prior_slack_days after) by
-    # 1 + time_prior (LoCoMo dev: RESULTS.md, locomo pass 4). 0: off.
+    # 1 + time_prior (LoCoMo dev: docs/DECISIONS.md D-023). 0: off.
     time_prior: float = 1.0
     time_prior_slack_days: float = 0.0
     # None: weighted RRF. A number in [0, 1]: convex score fusion of the keyword and dense lanes,
@@ -81,18 +81,18 @@ class RecallSettings:
     # graph, start that search on the process's search thread, run BM25, then collect it (the hits
     # are the same either way). On by default: with a free core a 100K hybrid recall takes 0.73-0.74
     # instead of 0.92-0.96 ms wall p50 (10K 0.51-0.54 vs 0.66-0.70); with every core busy it costs
-    # ~2-4% (RESULTS.md, recall latency, pass 7).
+    # ~2-4% (docs/DECISIONS.md D-020).
     concurrent_lanes: bool = True
     # > 0: with convex fusion, the query's vector picks the expansion_words field words nearest to it
     # (cosine >= expansion_min_cosine; chitta.recall.expand) and their BM25 score over the best, times
     # expansion_weight, joins each candidate's fused score (an "expansion" lane). 0: off. Embedders may
-    # name a weight (chitta.recall.presets; LoCoMo dev: RESULTS.md, locomo pass 8).
+    # name a weight (chitta.recall.presets; LoCoMo dev: docs/DECISIONS.md D-027, D-028).
     expansion_weight: float = 0.0
     expansion_words: int = 5
     expansion_min_cosine: float = 0.3
     # True: when Field.recall embeds the query text itself and the text names one speaker, the dense
     # lane's vector is of the text without that name (chitta.recall.query.without_speaker). Opt-in:
-    # on LoCoMo dev a tie alone, a gain with the expansion above (RESULTS.md, locomo pass 8).
+    # on LoCoMo dev a tie alone, a gain with the expansion above (docs/DECISIONS.md D-027).
     dense_query_without_speaker: bool = False
 
     def __post_init__(self) -> None:
@@ -287,7 +287,7 @@ class RecallEngine:
         if not query or scored is None:
             return None, 0.0
         # re-scores the keyword and dense lanes' candidates only (the BM25 index scores so few from its
-        # forward lists: cost ~ candidates x words); new candidates added nothing on LoCoMo (pass 8)
+        # forward lists: cost ~ candidates x words); new candidates added nothing on LoCoMo (D-027)
         # both lanes' ids, sorted (BM25 breaks score ties by the order it is given) but not deduplicated
         # (an id in both is scored once): a tenth of np.union1d's cost
         cands = np.sort(np.concatenate((lanes["bm25"], lanes["dense"])))

@@ -16,14 +16,14 @@ with convex score fusion (chitta.recall.convex) each candidate gains
                + beta * bm25_expansion(d) / max bm25_expansion
 
 The lane re-scores; it brings in no new candidate (on LoCoMo, letting its own
-top hits in added nothing over re-scoring, pass 8), and the BM25 index scores
+top hits in added nothing over re-scoring, docs/DECISIONS.md D-027), and the BM25 index scores
 so few documents from its forward lists. The query costs nothing new to
 embed (its vector is the dense lane's); the nearest words come from a native
 word index (``chitta._core._WordIndex``, csrc/recall/word_index.h): an exact
 scan of the word vectors up to ``EXACT_WORDS`` words and an HNSW graph over
 them above (search beam 64: a narrower beam, or a graph over the words' top
 principal components, was cheaper but picked other words and lost recall,
-pass 8; below the limit the words are exactly those of a numpy scan, up to
+D-028; below the limit the words are exactly those of a numpy scan, up to
 float rounding). :meth:`Vocabulary.nearest_start` can run that search on the
 process's native search thread, so that a recall overlaps it with its BM25
 lane (the engine does when ``concurrent_lanes`` is on). Words enter the table
@@ -47,7 +47,7 @@ recall takes.
 Settings: ``RecallSettings.expansion_weight`` (beta; 0 = off, the default),
 ``expansion_words`` (m) and ``expansion_min_cosine`` (tau); an embedder may
 name its weight (``recall_expansion_weight``, chitta.recall.presets).
-LoCoMo dev: benchmarks/RESULTS.md, LoCoMo pass 8.
+LoCoMo dev: see docs/DECISIONS.md D-027 and D-028.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ from chitta.recall.query import QUERY_STOPWORDS
 
 # Above this many words the nearest words come from an HNSW graph. The exact scan (an int8 first pass
 # with error bounds, then f32 cosines for the few rows that can still win: csrc/recall/word_scan.h)
-# costs less than the graph's search up to about 8-10K 384-d words (benchmarks/word_search_cost.py).
+# costs less than the graph's search up to about 8-10K 384-d words (docs/DECISIONS.md D-028).
 EXACT_WORDS = 8192
 GRAPH_EF = 64  # the word graph's search beam (raised to the words asked for)
 GRAPH_BUILD_STEP = 1024  # rows per step when a restored table's graph is built (progress between steps)

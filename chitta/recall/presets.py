@@ -4,12 +4,12 @@
 embedder (LoCoMo dev, tune half: bm25 1.0, dense 0.5). A much stronger
 embedder earns a larger share of the fusion: an embedder may say so with a
 ``recall_dense_weight`` attribute (``NomicEmbedder``: 1.0, ``MpnetEmbedder``: 0.75, chosen on the same
-tune half and confirmed on the held-out half, benchmarks/RESULTS.md, LoCoMo
-pass 5), and the BM25 share of convex score fusion with a
+tune half and confirmed on the held-out half, see docs/DECISIONS.md
+D-024), and the BM25 share of convex score fusion with a
 ``recall_fusion_alpha`` attribute (``OnnxMiniLM``: 0.55, ``NomicEmbedder``:
-0.3; pass 6; chitta.recall.convex), and the weight of the vocabulary expansion lane with a
-``recall_expansion_weight`` attribute (none of the packaged embedders asks for
-one: expansion is opt-in; pass 8; chitta.recall.expand), and whether the dense lane embeds the
+0.3; D-025; chitta.recall.convex), and the weight of the vocabulary expansion lane with a
+``recall_expansion_weight`` attribute (``OnnxMiniLM``: 0.2; the setting itself
+is off by default; D-027, D-028; chitta.recall.expand), and whether the dense lane embeds the
 query without the speaker it names with a ``recall_dense_query_without_speaker`` bool.
 :func:`settings_for` applies them; a field opened without
 ``recall_settings`` uses it. Explicit ``recall_settings`` always win.

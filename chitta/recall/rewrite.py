@@ -18,7 +18,7 @@ closed classes of interrogatives and auxiliaries:
 
 Tense is not restored ("research", not "researched"): sentence embedders are
 insensitive to it. Whether this helps is measured, not assumed
-(``benchmarks/RESULTS.md``, LoCoMo pass 5).
+(``docs/DECISIONS.md`` D-024: it lost with both embedders).
 """
 
 from __future__ import annotations

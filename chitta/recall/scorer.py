@@ -8,7 +8,7 @@ Relevance leads: the fused rank order of the lanes is kept unless the other
 factors have a reason to change it (a near-tie of fused scores is broken by
 cosine; a stale or doubtful memory loses a fixed share). An additive blend of
 fused score and cosine would count the dense lane twice and let it undo what
-the keyword lane found (measured on LoCoMo: benchmarks/RESULTS.md, locomo).
+the keyword lane found (measured on LoCoMo: see docs/DECISIONS.md D-021).
 New factors are added to ``RELEVANCE``-style terms or to the multipliers.
 
 Two forms of the same arithmetic: ``score`` takes one ``CandidateView`` and

@@ -51,7 +51,7 @@ struct Hit {
 
 // How Search() sums term contributions. kDense: a per-thread float array over
 // all ordinals plus a touched list; kSparse: collect (ordinal, score) pairs and
-// sort them. kAuto picks dense (measured faster, benchmarks/RESULTS.md).
+// sort them. kAuto picks dense (measured faster: see docs/DECISIONS.md D-009).
 enum class Accumulator { kAuto, kDense, kSparse };
 
 // Which algorithm Search() runs. kAuto: kExhaustive when the query terms'

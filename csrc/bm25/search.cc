@@ -63,7 +63,7 @@ Status Index::Search(std::string_view query, size_t k, const std::vector<uint64_
   size_t postings = 0;
   for (const QueryTerm& qt : terms) postings += postings_[qt.term].ords.size();
   // Short lists: the term-at-a-time scan costs less than the pruned search's
-  // per-document cursor work (measured on LoCoMo questions, benchmarks/RESULTS.md).
+  // per-document cursor work (measured on LoCoMo questions: docs/DECISIONS.md D-010).
   if (method == Method::kExhaustive || (method == Method::kAuto && postings < kPrunedMinPostings)) {
     SearchExhaustiveLocked(terms, norm, filter, accumulator, k, out);
     return Status::OK();

@@ -16,7 +16,7 @@
 // posting in the window adds nothing to its bound. WAND re-sorts cursors per
 // document, which costs more than it saves at 2-6 terms.
 //
-// Per-document work (benchmarks/RESULTS.md, "BM25's exact top 100"): a run of
+// Per-document work (see docs/DECISIONS.md D-011): a run of
 // documents that only one essential list holds is checked in a tight loop
 // (its contribution plus the non-essential bounds against the k-th score, the
 // same test the full path makes first); a non-essential term is probed by

@@ -47,7 +47,7 @@ def test_packaged_embedders_preferences() -> None:
     assert NomicEmbedder.recall_dense_weight == 1.0 and NomicEmbedder.recall_turn_view is True
     assert settings_for(NomicEmbedder()).lane_weights["dense"] == 1.0  # nothing is loaded for this
     assert MpnetEmbedder.recall_dense_weight == 0.75 and MpnetEmbedder.recall_turn_view is True
-    # the default install: weights and views unchanged; convex fusion from LoCoMo pass 6
+    # the default install: weights and views unchanged; convex fusion (docs/DECISIONS.md D-025)
     assert settings_for(OnnxMiniLM()) == RecallSettings(fusion_alpha=0.55, expansion_weight=0.2,
                                                         dense_query_without_speaker=True)
     assert not hasattr(OnnxMiniLM, "recall_turn_view")

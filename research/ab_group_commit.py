@@ -8,7 +8,7 @@ and reports records/s, records per fdatasync, the mean fdatasync and the mean
 leader delay (``sync_stats()``), plus a one-thread Python ``write + flush +
 os.fdatasync`` loop as the disk-latency reference of that moment.
 
-    python benchmarks/ab_group_commit.py --base /tmp/mainpy --threads 16,64 --n 16000 --rounds 2
+    python research/ab_group_commit.py --base /tmp/mainpy --threads 16,64 --n 16000 --rounds 2
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ recall of the exact answer (the 5 best rows: what the lane keeps). Two kinds of 
   default MiniLM model, the queries its questions (what the lane meets on LoCoMo). Needs the model;
   the vectors are kept in ``--cache``.
 
-    python benchmarks/word_search_cost.py [--sizes 1024,2048,4096,8192,16384] [--queries 300] [--json]
+    python research/word_search_cost.py [--sizes 1024,2048,4096,8192,16384] [--queries 300] [--json]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ call, then ``--queries`` questions one call each (the query side), after one unt
 thread, as the embedders run by default. Numbers on a shared machine are
 noisy; the load average is printed with them.
 
-    python benchmarks/locomo_embed_cost.py [--n 128] [--queries 30] [--json]
+    python research/locomo_embed_cost.py [--n 128] [--queries 30] [--json]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from eval_locomo import DEFAULT_DATA, turns
 
 from chitta.encode import embed_query

@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-from locomo_ablate import Conv, ctx_vectors, dense_rank
-from locomo_variants2 import _finish, _fuse_scores, _index, kw_search
-from locomo_variants3 import _prior, _vocab
+from locomo_lab import Conv, ctx_vectors, dense_rank
+from locomo_variants2 import finish, fuse_scores, keyword_index, kw_search
+from locomo_variants3 import speaker_prior, vocab_vectors
 
 from chitta.recall.query import keyword_query
 from chitta.recall.rewrite import declarative
@@ -30,7 +30,7 @@ from chitta.recall.timeq import query_times
 Ranker = Callable[[Conv, int], list[int]]
 
 
-def _time(c: Conv, qi: int, fused: dict[int, float], lam: float = 1.0) -> dict[int, float]:
+def time_prior(c: Conv, qi: int, fused: dict[int, float], lam: float = 1.0) -> dict[int, float]:
     when = query_times(c.questions[qi]["q"])
     if when is None or not lam:
         return fused
@@ -55,8 +55,8 @@ def pipeline(emb: Any, *, wd: float = 0.5, k: float = 20, ctx: int = 1, extra: C
             more, mw = extra(c, qi)
             lists.update(more)
             w.update(mw)
-        fused = _time(c, qi, _prior(c, qi, _fuse_scores(lists, w, k), speaker), tprior)
-        return _finish(c, qi, fused, vecs=vecs)
+        fused = time_prior(c, qi, speaker_prior(c, qi, fuse_scores(lists, w, k), speaker), tprior)
+        return finish(c, qi, fused, vecs=vecs)
 
     return r
 
@@ -140,7 +140,7 @@ def _expand(emb: Any, tau: float, m: int, lam: float) -> Callable[[Conv, int], t
                                                                                       dict[str, float]]]:
     def extra(c: Conv, qi: int) -> tuple[dict[str, list[int]], dict[str, float]]:
         q = keyword_query(c.questions[qi]["q"])
-        words, wv = _vocab(c, emb)
+        words, wv = vocab_vectors(c, emb)
         terms = [t for t in q.split() if t.isalpha()]
         add: list[str] = []
         if terms:
@@ -171,7 +171,7 @@ def round21(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
     yield f"R21 reference ctx={ctx}", pipeline(emb, ctx=ctx)
     for lam in (0.2, 0.4):
         def extra(c: Conv, qi: int, lam: float = lam) -> tuple[dict[str, list[int]], dict[str, float]]:
-            _index(c, "alone", _turn_alone)
+            keyword_index(c, "alone", _turn_alone)
             return {"kw0": kw_search(c, keyword_query(c.questions[qi]["q"]), "alone", _turn_alone)[0]}, {"kw0": lam}
 
         yield f"R21 keyword lane over the turn alone w={lam}", pipeline(emb, ctx=ctx, extra=extra)

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-from locomo_ablate import Conv, ctx_vectors, dense_rank
-from locomo_variants import _ctx_boost
+from locomo_lab import Conv, ctx_vectors, dense_rank
+from locomo_variants import ctx_boost
 
 from chitta.index.bm25 import BM25, PAD_ID, tokenize
 from chitta.index.fusion import rrf_fuse
@@ -26,7 +26,7 @@ Ranker = Callable[[Conv, int], list[int]]
 POOL = 100
 
 
-def _index(c: Conv, key: str, texts: Callable[[Conv], list[str]], k1: float = 1.2, b: float = 0.75) -> BM25:
+def keyword_index(c: Conv, key: str, texts: Callable[[Conv], list[str]], k1: float = 1.2, b: float = 0.75) -> BM25:
     ik = ("v2", key, k1, b)
     if ik not in c.bm25:
         idx = BM25(k1, b, stem=True)
@@ -37,7 +37,7 @@ def _index(c: Conv, key: str, texts: Callable[[Conv], list[str]], k1: float = 1.
 
 def kw_search(c: Conv, q: str, key: str = "boost3", texts: Callable[[Conv], list[str]] | None = None,
               n: int = POOL) -> tuple[list[int], list[float]]:
-    idx = _index(c, key, texts or _ctx_boost(2, 3))
+    idx = keyword_index(c, key, texts or ctx_boost(2, 3))
     if not q.strip():
         return [], []
     ids, sc = idx.search(q, n)
@@ -45,7 +45,7 @@ def kw_search(c: Conv, q: str, key: str = "boost3", texts: Callable[[Conv], list
     return [i for i, _ in keep], [s for _, s in keep]
 
 
-def _fuse_scores(lists: dict[str, list[int]], w: dict[str, float], k: float = 20) -> dict[int, float]:
+def fuse_scores(lists: dict[str, list[int]], w: dict[str, float], k: float = 20) -> dict[int, float]:
     names = [n for n in lists if lists[n] and w.get(n, 0) > 0]
     if not names:
         return {}
@@ -54,7 +54,7 @@ def _fuse_scores(lists: dict[str, list[int]], w: dict[str, float], k: float = 20
     return {int(i): float(s) / best for i, s in zip(fid, fs)}
 
 
-def _finish(c: Conv, qi: int, fused: dict[int, float], tie: float = 0.02, vecs: np.ndarray | None = None) -> list[int]:
+def finish(c: Conv, qi: int, fused: dict[int, float], tie: float = 0.02, vecs: np.ndarray | None = None) -> list[int]:
     if tie and vecs is not None:
         qv = c.qvecs[qi]
         fused = {i: s + tie * max(0.0, float(vecs[i] @ qv)) for i, s in fused.items()}
@@ -76,7 +76,7 @@ def adopted(emb: Any, wd: float = 0.5, k: float = 20, ctx: int = 1) -> Ranker:
         q = keyword_query(c.questions[qi]["q"])
         vecs = ctx_vectors(c, emb, ctx)
         lists = {"bm25": kw_search(c, q)[0], "dense": dense_rank(vecs, c.qvecs[qi])}
-        return _finish(c, qi, _fuse_scores(lists, {"bm25": 1.0, "dense": wd}, k), vecs=ctx_vectors(c, emb, 1))
+        return finish(c, qi, fuse_scores(lists, {"bm25": 1.0, "dense": wd}, k), vecs=ctx_vectors(c, emb, 1))
 
     return r
 
@@ -114,7 +114,7 @@ def rm3(emb: Any, m: int, n_terms: int, lane_w: float, source: str = "bm25", qre
     def r(c: Conv, qi: int) -> list[int]:
         lists, w = base_lists(c, qi, emb)
         q = keyword_query(c.questions[qi]["q"])
-        seeds = lists["bm25"][:m] if source == "bm25" else list(_fuse_scores(lists, w))[:m]
+        seeds = lists["bm25"][:m] if source == "bm25" else list(fuse_scores(lists, w))[:m]
         qterms = set(tokenize(q, stem=True))
         extra = expansion_terms(c, seeds, qterms, n_terms)
         if qrep:
@@ -122,7 +122,7 @@ def rm3(emb: Any, m: int, n_terms: int, lane_w: float, source: str = "bm25", qre
         else:
             lists["prf"] = kw_search(c, " ".join([q, *extra]))[0]
             w["prf"] = lane_w
-        return _finish(c, qi, _fuse_scores(lists, w), vecs=ctx_vectors(c, emb, 1))
+        return finish(c, qi, fuse_scores(lists, w), vecs=ctx_vectors(c, emb, 1))
 
     return r
 
@@ -137,7 +137,7 @@ def decomposed(emb: Any, lane_w: float) -> Ranker:
             for j, t in enumerate(terms):
                 lists[f"t{j}"] = kw_search(c, t)[0]
                 w[f"t{j}"] = lane_w / len(terms)
-        return _finish(c, qi, _fuse_scores(lists, w), vecs=ctx_vectors(c, emb, 1))
+        return finish(c, qi, fuse_scores(lists, w), vecs=ctx_vectors(c, emb, 1))
 
     return r
 
@@ -147,13 +147,13 @@ def decomposed(emb: Any, lane_w: float) -> Ranker:
 def speaker_prior(emb: Any, lam: float) -> Ranker:
     def r(c: Conv, qi: int) -> list[int]:
         lists, w = base_lists(c, qi, emb)
-        fused = _fuse_scores(lists, w)
+        fused = fuse_scores(lists, w)
         qtok = set(tokenize(c.questions[qi]["q"]))
         speakers = {t["speaker"] for t in c.items}
         named = {s for s in speakers if s.lower() in qtok}
         if len(named) == 1:
             fused = {i: s * (1 + lam) if c.items[i]["speaker"] in named else s for i, s in fused.items()}
-        return _finish(c, qi, fused, vecs=ctx_vectors(c, emb, 1))
+        return finish(c, qi, fused, vecs=ctx_vectors(c, emb, 1))
 
     return r
 
@@ -165,7 +165,7 @@ def two_dense(emb: Any, w0: float, w1: float) -> Ranker:
         lists, w = base_lists(c, qi, emb, wd=w1)
         lists["dense0"] = dense_rank(ctx_vectors(c, emb, 0), c.qvecs[qi])
         w["dense0"] = w0
-        return _finish(c, qi, _fuse_scores(lists, w), vecs=ctx_vectors(c, emb, 1))
+        return finish(c, qi, fuse_scores(lists, w), vecs=ctx_vectors(c, emb, 1))
 
     return r
 
@@ -176,7 +176,7 @@ def max_dense(emb: Any, wd: float) -> Ranker:
         sims = np.maximum(ctx_vectors(c, emb, 0) @ c.qvecs[qi], ctx_vectors(c, emb, 1) @ c.qvecs[qi])
         lists["dense"] = [int(i) for i in np.argsort(-sims, kind="stable")[:POOL]]
         w["dense"] = wd
-        return _finish(c, qi, _fuse_scores(lists, w), vecs=ctx_vectors(c, emb, 1))
+        return finish(c, qi, fuse_scores(lists, w), vecs=ctx_vectors(c, emb, 1))
 
     return r
 
@@ -230,7 +230,7 @@ def name_emphasis(emb: Any, rep: int) -> Ranker:
         names = [n for n in tokenize(" ".join(names), stopwords=False) if n not in QUERY_STOPWORDS]
         if names:
             lists["bm25"] = kw_search(c, " ".join([keyword_query(raw), *names * (rep - 1)]))[0]
-        return _finish(c, qi, _fuse_scores(lists, w), vecs=ctx_vectors(c, emb, 1))
+        return finish(c, qi, fuse_scores(lists, w), vecs=ctx_vectors(c, emb, 1))
 
     return r
 
@@ -248,12 +248,12 @@ def with_prior(emb: Any, wd: float, ctx: int, lam: float = 0.3, k: float = 20) -
         q = keyword_query(c.questions[qi]["q"])
         vecs = ctx_vectors(c, emb, ctx)
         lists = {"bm25": kw_search(c, q)[0], "dense": dense_rank(vecs, c.qvecs[qi])}
-        fused = _fuse_scores(lists, {"bm25": 1.0, "dense": wd}, k)
+        fused = fuse_scores(lists, {"bm25": 1.0, "dense": wd}, k)
         qtok = set(tokenize(c.questions[qi]["q"]))
         named = {s for s in {t["speaker"] for t in c.items} if s.lower() in qtok}
         if len(named) == 1 and lam:
             fused = {i: s * (1 + lam) if c.items[i]["speaker"] in named else s for i, s in fused.items()}
-        return _finish(c, qi, fused, vecs=vecs)
+        return finish(c, qi, fused, vecs=vecs)
 
     return r
 
@@ -275,7 +275,7 @@ def mmr(emb: Any, wd: float, ctx: int, penalty: float, lam: float = 0.3, depth: 
         q = keyword_query(c.questions[qi]["q"])
         vecs = ctx_vectors(c, emb, ctx)
         lists = {"bm25": kw_search(c, q)[0], "dense": dense_rank(vecs, c.qvecs[qi])}
-        fused = _fuse_scores(lists, {"bm25": 1.0, "dense": wd})
+        fused = fuse_scores(lists, {"bm25": 1.0, "dense": wd})
         qtok = set(tokenize(c.questions[qi]["q"]))
         named = {s for s in {t["speaker"] for t in c.items} if s.lower() in qtok}
         if len(named) == 1:
@@ -308,12 +308,12 @@ def _two_dense_prior(emb: Any) -> Ranker:
         q = keyword_query(c.questions[qi]["q"])
         lists = {"bm25": kw_search(c, q)[0], "d0": dense_rank(ctx_vectors(c, emb, 0), c.qvecs[qi]),
                  "d1": dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi])}
-        fused = _fuse_scores(lists, {"bm25": 1.0, "d0": 0.25, "d1": 0.25})
+        fused = fuse_scores(lists, {"bm25": 1.0, "d0": 0.25, "d1": 0.25})
         qtok = set(tokenize(c.questions[qi]["q"]))
         named = {s for s in {t["speaker"] for t in c.items} if s.lower() in qtok}
         if len(named) == 1:
             fused = {i: s * 1.3 if c.items[i]["speaker"] in named else s for i, s in fused.items()}
-        return _finish(c, qi, fused, vecs=ctx_vectors(c, emb, 1))
+        return finish(c, qi, fused, vecs=ctx_vectors(c, emb, 1))
 
     return r
 

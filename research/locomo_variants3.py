@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-from locomo_ablate import Conv, ctx_vectors, dense_rank
-from locomo_variants2 import _finish, _fuse_scores, kw_search
+from locomo_lab import Conv, ctx_vectors, dense_rank
+from locomo_variants2 import finish, fuse_scores, kw_search
 
 from chitta.index.bm25 import tokenize
 from chitta.recall.query import QUERY_STOPWORDS, keyword_query, named_speaker
@@ -31,7 +31,7 @@ Ranker = Callable[[Conv, int], list[int]]
 POOL = 100
 
 
-def _prior(c: Conv, qi: int, fused: dict[int, float], lam: float = 0.3) -> dict[int, float]:
+def speaker_prior(c: Conv, qi: int, fused: dict[int, float], lam: float = 0.3) -> dict[int, float]:
     who = named_speaker(c.questions[qi]["q"], {t["speaker"] for t in c.items})
     if who is None or not lam:
         return fused
@@ -43,12 +43,12 @@ def base_fused(c: Conv, qi: int, emb: Any, wd: float = 0.5, ctx: int = 1,
     q = keyword_query(c.questions[qi]["q"])
     vecs = ctx_vectors(c, emb, ctx)
     lists = {"bm25": kw_search(c, q)[0], "dense": dense if dense is not None else dense_rank(vecs, c.qvecs[qi])}
-    return _fuse_scores(lists, {"bm25": 1.0, "dense": wd})
+    return fuse_scores(lists, {"bm25": 1.0, "dense": wd})
 
 
 def reference(emb: Any, ctx: int = 1) -> Ranker:
     def r(c: Conv, qi: int) -> list[int]:
-        return _finish(c, qi, _prior(c, qi, base_fused(c, qi, emb, ctx=ctx)), vecs=ctx_vectors(c, emb, ctx))
+        return finish(c, qi, speaker_prior(c, qi, base_fused(c, qi, emb, ctx=ctx)), vecs=ctx_vectors(c, emb, ctx))
 
     return r
 
@@ -67,7 +67,7 @@ def smooth_fused(emb: Any, beta: float, before: int, after: int, ctx: int = 1, a
     def r(c: Conv, qi: int) -> list[int]:
         fused = base_fused(c, qi, emb, ctx=ctx)
         if prior_first:
-            fused = _prior(c, qi, fused)
+            fused = speaker_prior(c, qi, fused)
         cand = set(fused)
         if add_new:
             for i in list(fused):
@@ -77,8 +77,8 @@ def smooth_fused(emb: Any, beta: float, before: int, after: int, ctx: int = 1, a
             best = max((fused.get(j, 0.0) for j in _neighbours(c, i, before, after)), default=0.0)
             out[i] = fused.get(i, 0.0) + beta * best
         if not prior_first:
-            out = _prior(c, qi, out)
-        return _finish(c, qi, out, vecs=ctx_vectors(c, emb, ctx))
+            out = speaker_prior(c, qi, out)
+        return finish(c, qi, out, vecs=ctx_vectors(c, emb, ctx))
 
     return r
 
@@ -94,7 +94,7 @@ def smooth_dense(emb: Any, beta: float, before: int, after: int, ctx: int = 1) -
             if nb:
                 sm[i] += beta * float(sims[nb].max())
         dl = [int(i) for i in np.argsort(-sm, kind="stable")[:POOL]]
-        return _finish(c, qi, _prior(c, qi, base_fused(c, qi, emb, ctx=ctx, dense=dl)), vecs=vecs)
+        return finish(c, qi, speaker_prior(c, qi, base_fused(c, qi, emb, ctx=ctx, dense=dl)), vecs=vecs)
 
     return r
 
@@ -105,12 +105,12 @@ def time_prior(emb: Any, lam: float, slack_days: float, ctx: int = 1) -> Ranker:
     from chitta.recall.timeq import query_times
 
     def r(c: Conv, qi: int) -> list[int]:
-        fused = _prior(c, qi, base_fused(c, qi, emb, ctx=ctx))
+        fused = speaker_prior(c, qi, base_fused(c, qi, emb, ctx=ctx))
         when = query_times(c.questions[qi]["q"])
         if when is not None:
             ms = {i: int(c.items[i]["at"].timestamp() * 1000) for i in fused}
             fused = {i: s * (1 + lam) if when.contains(ms[i], slack_days=slack_days) else s for i, s in fused.items()}
-        return _finish(c, qi, fused, vecs=ctx_vectors(c, emb, ctx))
+        return finish(c, qi, fused, vecs=ctx_vectors(c, emb, ctx))
 
     return r
 
@@ -156,7 +156,7 @@ def multi_vector(emb: Any, w_each: float, mode: str, ctx: int = 1) -> Ranker:
             m = c.qvecs[qi] + pv.sum(axis=0)
             lists["pmean"] = dense_rank(vecs, m / np.linalg.norm(m))
             w["pmean"] = w_each
-        return _finish(c, qi, _prior(c, qi, _fuse_scores(lists, w)), vecs=vecs)
+        return finish(c, qi, speaker_prior(c, qi, fuse_scores(lists, w)), vecs=vecs)
 
     return r
 
@@ -197,10 +197,10 @@ _TIME_WORDS = re.compile(
 
 def when_prior(emb: Any, lam: float, ctx: int = 1) -> Ranker:
     def r(c: Conv, qi: int) -> list[int]:
-        fused = _prior(c, qi, base_fused(c, qi, emb, ctx=ctx))
+        fused = speaker_prior(c, qi, base_fused(c, qi, emb, ctx=ctx))
         if c.questions[qi]["q"].strip().lower().startswith(("when ", "how long ago")):
             fused = {i: s * (1 + lam) if _TIME_WORDS.search(c.items[i]["said"]) else s for i, s in fused.items()}
-        return _finish(c, qi, fused, vecs=ctx_vectors(c, emb, ctx))
+        return finish(c, qi, fused, vecs=ctx_vectors(c, emb, ctx))
 
     return r
 
@@ -213,7 +213,7 @@ def round16(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
 
 # --- word-level semantic expansion of the keyword query from the field's own vocabulary --------------
 
-def _vocab(c: Conv, emb: Any) -> tuple[list[str], np.ndarray]:
+def vocab_vectors(c: Conv, emb: Any) -> tuple[list[str], np.ndarray]:
     key = ("vocab",)
     if key not in c.bm25:
         words = sorted({t for text in c.texts for t in tokenize(text, stopwords=False)
@@ -230,7 +230,7 @@ def expansion(emb: Any, tau: float, m: int, lam: float, with_query: bool, ctx: i
         vecs = ctx_vectors(c, emb, ctx)
         lists = {"bm25": kw_search(c, q)[0], "dense": dense_rank(vecs, c.qvecs[qi])}
         w = {"bm25": 1.0, "dense": 0.5}
-        words, wv = _vocab(c, emb)
+        words, wv = vocab_vectors(c, emb)
         terms = [t for t in q.split() if t.isalpha()]
         extra: list[str] = []
         if terms:
@@ -241,7 +241,7 @@ def expansion(emb: Any, tau: float, m: int, lam: float, with_query: bool, ctx: i
         if extra:
             lists["exp"] = kw_search(c, " ".join([q, *extra] if with_query else extra))[0]
             w["exp"] = lam
-        return _finish(c, qi, _prior(c, qi, _fuse_scores(lists, w)), vecs=vecs)
+        return finish(c, qi, speaker_prior(c, qi, fuse_scores(lists, w)), vecs=vecs)
 
     return r
 

@@ -5,7 +5,7 @@ expansion setting and prints, per category and half (tune = even question index,
 odd), R@5 / R@10 / R@20 against the paper's DRAGON figures, then paired bootstrap intervals
 of R@10 against the first setting (categories 1-4 and multi-hop alone, per half).
 
-    CHITTA_EMBEDDER=default python benchmarks/locomo_expansion.py --cache [--embedder nomic]
+    CHITTA_EMBEDDER=default python research/locomo_expansion.py --cache [--embedder nomic]
         [--settings 0 0.2,5,0.3 ...] [--json]
 
 A setting is ``W[,M[,TAU[,S]]]``: expansion_weight, expansion_words, expansion_min_cosine, and S = 1 for
@@ -25,7 +25,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 from eval_locomo import DEFAULT_DATA, evaluate, normalise_evidence, turns
 

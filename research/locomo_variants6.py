@@ -26,11 +26,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-from locomo_ablate import Conv, ctx_vectors
+from locomo_lab import Conv, ctx_vectors
 from locomo_variants2 import kw_search
-from locomo_variants3 import _prior
-from locomo_variants4 import _time
-from locomo_variants5 import _adopted, paired  # noqa: F401  (paired: used by locomo_ablate --round 34)
+from locomo_variants3 import speaker_prior
+from locomo_variants4 import time_prior
+from locomo_variants5 import adopted_settings, paired  # noqa: F401  (paired: used by locomo_ablate --round 34)
 
 from chitta.index.bm25 import tokenize
 from chitta.recall.query import QUERY_STOPWORDS, keyword_query, named_speaker
@@ -89,7 +89,7 @@ def cx(emb: Any, *, alpha: float | None = None, expand: Expand | None = None, be
        with_query: bool = False, sess: float = 0.0, sess_top: int = 1, sess_in: int = 0, pool: int = 100,
        strip_name: bool = False, new: bool = True) -> Ranker:
     """The convex pipeline with the optional levers (module docstring)."""
-    ctx, _wd = _adopted(emb)
+    ctx, _wd = adopted_settings(emb)
     a = _alpha(emb) if alpha is None else alpha
 
     def r(c: Conv, qi: int) -> list[int]:
@@ -130,7 +130,7 @@ def cx(emb: Any, *, alpha: float | None = None, expand: Expand | None = None, be
                     if t["session"] in strong and i not in score:
                         score[i] = (1 - a) * max(0.0, (float(sims[i]) - lo) / max(hi - lo, 1e-9))
             score = {i: s + sess * ss.get(c.items[i]["session"], 0.0) / best for i, s in score.items()}
-        fused = _time(c, qi, _prior(c, qi, score))
+        fused = time_prior(c, qi, speaker_prior(c, qi, score))
         fin = {i: s + 0.02 * max(0.0, float(vecs[i] @ c.qvecs[qi])) for i, s in fused.items()}
         return sorted(fin, key=lambda i: (-fin[i], i))[:20]
 

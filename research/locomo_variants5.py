@@ -26,10 +26,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-from locomo_ablate import Conv, adjacent, ctx_vectors, dense_rank
-from locomo_variants2 import _fuse_scores, kw_search
-from locomo_variants3 import _prior
-from locomo_variants4 import _time
+from locomo_lab import Conv, adjacent, ctx_vectors, dense_rank
+from locomo_variants2 import fuse_scores, kw_search
+from locomo_variants3 import speaker_prior
+from locomo_variants4 import time_prior
 
 from chitta.recall.query import keyword_query
 
@@ -37,7 +37,7 @@ Ranker = Callable[[Conv, int], list[int]]
 Post = Callable[[Conv, int, dict[int, float], np.ndarray], dict[int, float]]
 
 
-def _adopted(emb: Any) -> tuple[int, float]:
+def adopted_settings(emb: Any) -> tuple[int, float]:
     """(ctx view, dense weight) of the embedder's adopted pipeline."""
     w = getattr(emb, "recall_dense_weight", None)
     return (-1 if getattr(emb, "recall_turn_view", False) else 1), (0.5 if w is None else float(w))
@@ -52,7 +52,7 @@ def fused_for(c: Conv, qi: int, emb: Any, *, ctx: int, wd: float, extra: dict[st
     if extra:
         lists.update(extra)
         w.update(extra_w or {})
-    return _time(c, qi, _prior(c, qi, _fuse_scores(lists, w, 20)))
+    return time_prior(c, qi, speaker_prior(c, qi, fuse_scores(lists, w, 20)))
 
 
 def tiebreak(c: Conv, qi: int, fused: dict[int, float], vecs: np.ndarray, tie: float = 0.02) -> dict[int, float]:
@@ -66,7 +66,7 @@ def ranked(scores: dict[int, float], n: int = 20) -> list[int]:
 
 def pipeline(emb: Any, post: Post | None = None, pre: Callable[[Conv, int, Any, int, float], dict[int, float]] | None = None,
              ctx: int | None = None, wd: float | None = None) -> Ranker:
-    c0, w0 = _adopted(emb)
+    c0, w0 = adopted_settings(emb)
     ctx = c0 if ctx is None else ctx
     wd = w0 if wd is None else wd
 
@@ -141,7 +141,7 @@ def rocchio(m: int, beta: float, w2: float, replace: bool = False) -> Callable[[
         if replace:
             q = c.questions[qi]["q"]
             lists = {"bm25": kw_search(c, keyword_query(q))[0], "dense": lane}
-            return _time(c, qi, _prior(c, qi, _fuse_scores(lists, {"bm25": 1.0, "dense": wd}, 20)))
+            return time_prior(c, qi, speaker_prior(c, qi, fuse_scores(lists, {"bm25": 1.0, "dense": wd}, 20)))
         return fused_for(c, qi, emb, ctx=ctx, wd=wd, extra={"prf": lane}, extra_w={"prf": w2})
 
     return pre
@@ -239,7 +239,7 @@ def speaker_lanes(wd2: float, wb2: float, prior: float = 0.3) -> Callable[[Conv,
         vecs = ctx_vectors(c, emb, ctx)
         q = c.questions[qi]["q"]
         lists = {"bm25": kw_search(c, keyword_query(q))[0], "dense": dense_rank(vecs, c.qvecs[qi]), **extra}
-        return _time(c, qi, _prior(c, qi, _fuse_scores(lists, {"bm25": 1.0, "dense": wd, **w}, 20), prior))
+        return time_prior(c, qi, speaker_prior(c, qi, fuse_scores(lists, {"bm25": 1.0, "dense": wd, **w}, 20), prior))
 
     return pre
 
@@ -248,7 +248,7 @@ def round25(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
     yield "R25 reference (adopted pipeline)", pipeline(emb)
     for p in (0.0, 0.5, 1.0):
         yield f"R25 speaker prior x{1 + p}", pipeline(emb, pre=speaker_lanes(0, 0, p))
-    _c0, wd = _adopted(emb)
+    _c0, wd = adopted_settings(emb)
     for f in (0.5, 1.0):
         yield f"R25 speaker-scoped dense lane w={f}x dense", pipeline(emb, pre=speaker_lanes(f * wd, 0))
         yield f"R25 speaker-scoped keyword lane w={f}", pipeline(emb, pre=speaker_lanes(0, f))
@@ -265,7 +265,7 @@ def round26(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
         got = ref(c, qi)
         q = c.questions[qi]
         if q["cat"] in (1, 3):
-            c0, wd = _adopted(emb)
+            c0, wd = adopted_settings(emb)
             full = ranked(tiebreak(c, qi, fused_for(c, qi, emb, ctx=c0, wd=wd), ctx_vectors(c, emb, c0)), 100)
             miss = [g for g in sorted(q["gold"]) if g not in got[:10]]
             if miss:
@@ -302,7 +302,7 @@ def paired(convs: list[Conv], a: Ranker, b: Ranker, seed: int = 0) -> dict[str, 
 def round27(emb: Any, ctx: int = 1) -> Iterator[tuple[str, Ranker]]:
     """Printed by ``locomo_ablate.py --round 27``: paired intervals (the rankers are yielded for the table too)."""
     yield "R27 reference (adopted pipeline)", pipeline(emb)
-    _c0, wd = _adopted(emb)
+    _c0, wd = adopted_settings(emb)
     yield "R27 speaker-scoped dense lane w=0.5x dense", pipeline(emb, pre=speaker_lanes(0.5 * wd, 0))
     yield "R27 speaker-scoped dense lane w=1.0x dense", pipeline(emb, pre=speaker_lanes(wd, 0))
     yield "R27 RM3 keyword lane top 10 +10 terms w=0.5", pipeline(emb, pre=rm3(10, 10, 0.5))
@@ -328,9 +328,9 @@ def convex(alpha: float, mix: float = 1.0, pool: int = 100, bm_minmax: bool = Fa
         lo, hi = float(cu.min()), float(cu.max())
         cx = {i: alpha * bm.get(i, 0.0) / top + (1 - alpha) * (float(sims[i]) - lo) / max(hi - lo, 1e-9) for i in union}
         if mix < 1.0:
-            rrf = _fuse_scores({"bm25": ids, "dense": dense}, {"bm25": 1.0, "dense": wd}, 20)
+            rrf = fuse_scores({"bm25": ids, "dense": dense}, {"bm25": 1.0, "dense": wd}, 20)
             cx = {i: mix * cx[i] + (1 - mix) * rrf.get(i, 0.0) for i in union}
-        return _time(c, qi, _prior(c, qi, cx))
+        return time_prior(c, qi, speaker_prior(c, qi, cx))
 
     return pre
 

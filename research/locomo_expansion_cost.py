@@ -11,7 +11,7 @@
 2. The vocabulary's one-time cost with the real MiniLM: collecting and embedding the words of
    the first LoCoMo conversation (what a freshly opened field pays at its first expanding recall).
 
-    python benchmarks/locomo_expansion_cost.py [--n 100000] [--queries 300] [--blocks 3] [--json]
+    python research/locomo_expansion_cost.py [--n 100000] [--queries 300] [--blocks 3] [--json]
         [--word-search native,inline,numpy]   (compare the word search's forms, each against the first row)
 """
 
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 from bench_recall import synthetic_vocabulary
 from locomo_fusion_cost import field_queries, percentile_rows, print_ab, timed

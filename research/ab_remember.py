@@ -10,7 +10,7 @@ process times ``n`` calls + ``len(field)`` (the queued puts reach the organs
 inside the timing) ``--reps`` times and keeps its best. With ``--parts`` the B
 side also reports the layers of a call (the native put alone, put + organs).
 
-    python benchmarks/ab_remember.py --base /tmp/mainpy --n 200000 --rounds 3 [--json]
+    python research/ab_remember.py --base /tmp/mainpy --n 200000 --rounds 3 [--json]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ with ``RecallSettings.pool`` / ``keyword_pool`` A and B, each "lanes/keyword"), 
 shared: alternation spreads the load over both). Prints wall-clock p50/p99 and
 the calling thread's CPU p50 per setting, and the difference.
 
-    python benchmarks/locomo_fusion_cost.py [--n 100000] [--queries 300] [--blocks 3] [--alpha 0.55]
+    python research/locomo_fusion_cost.py [--n 100000] [--queries 300] [--blocks 3] [--alpha 0.55]
                                             [--pools A,B] [--field-dir DIR] [--json]
 """
 
@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 from bench_recall import build, queries
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from locomo_ablate import Conv, adjacent, bm25_rank, ctx_vectors, dense_rank, fuse
+from locomo_lab import Conv, adjacent, bm25_rank, ctx_vectors, dense_rank, fuse
 
 import chitta
 from chitta.importers import Turn, import_conversation
@@ -207,7 +207,7 @@ def round3(emb: Any) -> Iterator[tuple[str, Ranker]]:
     yield "R3 reference (best)", base
 
 
-def _ctx_boost(n: int, reps: int) -> Callable[[Conv], list[str]]:
+def ctx_boost(n: int, reps: int) -> Callable[[Conv], list[str]]:
     def f(c: Conv) -> list[str]:
         it = c.items
         return ["\n".join([*(it[j]["text"] for j in range(max(0, i - n), i) if it[j]["session"] == t["session"]),
@@ -224,7 +224,7 @@ def round4(emb: Any) -> Iterator[tuple[str, Ranker]]:
     def boosted(reps: int, w: dict[str, float] = best, k: int = 20) -> Ranker:
         def r(c: Conv, qi: int) -> list[int]:
             q = keyword_query(c.questions[qi]["q"])
-            lists = {B: bm25_rank(c, q, stem=True, texts=_ctx_boost(2, reps), key=f"boost{reps}"),
+            lists = {B: bm25_rank(c, q, stem=True, texts=ctx_boost(2, reps), key=f"boost{reps}"),
                      D: dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi]), P: posting_lists(c, emb)[qi]}
             return fuse(lists, w, k)[:20]
         return r
@@ -238,7 +238,7 @@ def round4(emb: Any) -> Iterator[tuple[str, Ranker]]:
                 yield f"R4 x3 weights 1/{wd}/{wp} k={k}", boosted(3, {B: 1, D: wd, P: wp}, k)
     def bm25_only(reps: int) -> Ranker:
         def r(c: Conv, qi: int) -> list[int]:
-            return bm25_rank(c, keyword_query(c.questions[qi]["q"]), stem=True, texts=_ctx_boost(2, reps),
+            return bm25_rank(c, keyword_query(c.questions[qi]["q"]), stem=True, texts=ctx_boost(2, reps),
                              key=f"boost{reps}")[:20]
         return r
     yield "R4 bm25 alone, turn text x3", bm25_only(3)
@@ -249,7 +249,7 @@ def round4(emb: Any) -> Iterator[tuple[str, Ranker]]:
         def r(c: Conv, qi: int) -> list[int]:
             ids = inner(c, qi)
             q = keyword_query(c.questions[qi]["q"])
-            lists = {B: bm25_rank(c, q, stem=True, texts=_ctx_boost(2, 3), key="boost3"),
+            lists = {B: bm25_rank(c, q, stem=True, texts=ctx_boost(2, 3), key="boost3"),
                      D: dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi])}
             from chitta.index.fusion import rrf_fuse
 
@@ -271,7 +271,7 @@ def round6(emb: Any) -> Iterator[tuple[str, Ranker]]:
     def session_prior(lam: float, top: int) -> Ranker:
         def r(c: Conv, qi: int) -> list[int]:
             q = keyword_query(c.questions[qi]["q"])
-            lists = [bm25_rank(c, q, stem=True, texts=_ctx_boost(2, 3), key="boost3"),
+            lists = [bm25_rank(c, q, stem=True, texts=ctx_boost(2, 3), key="boost3"),
                      dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi])]
             fid, fs = rrf_fuse([np.array(v, np.uint64) for v in lists], k=20, weights=[1.0, 0.5], limit=100)
             fused = {int(i): float(s) / float(fs[0]) for i, s in zip(fid, fs)}
@@ -293,7 +293,7 @@ def round7(emb: Any) -> Iterator[tuple[str, Ranker]]:
     def params(k1: float, b: float) -> Ranker:
         def r(c: Conv, qi: int) -> list[int]:
             q = keyword_query(c.questions[qi]["q"])
-            lists = {"bm25": bm25_rank(c, q, k1=k1, b=b, stem=True, texts=_ctx_boost(2, 3), key="boost3"),
+            lists = {"bm25": bm25_rank(c, q, k1=k1, b=b, stem=True, texts=ctx_boost(2, 3), key="boost3"),
                      "dense": dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi])}
             return fuse(lists, {"bm25": 1.0, "dense": 0.5}, 20)[:20]
         return r

@@ -29,17 +29,20 @@ Status SidecarReader::Open(const std::string& path, const Framing& framing, Side
   if (std::memcmp(r.data(), framing.magic, 8) != 0) {
     return r.Corrupt("bad magic (not a " + kind + ")", 0);
   }
-  if (size < fixed + kTrailerBytes) {
-    return r.Corrupt("file too short (" + std::to_string(size) + " bytes; the header and trailer need " +
-                         std::to_string(fixed + kTrailerBytes) + ")",
-                     0);
-  }
-  const uint16_t major = r.Get<uint16_t>(8);
+  if (size < 10) return r.Corrupt("file too short (" + std::to_string(size) + " bytes)", 0);
+  const uint16_t major = coding::GetLE<uint16_t>(r.data() + 8);
   if (major != framing.major) {
+    const uint16_t minor = size >= 12 ? coding::GetLE<uint16_t>(r.data() + 10) : 0;
     return Status::Unsupported(kind + " has major version " + std::to_string(major) + "." +
-                               std::to_string(r.minor()) + "; this reader knows " +
+                               std::to_string(minor) + "; this reader knows " +
                                std::to_string(framing.major) + ".x (upgrade chitta to read it)")
         .At(path, 8);
+  }
+  if (size < fixed + kTrailerBytes) {
+    return r.Corrupt("file too short (" + std::to_string(size) +
+                         " bytes; the header and trailer need " +
+                         std::to_string(fixed + kTrailerBytes) + ")",
+                     0);
   }
   r.header_bytes_ = framing.header_bytes;
   if (framing.header_size_field) {

@@ -6,8 +6,8 @@
 // size - 4). Each format's own FORMAT.md stays normative; this file only reads
 // what they have in common, so the bytes on disk are the formats' as before.
 //
-// Open maps the file and checks, in order: at least 8 bytes, the magic, at
-// least header + trailer bytes, the major version (Unsupported), the header
+// Open maps the file and checks, in order: at least 8 bytes, the magic, the
+// major version (Unsupported), at least header + trailer bytes, the header
 // size field's range. The caller then checks its counts against the size
 // (CheckRecords / CheckSize, overflow-free) and the CRC (CheckCrc) in the
 // order its format's errors are specified, and walks the body with a Cursor.

@@ -101,7 +101,7 @@ Status SidecarReader::CheckSize(const SizeSum& expect, int64_t offset) const {
 }
 
 const uint8_t* Cursor::Take(uint64_t count, uint64_t unit) {
-  if (at_ > end_ || (unit != 0 && count > (end_ - at_) / unit)) return nullptr;
+  if (unit != 0 && count > (end_ - at_) / unit) return nullptr;
   const uint8_t* p = data_ + at_;
   at_ += count * unit;
   return p;

@@ -92,7 +92,9 @@ class SidecarReader {
 class Cursor {
  public:
   Cursor(const SidecarReader& r, uint64_t from)
-      : data_(r.data()), at_(from), end_(r.size() - kTrailerBytes) {}
+      : data_(r.data()), end_(r.size() - kTrailerBytes) {
+    at_ = from < end_ ? from : end_;
+  }
   // The next `count * unit` bytes, or nullptr (nothing consumed) if fewer are
   // left or the product overflows.
   const uint8_t* Take(uint64_t count, uint64_t unit = 1);
@@ -101,8 +103,8 @@ class Cursor {
 
  private:
   const uint8_t* data_;
-  uint64_t at_;
   uint64_t end_;
+  uint64_t at_ = 0;
 };
 
 }  // namespace chitta::sidecar

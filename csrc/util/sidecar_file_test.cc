@@ -63,7 +63,7 @@ class SidecarFile : public ::testing::Test {
   void Write(const std::vector<uint8_t>& b) {
     std::FILE* f = std::fopen(path_.c_str(), "wb");
     ASSERT_NE(nullptr, f);
-    ASSERT_EQ(b.size(), std::fwrite(b.data(), 1, b.size(), f));
+    if (!b.empty()) ASSERT_EQ(b.size(), std::fwrite(b.data(), 1, b.size(), f));
     std::fclose(f);
   }
   Status Open(const Framing& framing, SidecarReader* r) { return SidecarReader::Open(path_, framing, r); }

@@ -33,8 +33,9 @@ Status SidecarReader::Open(const std::string& path, const Framing& framing, Side
   const uint16_t major = coding::GetLE<uint16_t>(r.data() + 8);
   if (major != framing.major) {
     const uint16_t minor = size >= 12 ? coding::GetLE<uint16_t>(r.data() + 10) : 0;
-    return Status::Unsupported(kind + " has major version " + std::to_string(major) + "." +
-                               std::to_string(minor) + "; this reader knows " +
+    return Status::Unsupported(kind + " " + path + " has major version " +
+                               std::to_string(major) + "." + std::to_string(minor) +
+                               "; this reader knows " +
                                std::to_string(framing.major) + ".x (upgrade chitta to read it)")
         .At(path, 8);
   }
@@ -60,7 +61,8 @@ Status SidecarReader::Open(const std::string& path, const Framing& framing, Side
 }
 
 Status SidecarReader::Corrupt(const std::string& why, int64_t offset) const {
-  return Status::Corruption(std::string(framing_.kind) + ": " + why).At(path_, offset);
+  return Status::Corruption(std::string(framing_.kind) + " " + path_ + ": " + why)
+      .At(path_, offset);
 }
 
 Status SidecarReader::CheckCrc() const {
@@ -68,7 +70,7 @@ Status SidecarReader::CheckCrc() const {
   const uint32_t stored = coding::GetLE<uint32_t>(data() + at);
   const uint64_t from = framing_.crc_from < at ? framing_.crc_from : at;
   if (crc32c::Value(data() + from, static_cast<size_t>(at - from)) != stored) {
-    return Status::CrcMismatch(std::string(framing_.kind) +
+    return Status::CrcMismatch(std::string(framing_.kind) + " " + path_ +
                                ": CRC-32C mismatch (file damaged; restore it or rebuild the index)")
         .At(path_, static_cast<int64_t>(at));
   }

@@ -11,7 +11,7 @@
 // size field's range. The caller then checks its counts against the size
 // (CheckRecords / CheckSize, overflow-free) and the CRC (CheckCrc) in the
 // order its format's errors are specified, and walks the body with a Cursor.
-// Every error names the file kind and the path and offset.
+// Every error message names the file kind and path (and carries the offset).
 #pragma once
 
 #include <cstdint>
@@ -70,7 +70,7 @@ class SidecarReader {
     return v;
   }
 
-  // Corruption "<kind>: why" at this file and offset.
+  // Corruption "<kind> <path>: why" at this file and offset.
   Status Corrupt(const std::string& why, int64_t offset) const;
   // CrcMismatch unless the trailer equals the CRC-32C of [crc_from, size - 4).
   [[nodiscard]] Status CheckCrc() const;

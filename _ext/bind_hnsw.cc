@@ -85,7 +85,7 @@ bool Contains(const Holder& h, uint64_t id) {
 
 CHITTA_BIND(hnsw) {
   m.def("hnsw_distance_implementation", &hn::DistanceImplementation,
-        "The dot-product kernel in use: 'avx2' or 'generic'.");
+        "The dot-product kernel in use: 'avx512', 'avx2' or 'generic'.");
 
   py::class_<PyHnsw>(m, "_HnswIndex")
       .def(py::init(&MakeHnsw), py::arg("dim"), py::arg("M"), py::arg("ef_construction"),

@@ -1,9 +1,10 @@
 // csrc/bm25/io.cc
 // Index::Save / Index::Load: the BM25 index file. Spec: docs/FORMAT.md section 8
-// ("bm25.idx", v1.0); constants in bm25_format.h. The reader maps the file,
-// checks the size implied by the header against the real size and the CRC
-// before reading any section, and checks every ordinal, count and term before
-// using it: a damaged file gives Corruption, never a crash.
+// ("bm25.idx", v1.0); constants in bm25_format.h. The reader maps the file
+// through util/sidecar_file.h, checks the CRC and the size implied by the
+// header against the real size before reading any section, and checks every
+// ordinal, count and term before using it: a damaged file gives Corruption,
+// never a crash.
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include "util/coding.h"
 #include "util/crc_file.h"
 #include "util/file.h"
+#include "util/sidecar_file.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "bm25/io.cc writes arrays with memcpy: little-endian hosts only");
@@ -117,67 +119,49 @@ Status Index::Save(const std::string& path) const {
 }
 
 Result<std::unique_ptr<Index>> Index::Load(const std::string& path) {
-  file::MappedFile mf;
-  CHITTA_RETURN_IF_ERROR(file::MappedFile::Open(path, &mf));
-  const uint8_t* p = mf.data();
-  const uint64_t size = mf.size();
-  auto corrupt = [&](const std::string& why, int64_t offset) {
-    return Status::Corruption("bm25 index file: " + why).At(path, offset);
-  };
-  if (size < format::kHeaderBytes + format::kTrailerBytes) {
-    return corrupt("file too short (" + std::to_string(size) + " bytes)", 0);
-  }
-  if (std::memcmp(p + format::kOffMagic, format::kMagic, sizeof(format::kMagic)) != 0) {
-    return corrupt("bad magic (not a BM25 index file)", format::kOffMagic);
-  }
-  const uint16_t major = GetLE<uint16_t>(p + format::kOffMajor);
-  if (major != format::kMajor) {
-    return Status::Unsupported("bm25 index file has major version " + std::to_string(major) +
-                               "; this reader knows " + std::to_string(format::kMajor))
-        .At(path, format::kOffMajor);
-  }
-  const uint32_t header_bytes = GetLE<uint32_t>(p + format::kOffHeaderBytes);
-  if (header_bytes < format::kHeaderBytes || header_bytes > size - format::kTrailerBytes) {
-    return corrupt("header_bytes out of range", format::kOffHeaderBytes);
-  }
-  if (crc32c::Value(p, size - format::kTrailerBytes) != GetLE<uint32_t>(p + size - format::kTrailerBytes)) {
-    return Status::CrcMismatch("bm25 index file: CRC-32C mismatch").At(path, int64_t(size - 4));
-  }
-  const uint32_t flags = GetLE<uint32_t>(p + format::kOffFlags);
+  sidecar::Framing framing;
+  framing.kind = "bm25 index file";
+  framing.magic = format::kMagic;
+  framing.major = format::kMajor;
+  framing.header_bytes = format::kHeaderBytes;
+  framing.header_size_field = true;
+  sidecar::SidecarReader file;
+  CHITTA_RETURN_IF_ERROR(sidecar::SidecarReader::Open(path, framing, &file));
+  auto corrupt = [&](const std::string& why, int64_t offset) { return file.Corrupt(why, offset); };
+  const uint64_t size = file.size();
+  const uint32_t header_bytes = file.header_bytes();
+  CHITTA_RETURN_IF_ERROR(file.CheckCrc());
+  const uint32_t flags = file.Get<uint32_t>(format::kOffFlags);
   if ((flags & ~format::kKnownFlags) != 0) return corrupt("unknown flags", format::kOffFlags);
-  const double k1 = GetLE<double>(p + format::kOffK1), b = GetLE<double>(p + format::kOffB);
+  const double k1 = file.Get<double>(format::kOffK1), b = file.Get<double>(format::kOffB);
   if (!ValidateParams(k1, b).ok()) return corrupt("k1 or b out of range", format::kOffK1);
-  const uint64_t docs = GetLE<uint64_t>(p + format::kOffDocs);
-  const uint64_t terms = GetLE<uint64_t>(p + format::kOffTerms);
-  const uint64_t postings = GetLE<uint64_t>(p + format::kOffPostings);
-  const uint64_t term_bytes = GetLE<uint64_t>(p + format::kOffTermBytes);
-  const uint64_t bigs = GetLE<uint64_t>(p + format::kOffBigTfs);
+  const uint64_t docs = file.Get<uint64_t>(format::kOffDocs);
+  const uint64_t terms = file.Get<uint64_t>(format::kOffTerms);
+  const uint64_t postings = file.Get<uint64_t>(format::kOffPostings);
+  const uint64_t term_bytes = file.Get<uint64_t>(format::kOffTermBytes);
+  const uint64_t bigs = file.Get<uint64_t>(format::kOffBigTfs);
   // Each count is bounded by the size before any product is formed.
   for (uint64_t count : {docs, terms, postings, term_bytes, bigs}) {
     if (count > size) return corrupt("a count exceeds the file size", format::kOffDocs);
   }
   if (docs > kMaxOrdinals || terms > kMaxOrdinals) return corrupt("too many documents or terms", format::kOffDocs);
-  const uint64_t want = uint64_t{header_bytes} + 12 * docs + 8 * terms + term_bytes + 6 * postings +
-                        format::kBigTfBytes * bigs + format::kTrailerBytes;
-  if (want != size) {
-    return corrupt("size " + std::to_string(size) + " does not match the header (" +
-                       std::to_string(want) + ")",
-                   format::kOffDocs);
+  sidecar::SizeSum want(header_bytes);
+  want.Add(docs, 12).Add(terms, 8).Add(term_bytes, 1).Add(postings, 6);
+  want.Add(bigs, format::kBigTfBytes).Add(1, format::kTrailerBytes);
+  CHITTA_RETURN_IF_ERROR(file.CheckSize(want, format::kOffDocs));
+  sidecar::Cursor at(file, header_bytes);
+  const uint8_t* ids_p = at.Take(docs, 8);
+  const uint8_t* lens_p = at.Take(docs, 4);
+  const uint8_t* dfs_p = at.Take(terms, 4);
+  const uint8_t* tlen_p = at.Take(terms, 4);
+  const uint8_t* text_p = at.Take(term_bytes);
+  const uint8_t* ords_p = at.Take(postings, 4);
+  const uint8_t* tfs_p = at.Take(postings, 2);
+  const uint8_t* big_p = at.Take(bigs, format::kBigTfBytes);
+  for (const uint8_t* q : {ids_p, lens_p, dfs_p, tlen_p, text_p, ords_p, tfs_p, big_p}) {
+    if (q == nullptr) return corrupt("a section runs past the end", header_bytes);
   }
-  uint64_t off = header_bytes;
-  auto section = [&](uint64_t bytes) {
-    const uint8_t* s = p + off;
-    off += bytes;
-    return s;
-  };
-  const uint8_t* ids_p = section(8 * docs);
-  const uint8_t* lens_p = section(4 * docs);
-  const uint8_t* dfs_p = section(4 * terms);
-  const uint8_t* tlen_p = section(4 * terms);
-  const uint8_t* text_p = section(term_bytes);
-  const uint8_t* ords_p = section(4 * postings);
-  const uint8_t* tfs_p = section(2 * postings);
-  const uint8_t* big_p = section(format::kBigTfBytes * bigs);
+  if (at.left() != 0) return corrupt("sections do not fill the file", header_bytes);
 
   auto index = std::make_unique<Index>(
       k1, b, TokenizerOptions{(flags & format::kFlagStem) != 0, (flags & format::kFlagStopwords) != 0});

@@ -1,13 +1,13 @@
 // csrc/hamming/dispatch.cc
-// Picks the Hamming kernel once per process: the best the CPU supports,
-// lowered (never raised) by env CHITTA_SIMD=generic|avx2|avx512, read on first
-// use. ForceSimdLevel (tests) replaces the choice at any time.
+// Picks the Hamming kernel once per process: the best util/cpu.h allows (CPU
+// features, capped by env CHITTA_SIMD), on first use. ForceSimdLevel (tests)
+// replaces the choice at any time.
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "hamming/scan.h"
+#include "util/cpu.h"
 
 namespace chitta::hamming {
 namespace {
@@ -15,15 +15,34 @@ namespace {
 constexpr int kUnset = -1;
 std::atomic<int> g_level{kUnset};
 
-SimdLevel InitialLevel() {
-  SimdLevel level = DetectedSimdLevel();
-  const char* env = std::getenv("CHITTA_SIMD");
-  SimdLevel wanted;
-  if (env != nullptr && ParseSimdLevel(env, &wanted) && wanted < level) level = wanted;
-  return level;
+cpu::Level TierOf(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::kAvx512: return cpu::Level::kAvx512;
+    case SimdLevel::kAvx2: return cpu::Level::kAvx2;
+    case SimdLevel::kGeneric: break;
+  }
+  return cpu::Level::kGeneric;
+}
+
+uint32_t NeedsOf(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::kAvx512: return kAvx512Features;
+    case SimdLevel::kAvx2: return kAvx2Features;
+    case SimdLevel::kGeneric: break;
+  }
+  return 0;
 }
 
 }  // namespace
+
+SimdLevel LevelFor(cpu::Level cap) {
+  for (SimdLevel level : {SimdLevel::kAvx512, SimdLevel::kAvx2}) {
+    if (static_cast<int>(TierOf(level)) <= static_cast<int>(cap) && CpuSupports(level)) {
+      return level;
+    }
+  }
+  return SimdLevel::kGeneric;
+}
 
 const char* SimdLevelName(SimdLevel level) {
   switch (level) {
@@ -47,22 +66,7 @@ bool ParseSimdLevel(const char* text, SimdLevel* level) {
   return true;
 }
 
-bool CpuSupports(SimdLevel level) {
-#if defined(__x86_64__)
-  switch (level) {
-    case SimdLevel::kGeneric: return true;
-    case SimdLevel::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
-    case SimdLevel::kAvx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vpopcntdq") &&
-             __builtin_cpu_supports("popcnt");
-  }
-  return false;
-#else
-  return level == SimdLevel::kGeneric;
-#endif
-}
+bool CpuSupports(SimdLevel level) { return cpu::Supports(NeedsOf(level)); }
 
 SimdLevel DetectedSimdLevel() {
   static const SimdLevel detected = CpuSupports(SimdLevel::kAvx512) ? SimdLevel::kAvx512
@@ -75,7 +79,7 @@ SimdLevel ActiveSimdLevel() {
   int level = g_level.load(std::memory_order_acquire);
   if (level == kUnset) {
     int expected = kUnset;
-    g_level.compare_exchange_strong(expected, static_cast<int>(InitialLevel()),
+    g_level.compare_exchange_strong(expected, static_cast<int>(LevelFor(cpu::Cap())),
                                     std::memory_order_acq_rel);
     level = g_level.load(std::memory_order_acquire);
   }
@@ -103,7 +107,8 @@ Status ForceSimdLevel(SimdLevel level) {
 }
 
 uint64_t ReadBytes(const void* data, size_t n) {
-  return CpuSupports(SimdLevel::kAvx2) ? ReadBytesAvx2(data, n) : ReadBytesGeneric(data, n);
+  static const bool wide = cpu::Allowed(cpu::Level::kAvx2, kAvx2Features);
+  return wide ? ReadBytesAvx2(data, n) : ReadBytesGeneric(data, n);
 }
 
 }  // namespace chitta::hamming

@@ -1,5 +1,5 @@
 // csrc/hamming/scan_avx2.cc
-// AVX2 Hamming scan. Built with -mavx2 -mpopcnt -mfma; picked by dispatch.cc.
+// AVX2 Hamming scan. Built with -mavx2 -mpopcnt; picked by dispatch.cc.
 // Must match scan_generic.cc bit-for-bit (scan_test.cc checks).
 //
 // Popcount is the nibble-lookup method (vpshufb on each half-byte, then
@@ -10,6 +10,10 @@
 #include <immintrin.h>
 
 #include "hamming/scan.h"
+
+// Built with exactly the features dispatch.cc checks for (CMakeLists.txt).
+static_assert(CHITTA_CPU_COMPILED_FEATURES == chitta::hamming::kAvx2Features,
+              "scan_avx2.cc: compile flags differ from kAvx2Features (see CMakeLists.txt)");
 
 namespace chitta::hamming {
 namespace {

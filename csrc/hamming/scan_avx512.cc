@@ -15,6 +15,10 @@
 
 #include "hamming/scan.h"
 
+// Built with exactly the features dispatch.cc checks for (CMakeLists.txt).
+static_assert(CHITTA_CPU_COMPILED_FEATURES == chitta::hamming::kAvx512Features,
+              "scan_avx512.cc: compile flags differ from kAvx512Features (see CMakeLists.txt)");
+
 namespace chitta::hamming {
 namespace {
 

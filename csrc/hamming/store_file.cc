@@ -1,6 +1,7 @@
 // csrc/hamming/store_file.cc
-// Save / Load of a HammingIndex. Spec: FORMAT.md (v1.0). Little-endian hosts
-// only (x86-64, aarch64): integers are copied as they lie in memory.
+// Save / Load of a HammingIndex. Spec: FORMAT.md (v1.0). Load reads the framing
+// through util/sidecar_file.h. Little-endian hosts only (x86-64, aarch64):
+// integers are copied as they lie in memory.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include "hamming/hamming_index.h"
 #include "hamming/store_format.h"
 #include "util/crc32c.h"
+#include "util/sidecar_file.h"
 
 namespace chitta::hamming {
 namespace {
@@ -18,13 +20,6 @@ namespace {
 template <typename T>
 void Put(std::vector<uint8_t>* buf, size_t offset, T value) {
   std::memcpy(buf->data() + offset, &value, sizeof(T));
-}
-
-template <typename T>
-T Get(const std::vector<uint8_t>& buf, size_t offset) {
-  T value;
-  std::memcpy(&value, buf.data() + offset, sizeof(T));
-  return value;
 }
 
 Status IoError(const std::string& what, const std::string& path) {
@@ -44,28 +39,6 @@ Status WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
   }
   if (!st.ok()) std::remove(tmp.c_str());
   return st;
-}
-
-Status ReadFile(const std::string& path, std::vector<uint8_t>* bytes) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return IoError("cannot open " + path, path);
-  Status st;
-  if (std::fseek(f, 0, SEEK_END) != 0) st = IoError("cannot seek " + path, path);
-  long size = st.ok() ? std::ftell(f) : -1;
-  if (st.ok() && size < 0) st = IoError("cannot size " + path, path);
-  if (st.ok() && std::fseek(f, 0, SEEK_SET) != 0) st = IoError("cannot seek " + path, path);
-  if (st.ok()) {
-    bytes->resize(static_cast<size_t>(size));
-    if (std::fread(bytes->data(), 1, bytes->size(), f) != bytes->size()) {
-      st = IoError("cannot read " + path, path);
-    }
-  }
-  std::fclose(f);
-  return st;
-}
-
-Status Damaged(const std::string& what, const std::string& path, int64_t offset) {
-  return Status::Corruption(what).At(path, offset);
 }
 
 }  // namespace
@@ -97,51 +70,34 @@ Status HammingIndex::Save(const std::string& path) const {
 }
 
 Result<std::unique_ptr<HammingIndex>> HammingIndex::Load(const std::string& path) {
-  std::vector<uint8_t> bytes;
-  Status st = ReadFile(path, &bytes);
-  if (!st.ok()) return st;
-  if (bytes.size() < format::kHeaderSize + format::kFooterSize) {
-    return Damaged("file too short for a Hamming code file header", path, 0);
-  }
-  if (std::memcmp(bytes.data(), format::kMagic, sizeof(format::kMagic)) != 0) {
-    return Damaged("bad magic: not a chitta Hamming code file", path, 0);
-  }
-  const uint16_t major = Get<uint16_t>(bytes, format::kMajorOffset);
-  if (major != format::kMajor) {
-    return Status::Unsupported("Hamming code file major version " + std::to_string(major) +
-                               " (this reader knows " + std::to_string(format::kMajor) + ")")
-        .At(path, format::kMajorOffset);
-  }
-  const uint32_t words = Get<uint32_t>(bytes, format::kWordsOffset);
+  sidecar::Framing framing;
+  framing.kind = "Hamming code file";
+  framing.magic = format::kMagic;
+  framing.major = format::kMajor;
+  framing.header_bytes = format::kHeaderSize;
+  sidecar::SidecarReader file;
+  CHITTA_RETURN_IF_ERROR(sidecar::SidecarReader::Open(path, framing, &file));
+  const uint32_t words = file.Get<uint32_t>(format::kWordsOffset);
   if (words == 0 || words > format::kMaxWords) {
-    return Damaged("code width " + std::to_string(words) + " words is out of range", path,
-                   format::kWordsOffset);
+    return file.Corrupt("code width " + std::to_string(words) + " words is out of range",
+                        format::kWordsOffset);
   }
-  const uint64_t count = Get<uint64_t>(bytes, format::kCountOffset);
+  const uint64_t count = file.Get<uint64_t>(format::kCountOffset);
   const size_t record = format::RecordSize(words);
-  const size_t room = bytes.size() - format::kHeaderSize - format::kFooterSize;
-  if (count > room / record || count * record != room) {
-    return Damaged("record count " + std::to_string(count) + " does not match the file size " +
-                       std::to_string(bytes.size()),
-                   path, format::kCountOffset);
-  }
-  const size_t body = bytes.size() - format::kFooterSize;
-  const uint32_t stored = Get<uint32_t>(bytes, body);
-  const uint32_t actual = crc32c::Value(bytes.data(), body);
-  if (stored != actual) {
-    return Status::CrcMismatch("Hamming code file checksum mismatch").At(path,
-                                                                        static_cast<int64_t>(body));
-  }
+  CHITTA_RETURN_IF_ERROR(file.CheckRecords(count, record, format::kCountOffset));
+  CHITTA_RETURN_IF_ERROR(file.CheckCrc());
   std::vector<uint64_t> ids(count);
   std::vector<uint64_t> codes(count * words);
+  sidecar::Cursor at(file, format::kHeaderSize);
   for (uint64_t i = 0; i < count; ++i) {
-    const size_t at = format::kHeaderSize + i * record;
-    ids[i] = Get<uint64_t>(bytes, at);
-    std::memcpy(codes.data() + i * words, bytes.data() + at + 8, 8 * static_cast<size_t>(words));
+    const uint8_t* rec = at.Take(record);
+    if (rec == nullptr) return file.Corrupt("record " + std::to_string(i) + " is cut off", 0);
+    std::memcpy(&ids[i], rec, 8);
+    std::memcpy(codes.data() + i * words, rec + 8, 8 * static_cast<size_t>(words));
   }
   std::unique_ptr<HammingIndex> index(new HammingIndex(words));
-  st = index->store_.CheckAdd(ids.data(), ids.size());
-  if (!st.ok()) return Damaged("bad record: " + st.message(), path, format::kHeaderSize);
+  Status st = index->store_.CheckAdd(ids.data(), ids.size());
+  if (!st.ok()) return file.Corrupt("bad record: " + st.message(), format::kHeaderSize);
   index->store_.Reserve(count);
   index->store_.Append(ids.data(), codes.data(), nullptr, count);
   return index;

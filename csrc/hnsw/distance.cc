@@ -8,32 +8,26 @@
 
 namespace chitta::hnsw {
 
-bool HasAvx2Fma() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-#else
-  return false;
-#endif
-}
+bool HasAvx2Fma() { return cpu::Supports(kDotAvx2Features); }
+bool HasAvx512() { return cpu::Supports(kDotAvx512Features); }
 
-bool HasAvx512() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-#else
-  return false;
-#endif
+DotFn DotFor(cpu::Level cap) {
+  const int c = static_cast<int>(cap);
+  if (c >= static_cast<int>(cpu::Level::kAvx512) && HasAvx512()) return &DotAvx512;
+  if (c >= static_cast<int>(cpu::Level::kAvx2) && HasAvx2Fma()) return &DotAvx2;
+  return &DotGeneric;
 }
 
 DotFn ChosenDot() {
-  static const DotFn fn = HasAvx512() ? &DotAvx512 : HasAvx2Fma() ? &DotAvx2 : &DotGeneric;
+  static const DotFn fn = DotFor(cpu::Cap());
   return fn;
 }
 
-const char* DistanceImplementation() {
-  return HasAvx512() ? "avx512" : HasAvx2Fma() ? "avx2" : "generic";
+const char* DotName(DotFn fn) {
+  return fn == &DotAvx512 ? "avx512" : fn == &DotAvx2 ? "avx2" : "generic";
 }
+
+const char* DistanceImplementation() { return DotName(ChosenDot()); }
 
 const char* MetricName(Metric metric) {
   return metric == Metric::kCosine ? "cosine" : "ip";

@@ -1,10 +1,14 @@
 // csrc/hnsw/distance_avx2.cc
 // AVX2 + FMA dot product. Built with -mavx2 -mpopcnt -mfma; picked by
-// distance.cc only when the CPU reports both. Agrees with DotGeneric within
+// distance.cc only when util/cpu.h allows kDotAvx2Features. Agrees with DotGeneric within
 // float rounding (distance_test.cc checks).
 #include <immintrin.h>
 
 #include "hnsw/distance.h"
+
+// Built with exactly the features distance.cc checks for (CMakeLists.txt).
+static_assert(CHITTA_CPU_COMPILED_FEATURES == chitta::hnsw::kDotAvx2Features,
+              "distance_avx2.cc: compile flags differ from kDotAvx2Features (see CMakeLists.txt)");
 
 namespace chitta::hnsw {
 

@@ -1,6 +1,6 @@
 // csrc/hnsw/distance_avx512.cc
-// AVX-512F dot product. Built with the project's AVX-512 flags; picked by
-// distance.cc only when the CPU reports avx512f. A scalar loop takes the
+// AVX-512F dot product. Built with -mavx512f -mpopcnt; picked by
+// distance.cc only when util/cpu.h allows kDotAvx512Features. A scalar loop takes the
 // last dim % 16 values. Agrees with DotGeneric within float rounding
 // (distance_test.cc checks).
 #include <immintrin.h>
@@ -13,6 +13,10 @@
 #endif
 
 #include "hnsw/distance.h"
+
+// Built with exactly the features distance.cc checks for (CMakeLists.txt).
+static_assert(CHITTA_CPU_COMPILED_FEATURES == chitta::hnsw::kDotAvx512Features,
+              "distance_avx512.cc: compile flags differ from kDotAvx512Features (see CMakeLists.txt)");
 
 namespace chitta::hnsw {
 

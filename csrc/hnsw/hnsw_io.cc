@@ -1,5 +1,6 @@
 // csrc/hnsw/hnsw_io.cc
-// Save/Load of the .hnsw sidecar. Spec: FORMAT.md. The reader trusts nothing:
+// Save/Load of the .hnsw sidecar (also the word graph's vocab.hnsw). Spec:
+// FORMAT.md. The reader (framing through util/sidecar_file.h) trusts nothing:
 // it checks sizes against the file before allocating, the CRC before parsing
 // the body, and every graph invariant before handing the index out.
 #include <cerrno>
@@ -13,6 +14,7 @@
 #include "hnsw/hnsw.h"
 #include "hnsw/hnsw_format.h"
 #include "util/crc32c.h"
+#include "util/sidecar_file.h"
 
 namespace chitta::hnsw {
 namespace {
@@ -46,26 +48,6 @@ class CrcWriter {
   uint32_t crc_ = 0;
   bool ok_ = true;
 };
-
-Status ReadFile(const std::string& path, std::string* out) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    if (errno == ENOENT) return Status::IOError("no such file: " + path);
-    return Status::IOError("cannot open " + path + ": " + std::strerror(errno));
-  }
-  std::fseek(f, 0, SEEK_END);
-  const long size = std::ftell(f);
-  std::fseek(f, 0, SEEK_SET);
-  if (size < 0) {
-    std::fclose(f);
-    return Status::IOError("cannot size " + path);
-  }
-  out->resize(static_cast<size_t>(size));
-  const size_t got = size > 0 ? std::fread(&(*out)[0], 1, out->size(), f) : 0;
-  std::fclose(f);
-  if (got != out->size()) return Status::IOError("short read from " + path);
-  return Status::OK();
-}
 
 }  // namespace
 
@@ -117,47 +99,39 @@ Status HnswIndex::Save(const std::string& path) const {
 }
 
 Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path) {
-  std::string file;
-  CHITTA_RETURN_IF_ERROR(ReadFile(path, &file));
-  const char* p = file.data();
+  sidecar::Framing framing;
+  framing.kind = "HNSW file";
+  framing.magic = fmt::kMagic;
+  framing.major = fmt::kMajor;
+  framing.header_bytes = fmt::kHeaderSize;
+  framing.header_size_field = true;
+  framing.max_header_bytes = 1u << 20;
+  framing.crc_from = 8;  // the magic is outside the CRC (FORMAT.md)
+  sidecar::SidecarReader file;
+  CHITTA_RETURN_IF_ERROR(sidecar::SidecarReader::Open(path, framing, &file));
+  const char* p = reinterpret_cast<const char*>(file.data());
   const size_t size = file.size();
   auto corrupt = [&](const std::string& what, size_t off) -> Status {
-    return Status::Corruption(path + ": " + what).At(path, static_cast<int64_t>(off));
+    return file.Corrupt(what, static_cast<int64_t>(off));
   };
-  if (size < 8 || std::memcmp(p, fmt::kMagic, 8) != 0) {
-    return corrupt(size < 8 ? "too short for an HNSW file" : "bad magic (not an HNSW file)", 0);
-  }
-  if (size < 16) return corrupt("truncated header", size);
-  const uint16_t major = Get<uint16_t>(p + fmt::kOffMajor);
-  const uint16_t minor = Get<uint16_t>(p + fmt::kOffMinor);
-  if (major != fmt::kMajor) {
-    return Status::Unsupported(path + ": HNSW format version " + std::to_string(major) + "." +
-                               std::to_string(minor) + " is not readable by this version (" +
-                               std::to_string(fmt::kMajor) + ".x)");
-  }
-  const uint32_t header_size = Get<uint32_t>(p + fmt::kOffHeaderSize);
-  if (header_size < fmt::kHeaderSize || header_size > (1u << 20)) {
-    return corrupt("bad header size " + std::to_string(header_size), fmt::kOffHeaderSize);
-  }
-  if (size < header_size + fmt::kTrailerSize) return corrupt("truncated header", size);
+  const uint32_t header_size = file.header_bytes();
 
   Options o;
-  o.dim = Get<uint32_t>(p + fmt::kOffDim);
-  o.M = Get<uint32_t>(p + fmt::kOffM);
-  o.ef_construction = Get<uint32_t>(p + fmt::kOffEfConstruction);
-  const uint8_t metric = Get<uint8_t>(p + fmt::kOffMetric);
-  const uint64_t n = Get<uint64_t>(p + fmt::kOffNodeCount);
-  const uint64_t live = Get<uint64_t>(p + fmt::kOffLiveCount);
-  const uint32_t entry = Get<uint32_t>(p + fmt::kOffEntryPoint);
-  const int32_t max_level = Get<int32_t>(p + fmt::kOffMaxLevel);
+  o.dim = file.Get<uint32_t>(fmt::kOffDim);
+  o.M = file.Get<uint32_t>(fmt::kOffM);
+  o.ef_construction = file.Get<uint32_t>(fmt::kOffEfConstruction);
+  const uint8_t metric = file.Get<uint8_t>(fmt::kOffMetric);
+  const uint64_t n = file.Get<uint64_t>(fmt::kOffNodeCount);
+  const uint64_t live = file.Get<uint64_t>(fmt::kOffLiveCount);
+  const uint32_t entry = file.Get<uint32_t>(fmt::kOffEntryPoint);
+  const int32_t max_level = file.Get<int32_t>(fmt::kOffMaxLevel);
   if (metric > 1) return corrupt("unknown metric code " + std::to_string(metric), fmt::kOffMetric);
   o.metric = static_cast<Metric>(metric);
   Status st = ValidateOptions(o);
   if (!st.ok()) return corrupt("bad parameters: " + st.message(), fmt::kOffDim);
   // Bound the node count by the bytes actually present before allocating.
   const uint64_t per_node = 8 + 1 + 1 + 4ull * o.dim + 4ull * (1 + 2ull * o.M);
-  const uint64_t room = size - header_size - fmt::kTrailerSize;
-  if (n >= 0xFFFFFFFFull || n > room / per_node) {
+  if (n >= 0xFFFFFFFFull || n > file.body_bytes() / per_node) {
     return corrupt("node count " + std::to_string(n) + " does not fit the file (truncated?)",
                    fmt::kOffNodeCount);
   }
@@ -170,17 +144,10 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path) {
     if (level > kMaxLevel) return corrupt("node level over the maximum", levels_off + i);
     upper_words += static_cast<uint64_t>(level) * (o.M + 1);
   }
-  const uint64_t expect = header_size + n * per_node + upper_words * 4 + fmt::kTrailerSize;
-  if (expect != size) {
-    return corrupt("file is " + std::to_string(size) + " bytes, its header says " +
-                       std::to_string(expect) + (size < expect ? " (truncated)" : ""),
-                   size);
-  }
-  const uint32_t crc = Get<uint32_t>(p + size - fmt::kTrailerSize);
-  if (crc32c::Value(p + 8, size - 8 - fmt::kTrailerSize) != crc) {
-    return Status::CrcMismatch(path + ": checksum mismatch (file damaged)")
-        .At(path, static_cast<int64_t>(size - fmt::kTrailerSize));
-  }
+  sidecar::SizeSum expect(header_size);
+  expect.Add(n, per_node).Add(upper_words, 4).Add(1, fmt::kTrailerSize);
+  CHITTA_RETURN_IF_ERROR(file.CheckSize(expect, static_cast<int64_t>(size)));
+  CHITTA_RETURN_IF_ERROR(file.CheckCrc());
   if (live > n) return corrupt("live count exceeds node count", fmt::kOffLiveCount);
   if (n == 0 ? (entry != fmt::kNoEntry || max_level != -1)
              : (entry >= n || max_level < 0 || max_level > kMaxLevel)) {
@@ -188,7 +155,7 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path) {
   }
 
   auto index = std::make_unique<HnswIndex>(o);
-  index->rng_state_ = Get<uint64_t>(p + fmt::kOffRngState);
+  index->rng_state_ = file.Get<uint64_t>(fmt::kOffRngState);
   index->Reserve(n);
   size_t off = header_size;
   if (n > 0) {

@@ -1,7 +1,8 @@
 // csrc/posting/posting_io.cc
 // Save/Load of the posting index. Spec: FORMAT.md (v1.0); constants in
-// posting_format.h. Readers never trust sizes from disk: the file size must
-// match the header exactly before anything is allocated.
+// posting_format.h. The framing (magic, version, header size, CRC) is read
+// through util/sidecar_file.h. Readers never trust sizes from disk: the file
+// size must match the header exactly before anything is allocated.
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,6 +23,7 @@
 #include "util/coding.h"
 #include "util/crc_file.h"
 #include "util/file.h"
+#include "util/sidecar_file.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "posting_io.cc writes arrays with memcpy: little-endian hosts only");
@@ -74,36 +76,21 @@ Status PostingIndex::Save(const std::string& path) const {
 Result<std::unique_ptr<PostingIndex>> PostingIndex::Load(const std::string& path) {
   // One read-only map of the whole file; the rows are checked in place and
   // copied once into their final arrays (no per-posting re-add through Add).
-  file::MappedFile map;
-  CHITTA_RETURN_IF_ERROR(file::MappedFile::Open(path, &map));
-  const uint8_t* data = map.data();
-  const uint64_t file_size = map.size();
-  auto corrupt = [&](const std::string& why, int64_t offset) {
-    return Status::Corruption("posting index file: " + why).At(path, offset);
-  };
-
-  if (file_size < format::kHeaderBytes + format::kTrailerBytes) {
-    return corrupt("file too short (" + std::to_string(file_size) + " bytes)", 0);
-  }
-  const uint8_t* header = data;
-  if (std::memcmp(header + format::kOffMagic, format::kMagic, sizeof(format::kMagic)) != 0) {
-    return corrupt("bad magic (not a posting index file)", format::kOffMagic);
-  }
-  const uint16_t major = GetLE<uint16_t>(header + format::kOffMajor);
-  if (major != format::kMajor) {
-    return Status::Unsupported("posting index file has major version " + std::to_string(major) +
-                               "; this reader knows " + std::to_string(format::kMajor))
-        .At(path, format::kOffMajor);
-  }
-  const uint32_t header_bytes = GetLE<uint32_t>(header + format::kOffHeaderBytes);
+  sidecar::Framing framing;
+  framing.kind = "posting index file";
+  framing.magic = format::kMagic;
+  framing.major = format::kMajor;
+  framing.header_bytes = format::kHeaderBytes;
+  framing.header_size_field = true;
+  sidecar::SidecarReader file;
+  CHITTA_RETURN_IF_ERROR(sidecar::SidecarReader::Open(path, framing, &file));
+  const uint32_t header_bytes = file.header_bytes();
+  auto corrupt = [&](const std::string& why, int64_t offset) { return file.Corrupt(why, offset); };
   Options options;
-  options.n_features = GetLE<uint32_t>(header + format::kOffNFeatures);
-  options.active = GetLE<uint32_t>(header + format::kOffActive);
-  const uint32_t flags = GetLE<uint32_t>(header + format::kOffFlags);
-  const uint64_t count = GetLE<uint64_t>(header + format::kOffCount);
-  if (header_bytes < format::kHeaderBytes || header_bytes > file_size) {
-    return corrupt("header_bytes out of range", format::kOffHeaderBytes);
-  }
+  options.n_features = file.Get<uint32_t>(format::kOffNFeatures);
+  options.active = file.Get<uint32_t>(format::kOffActive);
+  const uint32_t flags = file.Get<uint32_t>(format::kOffFlags);
+  const uint64_t count = file.Get<uint64_t>(format::kOffCount);
   if ((flags & ~format::kKnownFlags) != 0) {
     return Status::Unsupported("posting index file has unknown flag bits").At(path, format::kOffFlags);
   }
@@ -113,28 +100,20 @@ Result<std::unique_ptr<PostingIndex>> PostingIndex::Load(const std::string& path
   const bool with_acts = (flags & format::kFlagActivations) != 0;
   const size_t a = options.active;
   const uint64_t record_bytes = 8 + uint64_t{a} * 4 * (with_acts ? 2 : 1);
-  if (file_size < uint64_t{header_bytes} + format::kTrailerBytes) {
-    return corrupt("header_bytes out of range", format::kOffHeaderBytes);
-  }
-  const uint64_t body = file_size - header_bytes - format::kTrailerBytes;
-  if (count > body / record_bytes || count * record_bytes != body || count > kMaxOrdinals) {
-    return corrupt("file size " + std::to_string(file_size) + " does not match count " +
-                       std::to_string(count),
+  CHITTA_RETURN_IF_ERROR(file.CheckRecords(count, record_bytes, format::kOffCount));
+  if (count > kMaxOrdinals) {
+    return corrupt("record count " + std::to_string(count) + " is over the index's limit",
                    format::kOffCount);
   }
   // The CRC first: a damaged file reports CrcMismatch before any record error.
-  const uint64_t crc_at = file_size - format::kTrailerBytes;
-  if (GetLE<uint32_t>(data + crc_at) != crc32c::Extend(0, data, static_cast<size_t>(crc_at))) {
-    return Status::CrcMismatch("posting index file: CRC-32C mismatch")
-        .At(path, static_cast<int64_t>(crc_at));
-  }
+  CHITTA_RETURN_IF_ERROR(file.CheckCrc());
 
   auto created = Create(options);
   if (!created.ok()) return created.status();
   std::unique_ptr<PostingIndex> index = std::move(created.value());
   PostingIndex& ix = *index;
   const size_t n = static_cast<size_t>(count);
-  const uint8_t* records = data + header_bytes;
+  const uint8_t* records = file.data() + header_bytes;
   auto record_at = [&](size_t i) {
     return static_cast<int64_t>(header_bytes + uint64_t{i} * record_bytes);
   };

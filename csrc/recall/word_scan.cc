@@ -46,20 +46,19 @@ void Dot8RowsGeneric(const uint8_t* qu, const int8_t* codes, size_t stride, size
   }
 }
 
-bool HasAvx512Vnni() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool has = __builtin_cpu_supports("avx512f") &&
-                          __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vnni");
-  return has;
-#else
-  return false;
-#endif
+bool HasAvx512Vnni() { return cpu::Supports(kDot8VnniFeatures); }
+
+Dot8RowsFn Dot8RowsFor(cpu::Level cap) {
+  return cap == cpu::Level::kAvx512 && HasAvx512Vnni() ? &Dot8RowsVnni : &Dot8RowsGeneric;
 }
 
 Dot8RowsFn ChosenDot8Rows() {
-  static const Dot8RowsFn fn = HasAvx512Vnni() ? &Dot8RowsVnni : &Dot8RowsGeneric;
+  static const Dot8RowsFn fn = Dot8RowsFor(cpu::Cap());
   return fn;
+}
+
+const char* Dot8RowsName(Dot8RowsFn fn) {
+  return fn == &Dot8RowsVnni ? "avx512_vnni" : "generic";
 }
 
 void QuantRows::Append(const float* rows, size_t n) {

@@ -17,8 +17,9 @@
 // streams through memory.
 //
 // Dot8RowsVnni (word_scan_avx512.cc, AVX-512 VNNI) is chosen at run time when
-// the CPU has it; Dot8RowsGeneric is the reference (exact integer arithmetic: both
-// give the same sums).
+// util/cpu.h allows it (CPU features, env CHITTA_SIMD's cap: level avx512);
+// Dot8RowsGeneric is the reference (exact integer arithmetic: both give the
+// same sums).
 #pragma once
 
 #include <cstddef>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "hnsw/distance.h"
+#include "util/cpu.h"
 
 namespace chitta::recall {
 
@@ -38,8 +40,15 @@ using Dot8RowsFn = void (*)(const uint8_t* qu, const int8_t* codes, size_t strid
 void Dot8RowsGeneric(const uint8_t* qu, const int8_t* codes, size_t stride, size_t n, int32_t* out);
 void Dot8RowsVnni(const uint8_t* qu, const int8_t* codes, size_t stride, size_t n,
                   int32_t* out);  // needs HasAvx512Vnni()
-bool HasAvx512Vnni();
+// The features word_scan_avx512.cc is built with (CMakeLists.txt; the file
+// static_asserts it) and so needs: -mavx512f -mavx512bw -mavx512vnni -mpopcnt.
+inline constexpr uint32_t kDot8VnniFeatures = cpu::kAvx512Base | cpu::kAvx512bw | cpu::kAvx512vnni;
+bool HasAvx512Vnni();  // the CPU can run Dot8RowsVnni (ignores CHITTA_SIMD)
+// The best kernel this CPU runs at or below level `cap`.
+Dot8RowsFn Dot8RowsFor(cpu::Level cap);
+// Dot8RowsFor(cpu::Cap()), fixed after the first call.
 Dot8RowsFn ChosenDot8Rows();
+const char* Dot8RowsName(Dot8RowsFn fn);  // "avx512_vnni" or "generic"
 
 // The int8 form of the rows, appended as they are added.
 struct QuantRows {

@@ -1,7 +1,7 @@
 // csrc/recall/word_scan_avx512.cc
 // AVX-512 VNNI u8 x s8 dot products for the word scan's first pass
-// (word_scan.h). Built with the project's AVX-512 flags; VNNI comes from the
-// function's target attribute. Picked only when the CPU reports avx512_vnni.
+// (word_scan.h). Built with -mavx512f -mavx512bw -mavx512vnni -mpopcnt; picked
+// only when util/cpu.h allows kDot8VnniFeatures.
 // Integer arithmetic: equal to Dot8RowsGeneric (word_scan_test.cc checks).
 #include <immintrin.h>
 
@@ -14,18 +14,20 @@
 
 #include "recall/word_scan.h"
 
+// Built with exactly the features word_scan.cc checks for (CMakeLists.txt).
+static_assert(CHITTA_CPU_COMPILED_FEATURES == chitta::recall::kDot8VnniFeatures,
+              "word_scan_avx512.cc: compile flags differ from kDot8VnniFeatures (see CMakeLists.txt)");
+
 namespace chitta::recall {
 
 namespace {
 
-__attribute__((target("avx512f,avx512bw,avx512vnni")))
 inline __m512i Acc(__m512i s, const uint8_t* qu, const int8_t* c) {
   return _mm512_dpbusd_epi32(s, _mm512_loadu_si512(qu), _mm512_loadu_si512(c));
 }
 
 }  // namespace
 
-__attribute__((target("avx512f,avx512bw,avx512vnni")))
 void Dot8RowsVnni(const uint8_t* qu, const int8_t* codes, size_t stride, size_t n, int32_t* out) {
   // Four rows at a time: four independent accumulator chains (the adds'
   // latency, not their throughput, bounds one row alone).

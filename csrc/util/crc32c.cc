@@ -1,5 +1,6 @@
 // csrc/util/crc32c.cc
-// Portable slicing-by-8 CRC-32C and the run-time choice of implementation.
+// Portable slicing-by-8 CRC-32C and the run-time choice of implementation
+// (util/cpu.h).
 #include "util/crc32c.h"
 
 #include <array>
@@ -29,9 +30,10 @@ const Tables& GetTables() {
   return tables;
 }
 
-using ExtendFn = uint32_t (*)(uint32_t, const void*, size_t);
-
-ExtendFn Choose() { return HasSse42() ? &ExtendSse42 : &ExtendPortable; }
+ExtendFn Chosen() {
+  static const ExtendFn fn = ExtendFor(cpu::Cap());
+  return fn;
+}
 
 }  // namespace
 
@@ -54,20 +56,16 @@ uint32_t ExtendPortable(uint32_t crc, const void* data, size_t n) {
   return ~c;
 }
 
-bool HasSse42() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool has = __builtin_cpu_supports("sse4.2");
-  return has;
-#else
-  return false;
-#endif
+bool HasSse42() { return cpu::Supports(kSse42Features); }
+
+ExtendFn ExtendFor(cpu::Level cap) {
+  return static_cast<int>(cap) >= static_cast<int>(cpu::Level::kSse42) && HasSse42()
+             ? &ExtendSse42
+             : &ExtendPortable;
 }
 
-const char* Implementation() { return HasSse42() ? "sse4.2" : "portable"; }
+const char* Implementation() { return Chosen() == &ExtendSse42 ? "sse4.2" : "portable"; }
 
-uint32_t Extend(uint32_t crc, const void* data, size_t n) {
-  static const ExtendFn fn = Choose();
-  return fn(crc, data, n);
-}
+uint32_t Extend(uint32_t crc, const void* data, size_t n) { return Chosen()(crc, data, n); }
 
 }  // namespace chitta::crc32c

@@ -1,6 +1,6 @@
 // csrc/util/crc32c_sse42.cc
-// CRC-32C with the SSE4.2 crc32 instruction. Built with -msse4.2 and called
-// only when HasSse42(); must equal ExtendPortable bit for bit (crc32c_test.cc).
+// CRC-32C with the SSE4.2 crc32 instruction. Built with -msse4.2 -mpopcnt and
+// called only when util/cpu.h allows kSse42Features; must equal ExtendPortable bit for bit (crc32c_test.cc).
 //
 // One chain of crc32 instructions is bound by their 3-cycle latency. Large
 // buffers run three independent chains over three adjacent blocks and join
@@ -12,6 +12,10 @@
 #include <cstring>
 
 #include "util/crc32c.h"
+
+// Built with exactly the features crc32c.cc checks for (CMakeLists.txt).
+static_assert(CHITTA_CPU_COMPILED_FEATURES == chitta::crc32c::kSse42Features,
+              "crc32c_sse42.cc: compile flags differ from kSse42Features (see CMakeLists.txt)");
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>

@@ -33,9 +33,9 @@ from chitta.errors import (
 if TYPE_CHECKING:  # the lazy names, for type checkers
     from chitta import inspect, ops
     from chitta._version import __version__
-    from chitta.server.client import RemoteField, connect
     from chitta.field import Field, default_path, open
     from chitta.model import FieldStats, Memory
+    from chitta.server.client import RemoteField, connect
 
 __all__ = [
     "ChittaError",

@@ -14,8 +14,8 @@ from typing import Any
 import msgspec
 
 from chitta import ops
-from chitta.organs.memories import MemoriesOrgan
 from chitta.ops.put_columns import PutColumns
+from chitta.organs.memories import MemoriesOrgan
 
 
 def memories_v3_to_v4(old: dict[str, Any]) -> dict[str, Any]:

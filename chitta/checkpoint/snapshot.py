@@ -10,13 +10,12 @@ so the watermark and the state always agree, and the writers of the field
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
 import time
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
 
 from chitta import _version
 from chitta.checkpoint import content, store
@@ -30,7 +29,13 @@ from chitta.checkpoint.vocab import (
     table_to_write,
     write_vocab,
 )
-from chitta.errors import CheckpointIgnored, ChittaError, CorruptionError, InvalidArgument, UnsupportedFormat
+from chitta.errors import (
+    CheckpointIgnored,
+    ChittaError,
+    CorruptionError,
+    InvalidArgument,
+    UnsupportedFormat,
+)
 from chitta.organs import sidecar
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ from rich.table import Table
 
 import chitta
 from chitta import errors, ops
-from chitta.ops import checks as _validate
 from chitta.inspect import iter_records, verify
+from chitta.ops import checks as _validate
 
 EXIT_ERROR = 1
 EXIT_TORN = 3
@@ -327,10 +327,10 @@ def demo(demo_path: str | None, as_json: bool) -> None:
 
 
 # ---- commands in their own modules -------------------------------------------------
-from chitta.cli import checkpoint as cli_checkpoint
-from chitta.cli import operations as cli_operations
-from chitta.cli import recall as cli_recall
-from chitta.cli import serve as cli_serve
+from chitta.cli import checkpoint as cli_checkpoint  # noqa: F401 - importing registers the commands
+from chitta.cli import operations as cli_operations  # noqa: F401
+from chitta.cli import recall as cli_recall  # noqa: F401
+from chitta.cli import serve as cli_serve  # noqa: F401
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -30,7 +30,7 @@ from chitta.errors import InvalidArgument, NotAFieldError
 from chitta.field import checkpoint, lifecycle, link, maintain, read, recall, replay, vocab, write
 from chitta.field.core import FieldCore
 from chitta.field.puts import NO_TAGS, infer_harness
-from chitta.field.write import _ONE, _OBSERVATION
+from chitta.field.write import _OBSERVATION, _ONE
 from chitta.lifecycle.contradictions import ContradictionPair
 from chitta.lifecycle.curation import CurationReport
 from chitta.lifecycle.dedup import DedupReport

@@ -16,16 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from chitta.ops import checks as v
 from chitta import inspect, ops
 from chitta.errors import InvalidArgument, NotFound
+from chitta.field import read
+from chitta.field.core import FieldCore
 from chitta.lifecycle import curation, dedup, surprise, tiers
 from chitta.lifecycle.contradictions import ContradictionPair, detect_contradictions
 from chitta.lifecycle.curation import CurationReport
 from chitta.lifecycle.dedup import DedupReport
 from chitta.model import Memory
-from chitta.field import read
-from chitta.field.core import FieldCore
+from chitta.ops import checks as v
 
 CHUNK = 512  # ops per Batch in passes whose ops need not land together
 _RESOLVING_EDGES = ("Supersedes", "Contradicts")

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 
-from chitta.ops import checks as v
 from chitta import ops
 from chitta.errors import InvalidArgument
 from chitta.field.core import FieldCore
+from chitta.ops import checks as v
 
 MAX_EDGE_WEIGHT = 1e6
 

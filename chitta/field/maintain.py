@@ -15,10 +15,10 @@ import numpy as np
 from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.errors import InvalidArgument
-from chitta.ops import Op
-from chitta.recall.blas import one_thread
 from chitta.field import lifecycle
 from chitta.field.core import FieldCore
+from chitta.ops import Op
+from chitta.recall.blas import one_thread
 
 STAGED_PRUNE_DAYS = 7.0  # staged memories never recalled for this long are pruned
 WRITE_GATE_EVERY = 50  # embedded writes between write-gate passes

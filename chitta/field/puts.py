@@ -15,13 +15,13 @@ from datetime import datetime
 import msgspec
 import numpy as np
 
-from chitta.ops import checks as v
 from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.errors import InvalidArgument
-from chitta.ops import Op
-from chitta.recall.blas import one_thread
 from chitta.field.core import FieldCore
+from chitta.ops import Op
+from chitta.ops import checks as v
+from chitta.recall.blas import one_thread
 
 NO_TAGS: tuple[str, ...] = ()  # remember()'s default tags, compared by identity
 _MEMORY_KINDS = ops.MEMORY_KINDS

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from chitta.ops import checks as v
 from chitta.errors import NotFound
-from chitta.model import FieldStats, Memory
 from chitta.field.core import FieldCore
+from chitta.model import FieldStats, Memory
+from chitta.ops import checks as v
 
 
 def get(core: FieldCore, id: int) -> Memory:

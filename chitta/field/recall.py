@@ -17,17 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from chitta.ops import checks as v
 from chitta import ops
 from chitta.errors import InvalidArgument
+from chitta.field import puts as putops
+from chitta.field.core import FieldCore
+from chitta.ops import checks as v
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS
 from chitta.recall.blas import one_thread
 from chitta.recall.engine import LANES
 from chitta.recall.hit import Hit
 from chitta.recall.query import without_speaker
 from chitta.recall.render import render
-from chitta.field import puts as putops
-from chitta.field.core import FieldCore
 
 MAX_K = 1000
 CO_RETRIEVED_TOP = 3  # the top hits of a recall are linked by CoRetrieved edges

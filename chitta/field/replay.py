@@ -17,11 +17,11 @@ import gc
 from typing import Any
 
 from chitta import _core, ops
-from chitta.ops.code_columns import decode_code_run
 from chitta.errors import ChittaError, CorruptionError, InvalidArgument
-from chitta.ops import Op, OpType
 from chitta.field import vocab
 from chitta.field.core import FieldCore
+from chitta.ops import Op, OpType
+from chitta.ops.code_columns import decode_code_run
 
 _PUT, _CODE, _BATCH = int(OpType.PutPayload), int(OpType.UpdateSparseCode), int(OpType.Batch)
 _RECORD_HEAD = 21  # bytes before a record's payload (FORMAT.md, segment 2.0; 17 in 1.0)

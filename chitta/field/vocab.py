@@ -25,10 +25,10 @@ from collections.abc import Callable
 from typing import Any
 
 from chitta.errors import ChittaError
-from chitta.recall import expand
-from chitta.recall.expand import EMBED_BATCH, attach
 from chitta.field import read
 from chitta.field.core import FieldCore
+from chitta.recall import expand
+from chitta.recall.expand import EMBED_BATCH, attach
 
 PROGRESS_WORDS = 2 * EMBED_BATCH  # an open embedding more words than this shows a progress bar
 PROGRESS_GRAPH_ROWS = 1024  # an open building the word graph over more rows than this shows one

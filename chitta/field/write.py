@@ -17,17 +17,16 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from chitta.ops import checks as v
 from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.encode.gloss import gloss_triplet, triplet_text
 from chitta.errors import ClosedError, InvalidArgument
+from chitta.field import maintain, vocab
+from chitta.field import puts as putops
+from chitta.field.core import FieldCore
 from chitta.field.puts import NO_TAGS
 from chitta.ops import Op, OpType
-from chitta.field import maintain
-from chitta.field import puts as putops
-from chitta.field import vocab
-from chitta.field.core import FieldCore
+from chitta.ops import checks as v
 
 _PUT = int(OpType.PutPayload)
 _ENCODE = ops._ENCODER.encode  # ops.encode without its isinstance check (the op is ours)

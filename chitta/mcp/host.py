@@ -31,10 +31,10 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from chitta.server.sockets import private_dir
 from chitta.errors import ChittaError, ChittaIOError, InvalidArgument
 from chitta.mcp.forward import check_peer, host_socket
 from chitta.mcp.tools import ChittaMCP
+from chitta.server.sockets import private_dir
 
 MAX_LINE = 64 << 20  # one JSON-RPC message; a longer line ends that connection
 MAX_SOCKET_PATH = 107

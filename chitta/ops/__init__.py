@@ -23,6 +23,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from chitta.errors import CorruptionError, InvalidArgument, UnknownOpType
 from chitta.ops.base import I64, U32, U64, OpBase, OpType
 from chitta.ops.code import (
     SYMBOL_KINDS,
@@ -94,7 +95,6 @@ from chitta.ops.memory import (
     UpdateSparseCode,
     UpdateState,
 )
-from chitta.errors import CorruptionError, InvalidArgument, UnknownOpType
 
 Op: TypeAlias = OpBase
 """Any op payload (every schema derives from :class:`OpBase`)."""

@@ -6,6 +6,13 @@ replayed and new ops to them by op type through the registry
 
 from __future__ import annotations
 
-from chitta.organs.contract import Maintenance, Operation, Organ, OrganBase, RestoreContext, SnapshotContext
+from chitta.organs.contract import (
+    Maintenance,
+    Operation,
+    Organ,
+    OrganBase,
+    RestoreContext,
+    SnapshotContext,
+)
 
 __all__ = ["Maintenance", "Operation", "Organ", "OrganBase", "RestoreContext", "SnapshotContext"]

@@ -22,10 +22,10 @@ import numpy.typing as npt
 from chitta import _core, ops
 from chitta.model import _MEMORY_SLOTS, Memory, memory_of
 from chitta.ops import Op, OpType
+from chitta.ops.put_columns import PutColumns
 from chitta.organs import memories_checkpoint
 from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
 from chitta.organs.memories_store import LABELS, MemoryColumns
-from chitta.ops.put_columns import PutColumns
 
 MAX_TRACE = 32  # access times kept per memory for ACT-R base-level activation
 _LOCAL = np.uint64(0xFFFFFFFF)

@@ -24,25 +24,25 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta import ops
-from chitta.ops.code_columns import CodeColumns
 from chitta.errors import CorruptionError
 from chitta.index.bm25 import BM25
 from chitta.index.hamming import HammingRescoreIndex
 from chitta.index.posting import PAD_ID, PostingIndex
 from chitta.ops import Op, OpType
+from chitta.ops.code_columns import CodeColumns
+from chitta.ops.put_columns import PutColumns
+from chitta.organs import recall_index_checkpoint
+from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.recall_codes import PendingCodes
 from chitta.organs.recall_filters import SortedIds, intersect
 from chitta.organs.recall_index_dense import EXACT_DENSE_LIMIT, DenseLane
-from chitta.organs import recall_index_checkpoint
-from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
 from chitta.organs.recall_index_snapshot import IndexSnapshot
 from chitta.organs.recall_pending import PendingText
 from chitta.organs.recall_posting import PostingFile
 from chitta.organs.recall_rows import RowColumns
 from chitta.organs.recall_speakers import SpeakerIndex
 from chitta.organs.recall_vector_rows import CodeVersions, HammingPending, RowIds, VectorRows
-from chitta.ops.put_columns import PutColumns
 from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 
 U64 = npt.NDArray[np.uint64]

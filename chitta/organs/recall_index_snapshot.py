@@ -13,13 +13,13 @@ import numpy.typing as npt
 from chitta import ops
 from chitta.index.bm25 import BM25
 from chitta.index.posting import PostingIndex
+from chitta.ops.put_columns import LabelColumn
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.recall_index_dense import _row_norms
 from chitta.organs.recall_pending import PendingText
 from chitta.organs.recall_posting import PostingFile, open_posting
 from chitta.organs.recall_rows import FIELDS, LabelTable, RowColumns
 from chitta.organs.recall_vector_rows import CodeVersions, RowIds, VectorRows
-from chitta.ops.put_columns import LabelColumn
 from chitta.recall.context import keyword_document
 
 U64 = npt.NDArray[np.uint64]

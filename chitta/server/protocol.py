@@ -13,9 +13,8 @@ MessagePack extension types and come back as the same Python types.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -30,10 +29,12 @@ from chitta.lifecycle.curation import CurationReport
 from chitta.lifecycle.dedup import DedupReport
 from chitta.model import FieldStats, Memory
 from chitta.recall.hit import Factor, Hit
-from chitta.server.methods import METHODS as METHODS
-from chitta.server.methods import Method as Method
-from chitta.server.methods import check_arguments as check_arguments
-from chitta.server.methods import check_call as check_call
+from chitta.server.methods import (  # re-exported (__all__)
+    METHODS,
+    Method,
+    check_arguments,
+    check_call,
+)
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -200,3 +201,26 @@ def error_from(body: Mapping[str, Any]) -> ChittaError:
 def to_epoch(value: Any) -> Any:
     """Datetimes as epoch seconds (for JSON answers)."""
     return value.timestamp() if isinstance(value, datetime) else value
+
+__all__ = [
+    "EXT_FACTOR",
+    "EXT_FIELD_STATS",
+    "EXT_HIT",
+    "EXT_MEMORY",
+    "EXT_NDARRAY",
+    "EXT_REPORT",
+    "HEADER",
+    "MAX_FRAME",
+    "METHODS",
+    "PROTOCOL_VERSION",
+    "Method",
+    "ProtocolError",
+    "check_arguments",
+    "check_call",
+    "error_body",
+    "error_from",
+    "frame",
+    "pack",
+    "to_epoch",
+    "unpack",
+]

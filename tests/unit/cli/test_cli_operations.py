@@ -17,7 +17,7 @@ def _run(field: Path, *args: str) -> subprocess.CompletedProcess[str]:
     path = os.pathsep.join(filter(None, [str(HELPERS), os.environ.get("PYTHONPATH")]))
     env = child_env(CHITTA_ORGANS="toy_organ:SessionTally", PYTHONPATH=path)
     return subprocess.run([*chitta_command(), "--path", str(field), *args], capture_output=True, text=True,
-                          env=env, cwd=field.parent, timeout=120, stdin=subprocess.DEVNULL)
+                          env=env, cwd=field.parent, timeout=120, stdin=subprocess.DEVNULL, check=False)
 
 
 def test_operations_are_listed_and_called(tmp_path: Path) -> None:

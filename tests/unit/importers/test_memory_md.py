@@ -11,8 +11,8 @@ import pytest
 from test_cli import _chitta_exe
 
 import chitta
-from chitta.importers import memory_md as mm
 from chitta.errors import InvalidArgument
+from chitta.importers import memory_md as mm
 
 PERSON = """# Project memory
 

@@ -15,8 +15,8 @@ import pytest
 
 import chitta
 from chitta import _core, ops
-from chitta.ops import checks as v
 from chitta.errors import ChittaError, ClosedError, InvalidArgument
+from chitta.ops import checks as v
 
 
 def _records(root: Path) -> list[tuple[int, bytes]]:

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chitta import _core, ops
-from chitta.ops.code_columns import CodeColumns, decode_code_run
 from chitta.errors import CorruptionError
+from chitta.ops.code_columns import CodeColumns, decode_code_run
 
 ACTIVE = 4
 

@@ -16,8 +16,8 @@ from test_memories_columns import _mem, _restored, _vec, changes, puts
 
 from chitta import _core, ops
 from chitta.model import _MEMORY_SLOTS, Memory
-from chitta.organs.memories import MemoriesOrgan
 from chitta.ops.put_columns import PutColumns
+from chitta.organs.memories import MemoriesOrgan
 
 
 def _same(o: MemoriesOrgan, probe: list[int]) -> None:

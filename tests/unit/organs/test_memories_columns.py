@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from chitta import ops
 from chitta.ops import OpType
-from chitta.organs.memories import MemoriesOrgan
 from chitta.ops.put_columns import PutColumns
+from chitta.organs.memories import MemoriesOrgan
 
 
 def _vec(n: int, seed: int) -> bytes:

@@ -41,8 +41,9 @@ def test_the_toy_organ_answers_through_the_daemon_handle(tmp_path: Path) -> None
     finally:
         daemon.close()
     # What the daemon's organ applied is in the log: an in-process field replays it.
-    from chitta.organs import registry
     from toy_organ import SessionTally
+
+    from chitta.organs import registry
 
     registry.register(SessionTally)
     try:

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from chitta import ops
 from chitta.ops import OpType
-from chitta.organs.recall_index import RecallIndexOrgan
 from chitta.ops.put_columns import PutColumns
+from chitta.organs.recall_index import RecallIndexOrgan
 
 WORDS = ["alpha", "beta", "gamma", "delta", "caf\u00e9", "\u65e5\u672c", "x"]
 SPEAKERS = ("Ana", "Cy")

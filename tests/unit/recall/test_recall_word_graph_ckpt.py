@@ -19,10 +19,10 @@ from _counting_embedder import Counting
 
 import chitta
 from chitta import _core
-from chitta.field import vocab as field_vocab
 from chitta.checkpoint import format as fmt
 from chitta.checkpoint import vocab as vocab_format
 from chitta.errors import CheckpointIgnored, ChittaIOError, CorruptionError, InvalidArgument
+from chitta.field import vocab as field_vocab
 from chitta.recall import expand
 from chitta.recall.engine import RecallSettings
 

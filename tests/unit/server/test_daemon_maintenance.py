@@ -11,8 +11,8 @@ import pytest
 
 import chitta
 from chitta.checkpoint import CheckpointInfo, CheckpointPolicy, store
-from chitta.server.daemon import Daemon
 from chitta.errors import InvalidArgument
+from chitta.server.daemon import Daemon
 
 
 def _serve(root: Path, sock: Path, **kw: object) -> tuple[Daemon, threading.Thread]:

@@ -2,7 +2,7 @@
 
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, final
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +40,7 @@ class ReadResult:
     def framed(self, start: int, end: int) -> bytes: ...
     def decode_puts(self, start: int, end: int, cls: type) -> tuple[list[Any], list[int]]: ...
 
+@final
 class PutQueue:
     """Field.remember's plain path (SegmentLog.put_queue()): check, id, clock,
     encode, append and queue in one call; the instance's id counter."""
@@ -268,6 +269,8 @@ class _BruteForceIndex:
 class _TieredSearch:
     @property
     def done(self) -> bool: ...
+    @property
+    def ran_on_worker(self) -> bool: ...
     def wait(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]: ...
 
 class _TieredHnswIndex:

@@ -68,7 +68,8 @@ class Replicator:
         self.instance = instance or 0
         self.fetcher.own = self.instance
         if instance:
-            self.shipper = Shipper(self.root, self.store, self._fid, instance, self.progress)
+            self.shipper = Shipper(self.root, self.store, self._fid, instance, self.progress,
+                                   wake=self._wake.set)
             self._spawn(self._ship_loop, "chitta-remote-ship")
         self._spawn(self._pull_loop, "chitta-remote-pull")
 
@@ -88,6 +89,8 @@ class Replicator:
         self._wake.set()
         for t in self._threads:
             t.join(timeout=self.timeout + 1)
+        if self.shipper is not None:
+            self.shipper.close()
 
     # ---- the loops ----------------------------------------------------------------------
     def _note_error(self, exc: Exception) -> None:
@@ -192,7 +195,8 @@ class Replicator:
             "chunks_fetched": self.fetcher.chunks,
             "bytes_fetched": self.fetcher.bytes,
             "rejected": dict(self.fetcher.rejected),
-            "diverged": {f"{k:08x}": v for k, v in (shipper.diverged.items() if shipper else ())},
+            "diverged": {f"{k:08x}": v for k, v in
+                         [*self.fetcher.diverged.items(), *(shipper.diverged.items() if shipper else ())]},
             "last_error": self.last_error,
             "errors": self.errors,
             "last_shipped": self.last_shipped,

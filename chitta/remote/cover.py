@@ -11,7 +11,7 @@ a range of one append-only file), which readers check before they append.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
 from chitta.remote import layout
@@ -43,7 +43,7 @@ def pieces(keys: Iterable[tuple[str, int]]) -> list[Piece]:
     return out
 
 
-def cover(segment: list[Piece], start: int, skip: frozenset[str] | set[str] = frozenset()) -> list[Piece]:
+def cover(segment: list[Piece], start: int, skip: Container[str] = frozenset()) -> list[Piece]:
     """The objects that extend the bytes held from ``start`` on, in order
     (none when the next byte is in no object: a gap, or the end)."""
     chosen: list[Piece] = []

@@ -18,7 +18,13 @@ from pathlib import Path
 from chitta.errors import CorruptionError
 from chitta.remote import cover, layout
 from chitta.remote.cover import Piece
-from chitta.remote.local import append_bytes, live_elsewhere, local_segments, read_range, segment_name
+from chitta.remote.local import (
+    append_bytes,
+    live_elsewhere,
+    local_segments,
+    read_range,
+    segment_name,
+)
 from chitta.remote.ship import Progress
 from chitta.remote.store import ObjectStore
 

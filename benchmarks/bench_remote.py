@@ -56,9 +56,11 @@ def clients(sw: Seaweed, n: int = 300) -> None:
         b3.delete_objects(Bucket="bench", Delete={"Objects": [{"Key": f"minio/{i:06}"} for i in range(n)]})
 
 
-def sync(sw: Seaweed, writers: int = 16, seconds: float = 10.0) -> None:
+def _sync_round(writers: int, seconds: float, inflight: int) -> tuple[float, float]:
     d = Path(tempfile.mkdtemp())
-    f = chitta.open(d / "s", remote="s3://bench/sync", embedder=None, remote_durability="sync")
+    f = chitta.open(d / "s", remote=f"s3://bench/sync-{time.time_ns()}", embedder=None, remote_durability="sync")
+    if hasattr(f.remote.shipper, "max_inflight"):
+        f.remote.shipper.max_inflight = inflight
     stop = time.monotonic() + seconds
     counts = [0] * writers
 
@@ -74,10 +76,59 @@ def sync(sw: Seaweed, writers: int = 16, seconds: float = 10.0) -> None:
     for th in threads:
         th.join()
     el = time.perf_counter() - t
-    st = f.remote_status()
-    print(f"sync: {writers} writers, {sum(counts)} acknowledged in {el:.1f} s = {sum(counts) / el:.0f} records/s, "
-          f"{st['chunks_shipped']} chunks ({sum(counts) / max(1, st['chunks_shipped']):.1f} records/chunk)")
+    chunks = f.remote_status()["chunks_shipped"]
     f.close()
+    return sum(counts) / el, sum(counts) / max(1, chunks)
+
+
+BEFORE = "11c5a02"  # main before the upload pipeline (the first implementation of issue 24)
+
+
+def _load_remote_from(commit: str) -> None:
+    """Replace chitta.remote's modules in this process by those of ``commit`` (git show)."""
+    import importlib.util
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    tmp = Path(tempfile.mkdtemp())
+    for name in ("url", "store", "layout", "local", "ship", "fetch", "replicator", "checkpoints", "attach"):
+        src = subprocess.run(["git", "show", f"{commit}:chitta/remote/{name}.py"], cwd=root, check=True,
+                             capture_output=True).stdout
+        (tmp / f"{name}.py").write_bytes(src)
+        spec = importlib.util.spec_from_file_location(f"chitta.remote.{name}", tmp / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+
+
+def sync(sw: Seaweed, writers: int = 16, seconds: float = 5.0, rounds: int = 2) -> None:
+    """Acknowledged records/s in sync mode: the code before the pipeline (a subprocess
+    running BEFORE's chitta/remote) vs uploads in flight 1/2/4/8, interleaved rounds."""
+    import subprocess
+
+    results: dict[str, list[tuple[float, float]]] = {}
+    for _ in range(rounds):
+        for variant in ("before", "1", "4", "2", "8"):
+            out = subprocess.run([sys.executable, __file__, "sync-one", variant, str(writers), f"{seconds}"],
+                                 capture_output=True, text=True, check=True, env={**os.environ, **sw.env()})
+            rate, per_chunk = out.stdout.split()[-2:]
+            what = f"before ({BEFORE})" if variant == "before" else f"{variant} in flight"
+            results.setdefault(what, []).append((float(rate), float(per_chunk)))
+    base = statistics.mean(r for r, _ in results[f"before ({BEFORE})"])
+    for what, rs in results.items():
+        rate = statistics.mean(r for r, _ in rs)
+        print(f"sync: {writers} writers, {what:>17}: {' / '.join(f'{r:.0f}' for r, _ in rs)} acknowledged "
+              f"records/s (mean {rate:.0f}, x{rate / base:.2f} vs before), "
+              f"{statistics.mean(c for _, c in rs):.1f} records/chunk")
+
+
+def sync_one(variant: str, writers: int, seconds: float) -> None:
+    """One round in this process against the running store ($AWS_ENDPOINT_URL)."""
+    if variant == "before":
+        _load_remote_from(BEFORE)
+    rate, per_chunk = _sync_round(writers, seconds, 1 if variant == "before" else int(variant))
+    print(f"{rate} {per_chunk}")
 
 
 def async_lag(sw: Seaweed, machines: int = 3, writers: int = 4, n: int = 2000) -> None:
@@ -145,13 +196,17 @@ def bootstrap(sw: Seaweed, n: int = 100_000) -> None:
 
 def main() -> None:
     what = sys.argv[1] if len(sys.argv) > 1 else "clients"
+    if what == "sync-one":  # a child of `sync`: the store is the parent's
+        sync_one(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+        return
     args = [float(a) if "." in a else int(a) for a in sys.argv[2:]]
     sw = Seaweed(Path(tempfile.mkdtemp()))
     sw.start()
     try:
         sw.make_bucket("bench")
         os.environ.update(sw.env())
-        {"clients": clients, "sync": sync, "async": async_lag, "bootstrap": bootstrap}[what](sw, *args)
+        {"clients": clients, "sync": sync, "async": async_lag,
+         "bootstrap": bootstrap}[what](sw, *args)
     finally:
         sw.stop()
 

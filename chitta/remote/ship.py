@@ -85,6 +85,7 @@ class Shipper:
         self.max_inflight = inflight
         self.diverged: dict[int, str] = {}  # instance -> why it is no longer shipped
         self._lanes: dict[int, _Lane] = {}
+        self._lock = threading.RLock()  # the lanes: the ship thread and the upload threads
         self._wake = wake
         self._pool: ThreadPoolExecutor | None = None
         self.chunks = 0
@@ -127,12 +128,13 @@ class Shipper:
         for inst, segs in self.pending().items():
             if inst not in self.progress.listed:
                 self.list_instance(inst)
-            lane = self._lanes.setdefault(inst, _Lane())
-            try:
-                moved += self._reap(inst, lane)
-                moved += self._feed(inst, lane, segs)
-            except (ChittaError, OSError) as exc:
-                error = error or exc
+            with self._lock:
+                lane = self._lanes.setdefault(inst, _Lane())
+                try:
+                    moved += self._reap(inst, lane)
+                    moved += self._feed(inst, self._lanes[inst], segs)
+                except (ChittaError, OSError) as exc:
+                    error = error or exc
         if error is not None:
             raise error
         return moved
@@ -192,30 +194,56 @@ class Shipper:
                 end = self.progress.remote_end.get((inst, first), 0)
             landed = lane.landed if lane.first == first else {}
             self._lanes[inst] = lane = _Lane(first=first, sent=end, landed=landed)
+        return self._fill(inst, lane, size, sealed=i < len(segs) - 1)
+
+    def _fill(self, inst: int, lane: _Lane, size: int, *, sealed: bool) -> int:
+        """Cut and start uploads of the lane's segment up to ``size`` (lock held)."""
         started = 0
         while len(lane.flying) < self.max_inflight and lane.sent < size:
+            if lane.flying and size - lane.sent < max(e - o for o, (e, _p, _f) in lane.flying.items()):
+                break  # another upload only for a backlog as large as one in flight: chunks stay full
             while lane.sent in lane.landed:  # already in the bucket (landed past a gap)
                 lane.sent = lane.landed[lane.sent]
             limit = min([CHUNK_TARGET] + [o - lane.sent for o in lane.landed if o > lane.sent])
-            payload = self._cut(inst, lane, sealed=i < len(segs) - 1, limit=limit)
+            payload = self._cut(inst, lane, sealed=sealed, limit=limit)
             if not payload:
                 break
-            at = layout.ChunkKey(inst, first, lane.sent)
-            blob = layout.encode_chunk(self.field_id, at, payload)
-            fut = self._submit(at.key(), blob)
-            lane.flying[lane.sent] = (lane.sent + len(payload), payload, fut)
+            off = lane.sent
+            at = layout.ChunkKey(inst, lane.first, off)
+            fut = self._submit(inst, lane, off, at.key(), layout.encode_chunk(self.field_id, at, payload))
+            lane.flying[off] = (off + len(payload), payload, fut)
             lane.sent += len(payload)
             started += 1
         return started
 
-    def _submit(self, key: str, blob: bytes) -> Future[bool]:
+    def _submit(self, inst: int, lane: _Lane, off: int, key: str, blob: bytes) -> Future[bool]:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max(4, self.max_inflight), thread_name_prefix="chitta-remote-put")
-        fut = self._pool.submit(self.store.put_new, key, blob)
+        fut = self._pool.submit(self._upload, inst, lane, off, key, blob)
         if self._wake is not None:
             wake = self._wake
             fut.add_done_callback(lambda _f: wake())
         return fut
+
+    def _upload(self, inst: int, lane: _Lane, off: int, key: str, blob: bytes) -> bool:
+        """One put, on an upload thread. A landed chunk is taken in at once (the
+        writers waiting on it are woken from here) and the next one cut; a taken key
+        or an error is left to the ship thread (``_reap``)."""
+        if not self.store.put_new(key, blob):
+            return False
+        with self._lock:
+            if self._lanes.get(inst) is lane and off in lane.flying:
+                end = lane.flying.pop(off)[0]
+                lane.landed[off] = end
+                self.chunks += 1
+                self.bytes += end - off
+                self._advance(inst, lane)
+                path = self.root / "segments" / segment_name(inst, lane.first)
+                try:
+                    self._fill(inst, lane, path.stat().st_size, sealed=False)
+                except OSError:
+                    pass  # the ship thread's next pass tries again
+        return True
 
     def _cut(self, inst: int, lane: _Lane, *, sealed: bool, limit: int) -> bytes:
         """The next chunk's bytes from ``lane.sent``: whole records only."""

@@ -203,6 +203,15 @@ class Replicator:
             "last_pulled": self.last_pulled,
         }
 
+    def compact(self, *, small: int | None = None) -> dict[str, int]:
+        """Merge the small chunks of sealed segments into larger objects (every
+        instance of the prefix; chitta/remote/compact.py). Returns what it did."""
+        from chitta.remote.compact import SMALL, compact
+
+        done = compact(self.store, self._fid, small=SMALL if small is None else small)
+        return {"objects_written": done.objects_written, "chunks_deleted": done.chunks_deleted,
+                "bytes_merged": done.bytes_merged}
+
     def publish_checkpoint(self) -> str:
         """Write a checkpoint of the field and publish it in the bucket (CURRENT swapped
         by a conditional put). Returns the name CURRENT names afterwards."""

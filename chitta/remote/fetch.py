@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from chitta.errors import CorruptionError
-from chitta.remote import cover, layout
+from chitta.remote import cover, diverge, layout
 from chitta.remote.cover import Piece
 from chitta.remote.local import (
     append_bytes,
@@ -142,8 +142,7 @@ class Fetcher:
         seg = self.root / "segments" / segment_name(p.ck.instance, p.ck.first_seqno)
         if read_range(seg, p.ck.offset, cut) != payload[:cut]:
             why = (f"the bucket's bytes of {seg.name} differ from this machine's before offset {at}: "
-                   "the local copy was damaged or lost data (a power loss?); see docs/REMOTE.md "
-                   "(divergence) for the repair")
+                   f"the local copy was damaged or lost data (a power loss?); {diverge.REPAIR_HINT}")
             self.diverged[p.ck.instance] = why
             raise CorruptionError(why)
         return payload[cut:] if at < p.end else b""

@@ -97,8 +97,14 @@ class Shipper:
 
     def list_instance(self, instance: int) -> None:
         """Learn what the bucket holds of an instance (one listing, all pages)."""
-        listing = self.store.list(layout.instance_prefix(instance))
-        for (inst, first), end in cover.contiguous_ends(cover.pieces(listing.keys)).items():
+        from chitta.remote import diverge
+
+        found = cover.pieces(self.store.list(layout.instance_prefix(instance)).keys)
+        verdict = diverge.check(self.root, self.store, self.field_id, instance, found)
+        if verdict is not None and (verdict[0] == diverge.DIFFERS or instance == self.own):
+            # a shorter copy of a finished instance is completed by the fetcher; anything else stops here
+            self.diverged[instance] = f"{verdict[1]}; it is no longer shipped: {diverge.REPAIR_HINT}"
+        for (inst, first), end in cover.contiguous_ends(found).items():
             self.progress.learn(inst, first, end)
         with self.progress.lock:
             self.progress.listed.add(instance)
@@ -128,6 +134,8 @@ class Shipper:
         for inst, segs in self.pending().items():
             if inst not in self.progress.listed:
                 self.list_instance(inst)
+                if inst in self.diverged:
+                    continue
             with self._lock:
                 lane = self._lanes.setdefault(inst, _Lane())
                 try:

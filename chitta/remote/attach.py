@@ -115,7 +115,7 @@ def open_remote(
         if not known:
             raise
     fid = field_id(root, store, create=create)
-    if create and not (root / "segments").exists():
+    if not (root / "segments").exists():  # a new field, or joining the prefix's (even read-only: a cache)
         if root.exists() and any(root.iterdir()) and set(os.listdir(root)) != {"remote"}:
             raise InvalidArgument(f"{root} exists, is not empty and is not a chitta field")
         (root / "segments").mkdir(parents=True, exist_ok=True)

@@ -3,13 +3,17 @@
 ```
 {prefix}FIELD                                        the field id object (JSON)
 {prefix}log/{instance:08x}/{first_seqno:020}/{offset:016}  one chunk of a segment
+{prefix}log/{instance:08x}/{first_seqno:020}/c{offset:016}-{end:016}  a compacted chunk
 {prefix}checkpoint/CURRENT                           the live checkpoint (JSON, replaced by CAS)
 {prefix}checkpoint/{name}/{file}                     a published checkpoint's files
 ```
 
 A chunk object is a 64-byte header then ``length`` bytes of the segment file
 ``{instance:08x}_{first_seqno:012}.seg`` from byte ``offset``: whole records
-(the chunk at offset 0 starts with the segment header), byte-identical.
+(the chunk at offset 0 starts with the segment header), byte-identical. A
+compacted chunk holds the bytes ``[offset, end)`` of a sealed segment that
+smaller chunks held before; its key sorts after every plain chunk of its
+segment. Objects of one segment may overlap: they hold the same bytes there.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ FIELD_KEY = "FIELD"
 FIELD_FORMAT = "chitta-remote 1"
 LOG = "log/"
 CHECKPOINT_CURRENT = "checkpoint/CURRENT"
-_CHUNK_KEY = re.compile(r"^log/([0-9a-f]{8})/([0-9]{20})/([0-9]{16})$")
+_CHUNK_KEY = re.compile(r"^log/([0-9a-f]{8})/([0-9]{20})/(?:([0-9]{16})|c([0-9]{16})-([0-9]{16}))$")
 _FIELD_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
@@ -40,8 +44,15 @@ class ChunkKey:
     instance: int
     first_seqno: int
     offset: int
+    end: int = -1  # a compacted chunk's end (its key names it); -1 for a plain chunk
+
+    @property
+    def compacted(self) -> bool:
+        return self.end >= 0
 
     def key(self) -> str:
+        if self.compacted:
+            return compacted_key(self.instance, self.first_seqno, self.offset, self.end)
         return chunk_key(self.instance, self.first_seqno, self.offset)
 
 
@@ -53,12 +64,24 @@ def chunk_key(instance: int, first_seqno: int, offset: int) -> str:
     return f"{LOG}{instance:08x}/{first_seqno:020}/{offset:016}"
 
 
+def segment_prefix(instance: int, first_seqno: int) -> str:
+    return f"{LOG}{instance:08x}/{first_seqno:020}/"
+
+
+def compacted_key(instance: int, first_seqno: int, offset: int, end: int) -> str:
+    return f"{LOG}{instance:08x}/{first_seqno:020}/c{offset:016}-{end:016}"
+
+
 def parse_chunk_key(key: str) -> ChunkKey | None:
     """The chunk a key names; None for any other spelling (ignored, like stray files)."""
     m = _CHUNK_KEY.match(key)
     if m is None:
         return None
-    return ChunkKey(int(m.group(1), 16), int(m.group(2)), int(m.group(3)))
+    inst, first = int(m.group(1), 16), int(m.group(2))
+    if m.group(3) is not None:
+        return ChunkKey(inst, first, int(m.group(3)))
+    offset, end = int(m.group(4)), int(m.group(5))
+    return ChunkKey(inst, first, offset, end) if end > offset else None
 
 
 def encode_chunk(field_id: bytes, at: ChunkKey, payload: bytes) -> bytes:
@@ -87,6 +110,8 @@ def decode_chunk(field_id: bytes, at: ChunkKey, data: bytes) -> bytes:
         raise CorruptionError(f"{where}: header names {inst:08x}/{first}/{offset}, not its key")
     if length != len(data) - CHUNK_HEADER or length > MAX_CHUNK:
         raise CorruptionError(f"{where}: length {length} disagrees with the object's {len(data) - 64} bytes")
+    if at.compacted and offset + length != at.end:
+        raise CorruptionError(f"{where}: holds bytes up to {offset + length}, its key says {at.end}")
     payload = data[CHUNK_HEADER:]
     if _core.crc32c(payload) != crc:
         raise CorruptionError(f"{where}: payload checksum mismatch, not applied")

@@ -68,7 +68,8 @@ class Replicator:
         self.instance = instance or 0
         self.fetcher.own = self.instance
         if instance:
-            self.shipper = Shipper(self.root, self.store, self._fid, instance, self.progress)
+            self.shipper = Shipper(self.root, self.store, self._fid, instance, self.progress,
+                                   wake=self._wake.set)
             self._spawn(self._ship_loop, "chitta-remote-ship")
         self._spawn(self._pull_loop, "chitta-remote-pull")
 
@@ -88,6 +89,8 @@ class Replicator:
         self._wake.set()
         for t in self._threads:
             t.join(timeout=self.timeout + 1)
+        if self.shipper is not None:
+            self.shipper.close()
 
     # ---- the loops ----------------------------------------------------------------------
     def _note_error(self, exc: Exception) -> None:
@@ -192,12 +195,22 @@ class Replicator:
             "chunks_fetched": self.fetcher.chunks,
             "bytes_fetched": self.fetcher.bytes,
             "rejected": dict(self.fetcher.rejected),
-            "diverged": {f"{k:08x}": v for k, v in (shipper.diverged.items() if shipper else ())},
+            "diverged": {f"{k:08x}": v for k, v in
+                         [*self.fetcher.diverged.items(), *(shipper.diverged.items() if shipper else ())]},
             "last_error": self.last_error,
             "errors": self.errors,
             "last_shipped": self.last_shipped,
             "last_pulled": self.last_pulled,
         }
+
+    def compact(self, *, small: int | None = None) -> dict[str, int]:
+        """Merge the small chunks of sealed segments into larger objects (every
+        instance of the prefix; chitta/remote/compact.py). Returns what it did."""
+        from chitta.remote.compact import SMALL, compact
+
+        done = compact(self.store, self._fid, small=SMALL if small is None else small)
+        return {"objects_written": done.objects_written, "chunks_deleted": done.chunks_deleted,
+                "bytes_merged": done.bytes_merged}
 
     def publish_checkpoint(self) -> str:
         """Write a checkpoint of the field and publish it in the bucket (CURRENT swapped

@@ -35,17 +35,3 @@ def test_every_public_name_resolves(tmp_path: Path) -> None:
     assert chitta.Field is chitta.field.Field and chitta.open is chitta.field.open  # type: ignore[attr-defined]
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         chitta.nope  # type: ignore[attr-defined]  # noqa: B018
-
-
-@pytest.mark.slow
-def test_lazy_names_keep_their_types(tmp_path: Path) -> None:
-    api = pytest.importorskip("mypy.api")
-    snippet = tmp_path / "use.py"
-    snippet.write_text("import chitta\nreveal_type(chitta.open)\nreveal_type(chitta.Memory)\n"
-                       "reveal_type(chitta.connect)\nreveal_type(chitta.__version__)\n")
-    out, err, _ = api.run(["--follow-imports=silent", "--cache-dir=/dev/null", "--no-incremental",
-                           "--python-executable", sys.executable, str(snippet)])
-    notes = [line for line in out.splitlines() if "Revealed type" in line]
-    assert len(notes) == 4, out + err
-    assert "chitta.field.facade.Field" in notes[0] and "chitta.model.Memory" in notes[1]  # defined in the facade
-    assert "RemoteField" in notes[2] and notes[3].endswith('Revealed type is "str"')

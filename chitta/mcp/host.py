@@ -33,7 +33,8 @@ from typing import Any
 
 from chitta.server.sockets import private_dir
 from chitta.errors import ChittaError, ChittaIOError, InvalidArgument
-from chitta.mcp.forward import check_peer, host_socket
+from chitta.mcp.forward import host_socket
+from chitta.server.sockets import check_peer
 from chitta.mcp.tools import ChittaMCP
 
 MAX_LINE = 64 << 20  # one JSON-RPC message; a longer line ends that connection

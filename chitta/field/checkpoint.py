@@ -50,10 +50,10 @@ class CheckpointMixin(FieldState):
 
         Everything this handle wrote is pushed to the OS first; the checkpoint is
         built by a separate read-only view, so writers (this one included) go on
-        appending meanwhile. LockedError if another process is writing one."""
-        self._check_open()
-        if not self._read_only:
-            self._log.flush()
+        appending meanwhile. LockedError if another process is writing one;
+        InvalidArgument on a read-only handle (use ``chitta checkpoint``)."""
+        self._check_writable()  # a read-only handle writes nothing, checkpoints included
+        self._log.flush()
         from chitta.checkpoint.run import write_checkpoint
 
         vocab = self._engine.vocabulary  # the expansion lane's word table goes with it (vocab.emb)

@@ -364,6 +364,8 @@ def serve(
     ready: Any = None,
     maintain_every: float | None = 300.0,
     checkpoint_policy: CheckpointPolicy | None = None,
+    max_connections: int = MAX_CONNECTIONS,
+    frame_timeout_s: float = FRAME_TIMEOUT_S,
 ) -> None:
     """Open the field and serve it until SIGTERM/SIGINT. ``ready(daemon)`` is
     called once the socket accepts connections. Every ``maintain_every``
@@ -379,6 +381,8 @@ def serve(
             socket_path if socket_path is not None else default_socket(field.path),
             maintain_every=maintain_every,
             checkpoint_policy=checkpoint_policy,
+            max_connections=max_connections,
+            frame_timeout_s=frame_timeout_s,
         )
         daemon.bind()
     except BaseException:

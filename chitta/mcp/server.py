@@ -79,8 +79,13 @@ def run_stdio(path: str | os.PathLike[str] | None = None, *, embedder: Any = "au
         if opened is not None:
             opened()
 
+        from chitta.mcp.screen import ScreenedLines
+
         async def main() -> None:
-            async with stdio_server() as (read_stream, write_stream):
+            # stdin through ScreenedLines: every line gets an answer (chitta/mcp/screen.py)
+            lines = ScreenedLines(anyio.wrap_file(open(0, "rb", closefd=False)))  # noqa: SIM115
+            async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+                lines.attach(write_stream)
                 await server.run(read_stream, write_stream, server.create_initialization_options())
 
         anyio.run(main)

@@ -31,12 +31,11 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from chitta.server.sockets import private_dir
 from chitta.errors import ChittaError, ChittaIOError, InvalidArgument
 from chitta.mcp.forward import host_socket
 from chitta.mcp.screen import ScreenedLines
-from chitta.server.sockets import check_peer
 from chitta.mcp.tools import ChittaMCP
+from chitta.server.sockets import check_peer, private_dir
 
 MAX_LINE = 64 << 20  # one JSON-RPC message; a longer line ends that connection
 MAX_SOCKET_PATH = 107

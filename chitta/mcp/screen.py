@@ -57,8 +57,8 @@ def screen(raw: bytes) -> tuple[str | None, tuple[Any, int, str] | None]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         rid = _id_of(raw.decode("utf-8", errors="replace"))
-        return None, (rid, PARSE_ERROR, f"the message is not valid UTF-8 (byte {exc.start} of the line); "
-                                        "send UTF-8 text, nothing was stored")
+        return None, (rid, PARSE_ERROR, (f"the message is not valid UTF-8 (byte {exc.start} of the line); "
+                                         "send UTF-8 text, nothing was stored"))
     try:
         msg = json.loads(text)
     except ValueError as exc:
@@ -87,10 +87,10 @@ def _check(text: str, msg: Any, rid: Any, is_request: bool) -> tuple[str | None,
     except ValidationError as exc:
         if isinstance(msg, dict) and "params" in msg and not isinstance(msg["params"], dict) and is_request:
             return None, (rid, INVALID_PARAMS, f"params must be an object (by name), not {type(msg['params']).__name__}")
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        return None, (rid, INVALID_REQUEST,
-                      f"not a valid JSON-RPC 2.0 message: {where}: {first.get('msg', exc)}")
+        details = exc.errors()
+        where = ".".join(str(p) for p in details[0]["loc"]) if details else ""
+        what = details[0]["msg"] if details else str(exc)
+        return None, (rid, INVALID_REQUEST, f"not a valid JSON-RPC 2.0 message: {where}: {what}")
     return text, None
 
 

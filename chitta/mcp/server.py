@@ -81,9 +81,11 @@ def run_stdio(path: str | os.PathLike[str] | None = None, *, embedder: Any = "au
 
         from chitta.mcp.screen import ScreenedLines
 
+        stdin_bytes = open(0, "rb", closefd=False)  # noqa: SIM115  fd 0 stays open: the SDK's rule
+
         async def main() -> None:
             # stdin through ScreenedLines: every line gets an answer (chitta/mcp/screen.py)
-            lines = ScreenedLines(anyio.wrap_file(open(0, "rb", closefd=False)))  # noqa: SIM115
+            lines = ScreenedLines(anyio.wrap_file(stdin_bytes))
             async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
                 lines.attach(write_stream)
                 await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -19,9 +19,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from chitta.errors import ChittaIOError, ClosedError
 from chitta.server import protocol
 from chitta.server.daemon import _recv_exact, default_socket
-from chitta.errors import ChittaIOError, ClosedError
 from chitta.server.methods import METHODS, Method
 from chitta.server.protocol import HEADER, ProtocolError
 from chitta.server.sockets import connect_unix

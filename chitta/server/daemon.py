@@ -31,16 +31,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from chitta.server import protocol
-from chitta.server.rwlock import RWLock
-from chitta.server.sockets import UntrustedSocket, check_peer, private_dir
 from chitta._version import __version__
 from chitta.checkpoint import CheckpointPolicy
-from chitta.server.maintenance import Maintainer
 from chitta.errors import ChittaError, ChittaIOError, InvalidArgument
 from chitta.field import Field
-from chitta.server import methods
+from chitta.server import methods, protocol
+from chitta.server.maintenance import Maintainer
 from chitta.server.protocol import HEADER, ProtocolError
+from chitta.server.rwlock import RWLock
+from chitta.server.sockets import UntrustedSocket, check_peer, private_dir
 
 ACCEPT_POLL_S = 0.2
 MAX_SOCKET_PATH = 107  # sun_path minus the NUL

@@ -70,7 +70,7 @@ def test_a_path_with_nul_is_refused_before_anything_is_created(tmp_path: Path) -
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("name", ["bad\ud800", "bad\udcff"])
+@pytest.mark.parametrize("name", ["bad" + chr(0xD800), "bad" + chr(0xDCFF)])
 def test_a_path_that_is_not_utf8_is_refused(tmp_path: Path, name: str) -> None:
     with pytest.raises(InvalidArgument, match="path"):
         chitta.open(str(tmp_path / name), embedder=None)
@@ -105,7 +105,8 @@ def test_a_read_only_file_system_is_a_chitta_io_error(tmp_path: Path) -> None:
         pytest.skip("mounting a read-only tmpfs needs root")
     mnt = tmp_path / "ro"
     mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], capture_output=True).returncode:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], capture_output=True,
+                      check=False).returncode:
         pytest.skip("mount is not permitted here")
     try:
         with chitta.open(mnt / "f", embedder=None) as f:

@@ -49,7 +49,7 @@ def run(clients: int, seconds: float, touch: bool) -> dict[str, float]:
         run_dir.mkdir(mode=0o700)
         sock = run_dir / "d.sock"
         env = dict(os.environ, CHITTA_EMBEDDER="hashing")
-        daemon = subprocess.Popen([sys.executable, "-m", "chitta.cli", "--path", f"{tmp}/field", "serve",
+        daemon = subprocess.Popen([str(Path(sys.executable).with_name("chitta")), "--path", f"{tmp}/field", "serve",
                                    "--socket", str(sock), "--json", "--maintain-every", "0"],
                                   stdout=subprocess.PIPE, env=env)
         assert daemon.stdout is not None

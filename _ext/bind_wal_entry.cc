@@ -4,8 +4,9 @@
 // installs on its instance: remember(text) with the text alone goes to
 // PutQueue.put; any other call - keywords, a text put() leaves to Python's
 // checks - runs the class's Python remember(field, ...) with the same
-// arguments. It holds the field weakly: no cycle through the field's dict,
-// and no write into a log whose field is gone.
+// arguments. It holds the field weakly (no cycle through the field's dict)
+// and its queue strongly: a plain remember(text) whose field went away right
+// after the lookup still lands in the log.
 #include "wal_py.h"  // Python.h first
 
 #include <structmember.h>  // T_PYSSIZET
@@ -29,15 +30,21 @@ PyObject* EntryCall(PyObject* self_, PyObject* const* args, size_t nargsf, PyObj
   EntryObject* self = Entry(self_);
   PyObject* field = PyWeakref_GetObject(self->field);  // borrowed
   if (field == nullptr) return nullptr;
-  if (field == Py_None) {  // never write into a log whose field is gone
-    PyErr_SetString(PyExc_ReferenceError, "the field of this remember() is gone");
-    return nullptr;
-  }
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (nargs == 1 && (kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0)) {
+    // Also when the field is gone (chitta.open(p).remember("x"): the field's last
+    // reference went with the attribute lookup): the queue holds the log, so the
+    // record lands in it as it would have (the next open replays it). A closed
+    // log refuses, as the field would.
     PyObject* id = PutQueuePut(self->queue, args, 1);
     if (id != Py_None) return id;  // the id, or nullptr with the error set
     Py_DECREF(id);
+  }
+  if (field == Py_None) {  // the Python path needs its field
+    PyErr_SetString(PyExc_ReferenceError,
+                    "the field of this remember() is gone; keep it in a variable (f = chitta.open(...)) "
+                    "or use `with chitta.open(...) as f:`");
+    return nullptr;
   }
   const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
   const Py_ssize_t total = nargs + nkw;

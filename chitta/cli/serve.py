@@ -21,9 +21,14 @@ from chitta.cli.app import EPILOG, EXIT_ERROR, _errors_to_exit, _field_path, mai
               help="Seconds between maintenance rounds (passes + checkpoint when due); 0: never.")
 @click.option("--checkpoint-records", type=click.IntRange(min=1), default=None,
               help="Records since the last checkpoint that make one due (default 50,000).")
+@click.option("--max-connections", type=click.IntRange(min=1), default=256, show_default=True,
+              help="Connections served at once (a thread each); one more is refused with an error.")
+@click.option("--frame-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
+              help="Seconds within which a request, once begun, must arrive whole; slower senders are cut off.")
 @click.pass_context
 def serve(ctx: click.Context, socket_path: str | None, durability: str, as_json: bool,
-          maintain_every: float, checkpoint_records: int | None) -> None:
+          maintain_every: float, checkpoint_records: int | None, max_connections: int,
+          frame_timeout: float) -> None:
     """Serve the field on a Unix socket until SIGTERM (docs/DAEMON.md).
 
     Other processes use it with chitta.connect(). The socket is mode 0600;
@@ -34,7 +39,7 @@ def serve(ctx: click.Context, socket_path: str | None, durability: str, as_json:
     \b
     Examples:
       chitta serve &
-      chitta --path ./field serve --socket /tmp/f.sock --json
+      chitta --path ./field serve --socket /tmp/chitta-demo/f.sock --json
       python -c "import chitta; print(chitta.connect().stats())"
     """
     from chitta.server.daemon import serve as run_daemon
@@ -51,7 +56,8 @@ def serve(ctx: click.Context, socket_path: str | None, durability: str, as_json:
 
         policy = CheckpointPolicy() if checkpoint_records is None else CheckpointPolicy(records=checkpoint_records)
         run_daemon(_field_path(ctx), socket_path=socket_path, durability=durability, ready=ready,
-                   maintain_every=maintain_every or None, checkpoint_policy=policy)
+                   maintain_every=maintain_every or None, checkpoint_policy=policy,
+                   max_connections=max_connections, frame_timeout_s=frame_timeout)
 
 
 @main.command("mcp", epilog=EPILOG)

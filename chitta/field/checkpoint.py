@@ -45,9 +45,8 @@ def load(core: FieldCore) -> None:
 
 def checkpoint(core: FieldCore) -> CheckpointInfo:
     """``Field.checkpoint`` (its docstring is the reference)."""
-    core.check_open()
-    if not core.read_only:
-        core.log.flush()
+    core.check_writable()  # a read-only handle writes nothing, checkpoints included
+    core.log.flush()
     from chitta.checkpoint.run import write_checkpoint
 
     vocab = core.engine.vocabulary  # the expansion lane's word table goes with it (vocab.emb)

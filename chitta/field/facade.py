@@ -101,7 +101,7 @@ class Field:
             raise InvalidArgument(f"path must be a str or os.PathLike, not {type(path).__name__}")
         if isinstance(path, str) and not path.strip():
             raise InvalidArgument("path is empty")
-        root = Path(path).expanduser().absolute()
+        root = Path(v.field_path(path)).expanduser().absolute()  # no NUL, UTF-8: before anything is made
         if durability not in DURABILITIES:
             raise InvalidArgument(f"durability must be one of {DURABILITIES}, not {durability!r}")
         if instance_id is not None:
@@ -111,8 +111,8 @@ class Field:
                 raise InvalidArgument(f"instance_id must be between 1 and 2**32-1, got {instance_id}")
         if segment_bytes is None:
             segment_bytes = DEFAULT_SEGMENT_BYTES
-        elif isinstance(segment_bytes, bool) or not isinstance(segment_bytes, int) or segment_bytes < 1024:
-            raise InvalidArgument("segment_bytes must be an int >= 1024")
+        else:
+            segment_bytes = v.segment_bytes(segment_bytes)
         if clock is not None and not callable(clock):
             raise InvalidArgument("clock must be a callable returning epoch seconds")
         for flag, value in (
@@ -464,7 +464,8 @@ class Field:
 
         Everything this handle wrote is pushed to the OS first; the checkpoint is
         built by a separate read-only view, so writers (this one included) go on
-        appending meanwhile. LockedError if another process is writing one."""
+        appending meanwhile. LockedError if another process is writing one;
+        InvalidArgument on a read-only handle (use ``chitta checkpoint``)."""
         return checkpoint.checkpoint(self._core)
 
 

@@ -10,7 +10,6 @@ exist), embeds and codes the query, and logs the touches of what it returns
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -39,9 +38,7 @@ def _time_ms(value: object, what: str) -> int | None:
         return None
     if isinstance(value, datetime):
         return int(value.timestamp() * 1000)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidArgument(f"{what} must be a datetime or epoch seconds")
-    return int(value * 1000)
+    return v.epoch_ms(value, what)
 
 
 def _query_vector(vector: Any, dim: int | None) -> Any:
@@ -76,8 +73,7 @@ def recall(core: FieldCore,
 ) -> list[Hit]:
     """``Field.recall`` (its docstring is the reference)."""
     core.check_open()
-    if query is not None and (not isinstance(query, str) or not query.strip()):
-        raise InvalidArgument("query must be a non-empty str or None")
+    query = v.query(query)  # at most MAX_QUERY_BYTES
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise InvalidArgument(f"k must be an int between 1 and {MAX_K}")
     kind_set = None

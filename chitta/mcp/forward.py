@@ -12,7 +12,8 @@ forwards and exits; otherwise it returns and the CLI runs as usual (which
 tries the host again, then starts one and serves this session itself).
 
 The host's socket (:func:`host_socket`) is mode 0600 in a 0700 directory;
-both ends check the other's uid with ``SO_PEERCRED`` (:func:`check_peer`).
+both ends check the other's uid with ``SO_PEERCRED``, and the forwarder checks the
+directory and the socket file first (``chitta/server/sockets.py``).
 """
 
 from __future__ import annotations
@@ -22,14 +23,13 @@ import hashlib
 import os
 import selectors
 import socket
-import struct
 import subprocess
 import sys
 from pathlib import Path
 
 from chitta.errors import ChittaIOError
+from chitta.server.sockets import UntrustedSocket, check_peer, connect_unix, peer_cred, private_dir
 
-_PEERCRED = struct.Struct("3i")  # pid, uid, gid
 CONNECT_TIMEOUT_S = 2.0
 CHUNK = 1 << 16
 #: seconds without a session after which a host started by ``chitta mcp`` exits
@@ -59,40 +59,17 @@ def host_socket(field_path: str | os.PathLike[str]) -> Path:
     return base / f"mcp-{digest}.sock"
 
 
-def peer_cred(sock: socket.socket) -> tuple[int, int, int] | None:
-    """(pid, uid, gid) of a connected Unix socket's peer; None where SO_PEERCRED is missing."""
-    if not hasattr(socket, "SO_PEERCRED"):
-        return None
-    pid, uid, gid = _PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
-    return pid, uid, gid
-
-
-def check_peer(sock: socket.socket, uid: int | None = None) -> None:
-    """ChittaIOError unless the peer runs as ``uid`` (default: this process's uid).
-    Without SO_PEERCRED (not Linux) the 0600 socket in a 0700 directory is the guard."""
-    cred = peer_cred(sock)
-    want = os.getuid() if uid is None else uid
-    if cred is not None and cred[1] != want:
-        raise ChittaIOError(f"refused: the peer (pid {cred[0]}) runs as uid {cred[1]}, not {want}")
-
-
 def connect(path: str | os.PathLike[str], timeout: float = CONNECT_TIMEOUT_S) -> socket.socket | None:
     """A connection to the host listening on ``path``, or None when none does (no file,
-    a stale socket nobody listens on, not a socket). A host of another uid: ChittaIOError."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    a stale socket nobody listens on). A directory or socket of another user, a
+    symlinked directory, or a host of another uid: UntrustedSocket (a ChittaIOError)."""
     try:
-        sock.settimeout(timeout)
-        sock.connect(os.fspath(path))
-        sock.settimeout(None)
-        check_peer(sock)
-    except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError, TimeoutError, OSError) as exc:
-        sock.close()
-        if isinstance(exc, ChittaIOError):
-            raise
-        return None
-    except BaseException:
-        sock.close()
+        sock = connect_unix(path, timeout)
+    except UntrustedSocket:
         raise
+    except OSError:  # nothing there, nobody listening, timed out (ChittaIOError included)
+        return None
+    sock.settimeout(None)
     return sock
 
 
@@ -152,7 +129,7 @@ def spawn_host(field_path: str | os.PathLike[str], idle_exit_s: float = AUTO_HOS
     terminal, output to ``<socket>.log``); returns its pid. A host already starting or
     running makes the new one exit at once (it takes a lock first)."""
     sock = host_socket(field_path)
-    sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(sock.parent)  # 0700 and this user's, or UntrustedSocket
     code = "import sys; from chitta.cli import main; sys.exit(main())"
     cmd = [sys.executable, "-c", code, "--path", str(Path(field_path).expanduser().absolute()),
            "mcp-host", "--idle-exit", str(idle_exit_s)]

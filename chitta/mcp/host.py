@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from chitta.errors import ChittaError, ChittaIOError, InvalidArgument
-from chitta.mcp.forward import check_peer, host_socket
+from chitta.mcp.forward import host_socket
+from chitta.mcp.screen import ScreenedLines
 from chitta.mcp.tools import ChittaMCP
-from chitta.server.sockets import private_dir
+from chitta.server.sockets import check_peer, private_dir
 
 MAX_LINE = 64 << 20  # one JSON-RPC message; a longer line ends that connection
 MAX_SOCKET_PATH = 107
@@ -49,7 +50,7 @@ class _Lines:
         self._stream = stream
         self._buffered = BufferedByteReceiveStream(stream)
 
-    async def __aiter__(self) -> AsyncIterator[str]:
+    async def __aiter__(self) -> AsyncIterator[bytes]:  # raw: ScreenedLines decodes (strictly)
         import anyio
 
         while True:
@@ -58,7 +59,7 @@ class _Lines:
             except (anyio.IncompleteRead, anyio.EndOfStream, anyio.DelimiterNotFound,
                     anyio.BrokenResourceError, anyio.ClosedResourceError):
                 return
-            yield line.decode("utf-8", errors="replace")
+            yield line
 
     async def write(self, text: str) -> None:
         await self._stream.send(text.encode())
@@ -156,7 +157,9 @@ class McpHost:
                 await anyio.to_thread.run_sync(state.field)  # opens it (ms for a field with a checkpoint)
                 server = build_server(state)
                 lines = _Lines(stream)
-                async with stdio_server(stdin=lines, stdout=lines) as (read, write):  # type: ignore[arg-type]
+                screened = ScreenedLines(lines)  # every line answered (chitta/mcp/screen.py)
+                async with stdio_server(stdin=screened, stdout=lines) as (read, write):  # type: ignore[arg-type]
+                    screened.attach(write)
                     await server.run(read, write, server.create_initialization_options())
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                 pass  # the client went away mid-write: only this session ends

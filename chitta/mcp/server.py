@@ -79,8 +79,15 @@ def run_stdio(path: str | os.PathLike[str] | None = None, *, embedder: Any = "au
         if opened is not None:
             opened()
 
+        from chitta.mcp.screen import ScreenedLines
+
+        stdin_bytes = open(0, "rb", closefd=False)  # noqa: SIM115  fd 0 stays open: the SDK's rule
+
         async def main() -> None:
-            async with stdio_server() as (read_stream, write_stream):
+            # stdin through ScreenedLines: every line gets an answer (chitta/mcp/screen.py)
+            lines = ScreenedLines(anyio.wrap_file(stdin_bytes))
+            async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+                lines.attach(write_stream)
                 await server.run(read_stream, write_stream, server.create_initialization_options())
 
         anyio.run(main)

@@ -25,6 +25,10 @@ MAX_TAGS = 64
 MAX_META_BYTES = 64 << 10
 MAX_EMBEDDING_DIM = 8192
 MAX_ID = 2**64 - 1
+MAX_QUERY_BYTES = 32 << 10  # 32 KiB of UTF-8 per recall query (a longer one stalls the caller for seconds)
+MAX_META_DEPTH = 32  # nested lists/dicts in meta
+MAX_EPOCH_S = 253402300800  # 9999-12-31T23:59:59Z + 1 s: the largest time chitta takes, either sign
+MAX_SEGMENT_BYTES = 1 << 40  # 1 TiB per segment file
 
 _META_ENCODER = msgspec.msgpack.Encoder()
 
@@ -78,7 +82,7 @@ def choice(value: object, allowed: frozenset[str], what: str) -> str:
 def tags(value: object) -> tuple[str, ...]:
     if value == () or value == []:
         return ()
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise InvalidArgument(
             f"tags must be a list or tuple of str, not {type(value).__name__}"
             + (" (wrap a single tag in a list)" if isinstance(value, str) else "")
@@ -151,6 +155,28 @@ def embedding(value: object, expected_dim: int | None) -> bytes | None:
     return f32.tobytes()
 
 
+def _meta_value(value: object, depth: int, where: str) -> None:
+    """Only str, int, float, bool, None, lists/tuples and str-keyed dicts, nested at most
+    MAX_META_DEPTH deep (a set or any other type is refused, not silently converted)."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return
+    if depth >= MAX_META_DEPTH:
+        raise InvalidArgument(f"meta is nested deeper than {MAX_META_DEPTH} levels (at {where}); flatten it")
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _meta_value(item, depth + 1, f"{where}[{i}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidArgument(f"meta keys must be str, got {key!r:.80} at {where}")
+            _meta_value(item, depth + 1, f"{where}[{key!r:.40}]")
+        return
+    raise InvalidArgument(
+        f"meta must hold only str, numbers, bools, None, lists and dicts; {where} is a {type(value).__name__}"
+        + (" (use a sorted list)" if isinstance(value, (set, frozenset)) else ""))
+
+
 def meta(value: object) -> dict[str, Any] | None:
     if value is None:
         return None
@@ -159,6 +185,7 @@ def meta(value: object) -> dict[str, Any] | None:
     for key in value:
         if not isinstance(key, str):
             raise InvalidArgument(f"meta keys must be str, got {key!r:.80}")
+    _meta_value(dict(value), 0, "meta")
     try:
         encoded = _META_ENCODER.encode(dict(value))
     except (TypeError, ValueError, OverflowError) as exc:
@@ -167,3 +194,56 @@ def meta(value: object) -> dict[str, Any] | None:
         raise InvalidArgument(f"meta encodes to {len(encoded)} bytes; the limit is {MAX_META_BYTES}")
     decoded: dict[str, Any] = msgspec.msgpack.decode(encoded)
     return decoded
+
+
+def query(value: object) -> str | None:
+    """A recall query: None or a non-blank str of at most MAX_QUERY_BYTES of UTF-8."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidArgument("query must be a non-empty str or None")
+    if len(value) > MAX_QUERY_BYTES // 4 or not value.isascii():
+        try:
+            size = len(value.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise InvalidArgument(f"query is not valid Unicode: {exc.reason}") from exc
+        if size > MAX_QUERY_BYTES:
+            raise InvalidArgument(
+                f"query is {size} bytes of UTF-8; the limit is {MAX_QUERY_BYTES} (recall with a shorter query)")
+    return value
+
+
+def epoch_ms(value: object, what: str) -> int:
+    """Epoch seconds (int or float) as milliseconds, within +-MAX_EPOCH_S."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidArgument(f"{what} must be a datetime or epoch seconds")
+    if not -MAX_EPOCH_S <= value <= MAX_EPOCH_S:
+        raise InvalidArgument(f"{what} must be epoch seconds within +-{MAX_EPOCH_S} (year 9999), got {value!r}")
+    return int(value * 1000)
+
+
+def segment_bytes(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1024 <= value <= MAX_SEGMENT_BYTES:
+        raise InvalidArgument(f"segment_bytes must be an int from 1024 to {MAX_SEGMENT_BYTES} (1 TiB), got {value!r:.40}")
+    return value
+
+
+def field_path(value: object) -> str:
+    """A field path that the OS can take: no NUL byte, encodable (checked before anything is created)."""
+    import os
+
+    try:
+        raw = os.fsencode(value)  # type: ignore[arg-type]
+    except UnicodeEncodeError as exc:
+        raise InvalidArgument(f"path cannot be encoded for the file system ({exc.reason}); "
+                              "use a path of valid characters") from exc
+    except TypeError as exc:
+        raise InvalidArgument(f"path must be a str or os.PathLike, not {type(value).__name__}") from exc
+    if b"\0" in raw:
+        raise InvalidArgument("path contains a NUL byte; no file name can hold one")
+    text = os.fsdecode(raw)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # bytes the file system takes but that are not UTF-8
+        raise InvalidArgument("path is not valid UTF-8; chitta needs a UTF-8 path (rename the directory)") from exc
+    return text

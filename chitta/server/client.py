@@ -13,7 +13,6 @@ from __future__ import annotations
 import inspect
 import itertools
 import os
-import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ from chitta.server import protocol
 from chitta.server.daemon import _recv_exact, default_socket
 from chitta.server.methods import METHODS, Method
 from chitta.server.protocol import HEADER, ProtocolError
+from chitta.server.sockets import connect_unix
 
 __all__ = ["RemoteField", "connect"]
 
@@ -34,13 +34,13 @@ class RemoteField:
 
     def __init__(self, socket_path: str | os.PathLike[str], *, timeout: float | None = None) -> None:
         self.socket_path = Path(socket_path)
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.settimeout(timeout)
-        try:
-            self._sock.connect(str(self.socket_path))
+        try:  # the directory, the socket file and the peer's uid are checked first (sockets.py)
+            self._sock = connect_unix(self.socket_path, timeout)
+        except ChittaIOError:
+            raise
         except OSError as exc:
-            self._sock.close()
-            raise ChittaIOError(f"no chitta daemon answers on {self.socket_path}: {exc.strerror or exc}") from exc
+            raise ChittaIOError(f"no chitta daemon answers on {self.socket_path}: {exc.strerror or exc}; "
+                                f"start one with `chitta serve`") from exc
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._closed = False
@@ -156,7 +156,10 @@ def connect(
     ``socket``: the daemon's socket; default: the default socket of the field
     at ``path`` (default ``$CHITTA_HOME``, else ``~/.local/share/chitta/default``),
     see docs/DAEMON.md. ``timeout``: seconds per call (None: wait).
-    Raises ``ChittaIOError`` when no daemon answers.
+    Raises ``ChittaIOError`` when no daemon answers, and its subclass
+    ``UntrustedSocket`` when the socket's directory is not a 0700 directory of
+    this user (or is a symlink), the socket is not this user's, or the process
+    answering runs as another user.
     """
     if socket is None:
         from chitta.field import default_path

@@ -1,10 +1,15 @@
 """``chitta serve``: one process owning one field, serving it on a Unix socket.
 
 Framing and methods: docs/DAEMON.md and :mod:`chitta.server.protocol`. One thread
-per connection; calls into the field run one at a time (a lock), reads first
-refresh the view of other writers. A peer of another uid is refused
-(``SO_PEERCRED``); the socket is created mode 0600 in a 0700 directory. A
-malformed frame gets an error reply on that connection only; a frame over
+per connection, at most ``max_connections`` of them (one more is answered with
+an error frame and closed); an ``accept`` that fails (EMFILE, ENFILE, ...) costs
+that connection only. Calls that write run one at a time (the writer lock);
+calls that only read run beside them and beside each other (the field is
+thread-safe), each first refreshing the view of other writers; maintenance
+runs alone. A frame once begun must arrive whole within ``frame_timeout_s``
+(slow senders are cut off). A peer of another uid is refused (``SO_PEERCRED``);
+the socket is created mode 0600 in a 0700 directory (chitta/server/sockets.py).
+A malformed frame gets an error reply on that connection only; a frame over
 the size limit gets an error reply and that connection is closed. SIGTERM
 (or SIGINT) stops accepting, lets requests in flight finish, closes the
 field (everything flushed) and removes the socket.
@@ -13,13 +18,14 @@ field (everything flushed) and removes the socket.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import signal
 import socket
-import struct
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
@@ -32,11 +38,18 @@ from chitta.field import Field
 from chitta.server import methods, protocol
 from chitta.server.maintenance import Maintainer
 from chitta.server.protocol import HEADER, ProtocolError
-from chitta.server.sockets import private_dir
+from chitta.server.rwlock import RWLock
+from chitta.server.sockets import UntrustedSocket, check_peer, private_dir
 
-_PEERCRED = struct.Struct("3i")  # pid, uid, gid
 ACCEPT_POLL_S = 0.2
 MAX_SOCKET_PATH = 107  # sun_path minus the NUL
+#: connections served at once (one thread each); one more gets an error frame and is closed
+MAX_CONNECTIONS = 256
+#: seconds within which a frame, once its first byte arrived, must arrive whole
+FRAME_TIMEOUT_S = 10.0
+#: accept() errors that mean "out of a resource now": that connection is refused, serving goes on
+_ACCEPT_TRANSIENT = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECONNABORTED,
+                     errno.EPROTO, errno.EPERM, errno.EINTR, errno.EAGAIN}
 
 
 def default_socket(field_path: str | os.PathLike[str]) -> Path:
@@ -49,10 +62,16 @@ def default_socket(field_path: str | os.PathLike[str]) -> Path:
     return base / f"{digest}.sock"
 
 
-def _recv_exact(conn: socket.socket, n: int) -> bytes | None:
-    """n bytes, or None at a clean end of stream before the first byte."""
+def _recv_exact(conn: socket.socket, n: int, deadline: float | None = None) -> bytes | None:
+    """n bytes, or None at a clean end of stream before the first byte. With a
+    ``deadline`` (time.monotonic()), TimeoutError once it passes."""
     buf = bytearray()
     while len(buf) < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the frame did not arrive in time")
+            conn.settimeout(left)
         chunk = conn.recv(min(n - len(buf), 1 << 20))
         if not chunk:
             if buf:
@@ -73,13 +92,24 @@ class Daemon:
         max_frame: int = protocol.MAX_FRAME,
         maintain_every: float | None = None,
         checkpoint_policy: CheckpointPolicy | None = None,
+        max_connections: int = MAX_CONNECTIONS,
+        frame_timeout_s: float = FRAME_TIMEOUT_S,
     ) -> None:
+        if isinstance(max_connections, bool) or not isinstance(max_connections, int) or max_connections < 1:
+            raise InvalidArgument(f"max_connections must be an int >= 1, got {max_connections!r}")
+        if not frame_timeout_s > 0:
+            raise InvalidArgument(f"frame_timeout_s must be > 0 seconds, got {frame_timeout_s!r}")
+        self.max_connections = max_connections
+        self.frame_timeout_s = float(frame_timeout_s)
+        self.refused = 0  # connections turned away (over the cap, accept errors, another uid)
         self.field = field
         self.socket_path = Path(socket_path).absolute()
         if len(os.fsencode(str(self.socket_path))) > MAX_SOCKET_PATH:
             raise InvalidArgument(f"socket path is longer than {MAX_SOCKET_PATH} bytes: {self.socket_path}")
         self.max_frame = max_frame
-        self._lock = threading.Lock()
+        self._lock = RWLock()  # shared: a call; exclusive: maintenance, close
+        self._writer = threading.Lock()  # one writing call at a time
+        self._spare_fd: int | None = None  # closed to make room when accept() hits EMFILE
         self._stop = threading.Event()
         self._conns: set[socket.socket] = set()
         self._threads: set[threading.Thread] = set()
@@ -90,7 +120,7 @@ class Daemon:
             raise InvalidArgument(f"maintain_every must be > 0 seconds or None, got {maintain_every!r}")
         self.maintainer = (
             None if maintain_every is None
-            else Maintainer(field, self._lock, maintain_every, checkpoint_policy or CheckpointPolicy())
+            else Maintainer(field, self._lock.exclusive, maintain_every, checkpoint_policy or CheckpointPolicy())
         )
 
     # ---- lifecycle ------------------------------------------------------------------------
@@ -113,7 +143,7 @@ class Daemon:
         finally:
             os.umask(old)
         os.chmod(self.socket_path, 0o600)
-        listener.listen(128)
+        listener.listen(socket.SOMAXCONN)  # many clients connecting at once queue, not fail (EAGAIN)
         listener.settimeout(ACCEPT_POLL_S)
         self._listener = listener
 
@@ -127,24 +157,74 @@ class Daemon:
                 signal.signal(sig, self._on_signal)
         if self.maintainer is not None:
             self.maintainer.start()
+        self._spare_fd = os.open(os.devnull, os.O_RDONLY)
         try:
             while not self._stop.is_set():
                 try:
                     conn, _ = self._listener.accept()
                 except TimeoutError:
                     continue
-                except OSError:
+                except OSError as exc:
                     if self._stop.is_set():
                         break
-                    raise
-                conn.settimeout(None)
-                thread = threading.Thread(target=self._serve_conn, args=(conn,), daemon=True)
-                with self._conns_lock:
-                    self._conns.add(conn)
-                    self._threads.add(thread)
-                thread.start()
+                    if exc.errno not in _ACCEPT_TRANSIENT:
+                        raise
+                    self._refuse_pending(exc)
+                    continue
+                self._start_conn(conn)
         finally:
+            if self._spare_fd is not None:
+                os.close(self._spare_fd)
+                self._spare_fd = None
             self._close_all()
+
+    def _start_conn(self, conn: socket.socket) -> None:
+        with self._conns_lock:
+            full = len(self._conns) >= self.max_connections
+        if full:
+            self.refused += 1
+            self._refuse(conn, f"the daemon serves {self.max_connections} connections already (its cap); "
+                               "close idle connections or start it with a higher max_connections")
+            return
+        try:
+            thread = threading.Thread(target=self._serve_conn, args=(conn,), daemon=True)
+            with self._conns_lock:
+                self._conns.add(conn)
+                self._threads.add(thread)
+            thread.start()
+        except RuntimeError:  # no thread could be started (the process's limit): this connection only
+            with self._conns_lock:
+                self._conns.discard(conn)
+                self._threads.discard(thread)
+            self.refused += 1
+            self._refuse(conn, "the daemon cannot start a thread for this connection now; retry later")
+
+    def _refuse(self, conn: socket.socket, message: str) -> None:
+        with contextlib.suppress(OSError):
+            conn.settimeout(1.0)
+            self._send(conn, None, error=ChittaIOError(f"refused: {message}"))
+        conn.close()
+
+    def _refuse_pending(self, exc: OSError) -> None:
+        """accept() failed: out of descriptors (or another passing shortage). Free the
+        spare descriptor, take the waiting connection, tell it why and close it, so it
+        neither waits forever nor spins this loop; then take the spare back."""
+        print(f"chitta serve: accept failed: {exc.strerror or exc}; refusing one connection", file=sys.stderr)
+        self.refused += 1
+        if exc.errno in (errno.EMFILE, errno.ENFILE) and self._spare_fd is not None:
+            os.close(self._spare_fd)
+            self._spare_fd = None
+            try:
+                assert self._listener is not None
+                conn, _ = self._listener.accept()
+            except OSError:
+                pass
+            else:
+                self._refuse(conn, f"the daemon is out of file descriptors ({exc.strerror}); "
+                                   "close connections or raise its limit (ulimit -n)")
+            with contextlib.suppress(OSError):
+                self._spare_fd = os.open(os.devnull, os.O_RDONLY)
+        time.sleep(0.01)  # a shortage that persists must not spin the loop
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self._stop.set()
@@ -166,34 +246,41 @@ class Daemon:
             thread.join(timeout=30)
         if self.maintainer is not None:
             self.maintainer.stop()
-        with self._lock:
+        with self._lock.exclusive:
             self.field.close()  # flushes what is buffered
 
     # ---- one connection ------------------------------------------------------------------
-    def _peer_ok(self, conn: socket.socket) -> bool:
-        if not hasattr(socket, "SO_PEERCRED"):
-            return True  # not Linux: the 0600 socket in a 0700 directory is the guard
-        _pid, uid, _gid = _PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
-        return bool(uid == os.getuid())
-
     def _serve_conn(self, conn: socket.socket) -> None:
         try:
-            if not self._peer_ok(conn):
-                self._send(conn, None, error=ChittaIOError("refused: the peer runs as another user"))
+            try:
+                check_peer(conn)
+            except UntrustedSocket as exc:
+                self.refused += 1
+                self._send(conn, None, error=ChittaIOError(f"{exc}; connect as the daemon's user"))
                 return
             while not self._stop.is_set():
-                header = _recv_exact(conn, HEADER.size)
-                if header is None:
+                conn.settimeout(None)  # an idle connection may wait for its next call
+                first = conn.recv(HEADER.size)
+                if not first:
                     return
-                (size,) = HEADER.unpack(header)
+                deadline = time.monotonic() + self.frame_timeout_s  # the rest of the frame: in time
+                rest = _recv_exact(conn, HEADER.size - len(first), deadline) if len(first) < HEADER.size else b""
+                if rest is None:
+                    return
+                (size,) = HEADER.unpack(first + rest)
                 if size > self.max_frame:
                     self._send(conn, None, error=ProtocolError(
                         f"frame of {size} bytes exceeds the limit of {self.max_frame}; closing this connection"))
                     return
-                body = _recv_exact(conn, size) if size else b""
+                body = _recv_exact(conn, size, deadline) if size else b""
                 if body is None:
-                    return
+                    raise ConnectionError("peer closed the connection mid-frame")
+                conn.settimeout(self.frame_timeout_s)  # a reader that stops reading is cut off too
                 self._send(conn, *self._answer(body))
+        except TimeoutError:
+            with contextlib.suppress(OSError):  # a slow sender (slowloris): its connection ends
+                self._send(conn, None, error=ProtocolError(
+                    f"a frame did not arrive whole within {self.frame_timeout_s:g} s; closing this connection"))
         except OSError:
             pass  # the peer went away (killed mid-request, reset): only this connection ends
         finally:
@@ -215,10 +302,15 @@ class Daemon:
             if request.get("method") == "_info":
                 return rid, self.info(), None
             method, params = methods.check_call(request.get("method"), request.get("params"))
-            with self._lock:
-                if method.reads:
+            with self._lock.shared:
+                if methods.only_reads(method, params):  # beside other calls (the field is thread-safe)
                     self.field.refresh()
-                result = method.invoke(self.field, params)
+                    result = method.invoke(self.field, params)
+                else:
+                    with self._writer:
+                        if method.reads:
+                            self.field.refresh()
+                        result = method.invoke(self.field, params)
                 if isinstance(result, Iterator):
                     result = list(result)
             self.requests += 1
@@ -250,6 +342,9 @@ class Daemon:
             "instance_id": self.field.instance_id,
             "pid": os.getpid(),
             "socket": str(self.socket_path),
+            "max_connections": self.max_connections,
+            "connections": len(self._conns),
+            "refused": self.refused,
             "maintenance": None if self.maintainer is None else {
                 "every_s": self.maintainer.every_s,
                 "runs": self.maintainer.runs,
@@ -268,6 +363,8 @@ def serve(
     ready: Any = None,
     maintain_every: float | None = 300.0,
     checkpoint_policy: CheckpointPolicy | None = None,
+    max_connections: int = MAX_CONNECTIONS,
+    frame_timeout_s: float = FRAME_TIMEOUT_S,
 ) -> None:
     """Open the field and serve it until SIGTERM/SIGINT. ``ready(daemon)`` is
     called once the socket accepts connections. Every ``maintain_every``
@@ -283,6 +380,8 @@ def serve(
             socket_path if socket_path is not None else default_socket(field.path),
             maintain_every=maintain_every,
             checkpoint_policy=checkpoint_policy,
+            max_connections=max_connections,
+            frame_timeout_s=frame_timeout_s,
         )
         daemon.bind()
     except BaseException:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from contextlib import AbstractContextManager
 from typing import Any
 
 from chitta.checkpoint import CheckpointPolicy, store
@@ -19,7 +20,8 @@ class Maintainer:
     then a checkpoint if ``policy`` finds one due (written by a read-only view,
     so requests are served meanwhile)."""
 
-    def __init__(self, field: Field, lock: threading.Lock, every_s: float, policy: CheckpointPolicy) -> None:
+    def __init__(self, field: Field, lock: AbstractContextManager[Any], every_s: float,
+                 policy: CheckpointPolicy) -> None:
         self.field, self.lock, self.every_s, self.policy = field, lock, every_s, policy
         self.runs = 0
         self.last: dict[str, Any] = {}

@@ -259,3 +259,18 @@ def table() -> dict[str, Method]:
 
 
 __all__ = ["METHODS", "Method", "check_arguments", "check_call", "table"]
+
+
+#: Field methods that change nothing (recall only with ``touch=False``): the daemon runs
+#: them beside other calls; every other call takes its writer lock.
+_PURE_READS = frozenset({"get", "write_gate_stats", "stats", "ids", "memories", "history",
+                         "__len__", "__contains__"})
+
+
+def only_reads(method: Method, params: dict[str, Any]) -> bool:
+    """True when the call cannot write: safe to run beside a writing call."""
+    if method.operation is not None:
+        return False
+    if method.name == "recall":
+        return params.get("touch", True) is False
+    return method.name in _PURE_READS

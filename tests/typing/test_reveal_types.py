@@ -32,19 +32,7 @@ def test_lazy_names_keep_their_types(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_field_methods_core_and_operations_are_typed(tmp_path: Path) -> None:
-    notes = _revealed(tmp_path, "\n".join([
-        "import chitta",
-        "from chitta import _core",
-        "f = chitta.open('/tmp/x')",
-        "reveal_type(f.remember('a'))",
-        "reveal_type(f.recall('a'))",
-        "reveal_type(f.core)",
-        "reveal_type(f.core.index)",
-        "reveal_type(f.organ('graph'))",
-        "reveal_type(f.call('session_tally', session='s'))",
-        "reveal_type(_core.simd_level())",
-        "",
-    ]))
+    notes = _revealed(tmp_path, "import chitta\nfrom chitta import _core\nf = chitta.open('/tmp/x')\nreveal_type(f.remember('a'))\nreveal_type(f.recall('a'))\nreveal_type(f.core)\nreveal_type(f.core.index)\nreveal_type(f.organ('graph'))\nreveal_type(f.call('session_tally', session='s'))\nreveal_type(_core.simd_level())\n")
     assert notes[0] == "int"
     assert notes[1] == "list[chitta.recall.hit.Hit]"
     assert notes[2] == "chitta.field.core.FieldCore"

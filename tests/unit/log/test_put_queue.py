@@ -241,8 +241,26 @@ def test_the_entry_does_not_keep_its_field_alive(tmp_path: Path) -> None:
     del f
     assert ref() is None  # freed by reference counting alone: no cycle through the entry
     gc.collect()
-    with pytest.raises(ReferenceError):
-        entry("after the field is gone")  # nothing is written into a log without its field
+    late = entry("after the field is gone")  # the queue holds the log: the record lands in it
+    with pytest.raises(ReferenceError, match="keep it in a variable"):
+        entry("with a keyword", tags=["t"])  # the Python path needs its field
     del entry  # it held the log (as a bound method would hold the field)
     with chitta.open(tmp_path / "f", embedder=None, instance_id=31) as g:  # its instance lock was released
-        assert len(g) == 1
+        assert len(g) == 2 and g.get(late).text == "after the field is gone"
+
+
+def test_remember_on_a_field_used_in_one_expression(tmp_path: Path) -> None:
+    mid = chitta.open(tmp_path / "f", embedder=None).remember("one expression")  # ReferenceError before
+    with chitta.open(tmp_path / "f", embedder=None) as g:
+        assert g.get(mid).text == "one expression"
+
+
+def test_a_held_entry_of_a_closed_field_writes_nothing(tmp_path: Path) -> None:
+    f = chitta.open(tmp_path / "f", embedder=None)
+    entry = f.remember
+    f.close()
+    with pytest.raises(chitta.ClosedError):
+        entry("after close")
+    del f, entry
+    with chitta.open(tmp_path / "f", embedder=None) as g:
+        assert len(g) == 0

@@ -178,7 +178,11 @@ def test_query_chitta_exhaustive(benchmark: Any, corpus: Any, chitta_index: BM25
 
 def test_query_chitta_sparse_accumulator(benchmark: Any, corpus: Any, chitta_index: BM25) -> None:
     queries = corpus[1]
-    benchmark(lambda: [chitta_index.search(q, K, accumulator="sparse", method="exhaustive") for q in queries])
+    benchmark(
+        lambda: [
+            chitta_index.search(q, K, accumulator="sparse", method="exhaustive") for q in queries
+        ]
+    )
     _info(benchmark, corpus, per="all queries", accumulator="sparse")
 
 

@@ -54,11 +54,16 @@ def _lat(fn: Any, qs: list[str], passes: int) -> dict[str, float]:
             fn(q)
             best[i] = min(best[i], time.perf_counter() - t)
     ms = best * 1e3
-    return {"p50_ms": float(np.percentile(ms, 50)), "p99_ms": float(np.percentile(ms, 99)),
-            "mean_ms": float(ms.mean())}
+    return {
+        "p50_ms": float(np.percentile(ms, 50)),
+        "p99_ms": float(np.percentile(ms, 99)),
+        "mean_ms": float(ms.mean()),
+    }
 
 
-def run_size(n: int, nq: int, ks: list[int], passes: int, rivals: bool, console: Console) -> dict[str, Any]:
+def run_size(
+    n: int, nq: int, ks: list[int], passes: int, rivals: bool, console: Console
+) -> dict[str, Any]:
     out: dict[str, Any] = {"n": n}
     with console.status(f"N={n:,}: generating texts"):
         docs = texts(n)
@@ -91,7 +96,9 @@ def run_size(n: int, nq: int, ks: list[int], passes: int, rivals: bool, console:
                 a, b = ix.search(q, k, method="pruned"), ix.search(q, k, method="exhaustive")
                 assert np.array_equal(a[0], b[0]) and a[1].tobytes() == b[1].tobytes(), q
         with console.status(f"N={n:,}: timing, k={k}"):
-            out[f"exhaustive_k{k}"] = _lat(lambda q, k=k: ix.search(q, k, method="exhaustive"), qs, passes)
+            out[f"exhaustive_k{k}"] = _lat(
+                lambda q, k=k: ix.search(q, k, method="exhaustive"), qs, passes
+            )
             out[f"pruned_k{k}"] = _lat(lambda q, k=k: ix.search(q, k, method="pruned"), qs, passes)
             out[f"auto_k{k}"] = _lat(lambda q, k=k: ix.search(q, k), qs, passes)
     if rivals:
@@ -110,15 +117,26 @@ def run_size(n: int, nq: int, ks: list[int], passes: int, rivals: bool, console:
                 qt = [[w for w in tokenize(q, stem=True) if w in ref.vocab_dict] for q in qs]
             for k in ks:
                 with console.status(f"N={n:,}: timing bm25s, k={k}"):
-                    out[f"bm25s_k{k}"] = _lat(lambda q, k=k: ref.retrieve([q], k=k, show_progress=False, n_threads=1),
-                                              [q for q in qt if q], passes)  # type: ignore[arg-type,misc]
+                    out[f"bm25s_k{k}"] = _lat(
+                        lambda q, k=k: ref.retrieve([q], k=k, show_progress=False, n_threads=1),
+                        [q for q in qt if q],
+                        passes,
+                    )  # type: ignore[arg-type,misc]
             del ref
     return out
 
 
-def run(sizes: list[int], nq: int, ks: list[int], passes: int, rivals: bool, console: Console) -> dict[str, Any]:
-    meta = {"machine": f"{platform.machine()} {os.cpu_count()} CPUs", "python": platform.python_version(),
-            "load_before": os.getloadavg(), "queries": nq, "passes": passes, "k": ks}
+def run(
+    sizes: list[int], nq: int, ks: list[int], passes: int, rivals: bool, console: Console
+) -> dict[str, Any]:
+    meta = {
+        "machine": f"{platform.machine()} {os.cpu_count()} CPUs",
+        "python": platform.python_version(),
+        "load_before": os.getloadavg(),
+        "queries": nq,
+        "passes": passes,
+        "k": ks,
+    }
     results = [run_size(n, nq, ks, passes, rivals, console) for n in sizes]
     meta["load_after"] = os.getloadavg()
     return {"meta": meta, "results": results}
@@ -127,23 +145,36 @@ def run(sizes: list[int], nq: int, ks: list[int], passes: int, rivals: bool, con
 def _table(report: dict[str, Any], console: Console) -> None:
     meta = report["meta"]
     for r in report["results"]:
-        t = Table(title=f"BM25 lane, N={r['n']:,}, {meta['queries']} queries of 4 Zipf words; load "
-                        f"{meta['load_before'][0]:.1f} -> {meta['load_after'][0]:.1f}", title_justify="left")
+        t = Table(
+            title=f"BM25 lane, N={r['n']:,}, {meta['queries']} queries of 4 Zipf words; load "
+            f"{meta['load_before'][0]:.1f} -> {meta['load_after'][0]:.1f}",
+            title_justify="left",
+        )
         for col in ("k", "what", "p50 ms", "p99 ms", "mean ms"):
             t.add_column(col, justify="right")
         for k in meta["k"]:
             for what in ("exhaustive", "pruned", "auto", "bm25s"):
                 s = r.get(f"{what}_k{k}")
                 if s:
-                    t.add_row(str(k), what, f"{s['p50_ms']:.3f}", f"{s['p99_ms']:.3f}", f"{s['mean_ms']:.3f}")
+                    t.add_row(
+                        str(k),
+                        what,
+                        f"{s['p50_ms']:.3f}",
+                        f"{s['p99_ms']:.3f}",
+                        f"{s['mean_ms']:.3f}",
+                    )
         console.print(t)
-        console.print(f"  build from texts {r['build_s']:.2f} s, save {r['save_s']:.2f} s ({r['file_mb']:.1f} MB), "
-                      f"load {r['load_s']:.3f} s, first remove after load {r['first_remove_after_load_s']:.3f} s"
-                      + (f", bm25s build {r['bm25s_build_s']:.2f} s" if "bm25s_build_s" in r else ""))
+        console.print(
+            f"  build from texts {r['build_s']:.2f} s, save {r['save_s']:.2f} s ({r['file_mb']:.1f} MB), "
+            f"load {r['load_s']:.3f} s, first remove after load {r['first_remove_after_load_s']:.3f} s"
+            + (f", bm25s build {r['bm25s_build_s']:.2f} s" if "bm25s_build_s" in r else "")
+        )
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--sizes", default="100000,1000000")
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--k", default="10,50")
@@ -152,8 +183,14 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     console = Console(stderr=args.json)
-    report = run([int(s) for s in args.sizes.split(",")], args.queries, [int(k) for k in args.k.split(",")],
-                 args.passes, not args.no_competitors, console)
+    report = run(
+        [int(s) for s in args.sizes.split(",")],
+        args.queries,
+        [int(k) for k in args.k.split(",")],
+        args.passes,
+        not args.no_competitors,
+        console,
+    )
     if args.json:
         print(json.dumps(report, indent=1))
     else:

@@ -122,8 +122,13 @@ def _records_in(root: str) -> int:
 
 def _capi(exe: Path, payload: Path, threads: int, n: int) -> Callable[[str], float]:
     def fn(d: str) -> float:
-        done = subprocess.run([str(exe), d, str(threads), str(n), str(PUT_CODE), str(payload)],
-                              capture_output=True, text=True, timeout=600, check=False)
+        done = subprocess.run(
+            [str(exe), d, str(threads), str(n), str(PUT_CODE), str(payload)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
         seconds, written = done.stdout.split()
         assert _records_in(d) == int(written)  # every acknowledged record is in the log
@@ -136,13 +141,30 @@ def _capi(exe: Path, payload: Path, threads: int, n: int) -> Callable[[str], flo
 def test_capi_fsync(benchmark: Any, program: tuple[Path, Path], threads: int) -> None:
     exe, payload = program
     n = max(SYNC_N, threads)
-    run_group(benchmark, [
-        (f"capi/fsync/{threads}", n, _capi(exe, payload, threads, n),
-         {"what": "cf_append from C threads, CF_DURABILITY_FSYNC", "threads": threads,
-          "payload_bytes": len(PAYLOAD)}),
-        (f"py/fsync/{threads}", n, _threaded(threads, n, _mt_log(f"py/fsync/{threads}")),
-         {"what": "SegmentLog.append from Python threads, durability=fsync", "threads": threads}),
-    ])
+    run_group(
+        benchmark,
+        [
+            (
+                f"capi/fsync/{threads}",
+                n,
+                _capi(exe, payload, threads, n),
+                {
+                    "what": "cf_append from C threads, CF_DURABILITY_FSYNC",
+                    "threads": threads,
+                    "payload_bytes": len(PAYLOAD),
+                },
+            ),
+            (
+                f"py/fsync/{threads}",
+                n,
+                _threaded(threads, n, _mt_log(f"py/fsync/{threads}")),
+                {
+                    "what": "SegmentLog.append from Python threads, durability=fsync",
+                    "threads": threads,
+                },
+            ),
+        ],
+    )
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -152,11 +174,19 @@ def _print_summary(request: Any) -> Any:
     for t in THREADS:
         c, p = _rate(f"capi/fsync/{t}"), _rate(f"py/fsync/{t}")
         if c is not None:
-            rows.append(f"| {t} | {_fmt(c)} | {_fmt(p)} | {c / p:.2f}x |" if p else f"| {t} | {_fmt(c)} | - | - |")
+            rows.append(
+                f"| {t} | {_fmt(c)} | {_fmt(p)} | {c / p:.2f}x |"
+                if p
+                else f"| {t} | {_fmt(c)} | - | - |"
+            )
     if not rows:
         return
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    lines = [f"fsync group commit, C API vs Python threads (SYNC_N={SYNC_N:,}; load average {load})", "",
-             "| threads | C API (cf_append) | Python (SegmentLog.append) | C / Python |", "|---|---|---|---|",
-             *rows]
+    lines = [
+        f"fsync group commit, C API vs Python threads (SYNC_N={SYNC_N:,}; load average {load})",
+        "",
+        "| threads | C API (cf_append) | Python (SegmentLog.append) | C / Python |",
+        "|---|---|---|---|",
+        *rows,
+    ]
     write_lines(request, lines)

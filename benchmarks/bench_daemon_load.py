@@ -20,7 +20,20 @@ import tempfile
 import time
 from pathlib import Path
 
-WORDS = ["ninja", "cache", "build", "linker", "test", "flaky", "deploy", "rollback", "schema", "index", "query", "latency"]
+WORDS = [
+    "ninja",
+    "cache",
+    "build",
+    "linker",
+    "test",
+    "flaky",
+    "deploy",
+    "rollback",
+    "schema",
+    "index",
+    "query",
+    "latency",
+]
 
 
 def client(sock: str, seconds: float, touch: bool, seed: int, out: mp.Queue) -> None:  # type: ignore[type-arg]
@@ -49,14 +62,29 @@ def run(clients: int, seconds: float, touch: bool) -> dict[str, float]:
         run_dir.mkdir(mode=0o700)
         sock = run_dir / "d.sock"
         env = dict(os.environ, CHITTA_EMBEDDER="hashing")
-        daemon = subprocess.Popen([str(Path(sys.executable).with_name("chitta")), "--path", f"{tmp}/field", "serve",
-                                   "--socket", str(sock), "--json", "--maintain-every", "0"],
-                                  stdout=subprocess.PIPE, env=env)
+        daemon = subprocess.Popen(
+            [
+                str(Path(sys.executable).with_name("chitta")),
+                "--path",
+                f"{tmp}/field",
+                "serve",
+                "--socket",
+                str(sock),
+                "--json",
+                "--maintain-every",
+                "0",
+            ],
+            stdout=subprocess.PIPE,
+            env=env,
+        )
         assert daemon.stdout is not None
         json.loads(daemon.stdout.readline())
         try:
             out: mp.Queue = mp.Queue()  # type: ignore[type-arg]
-            procs = [mp.Process(target=client, args=(str(sock), seconds, touch, i, out)) for i in range(clients)]
+            procs = [
+                mp.Process(target=client, args=(str(sock), seconds, touch, i, out))
+                for i in range(clients)
+            ]
             t0 = time.perf_counter()
             for p in procs:
                 p.start()
@@ -67,7 +95,11 @@ def run(clients: int, seconds: float, touch: bool) -> dict[str, float]:
         finally:
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(60)
-    return {"ops_s": len(lat) / wall, "p50_ms": lat[len(lat) // 2] * 1e3, "p99_ms": lat[int(len(lat) * 0.99)] * 1e3}
+    return {
+        "ops_s": len(lat) / wall,
+        "p50_ms": lat[len(lat) // 2] * 1e3,
+        "p99_ms": lat[int(len(lat) * 0.99)] * 1e3,
+    }
 
 
 def main() -> None:

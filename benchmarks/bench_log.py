@@ -129,7 +129,9 @@ def _field_remember(durability: str, n: int) -> Callable[[str], float]:
         t0 = time.perf_counter()
         for _ in range(n):
             remember(TEXT)
-        assert len(f) == n  # a read: remember()'s queued puts reach the organs here, inside the timing
+        assert (
+            len(f) == n
+        )  # a read: remember()'s queued puts reach the organs here, inside the timing
         f.close()  # buffered: the write happens here
         return time.perf_counter() - t0
 
@@ -201,26 +203,64 @@ def _sqlite(synchronous: str, n: int) -> Callable[[str], float]:
 def test_write_loops(benchmark: Any) -> None:
     """One thread, no fsync: remember / append (flush, buffered) vs Python write+flush
     and SQLite NORMAL, interleaved round by round."""
-    run_group(benchmark, [
-        ("remember/flush", N, _field_remember("flush", N),
-         {"what": "Field.remember (no embedding)", "durability": "flush"}),
-        ("remember/buffered", N, _field_remember("buffered", N),
-         {"what": "Field.remember (no embedding), timed through close()", "durability": "buffered"}),
-        ("append/flush", N, _log_append("flush", N),
-         {"what": "SegmentLog.append (pre-encoded)", "durability": "flush", "payload_bytes": len(PAYLOAD)}),
-        ("append/buffered", N, _log_append("buffered", N),
-         {"what": "SegmentLog.append (pre-encoded), timed through close()", "durability": "buffered",
-          "payload_bytes": len(PAYLOAD)}),
-        ("python/write+flush", N, _py_file(N, fsync=False),
-         {"what": "Python f.write(record); f.flush()", "record_bytes": len(RECORD)}),
-        ("sqlite/NORMAL", N, _sqlite("NORMAL", N),
-         {"what": "SQLite WAL synchronous=NORMAL, one row per transaction"}),
-    ])
+    run_group(
+        benchmark,
+        [
+            (
+                "remember/flush",
+                N,
+                _field_remember("flush", N),
+                {"what": "Field.remember (no embedding)", "durability": "flush"},
+            ),
+            (
+                "remember/buffered",
+                N,
+                _field_remember("buffered", N),
+                {
+                    "what": "Field.remember (no embedding), timed through close()",
+                    "durability": "buffered",
+                },
+            ),
+            (
+                "append/flush",
+                N,
+                _log_append("flush", N),
+                {
+                    "what": "SegmentLog.append (pre-encoded)",
+                    "durability": "flush",
+                    "payload_bytes": len(PAYLOAD),
+                },
+            ),
+            (
+                "append/buffered",
+                N,
+                _log_append("buffered", N),
+                {
+                    "what": "SegmentLog.append (pre-encoded), timed through close()",
+                    "durability": "buffered",
+                    "payload_bytes": len(PAYLOAD),
+                },
+            ),
+            (
+                "python/write+flush",
+                N,
+                _py_file(N, fsync=False),
+                {"what": "Python f.write(record); f.flush()", "record_bytes": len(RECORD)},
+            ),
+            (
+                "sqlite/NORMAL",
+                N,
+                _sqlite("NORMAL", N),
+                {"what": "SQLite WAL synchronous=NORMAL, one row per transaction"},
+            ),
+        ],
+    )
 
 
 # ---- fsync with concurrent appenders (group commit) -----------------------------------
-def _threaded(threads: int, n: int, make: Callable[[str], tuple[Callable[[int], None], Callable[[], None]]]
-              ) -> Callable[[str], float]:
+def _threaded(
+    threads: int, n: int, make: Callable[[str], tuple[Callable[[int], None], Callable[[], None]]]
+) -> Callable[[str], float]:
     """``make(dir)`` -> (work(count) run by each thread, close()). Returns the wall
     time from the common start to the last thread's end, plus close."""
 
@@ -311,18 +351,45 @@ def _mt_sqlite(d: str) -> tuple[Callable[[int], None], Callable[[], None]]:
 def test_fsync(benchmark: Any, threads: int) -> None:
     """durability="fsync" with `threads` appenders (group commit) vs SQLite FULL with
     one connection per thread, and the one-thread Python write+fdatasync loop, interleaved."""
-    run_group(benchmark, [
-        (f"mt/remember/{threads}", SYNC_N, _threaded(threads, SYNC_N, _mt_field(f"mt/remember/{threads}")),
-         {"what": "Field.remember, durability=fsync", "threads": threads}),
-        (f"mt/append/{threads}", SYNC_N, _threaded(threads, SYNC_N, _mt_log(f"mt/append/{threads}")),
-         {"what": "SegmentLog.append, durability=fsync", "threads": threads, "payload_bytes": len(PAYLOAD)}),
-        (f"mt/sqlite-FULL/{threads}", SYNC_N, _threaded(threads, SYNC_N, _mt_sqlite),
-         {"what": "SQLite WAL synchronous=FULL, one row per transaction, a connection per thread",
-          "threads": threads}),
-        (f"mt/python-fdatasync/{threads}", SYNC_N, _py_file(SYNC_N, fsync=True),
-         {"what": "Python write+flush+os.fdatasync per record (one thread; the reference of this window)",
-          "record_bytes": len(RECORD)}),
-    ])
+    run_group(
+        benchmark,
+        [
+            (
+                f"mt/remember/{threads}",
+                SYNC_N,
+                _threaded(threads, SYNC_N, _mt_field(f"mt/remember/{threads}")),
+                {"what": "Field.remember, durability=fsync", "threads": threads},
+            ),
+            (
+                f"mt/append/{threads}",
+                SYNC_N,
+                _threaded(threads, SYNC_N, _mt_log(f"mt/append/{threads}")),
+                {
+                    "what": "SegmentLog.append, durability=fsync",
+                    "threads": threads,
+                    "payload_bytes": len(PAYLOAD),
+                },
+            ),
+            (
+                f"mt/sqlite-FULL/{threads}",
+                SYNC_N,
+                _threaded(threads, SYNC_N, _mt_sqlite),
+                {
+                    "what": "SQLite WAL synchronous=FULL, one row per transaction, a connection per thread",
+                    "threads": threads,
+                },
+            ),
+            (
+                f"mt/python-fdatasync/{threads}",
+                SYNC_N,
+                _py_file(SYNC_N, fsync=True),
+                {
+                    "what": "Python write+flush+os.fdatasync per record (one thread; the reference of this window)",
+                    "record_bytes": len(RECORD),
+                },
+            ),
+        ],
+    )
 
 
 # ---- replay ------------------------------------------------------------------------
@@ -356,8 +423,11 @@ def replay_data() -> Any:
     for start in range(0, REPLAY_N, chunk):
         rows = []
         for i in range(start + 1, min(start + chunk, REPLAY_N) + 1):
-            p = encode(ops.PutPayload(id=(INSTANCE << 32) | i, text=_replay_text(i),
-                                      created_ms=1_700_000_000_000 + i))
+            p = encode(
+                ops.PutPayload(
+                    id=(INSTANCE << 32) | i, text=_replay_text(i), created_ms=1_700_000_000_000 + i
+                )
+            )
             log.append(PUT_CODE, p)
             rows.append((PUT_CODE, p))
             payloads_bytes += len(p)
@@ -370,8 +440,12 @@ def replay_data() -> Any:
     build_s = time.perf_counter() - t0
     if progress is not None:
         progress.stop()
-    yield {"root": root, "db": os.path.join(d, "db.sqlite"), "build_s": build_s,
-           "mean_payload": payloads_bytes / max(1, REPLAY_N)}
+    yield {
+        "root": root,
+        "db": os.path.join(d, "db.sqlite"),
+        "build_s": build_s,
+        "mean_payload": payloads_bytes / max(1, REPLAY_N),
+    }
     shutil.rmtree(d, ignore_errors=True)
 
 
@@ -432,16 +506,33 @@ def _replay_cases(data: Any) -> list[tuple[str, str, Callable[[], None]]]:
         con.close()
 
     return [
-        ("replay/field-open", "chitta.open(read_only=True): read, decode, apply into the organs", field_open),
-        ("replay/native-read", "SegmentLog(read_only=True).read_new() (CRC-checked, merged)", native_read),
-        ("replay/native-read+decode", "read_new() + runs() + ops.decode_run (msgspec; no organs)", native_decode),
-        ("replay/native-read+decode_records",
-         ("read_new() + op_runs() + ops.decode_records (puts built natively; "
-          "no organs)"), native_decode_records),
+        (
+            "replay/field-open",
+            "chitta.open(read_only=True): read, decode, apply into the organs",
+            field_open,
+        ),
+        (
+            "replay/native-read",
+            "SegmentLog(read_only=True).read_new() (CRC-checked, merged)",
+            native_read,
+        ),
+        (
+            "replay/native-read+decode",
+            "read_new() + runs() + ops.decode_run (msgspec; no organs)",
+            native_decode,
+        ),
+        (
+            "replay/native-read+decode_records",
+            ("read_new() + op_runs() + ops.decode_records (puts built natively; no organs)"),
+            native_decode_records,
+        ),
         ("replay/sqlite-fetch", "SQLite SELECT op, payload ORDER BY id, fetchall", sqlite_fetch),
         ("replay/sqlite-fetch+decode", "SQLite fetchall + msgspec decode per row", sqlite_decode),
-        ("replay/sqlite-fetch+decode+organ", "SQLite fetchall + msgspec decode + MemoriesOrgan._put per row",
-         sqlite_organ),
+        (
+            "replay/sqlite-fetch+decode+organ",
+            "SQLite fetchall + msgspec decode + MemoriesOrgan._put per row",
+            sqlite_organ,
+        ),
     ]
 
 
@@ -461,11 +552,19 @@ def test_replay(benchmark: Any, replay_data: Any) -> None:
 
     benchmark.pedantic(target, rounds=_rounds(benchmark), iterations=1)
     benchmark.extra_info["replay_field_build_s"] = replay_data["build_s"]
-    RESULTS["replay/build"] = {"seconds": replay_data["build_s"], "records": REPLAY_N,
-                               "mean_payload_bytes": round(replay_data["mean_payload"], 1)}
+    RESULTS["replay/build"] = {
+        "seconds": replay_data["build_s"],
+        "records": REPLAY_N,
+        "mean_payload_bytes": round(replay_data["mean_payload"], 1),
+    }
     for key, what, _fn in cases:
-        info = {"what": what, "records": REPLAY_N, "seconds": best[key], "records_per_s": REPLAY_N / best[key],
-                "mean_payload_bytes": round(replay_data["mean_payload"], 1)}
+        info = {
+            "what": what,
+            "records": REPLAY_N,
+            "seconds": best[key],
+            "records_per_s": REPLAY_N / best[key],
+            "mean_payload_bytes": round(replay_data["mean_payload"], 1),
+        }
         benchmark.extra_info[key] = info
         RESULTS[key] = info
 
@@ -494,8 +593,14 @@ def test_replay_rss(replay_data: Any) -> None:
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", _RSS_CHILD, replay_data["root"]], cwd=BASE,
-                         capture_output=True, text=True, check=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", _RSS_CHILD, replay_data["root"]],
+        cwd=BASE,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
     RESULTS["replay/rss"] = json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -518,80 +623,129 @@ def _ratio(a: str, b: str) -> str:
 
 def summary_lines() -> list[str]:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    lines = [(f"chitta log benchmarks: N={N:,} SYNC_N={SYNC_N:,} REPLAY_N={REPLAY_N:,} dir={BASE} "
-              f"(load average at the end: {load})")]
+    lines = [
+        (
+            f"chitta log benchmarks: N={N:,} SYNC_N={SYNC_N:,} REPLAY_N={REPLAY_N:,} dir={BASE} "
+            f"(load average at the end: {load})"
+        )
+    ]
     lines.append("")
     lines.append("| case (one thread) | records/s | vs Python write+flush | vs SQLite NORMAL |")
     lines.append("|---|---|---|---|")
-    for key in ["remember/flush", "remember/buffered", "append/flush", "append/buffered", "python/write+flush",
-                "sqlite/NORMAL"]:
+    for key in [
+        "remember/flush",
+        "remember/buffered",
+        "append/flush",
+        "append/buffered",
+        "python/write+flush",
+        "sqlite/NORMAL",
+    ]:
         if key in RESULTS:
-            lines.append(f"| {key} | {_fmt(_rate(key))} | {_ratio(key, 'python/write+flush')} | "
-                         f"{_ratio(key, 'sqlite/NORMAL')} |")
+            lines.append(
+                f"| {key} | {_fmt(_rate(key))} | {_ratio(key, 'python/write+flush')} | "
+                f"{_ratio(key, 'sqlite/NORMAL')} |"
+            )
     lines.append("")
-    lines.append("| fsync, threads | remember | append | SQLite FULL | Python fdatasync (1 thread) "
-                 "| remember / SQLite | append / SQLite | remember / Python | append / Python |")
+    lines.append(
+        "| fsync, threads | remember | append | SQLite FULL | Python fdatasync (1 thread) "
+        "| remember / SQLite | append / SQLite | remember / Python | append / Python |"
+    )
     lines.append("|---|---|---|---|---|---|---|---|---|")
     for t in THREADS:
-        a, b, c, p = f"mt/remember/{t}", f"mt/append/{t}", f"mt/sqlite-FULL/{t}", f"mt/python-fdatasync/{t}"
+        a, b, c, p = (
+            f"mt/remember/{t}",
+            f"mt/append/{t}",
+            f"mt/sqlite-FULL/{t}",
+            f"mt/python-fdatasync/{t}",
+        )
         if any(k in RESULTS for k in (a, b, c)):
-            lines.append(f"| {t} | {_fmt(_rate(a))} | {_fmt(_rate(b))} | {_fmt(_rate(c))} | {_fmt(_rate(p))} | "
-                         f"{_ratio(a, c)} | {_ratio(b, c)} | {_ratio(a, p)} | {_ratio(b, p)} |")
+            lines.append(
+                f"| {t} | {_fmt(_rate(a))} | {_fmt(_rate(b))} | {_fmt(_rate(c))} | {_fmt(_rate(p))} | "
+                f"{_ratio(a, c)} | {_ratio(b, c)} | {_ratio(a, p)} | {_ratio(b, p)} |"
+            )
     lines.append("")
-    lines.append("| replay | ops/s | vs SQLite fetch | vs SQLite fetch+decode | vs SQLite fetch+decode+organ |")
+    lines.append(
+        "| replay | ops/s | vs SQLite fetch | vs SQLite fetch+decode | vs SQLite fetch+decode+organ |"
+    )
     lines.append("|---|---|---|---|---|")
-    for key in ["replay/field-open", "replay/native-read", "replay/native-read+decode",
-                "replay/native-read+decode_records", "replay/sqlite-fetch",
-                "replay/sqlite-fetch+decode", "replay/sqlite-fetch+decode+organ"]:
+    for key in [
+        "replay/field-open",
+        "replay/native-read",
+        "replay/native-read+decode",
+        "replay/native-read+decode_records",
+        "replay/sqlite-fetch",
+        "replay/sqlite-fetch+decode",
+        "replay/sqlite-fetch+decode+organ",
+    ]:
         if key in RESULTS:
-            lines.append(f"| {key} | {_fmt(_rate(key))} | {_ratio(key, 'replay/sqlite-fetch')} | "
-                         f"{_ratio(key, 'replay/sqlite-fetch+decode')} | "
-                         f"{_ratio(key, 'replay/sqlite-fetch+decode+organ')} |")
+            lines.append(
+                f"| {key} | {_fmt(_rate(key))} | {_ratio(key, 'replay/sqlite-fetch')} | "
+                f"{_ratio(key, 'replay/sqlite-fetch+decode')} | "
+                f"{_ratio(key, 'replay/sqlite-fetch+decode+organ')} |"
+            )
     lines.append("")
     if SYNC_STATS:
-        lines.append("| fsync case | syncs | records/sync | mean fdatasync | max fdatasync | mean leader delay "
-                     "| records-per-sync histogram (1, 2-3, 4-7, ...) |")
+        lines.append(
+            "| fsync case | syncs | records/sync | mean fdatasync | max fdatasync | mean leader delay "
+            "| records-per-sync histogram (1, 2-3, 4-7, ...) |"
+        )
         lines.append("|---|---|---|---|---|---|---|")
         for key, s in SYNC_STATS.items():
             n = max(1, s["syncs"])
             hist = list(s["per_sync"])
             while len(hist) > 1 and hist[-1] == 0:
                 hist.pop()
-            lines.append(f"| {key} | {s['syncs']} | {s['records'] / n:.1f} | {s['sync_ns'] / n / 1e6:.3f} ms | "
-                         f"{s['max_sync_ns'] / 1e6:.2f} ms | {s['delay_ns'] / n / 1e3:.0f} us | {hist} |")
+            lines.append(
+                f"| {key} | {s['syncs']} | {s['records'] / n:.1f} | {s['sync_ns'] / n / 1e6:.3f} ms | "
+                f"{s['max_sync_ns'] / 1e6:.2f} ms | {s['delay_ns'] / n / 1e3:.0f} us | {hist} |"
+            )
         lines.append("")
     if "replay/rss" in RESULTS:
         r = RESULTS["replay/rss"]
-        lines.append(f"replay field opened in a child process: {r['memories']:,} memories, open {r['open_s']:.2f} s, "
-                     f"{r['open_bytes_per_memory']:.0f} B RSS per memory; after the first recall "
-                     f"(+{r['first_recall_s']:.2f} s) {r['recall_bytes_per_memory']:.0f} B per memory")
+        lines.append(
+            f"replay field opened in a child process: {r['memories']:,} memories, open {r['open_s']:.2f} s, "
+            f"{r['open_bytes_per_memory']:.0f} B RSS per memory; after the first recall "
+            f"(+{r['first_recall_s']:.2f} s) {r['recall_bytes_per_memory']:.0f} B per memory"
+        )
         lines.append("")
     if "replay/build" in RESULTS:
         r = RESULTS["replay/build"]
-        lines.append(f"replay field: {r['records']:,} PutPayloads, mean payload {r['mean_payload_bytes']} bytes, "
-                     f"written (encode + SegmentLog buffered append + SQLite executemany) in {r['seconds']:.1f} s")
+        lines.append(
+            f"replay field: {r['records']:,} PutPayloads, mean payload {r['mean_payload_bytes']} bytes, "
+            f"written (encode + SegmentLog buffered append + SQLite executemany) in {r['seconds']:.1f} s"
+        )
         lines.append("")
     targets = []
     rf = _rate("remember/flush")
     if rf is not None:
         py, sq = _rate("python/write+flush"), _rate("sqlite/NORMAL")
-        targets.append(f"remember flush >= 100K/s: {_fmt(rf)} -> {'met' if rf >= 1e5 else 'NOT met'}")
+        targets.append(
+            f"remember flush >= 100K/s: {_fmt(rf)} -> {'met' if rf >= 1e5 else 'NOT met'}"
+        )
         if py:
-            targets.append(f"remember flush >= 0.5x Python write+flush: {rf / py:.2f}x -> "
-                           f"{'met' if rf >= 0.5 * py else 'NOT met'}")
+            targets.append(
+                f"remember flush >= 0.5x Python write+flush: {rf / py:.2f}x -> "
+                f"{'met' if rf >= 0.5 * py else 'NOT met'}"
+            )
         if sq:
-            targets.append(f"remember flush >= 4x SQLite NORMAL: {rf / sq:.2f}x -> "
-                           f"{'met' if rf >= 4 * sq else 'NOT met'}")
+            targets.append(
+                f"remember flush >= 4x SQLite NORMAL: {rf / sq:.2f}x -> "
+                f"{'met' if rf >= 4 * sq else 'NOT met'}"
+            )
     mt = [(t, _rate(f"mt/remember/{t}"), _rate(f"mt/append/{t}")) for t in THREADS]
     best_r = max((r for _t, r, _a in mt if r), default=None)
     best_a = max((a for _t, _r, a in mt if a), default=None)
     if best_r is not None:
-        targets.append(f"fsync group commit >= 100K/s (best over threads): remember {_fmt(best_r)} -> "
-                       f"{'met' if best_r >= 1e5 else 'NOT met'}; append {_fmt(best_a)} -> "
-                       f"{'met' if best_a and best_a >= 1e5 else 'NOT met'}")
+        targets.append(
+            f"fsync group commit >= 100K/s (best over threads): remember {_fmt(best_r)} -> "
+            f"{'met' if best_r >= 1e5 else 'NOT met'}; append {_fmt(best_a)} -> "
+            f"{'met' if best_a and best_a >= 1e5 else 'NOT met'}"
+        )
     ro = _rate("replay/field-open")
     if ro is not None:
-        targets.append(f"replay into the organs >= 1M ops/s: {_fmt(ro)} -> {'met' if ro >= 1e6 else 'NOT met'}")
+        targets.append(
+            f"replay into the organs >= 1M ops/s: {_fmt(ro)} -> {'met' if ro >= 1e6 else 'NOT met'}"
+        )
     lines += ["Targets:"] + ["  " + t for t in targets]
     return lines
 
@@ -604,8 +758,19 @@ def _print_summary(request: Any) -> Any:
     lines = summary_lines()
     out = os.environ.get("CHITTA_BENCH_JSON")
     if out:
-        Path(out).write_text(json.dumps({"N": N, "SYNC_N": SYNC_N, "REPLAY_N": REPLAY_N, "results": RESULTS,
-                                         "sync_stats": SYNC_STATS, "loadavg": os.getloadavg()}, indent=1))
+        Path(out).write_text(
+            json.dumps(
+                {
+                    "N": N,
+                    "SYNC_N": SYNC_N,
+                    "REPLAY_N": REPLAY_N,
+                    "results": RESULTS,
+                    "sync_stats": SYNC_STATS,
+                    "loadavg": os.getloadavg(),
+                },
+                indent=1,
+            )
+        )
     write_lines(request, ["", *lines])
 
 

@@ -47,7 +47,10 @@ from bench_log import (
     write_lines,
 )
 
-SHAPES = [tuple(int(x) for x in s.split("x")) for s in os.environ.get("CHITTA_BENCH_PROCS", "2x32,4x16").split(",")]
+SHAPES = [
+    tuple(int(x) for x in s.split("x"))
+    for s in os.environ.get("CHITTA_BENCH_PROCS", "2x32,4x16").split(",")
+]
 
 CHILD = r"""
 import json, os, sys, threading, time
@@ -98,9 +101,15 @@ def _processes(kind: str, procs: int, threads: int, n: int) -> Callable[[str], f
             chitta.open(root, embedder=None).close()
         counts = [n // procs + (1 if i < n % procs else 0) for i in range(procs)]
         children = [
-            subprocess.Popen([sys.executable, "-c", CHILD, root, kind, str(threads), str(c), str(100 + i)],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
-            for i, c in enumerate(counts)]
+            subprocess.Popen(
+                [sys.executable, "-c", CHILD, root, kind, str(threads), str(c), str(100 + i)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                cwd=tempfile.gettempdir(),
+            )
+            for i, c in enumerate(counts)
+        ]
         try:
             for c in children:
                 assert c.stdout is not None and c.stdout.readline().strip() == "ready"
@@ -131,15 +140,37 @@ def _processes(kind: str, procs: int, threads: int, n: int) -> Callable[[str], f
 def test_fsync_processes(benchmark: Any, shape: tuple[int, int]) -> None:
     procs, threads = shape
     total = procs * threads
-    run_group(benchmark, [
-        (f"procs/remember/{procs}x{threads}", SYNC_N, _processes("remember", procs, threads, SYNC_N),
-         {"what": "Field.remember, durability=fsync, one shared field", "processes": procs, "threads": threads}),
-        (f"procs/append/{procs}x{threads}", SYNC_N, _processes("append", procs, threads, SYNC_N),
-         {"what": "SegmentLog.append, durability=fsync, one instance per process", "processes": procs,
-          "threads": threads}),
-        (f"threads/remember/{total}", SYNC_N, _threaded(total, SYNC_N, _mt_field(f"threads/remember/{total}")),
-         {"what": "Field.remember, durability=fsync, one process", "threads": total}),
-    ])
+    run_group(
+        benchmark,
+        [
+            (
+                f"procs/remember/{procs}x{threads}",
+                SYNC_N,
+                _processes("remember", procs, threads, SYNC_N),
+                {
+                    "what": "Field.remember, durability=fsync, one shared field",
+                    "processes": procs,
+                    "threads": threads,
+                },
+            ),
+            (
+                f"procs/append/{procs}x{threads}",
+                SYNC_N,
+                _processes("append", procs, threads, SYNC_N),
+                {
+                    "what": "SegmentLog.append, durability=fsync, one instance per process",
+                    "processes": procs,
+                    "threads": threads,
+                },
+            ),
+            (
+                f"threads/remember/{total}",
+                SYNC_N,
+                _threaded(total, SYNC_N, _mt_field(f"threads/remember/{total}")),
+                {"what": "Field.remember, durability=fsync, one process", "threads": total},
+            ),
+        ],
+    )
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -148,16 +179,28 @@ def _print_summary(request: Any) -> Any:
     rows = []
     for procs, threads in SHAPES:
         total = procs * threads
-        a, b, c = f"procs/remember/{procs}x{threads}", f"procs/append/{procs}x{threads}", f"threads/remember/{total}"
+        a, b, c = (
+            f"procs/remember/{procs}x{threads}",
+            f"procs/append/{procs}x{threads}",
+            f"threads/remember/{total}",
+        )
         if a in RESULTS:
             ra, rc = _rate(a), _rate(c)
             ratio = f"{ra / rc:.2f}x" if ra and rc else "-"
-            rows.append(f"| {procs} x {threads} | {_fmt(ra)} | {_fmt(_rate(b))} | {_fmt(rc)} | {ratio} |")
+            rows.append(
+                f"| {procs} x {threads} | {_fmt(ra)} | {_fmt(_rate(b))} | {_fmt(rc)} | {ratio} |"
+            )
     if not rows:
         return
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    lines = [f"fsync across processes: SYNC_N={SYNC_N:,}, load average {load} (bench_log THREADS={THREADS})", "",
-             ("| processes x threads | remember, all processes | append, all processes "
-              "| remember, one process with as many threads | processes / one process |"),
-             "|---|---|---|---|---|", *rows]
+    lines = [
+        f"fsync across processes: SYNC_N={SYNC_N:,}, load average {load} (bench_log THREADS={THREADS})",
+        "",
+        (
+            "| processes x threads | remember, all processes | append, all processes "
+            "| remember, one process with as many threads | processes / one process |"
+        ),
+        "|---|---|---|---|---|",
+        *rows,
+    ]
     write_lines(request, lines)

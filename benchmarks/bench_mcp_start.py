@@ -37,7 +37,9 @@ print(t1 - t0, t2 - t1)
 """
 
 
-SERIAL_CODE = "import chitta.cli, chitta.cli.serve, chitta.field, mcp.server.lowlevel, mcp.server.stdio"
+SERIAL_CODE = (
+    "import chitta.cli, chitta.cli.serve, chitta.field, mcp.server.lowlevel, mcp.server.stdio"
+)
 
 
 def _chitta() -> list[str]:
@@ -53,8 +55,12 @@ def stdio_start_s(field: Path, *extra: str, env: dict[str, str] = ENV) -> tuple[
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     cmd = _chitta()
-    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "--path", str(field), "mcp", *extra],
-                                   cwd=str(field.parent), env=env)
+    params = StdioServerParameters(
+        command=cmd[0],
+        args=[*cmd[1:], "--path", str(field), "mcp", *extra],
+        cwd=str(field.parent),
+        env=env,
+    )
     out: list[float] = []
 
     async def main() -> None:
@@ -78,8 +84,12 @@ def http_start_s(field: Path) -> float:
     from mcp.client.streamable_http import streamable_http_client
 
     t0 = time.perf_counter()
-    proc = subprocess.Popen([*_chitta(), "--path", str(field), "mcp", "--http", "--port", "0", "--json"],
-                            stdout=subprocess.PIPE, cwd=field.parent, env=ENV)
+    proc = subprocess.Popen(
+        [*_chitta(), "--path", str(field), "mcp", "--http", "--port", "0", "--json"],
+        stdout=subprocess.PIPE,
+        cwd=field.parent,
+        env=ENV,
+    )
     try:
         assert proc.stdout is not None
         with selectors.DefaultSelector() as sel:
@@ -104,8 +114,12 @@ class WarmHost:
 
     def __init__(self, field: Path, runtime: Path) -> None:
         self.env = {**ENV, "XDG_RUNTIME_DIR": str(runtime)}
-        self.proc = subprocess.Popen([*_chitta(), "--path", str(field), "mcp-host", "--json"],
-                                     stdout=subprocess.PIPE, cwd="/", env=self.env)
+        self.proc = subprocess.Popen(
+            [*_chitta(), "--path", str(field), "mcp-host", "--json"],
+            stdout=subprocess.PIPE,
+            cwd="/",
+            env=self.env,
+        )
         assert self.proc.stdout is not None
         with selectors.DefaultSelector() as sel:
             sel.register(self.proc.stdout, selectors.EVENT_READ)
@@ -126,8 +140,14 @@ def run_s(code: str, *args: str) -> float:
 
 
 def open_parts_s(field: Path) -> tuple[float, float]:
-    out = subprocess.run([sys.executable, "-c", OPEN_CODE, str(field)], check=True, cwd="/", env=ENV,
-                         capture_output=True, text=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", OPEN_CODE, str(field)],
+        check=True,
+        cwd="/",
+        env=ENV,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     return float(out[0]), float(out[1])
 
 
@@ -137,7 +157,10 @@ def measure(runs: int, progress: Callable[[str], None] = lambda _: None) -> dict
     def add(name: str, value: float) -> None:
         rows.setdefault(name, []).append(value)
 
-    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(prefix="cmb", dir="/tmp") as run:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        tempfile.TemporaryDirectory(prefix="cmb", dir="/tmp") as run,
+    ):
         field = Path(tmp) / "field"
         import chitta
 
@@ -148,11 +171,19 @@ def measure(runs: int, progress: Callable[[str], None] = lambda _: None) -> dict
             _measure_runs(field, runs, host, add, progress)
         finally:
             host.stop()
-    return {k: {"min_s": min(v), "median_s": statistics.median(v), "runs": len(v)} for k, v in rows.items()}
+    return {
+        k: {"min_s": min(v), "median_s": statistics.median(v), "runs": len(v)}
+        for k, v in rows.items()
+    }
 
 
-def _measure_runs(field: Path, runs: int, host: WarmHost, add: Callable[[str, float], None],
-                  progress: Callable[[str], None]) -> None:
+def _measure_runs(
+    field: Path,
+    runs: int,
+    host: WarmHost,
+    add: Callable[[str, float], None],
+    progress: Callable[[str], None],
+) -> None:
     for i in range(runs):  # interleaved, so a burst of load spreads over every row
         progress(f"run {i + 1}/{runs}")
         add("python -c pass", run_s("pass"))
@@ -163,7 +194,10 @@ def _measure_runs(field: Path, runs: int, host: WarmHost, add: Callable[[str, fl
         add("import mcp_types (the SDK's wire types alone)", run_s("import mcp_types"))
         add("import mcp.server.lowlevel (the SDK as served)", run_s("import mcp.server.lowlevel"))
         add("serial: import chitta.cli, chitta.field, then the SDK", run_s(SERIAL_CODE))
-        add("import chitta.mcp.forward (all the forwarder imports)", run_s("import chitta.mcp.forward"))
+        add(
+            "import chitta.mcp.forward (all the forwarder imports)",
+            run_s("import chitta.mcp.forward"),
+        )
         init, first = stdio_start_s(field, "--no-host")
         add("chitta mcp --no-host (stdio, SDK in-process): spawn -> initialize answered", init)
         add("chitta mcp --no-host (stdio, SDK in-process): spawn -> first tool answer", first)
@@ -181,7 +215,9 @@ def test_mcp_cold_start(benchmark: Any, tmp_path: Path) -> None:
 
     with chitta.open(tmp_path / "field", embedder=None) as f:
         f.remember("x")
-    benchmark.pedantic(stdio_start_s, args=(tmp_path / "field", "--no-host"), rounds=1, iterations=1)
+    benchmark.pedantic(
+        stdio_start_s, args=(tmp_path / "field", "--no-host"), rounds=1, iterations=1
+    )
 
 
 if __name__ == "__main__":
@@ -194,7 +230,11 @@ if __name__ == "__main__":
     err = Console(stderr=True)
     with err.status("measuring") as status:
         result = measure(a.runs, lambda text: status.update(f"measuring: {text}"))
-    result["_machine"] = {"loadavg_after": os.getloadavg(), "cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    result["_machine"] = {
+        "loadavg_after": os.getloadavg(),
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+    }
     if a.json:
         print(json.dumps(result, indent=2))
     else:
@@ -203,6 +243,11 @@ if __name__ == "__main__":
         table = Table("what", "min", "median", "runs", title="chitta mcp cold start")
         for k, v in result.items():
             if not k.startswith("_"):
-                table.add_row(k, f"{v['min_s'] * 1000:,.0f} ms", f"{v['median_s'] * 1000:,.0f} ms", str(v["runs"]))
+                table.add_row(
+                    k,
+                    f"{v['min_s'] * 1000:,.0f} ms",
+                    f"{v['median_s'] * 1000:,.0f} ms",
+                    str(v["runs"]),
+                )
         Console().print(table)
         err.print(f"load average after: {result['_machine']['loadavg_after']}")

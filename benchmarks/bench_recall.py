@@ -109,7 +109,9 @@ def default_model_settings(field: chitta.Field) -> Any:
     from chitta.recall.presets import settings_for
 
     settings, vocabulary = field.core.engine.settings, field.core.engine.vocabulary
-    field.core.engine.settings = dataclasses.replace(settings_for(OnnxMiniLM(), settings), expansion_min_cosine=-1.0)
+    field.core.engine.settings = dataclasses.replace(
+        settings_for(OnnxMiniLM(), settings), expansion_min_cosine=-1.0
+    )
     field.core.engine.vocabulary = synthetic_vocabulary()
     try:
         yield
@@ -127,16 +129,25 @@ def corpus(n: int) -> tuple[np.ndarray, list[str]]:
     return datagen.clustered_vectors(n, 384, n_clusters=max(10, n // 100), seed=1), texts(n)
 
 
-def build(root: Path, n: int, progress: Progress | None = None) -> tuple[chitta.Field, np.ndarray, list[str]]:
+def build(
+    root: Path, n: int, progress: Progress | None = None
+) -> tuple[chitta.Field, np.ndarray, list[str]]:
     """The field of ``n`` memories at ``root`` (reopened when a finished one is there)."""
     vecs, docs = corpus(n)
     if (root / "BUILT").exists():
         return chitta.open(root, embedder=None), vecs, docs
     field = chitta.open(root, durability="buffered", embedder=None)
     task = progress.add_task(f"writing {n:,}", total=n) if progress else None
-    with one_thread():  # the encoder's learning steps are BLAS-heavy; the build is not what is timed
+    with (
+        one_thread()
+    ):  # the encoder's learning steps are BLAS-heavy; the build is not what is timed
         for lo in range(0, n, 2048):
-            field.remember_many([{"text": t, "embedding": v} for t, v in zip(docs[lo : lo + 2048], vecs[lo : lo + 2048])])
+            field.remember_many(
+                [
+                    {"text": t, "embedding": v}
+                    for t, v in zip(docs[lo : lo + 2048], vecs[lo : lo + 2048])
+                ]
+            )
             if progress and task is not None:
                 progress.advance(task, min(2048, n - lo))
     field.flush()
@@ -166,18 +177,25 @@ def percentiles(fn: Callable[[int], object], nq: int) -> dict[str, float]:
         cpu.append(time.thread_time() - c0)
         proc.append(time.process_time() - p0)  # with the search thread's share (concurrent lanes)
     ms = np.array(wall) * 1000
-    return {"p50_ms": float(np.percentile(ms, 50)), "p99_ms": float(np.percentile(ms, 99)),
-            "cpu_p50_ms": float(np.percentile(np.array(cpu) * 1000, 50)),
-            "proc_cpu_p50_ms": float(np.percentile(np.array(proc) * 1000, 50))}
+    return {
+        "p50_ms": float(np.percentile(ms, 50)),
+        "p99_ms": float(np.percentile(ms, 99)),
+        "cpu_p50_ms": float(np.percentile(np.array(cpu) * 1000, 50)),
+        "proc_cpu_p50_ms": float(np.percentile(np.array(proc) * 1000, 50)),
+    }
 
 
-def recall_latency(field: chitta.Field, vecs: np.ndarray, docs: list[str], nq: int,
-                   stages: bool = False) -> dict[str, dict[str, float]]:
+def recall_latency(
+    field: chitta.Field, vecs: np.ndarray, docs: list[str], nq: int, stages: bool = False
+) -> dict[str, dict[str, float]]:
     qv, qt = queries(vecs, docs, nq)
     out = {}
     for name, lanes in LANE_SETS.items():
         out[name] = percentiles(
-            lambda i, lanes=lanes: field.recall(qt[i], vector=qv[i], k=10, lanes=lanes, touch=False), nq
+            lambda i, lanes=lanes: field.recall(
+                qt[i], vector=qv[i], k=10, lanes=lanes, touch=False
+            ),
+            nq,
         )
     # The fields have no model, so the rows above fuse by weighted RRF. The default install's model asks
     # for convex score fusion (chitta.recall.presets), whose keyword lane goes deeper, and for the
@@ -187,12 +205,18 @@ def recall_latency(field: chitta.Field, vecs: np.ndarray, docs: list[str], nq: i
     if hasattr(settings, "fusion_alpha"):
         from chitta.encode import OnnxMiniLM
 
-        field.core.engine.settings = dataclasses.replace(settings, fusion_alpha=OnnxMiniLM.recall_fusion_alpha)
-        out[CONVEX] = percentiles(lambda i: field.recall(qt[i], vector=qv[i], k=10, touch=False), nq)
+        field.core.engine.settings = dataclasses.replace(
+            settings, fusion_alpha=OnnxMiniLM.recall_fusion_alpha
+        )
+        out[CONVEX] = percentiles(
+            lambda i: field.recall(qt[i], vector=qv[i], k=10, touch=False), nq
+        )
         field.core.engine.settings = settings
         if hasattr(settings, "expansion_weight"):
             with default_model_settings(field):
-                out[DEFAULT_INSTALL] = percentiles(lambda i: field.recall(qt[i], vector=qv[i], k=10, touch=False), nq)
+                out[DEFAULT_INSTALL] = percentiles(
+                    lambda i: field.recall(qt[i], vector=qv[i], k=10, touch=False), nq
+                )
     if stages:
         out["hybrid stages"] = stage_times(field, qv, qt, nq)
     return out
@@ -279,7 +303,9 @@ def competitors(vecs: np.ndarray, docs: list[str], nq: int) -> dict[str, dict[st
     return out
 
 
-def remember_rate(root: Path, n: int, embedder: Any, vectors: bool, blas_one_thread: bool = False) -> float:
+def remember_rate(
+    root: Path, n: int, embedder: Any, vectors: bool, blas_one_thread: bool = False
+) -> float:
     docs = texts(n, seed=5)
     vecs = datagen.clustered_vectors(n, 384, seed=2) if vectors else None
     ctx = one_thread() if blas_one_thread else contextlib.nullcontext()
@@ -294,17 +320,37 @@ def remember_rate(root: Path, n: int, embedder: Any, vectors: bool, blas_one_thr
         return n / (time.perf_counter() - t0)
 
 
-def run(sizes: list[int], nq: int, write_n: int, field_dir: Path | None, console: Console,
-        rivals: bool = True, stages: bool = False, concurrent_lanes: bool | None = None) -> dict[str, Any]:
+def run(
+    sizes: list[int],
+    nq: int,
+    write_n: int,
+    field_dir: Path | None,
+    console: Console,
+    rivals: bool = True,
+    stages: bool = False,
+    concurrent_lanes: bool | None = None,
+) -> dict[str, Any]:
     from chitta.encode import HashingEmbedder, default_embedder
 
-    result: dict[str, Any] = {"load_before": os.getloadavg(), "recall": {}, "floors": {}, "remember": {}}
-    with tempfile.TemporaryDirectory() as tmp, Progress(console=console, transient=True) as progress:
+    result: dict[str, Any] = {
+        "load_before": os.getloadavg(),
+        "recall": {},
+        "floors": {},
+        "remember": {},
+    }
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Progress(console=console, transient=True) as progress,
+    ):
         fields = field_dir or Path(tmp)
         for n in sizes:
             field, vecs, docs = build(fields / f"r{n}", n, progress)
-            if concurrent_lanes is not None and hasattr(field.core.engine.settings, "concurrent_lanes"):
-                field.core.engine.settings = dataclasses.replace(field.core.engine.settings, concurrent_lanes=concurrent_lanes)
+            if concurrent_lanes is not None and hasattr(
+                field.core.engine.settings, "concurrent_lanes"
+            ):
+                field.core.engine.settings = dataclasses.replace(
+                    field.core.engine.settings, concurrent_lanes=concurrent_lanes
+                )
             result["recall"][n] = recall_latency(field, vecs, docs, nq)
             if stages:
                 qv, qt = queries(vecs, docs, nq)
@@ -313,41 +359,76 @@ def run(sizes: list[int], nq: int, write_n: int, field_dir: Path | None, console
             if rivals:
                 result["floors"][n] = competitors(vecs, docs, nq)
         if write_n:
-            result["remember"]["caller vectors"] = remember_rate(Path(tmp) / "w1", write_n, None, True)
+            result["remember"]["caller vectors"] = remember_rate(
+                Path(tmp) / "w1", write_n, None, True
+            )
             result["remember"]["caller vectors, BLAS on one thread"] = remember_rate(
-                Path(tmp) / "w1b", write_n, None, True, blas_one_thread=True)
+                Path(tmp) / "w1b", write_n, None, True, blas_one_thread=True
+            )
             result["remember"]["no vectors"] = remember_rate(Path(tmp) / "w0", write_n, None, False)
-            result["remember"]["hashing embedder"] = remember_rate(Path(tmp) / "w2", write_n, HashingEmbedder(), False)
+            result["remember"]["hashing embedder"] = remember_rate(
+                Path(tmp) / "w2", write_n, HashingEmbedder(), False
+            )
             onnx = default_embedder()
             if onnx.name != HashingEmbedder().name:
-                result["remember"]["onnx MiniLM"] = remember_rate(Path(tmp) / "w3", max(256, write_n // 20), onnx, False)
+                result["remember"]["onnx MiniLM"] = remember_rate(
+                    Path(tmp) / "w3", max(256, write_n // 20), onnx, False
+                )
     result["load_after"] = os.getloadavg()
     return result
 
 
 def print_tables(result: dict[str, Any], console: Console) -> None:
     load = "/".join(f"{x:.1f}" for x in result["load_before"])
-    table = Table(title=f"Field.recall latency (query embedding excluded), k=10; load {load} (1/5/15 min)",
-                  title_justify="left")
-    for col in ("N", "lanes", "p50 ms", "p99 ms", "CPU p50 ms", "vs mem0 148 ms p50", "vs Zep 87 ms p50"):
+    table = Table(
+        title=f"Field.recall latency (query embedding excluded), k=10; load {load} (1/5/15 min)",
+        title_justify="left",
+    )
+    for col in (
+        "N",
+        "lanes",
+        "p50 ms",
+        "p99 ms",
+        "CPU p50 ms",
+        "vs mem0 148 ms p50",
+        "vs Zep 87 ms p50",
+    ):
         table.add_column(col)
     for n, lanes in result["recall"].items():
         for name, t in lanes.items():
-            table.add_row(f"{int(n):,}", name, f"{t['p50_ms']:.3f}", f"{t['p99_ms']:.3f}", f"{t['cpu_p50_ms']:.3f}",
-                          f"{148 / t['p50_ms']:.0f}x", f"{87 / t['p50_ms']:.0f}x")
+            table.add_row(
+                f"{int(n):,}",
+                name,
+                f"{t['p50_ms']:.3f}",
+                f"{t['p99_ms']:.3f}",
+                f"{t['cpu_p50_ms']:.3f}",
+                f"{148 / t['p50_ms']:.0f}x",
+                f"{87 / t['p50_ms']:.0f}x",
+            )
     console.print(table)
-    floors = Table(title="Search alone, same data and queries, top-50, one thread", title_justify="left")
+    floors = Table(
+        title="Search alone, same data and queries, top-50, one thread", title_justify="left"
+    )
     for col in ("N", "library", "p50 ms", "p99 ms", "CPU p50 ms", "chitta lane / it (p50)"):
         floors.add_column(col)
     for n, libs in result["floors"].items():
         for name, t in libs.items():
             lane = "bm25" if "bm25" in name else "dense"
             mine = result["recall"][n][lane]["p50_ms"]
-            floors.add_row(f"{int(n):,}", name, f"{t['p50_ms']:.3f}", f"{t['p99_ms']:.3f}", f"{t['cpu_p50_ms']:.3f}",
-                           f"{mine / t['p50_ms']:.2f}x ({lane})")
+            floors.add_row(
+                f"{int(n):,}",
+                name,
+                f"{t['p50_ms']:.3f}",
+                f"{t['p99_ms']:.3f}",
+                f"{t['cpu_p50_ms']:.3f}",
+                f"{mine / t['p50_ms']:.2f}x ({lane})",
+            )
     console.print(floors)
     if result.get("stages"):
-        st = Table(title="Where a hybrid recall goes (thread CPU, median per query, ms)", title_justify="left")
+        st = Table(
+            title="Where a hybrid recall goes (thread CPU, median per query, ms)",
+            title_justify="left",
+        )
         st.add_column("N")
         labels = list(next(iter(result["stages"].values())))
         for label in labels:
@@ -368,19 +449,38 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--sizes", default=os.environ.get("CHITTA_BENCH_RECALL_N", "10000,100000"))
     ap.add_argument("--queries", type=int, default=300)
-    ap.add_argument("--write-n", type=int, default=10000, help="memories per throughput run (0: skip)")
-    ap.add_argument("--field-dir", type=Path, default=None, help="keep and reuse the built fields here")
-    ap.add_argument("--no-competitors", action="store_true", help="skip SQLite FTS5, faiss and hnswlib")
-    ap.add_argument("--stages", action="store_true", help="also time the stages of a hybrid recall (thread CPU)")
-    ap.add_argument("--concurrent-lanes", choices=("on", "off"), default=None,
-                    help="RecallSettings.concurrent_lanes (default: the field's setting; ignored where absent)")
+    ap.add_argument(
+        "--write-n", type=int, default=10000, help="memories per throughput run (0: skip)"
+    )
+    ap.add_argument(
+        "--field-dir", type=Path, default=None, help="keep and reuse the built fields here"
+    )
+    ap.add_argument(
+        "--no-competitors", action="store_true", help="skip SQLite FTS5, faiss and hnswlib"
+    )
+    ap.add_argument(
+        "--stages", action="store_true", help="also time the stages of a hybrid recall (thread CPU)"
+    )
+    ap.add_argument(
+        "--concurrent-lanes",
+        choices=("on", "off"),
+        default=None,
+        help="RecallSettings.concurrent_lanes (default: the field's setting; ignored where absent)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    result = run(sizes, args.queries, args.write_n, args.field_dir, console, rivals=not args.no_competitors,
-                 stages=args.stages,
-                 concurrent_lanes=None if args.concurrent_lanes is None else args.concurrent_lanes == "on")
+    result = run(
+        sizes,
+        args.queries,
+        args.write_n,
+        args.field_dir,
+        console,
+        rivals=not args.no_competitors,
+        stages=args.stages,
+        concurrent_lanes=None if args.concurrent_lanes is None else args.concurrent_lanes == "on",
+    )
     if args.json:
         print(json.dumps(result))
     else:
@@ -396,7 +496,9 @@ def test_recall_bench_smoke(tmp_path: Path) -> None:
     st = stage_times(field, qv, qt, 20)
     assert set(lat) == {*LANE_SETS, CONVEX, DEFAULT_INSTALL}
     with default_model_settings(field):  # the default-settings row ran the expansion lane
-        assert any("expansion" in h.lanes for h in field.recall(qt[0], vector=qv[0], k=10, touch=False))
+        assert any(
+            "expansion" in h.lanes for h in field.recall(qt[0], vector=qv[0], k=10, touch=False)
+        )
     field.close()
     assert {"total", "lanes", "tail", "field", "the k memories"} <= set(st)
     assert "sqlite fts5 (bm25)" in competitors(vecs, docs, 5)

@@ -1,9 +1,9 @@
 """Remote (S3) benchmarks against a local SeaweedFS (tests/unit/remote/seaweed.py).
 
-  python benchmarks/bench_remote.py clients        # boto3 vs minio: put/get/list, side by side
-  python benchmarks/bench_remote.py sync  [WRITERS] [SECONDS]   # sync-mode acknowledged records/s
-  python benchmarks/bench_remote.py async [MACHINES] [WRITERS] [N] [KILLS]  # processes: lag p50/p99, kill -9
-  python benchmarks/bench_remote.py bootstrap [N]  # open from bucket checkpoint vs local checkpoint
+python benchmarks/bench_remote.py clients        # boto3 vs minio: put/get/list, side by side
+python benchmarks/bench_remote.py sync  [WRITERS] [SECONDS]   # sync-mode acknowledged records/s
+python benchmarks/bench_remote.py async [MACHINES] [WRITERS] [N] [KILLS]  # processes: lag p50/p99, kill -9
+python benchmarks/bench_remote.py bootstrap [N]  # open from bucket checkpoint vs local checkpoint
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ def clients(sw: Seaweed, n: int = 300) -> None:
     import minio
 
     b3 = sw.client()
-    mc = minio.Minio(sw.endpoint.split("//")[1], access_key=ACCESS_KEY, secret_key=SECRET_KEY, secure=False)
+    mc = minio.Minio(
+        sw.endpoint.split("//")[1], access_key=ACCESS_KEY, secret_key=SECRET_KEY, secure=False
+    )
     body = os.urandom(4096)
     import io
 
@@ -43,22 +45,36 @@ def clients(sw: Seaweed, n: int = 300) -> None:
         for _ in range(20):
             lst(f"{name}/")
         tl = (time.perf_counter() - t) / 20
-        print(f"{name:6} put 4KiB {tp * 1e3:6.2f} ms  get {tg * 1e3:6.2f} ms  list {n} keys {tl * 1e3:6.2f} ms")
+        print(
+            f"{name:6} put 4KiB {tp * 1e3:6.2f} ms  get {tg * 1e3:6.2f} ms  list {n} keys {tl * 1e3:6.2f} ms"
+        )
 
     for _round in range(2):  # A/B twice, interleaved
-        run("boto3", lambda k: b3.put_object(Bucket="bench", Key=k, Body=body, IfNoneMatch="*"),
+        run(
+            "boto3",
+            lambda k: b3.put_object(Bucket="bench", Key=k, Body=body, IfNoneMatch="*"),
             lambda k: b3.get_object(Bucket="bench", Key=k)["Body"].read(),
-            lambda p: b3.list_objects_v2(Bucket="bench", Prefix=p))
-        run("minio", lambda k: mc.put_object("bench", k, io.BytesIO(body), len(body)),
+            lambda p: b3.list_objects_v2(Bucket="bench", Prefix=p),
+        )
+        run(
+            "minio",
+            lambda k: mc.put_object("bench", k, io.BytesIO(body), len(body)),
             lambda k: mc.get_object("bench", k).read(),
-            lambda p: list(mc.list_objects("bench", prefix=p)))
-        b3.delete_objects(Bucket="bench", Delete={"Objects": [{"Key": f"boto3/{i:06}"} for i in range(n)]})
-        b3.delete_objects(Bucket="bench", Delete={"Objects": [{"Key": f"minio/{i:06}"} for i in range(n)]})
+            lambda p: list(mc.list_objects("bench", prefix=p)),
+        )
+        b3.delete_objects(
+            Bucket="bench", Delete={"Objects": [{"Key": f"boto3/{i:06}"} for i in range(n)]}
+        )
+        b3.delete_objects(
+            Bucket="bench", Delete={"Objects": [{"Key": f"minio/{i:06}"} for i in range(n)]}
+        )
 
 
 def _sync_round(writers: int, seconds: float, inflight: int) -> tuple[float, float]:
     d = Path(tempfile.mkdtemp())
-    f = chitta.open(d / "s", remote=f"s3://bench/sync-{time.time_ns()}", embedder=None, remote_durability="sync")
+    f = chitta.open(
+        d / "s", remote=f"s3://bench/sync-{time.time_ns()}", embedder=None, remote_durability="sync"
+    )
     if hasattr(f.remote.shipper, "max_inflight"):
         f.remote.shipper.max_inflight = inflight
     stop = time.monotonic() + seconds
@@ -91,9 +107,23 @@ def _load_remote_from(commit: str) -> None:
 
     root = Path(__file__).resolve().parent.parent
     tmp = Path(tempfile.mkdtemp())
-    for name in ("url", "store", "layout", "local", "ship", "fetch", "replicator", "checkpoints", "attach"):
-        src = subprocess.run(["git", "show", f"{commit}:chitta/remote/{name}.py"], cwd=root, check=True,
-                             capture_output=True).stdout
+    for name in (
+        "url",
+        "store",
+        "layout",
+        "local",
+        "ship",
+        "fetch",
+        "replicator",
+        "checkpoints",
+        "attach",
+    ):
+        src = subprocess.run(
+            ["git", "show", f"{commit}:chitta/remote/{name}.py"],
+            cwd=root,
+            check=True,
+            capture_output=True,
+        ).stdout
         (tmp / f"{name}.py").write_bytes(src)
         spec = importlib.util.spec_from_file_location(f"chitta.remote.{name}", tmp / f"{name}.py")
         assert spec is not None and spec.loader is not None
@@ -110,17 +140,24 @@ def sync(sw: Seaweed, writers: int = 16, seconds: float = 5.0, rounds: int = 2) 
     results: dict[str, list[tuple[float, float]]] = {}
     for _ in range(rounds):
         for variant in ("before", "1", "4", "2", "8"):
-            out = subprocess.run([sys.executable, __file__, "sync-one", variant, str(writers), f"{seconds}"],
-                                 capture_output=True, text=True, check=True, env={**os.environ, **sw.env()})
+            out = subprocess.run(
+                [sys.executable, __file__, "sync-one", variant, str(writers), f"{seconds}"],
+                capture_output=True,
+                text=True,
+                check=True,
+                env={**os.environ, **sw.env()},
+            )
             rate, per_chunk = out.stdout.split()[-2:]
             what = f"before ({BEFORE})" if variant == "before" else f"{variant} in flight"
             results.setdefault(what, []).append((float(rate), float(per_chunk)))
     base = statistics.mean(r for r, _ in results[f"before ({BEFORE})"])
     for what, rs in results.items():
         rate = statistics.mean(r for r, _ in rs)
-        print(f"sync: {writers} writers, {what:>17}: {' / '.join(f'{r:.0f}' for r, _ in rs)} acknowledged "
-              f"records/s (mean {rate:.0f}, x{rate / base:.2f} vs before), "
-              f"{statistics.mean(c for _, c in rs):.1f} records/chunk")
+        print(
+            f"sync: {writers} writers, {what:>17}: {' / '.join(f'{r:.0f}' for r, _ in rs)} acknowledged "
+            f"records/s (mean {rate:.0f}, x{rate / base:.2f} vs before), "
+            f"{statistics.mean(c for _, c in rs):.1f} records/chunk"
+        )
 
 
 def sync_one(variant: str, writers: int, seconds: float) -> None:
@@ -134,8 +171,9 @@ def sync_one(variant: str, writers: int, seconds: float) -> None:
 _TOKEN = __import__("re").compile(rb"\|m([0-9]+)\|w([0-9]+)\|([0-9]+)\|t=([0-9.]+)\|")
 
 
-def _scan_log(root: Path, pos: dict[str, int], seen: dict[bytes, float], skip: set[str],
-              since: float = 0.0) -> None:
+def _scan_log(
+    root: Path, pos: dict[str, int], seen: dict[bytes, float], skip: set[str], since: float = 0.0
+) -> None:
     """Tokens of records newly in the local segment files (other than ``skip``'s), with
     their lag; records written before ``since`` (the observer's start) have none."""
     now = time.time()
@@ -194,7 +232,9 @@ def async_machine(path: str, url: str, name: int, writers: int, n: int, start: i
     print("done", flush=True)
 
 
-def async_lag(sw: Seaweed, machines: int = 3, writers: int = 4, n: int = 10_000, kills: int = 2) -> None:
+def async_lag(
+    sw: Seaweed, machines: int = 3, writers: int = 4, n: int = 10_000, kills: int = 2
+) -> None:
     """Machines as real processes, each its own directory; ``kills`` rounds of kill -9
     of one machine mid-run, restarted on the same directory (a new instance; the dead
     one's tail shipped by the restart). Afterwards every acknowledged record must be on
@@ -207,8 +247,22 @@ def async_lag(sw: Seaweed, machines: int = 3, writers: int = 4, n: int = 10_000,
     env = {**os.environ, **sw.env()}
 
     def launch(m: int, start: int) -> subprocess.Popen[str]:
-        return subprocess.Popen([sys.executable, __file__, "async-machine", str(d / f"m{m}"), url, str(m),
-                                 str(writers), str(n), str(start)], stdout=subprocess.PIPE, text=True, env=env)
+        return subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "async-machine",
+                str(d / f"m{m}"),
+                url,
+                str(m),
+                str(writers),
+                str(n),
+                str(start),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
 
     acked: set[bytes] = set()
     t0 = time.monotonic()
@@ -228,10 +282,14 @@ def async_lag(sw: Seaweed, machines: int = 3, writers: int = 4, n: int = 10_000,
         os.kill(p.pid, signal.SIGKILL)
         p.wait()
         done_i = max(int(t.split(b"|")[3]) for t in acked if t.startswith(f"|m{victim}|".encode()))
-        procs[victim] = launch(victim, done_i + 1)  # restart: go on after the last acknowledged index
+        procs[victim] = launch(
+            victim, done_i + 1
+        )  # restart: go on after the last acknowledged index
     for p in procs.values():
         out, _ = p.communicate(timeout=1800)
-        acked.update(line.split()[1].encode() for line in out.splitlines() if line.startswith("ack "))
+        acked.update(
+            line.split()[1].encode() for line in out.splitlines() if line.startswith("ack ")
+        )
     wrote = time.monotonic() - t0
     lags = sorted(float(x) for m in range(machines) for x in (d / f"m{m}.lags").read_text().split())
     missing = {}
@@ -245,11 +303,13 @@ def async_lag(sw: Seaweed, machines: int = 3, writers: int = 4, n: int = 10_000,
     for m in range(machines):
         with chitta.open(d / f"m{m}", embedder=None, read_only=True, load_checkpoint=False) as f:
             replays.append([(x.id, x.text) for x in f.memories()])
-    print(f"async, {machines} processes x {writers} writers x {n} ({kills} kill -9 rounds), "
-          f"{len(acked)} acknowledged in {wrote:.0f} s: visibility lag over {len(lags)} (record, other machine) "
-          f"pairs p50 {statistics.median(lags):.3f} s, p99 {lags[int(len(lags) * 0.99)]:.3f} s, "
-          f"max {lags[-1]:.3f} s; acknowledged missing per machine {missing}; "
-          f"replays identical: {all(r == replays[0] for r in replays)} ({len(replays[0])} memories)")
+    print(
+        f"async, {machines} processes x {writers} writers x {n} ({kills} kill -9 rounds), "
+        f"{len(acked)} acknowledged in {wrote:.0f} s: visibility lag over {len(lags)} (record, other machine) "
+        f"pairs p50 {statistics.median(lags):.3f} s, p99 {lags[int(len(lags) * 0.99)]:.3f} s, "
+        f"max {lags[-1]:.3f} s; acknowledged missing per machine {missing}; "
+        f"replays identical: {all(r == replays[0] for r in replays)} ({len(replays[0])} memories)"
+    )
 
 
 def bootstrap(sw: Seaweed, n: int = 100_000) -> None:
@@ -257,7 +317,9 @@ def bootstrap(sw: Seaweed, n: int = 100_000) -> None:
     url = f"s3://bench/boot-{time.time_ns()}"
     with chitta.open(d / "a", remote=url, embedder=None) as a:
         for start in range(0, n, 10_000):
-            a.remember_many([f"memory {i} of the bootstrap benchmark" for i in range(start, start + 10_000)])
+            a.remember_many(
+                [f"memory {i} of the bootstrap benchmark" for i in range(start, start + 10_000)]
+            )
         a.remote.publish_checkpoint()
         a.remote.wait_shipped(120)
     t = time.perf_counter()
@@ -285,10 +347,12 @@ def bootstrap(sw: Seaweed, n: int = 100_000) -> None:
     with chitta.open(d / "b", embedder=None) as f:
         pass
     local_b = time.perf_counter() - t
-    print(f"bootstrap {n}: local open-from-checkpoint {local:.2f} s; from the bucket {remote:.2f} s "
-          f"({size / 2**20:.0f} MiB fetched); transfer alone {transfer:.2f} s; target 2 x local + transfer = "
-          f"{2 * local + transfer:.2f} s: {'met' if remote <= 2 * local + transfer else 'NOT met'}; "
-          f"reopen of the bootstrapped copy {local_b:.2f} s")
+    print(
+        f"bootstrap {n}: local open-from-checkpoint {local:.2f} s; from the bucket {remote:.2f} s "
+        f"({size / 2**20:.0f} MiB fetched); transfer alone {transfer:.2f} s; target 2 x local + transfer = "
+        f"{2 * local + transfer:.2f} s: {'met' if remote <= 2 * local + transfer else 'NOT met'}; "
+        f"reopen of the bootstrapped copy {local_b:.2f} s"
+    )
 
 
 def main() -> None:
@@ -306,8 +370,9 @@ def main() -> None:
     try:
         sw.make_bucket("bench")
         os.environ.update(sw.env())
-        {"clients": clients, "sync": sync, "async": async_lag,
-         "bootstrap": bootstrap}[what](sw, *args)
+        {"clients": clients, "sync": sync, "async": async_lag, "bootstrap": bootstrap}[what](
+            sw, *args
+        )
     finally:
         sw.stop()
 

@@ -67,15 +67,23 @@ def build(root: Path, n: int, console: Console) -> dict[str, float]:
     """Write the field; returns remember throughput."""
     rng = np.random.default_rng(3)
     vecs = datagen.clustered_vectors(n, DIM, n_clusters=max(10, n // 100), seed=1)
-    cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    cols = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+    )
     t0 = time.perf_counter()
-    with chitta.open(root, durability="buffered", embedder=None) as field, Progress(
-        *cols, console=console, transient=True
-    ) as progress:
+    with (
+        chitta.open(root, durability="buffered", embedder=None) as field,
+        Progress(*cols, console=console, transient=True) as progress,
+    ):
         task = progress.add_task(f"remember_many {n:,} memories", total=n)
         for lo in range(0, n, BATCH):
             hi = min(n, lo + BATCH)
-            field.remember_many([{"text": t, "embedding": v} for t, v in zip(_texts(lo, hi, rng), vecs[lo:hi])])
+            field.remember_many(
+                [{"text": t, "embedding": v} for t, v in zip(_texts(lo, hi, rng), vecs[lo:hi])]
+            )
             progress.advance(task, hi - lo)
         field.flush()
     seconds = time.perf_counter() - t0
@@ -139,7 +147,10 @@ print(json.dumps(out))
 def child(root: Path, what: str, nq: int = 0) -> dict[str, Any]:
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, str(root), what, str(nq), json.dumps(LANE_SETS)],
-        capture_output=True, text=True, check=False, cwd=root.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=root.parent,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"child {what} failed:\n{proc.stderr[-4000:]}")
@@ -177,7 +188,9 @@ def run(
                 shutil.rmtree(root, ignore_errors=True)
             result["remember"] = build(root, n, console)
             if keep is not None:
-                (keep / "build.json").write_text(json.dumps({"n": n, "remember": result["remember"]}))
+                (keep / "build.json").write_text(
+                    json.dumps({"n": n, "remember": result["remember"]})
+                )
         result["segments_bytes"] = _du(root / "segments")
         if not skip_log:
             with console.status("open from the log only"):
@@ -213,25 +226,47 @@ def report(r: dict[str, Any], console: Console) -> None:
         t.add_row(name, value, target, "" if met is None else ("yes" if met else "NO"))
 
     ol, oc = r.get("open_log"), r["open_checkpoint"]
-    row("remember_many (caller vectors, codes, learning)", f"{r['remember']['per_s']:,.0f} memories/s")
-    row("segments on disk", f"{r['segments_bytes'] / 2**20:,.0f} MiB ({r['segments_bytes'] / n:,.0f} B/memory)")
-    row("checkpoint on disk", f"{r['checkpoint_bytes'] / 2**20:,.0f} MiB ({r['checkpoint_bytes'] / n:,.0f} B/memory)")
+    row(
+        "remember_many (caller vectors, codes, learning)",
+        f"{r['remember']['per_s']:,.0f} memories/s",
+    )
+    row(
+        "segments on disk",
+        f"{r['segments_bytes'] / 2**20:,.0f} MiB ({r['segments_bytes'] / n:,.0f} B/memory)",
+    )
+    row(
+        "checkpoint on disk",
+        f"{r['checkpoint_bytes'] / 2**20:,.0f} MiB ({r['checkpoint_bytes'] / n:,.0f} B/memory)",
+    )
     if ol is not None:
         row("open, log only", f"{ol['open_s']:.2f} s", "<= 10 s", ol["open_s"] <= 10)
     row("checkpoint", f"{r['checkpoint']['seconds']:.2f} s")
-    row("open from checkpoint", f"{oc['open_s']:.2f} s (CPU {oc.get('open_cpu_s', 0):.2f} s)", "<= 2 s",
-        oc["open_s"] <= 2)
+    row(
+        "open from checkpoint",
+        f"{oc['open_s']:.2f} s (CPU {oc.get('open_cpu_s', 0):.2f} s)",
+        "<= 2 s",
+        oc["open_s"] <= 2,
+    )
     for name, o in (("log only", ol), ("from checkpoint", oc)):
         if o is None:
             continue
         per = o["rss_bytes"] / n
         without = (o["rss_bytes"] - o["vector_bytes"]) / n
-        row(f"resident per memory ({name})", f"{per:,.0f} B, {without:,.0f} B without vectors", "<= 1 KiB w/o vectors",
-            without <= 1024)
+        row(
+            f"resident per memory ({name})",
+            f"{per:,.0f} B, {without:,.0f} B without vectors",
+            "<= 1 KiB w/o vectors",
+            without <= 1024,
+        )
     for lane, lat in oc.get("recall", {}).items():
         target, met = ("p50 < 5 ms", lat["p50_ms"] < 5) if lane == "hybrid" else ("", None)
-        row(f"recall {lane} (k=10)", f"p50 {lat['p50_ms']:.2f} ms, p99 {lat['p99_ms']:.2f} ms, "
-            f"first {lat['first_ms']:.0f} ms", target, met)
+        row(
+            f"recall {lane} (k=10)",
+            f"p50 {lat['p50_ms']:.2f} ms, p99 {lat['p99_ms']:.2f} ms, "
+            f"first {lat['first_ms']:.0f} ms",
+            target,
+            met,
+        )
     console.print(t)
     console.print(f"load average {r['load']:.1f} before, {r['load_after']:.1f} after")
 
@@ -240,11 +275,24 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--dir", type=Path, default=None, help="where the temporary field goes (default: $TMPDIR)")
-    ap.add_argument("--keep", type=Path, default=None, help="build the field into DIR/field and keep it")
-    ap.add_argument("--reuse", type=Path, default=None, help="measure the field kept in DIR by --keep")
-    ap.add_argument("--skip-log", action="store_true", help="do not measure the open from the log only")
-    ap.add_argument("--profile", type=Path, default=None, help="write a cProfile of one open from the checkpoint")
+    ap.add_argument(
+        "--dir", type=Path, default=None, help="where the temporary field goes (default: $TMPDIR)"
+    )
+    ap.add_argument(
+        "--keep", type=Path, default=None, help="build the field into DIR/field and keep it"
+    )
+    ap.add_argument(
+        "--reuse", type=Path, default=None, help="measure the field kept in DIR by --keep"
+    )
+    ap.add_argument(
+        "--skip-log", action="store_true", help="do not measure the open from the log only"
+    )
+    ap.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="write a cProfile of one open from the checkpoint",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.keep and args.reuse:
@@ -252,7 +300,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile and not (args.keep or args.reuse):
         ap.error("--profile needs --keep or --reuse (a field that outlives the run)")
     console = Console(stderr=args.json)
-    result = run(args.n, args.queries, console, args.dir, keep=args.keep, reuse=args.reuse, skip_log=args.skip_log)
+    result = run(
+        args.n,
+        args.queries,
+        console,
+        args.dir,
+        keep=args.keep,
+        reuse=args.reuse,
+        skip_log=args.skip_log,
+    )
     if args.profile is not None:
         with console.status("profiling one open from the checkpoint"):
             profile_open((args.reuse or args.keep or Path(".")) / "field", args.profile.absolute())

@@ -47,16 +47,22 @@ def load_texts(conversations: int) -> list[str]:
     return [t["text"] for s in samples for t in turns(s["conversation"])]
 
 
-def write_rate(root: Path, texts: list[str], model: Any, settings: RecallSettings, batch: int) -> dict[str, float]:
+def write_rate(
+    root: Path, texts: list[str], model: Any, settings: RecallSettings, batch: int
+) -> dict[str, float]:
     out: dict[str, float] = {}
-    with chitta.open(root / "many", durability="buffered", embedder=model, recall_settings=settings) as f:
+    with chitta.open(
+        root / "many", durability="buffered", embedder=model, recall_settings=settings
+    ) as f:
         t0 = time.perf_counter()
         for lo in range(0, len(texts), batch):
-            f.remember_many(texts[lo:lo + batch])
+            f.remember_many(texts[lo : lo + batch])
         out["remember_many_per_s"] = len(texts) / (time.perf_counter() - t0)
         vocab = f.core.engine.vocabulary
         out["words"] = float(len(vocab)) if vocab is not None else 0.0
-    with chitta.open(root / "one", durability="buffered", embedder=model, recall_settings=settings) as f:
+    with chitta.open(
+        root / "one", durability="buffered", embedder=model, recall_settings=settings
+    ) as f:
         t0 = time.perf_counter()
         for t in texts:
             f.remember(t)
@@ -73,10 +79,14 @@ def strip_table(root: Path) -> None:
     state["sidecars"].pop("vocab.emb", None)
     (live / "vocab.emb").unlink(missing_ok=True)
     payload = msgspec.msgpack.encode(state)
-    fmt._write_atomic_file(live / "state", [struct.pack("<8sIIQ", b"CHITSTAT", 4, 0, len(payload)), payload])
+    fmt._write_atomic_file(
+        live / "state", [struct.pack("<8sIIQ", b"CHITSTAT", 4, 0, len(payload)), payload]
+    )
 
 
-def open_and_recall(root: Path, model: Any, settings: RecallSettings, *, old: bool = False) -> tuple[float, float]:
+def open_and_recall(
+    root: Path, model: Any, settings: RecallSettings, *, old: bool = False
+) -> tuple[float, float]:
     """(open seconds, first recall seconds); ``old``: the words are embedded inside the first
     recall (as before this change) instead of at open."""
     from chitta.field import vocab
@@ -97,7 +107,9 @@ def open_and_recall(root: Path, model: Any, settings: RecallSettings, *, old: bo
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--conversations", type=int, default=1)
     ap.add_argument("--batch", type=int, default=32, help="turns per remember_many call")
     ap.add_argument("--json", action="store_true")
@@ -108,7 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     model = default_embedder()
     model.embed(["warm up"])
     texts = load_texts(args.conversations)
-    res: dict[str, Any] = {"turns": len(texts), "embedder": model.name, "load_before": os.getloadavg()}
+    res: dict[str, Any] = {
+        "turns": len(texts),
+        "embedder": model.name,
+        "load_before": os.getloadavg(),
+    }
     with tempfile.TemporaryDirectory() as tmp:
         with console.status("writing (expansion off, then on)"):
             res["write_off"] = write_rate(Path(tmp) / "off", texts, model, OFF, args.batch)
@@ -122,22 +138,33 @@ def main(argv: list[str] | None = None) -> int:
             res["open_off"] = open_and_recall(on, model, OFF)
             res["open_table"] = open_and_recall(on, model, ON)
             strip_table(on)
-            res["open_old"] = open_and_recall(on, model, ON, old=True)  # before: built in the first recall
-            res["open_no_table"] = open_and_recall(on, model, ON)  # now: built at open (then saved by a checkpoint)
+            res["open_old"] = open_and_recall(
+                on, model, ON, old=True
+            )  # before: built in the first recall
+            res["open_no_table"] = open_and_recall(
+                on, model, ON
+            )  # now: built at open (then saved by a checkpoint)
     res["load_after"] = os.getloadavg()
     if args.json:
         print(json.dumps(res, indent=1))
         return 0
-    t = Table(title=f"expansion word table, {res['turns']} LoCoMo turns, {model.name}, {res['words']:.0f} words")
+    t = Table(
+        title=f"expansion word table, {res['turns']} LoCoMo turns, {model.name}, {res['words']:.0f} words"
+    )
     t.add_column("measure")
     t.add_column("value", justify="right")
     for key in ("remember_many_per_s", "remember_per_s"):
         off, on_ = res["write_off"][key], res["write_on"][key]
         t.add_row(f"{key}: off / on (ratio)", f"{off:.1f} / {on_:.1f} ({on_ / off:.2f})")
-    for key, label in (("open_off", "expansion off"), ("open_table", "on, table in the checkpoint"),
-                       ("open_no_table", "on, no table (built at open)"),
-                       ("open_old", "on, no table, as before (built in the first recall)")):
-        t.add_row(f"open / first recall ms: {label}", f"{res[key][0] * 1e3:.0f} / {res[key][1] * 1e3:.1f}")
+    for key, label in (
+        ("open_off", "expansion off"),
+        ("open_table", "on, table in the checkpoint"),
+        ("open_no_table", "on, no table (built at open)"),
+        ("open_old", "on, no table, as before (built in the first recall)"),
+    ):
+        t.add_row(
+            f"open / first recall ms: {label}", f"{res[key][0] * 1e3:.0f} / {res[key][1] * 1e3:.1f}"
+        )
     t.add_row("vocab.emb bytes", f"{res['sidecar_bytes']:,}")
     t.add_row("load before / after", f"{res['load_before'][0]:.2f} / {res['load_after'][0]:.2f}")
     console.print(t)

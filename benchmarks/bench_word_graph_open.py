@@ -76,11 +76,13 @@ def made_up_words(n: int, seed: int = 1) -> list[str]:
 
 def write_field(path: Path, words: int) -> dict[str, float]:
     vocab = made_up_words(words)
-    texts = [" ".join(vocab[i:i + PER_TEXT]) for i in range(0, len(vocab), PER_TEXT)]
+    texts = [" ".join(vocab[i : i + PER_TEXT]) for i in range(0, len(vocab), PER_TEXT)]
     t0 = time.perf_counter()
-    with chitta.open(path, durability="buffered", embedder=RandomRows(), recall_settings=SETTINGS) as f:
+    with chitta.open(
+        path, durability="buffered", embedder=RandomRows(), recall_settings=SETTINGS
+    ) as f:
         for lo in range(0, len(texts), 500):
-            f.remember_many(texts[lo:lo + 500])
+            f.remember_many(texts[lo : lo + 500])
         wrote = time.perf_counter() - t0
         t0 = time.perf_counter()
         f.checkpoint()
@@ -130,7 +132,9 @@ def run(sizes: list[int], opens: int, progress: Progress) -> list[dict[str, Any]
             row["first_recall_ms_saved_graph"] = 1e3 * statistics.median(r for _, r in with_graph)
             drop_graph(path)
             progress.update(task, description=f"{words:,} words: open building the graph")
-            opened, first = open_and_recall(path)  # this open's field has no checkpoint graph to reuse
+            opened, first = open_and_recall(
+                path
+            )  # this open's field has no checkpoint graph to reuse
             row["open_s_built_graph"] = opened
             row["first_recall_ms_built_graph"] = 1e3 * first
         rows.append(row)
@@ -139,8 +143,12 @@ def run(sizes: list[int], opens: int, progress: Progress) -> list[dict[str, Any]
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="10000,20000,40000", help="table words per field, comma separated")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--sizes", default="10000,20000,40000", help="table words per field, comma separated"
+    )
     ap.add_argument("--opens", type=int, default=3, help="opens with the saved graph (median)")
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = ap.parse_args(argv)
@@ -151,14 +159,26 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"dim": DIM, "rows": rows}))
         return 0
     table = Table(title=f"open of a field with a large word table (random unit {DIM}-d rows)")
-    for col in ("table words", "open s, saved graph", "open s, graph built", "first recall ms, saved / built",
-                "vocab.emb MB", "vocab.hnsw MB", "checkpoint s"):
+    for col in (
+        "table words",
+        "open s, saved graph",
+        "open s, graph built",
+        "first recall ms, saved / built",
+        "vocab.emb MB",
+        "vocab.hnsw MB",
+        "checkpoint s",
+    ):
         table.add_column(col, justify="right")
     for r in rows:
-        table.add_row(f"{int(r['table_words']):,}", f"{r['open_s_saved_graph']:.2f}", f"{r['open_s_built_graph']:.2f}",
-                      f"{r['first_recall_ms_saved_graph']:.1f} / {r['first_recall_ms_built_graph']:.1f}",
-                      f"{r['vocab_emb_bytes'] / 1e6:.1f}", f"{r['vocab_hnsw_bytes'] / 1e6:.1f}",
-                      f"{r['checkpoint_s']:.2f}")
+        table.add_row(
+            f"{int(r['table_words']):,}",
+            f"{r['open_s_saved_graph']:.2f}",
+            f"{r['open_s_built_graph']:.2f}",
+            f"{r['first_recall_ms_saved_graph']:.1f} / {r['first_recall_ms_built_graph']:.1f}",
+            f"{r['vocab_emb_bytes'] / 1e6:.1f}",
+            f"{r['vocab_hnsw_bytes'] / 1e6:.1f}",
+            f"{r['checkpoint_s']:.2f}",
+        )
     Console().print(table)
     return 0
 

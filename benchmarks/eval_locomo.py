@@ -55,7 +55,9 @@ from chitta.importers import Turn, import_conversation
 from chitta.recall.engine import RecallSettings
 from chitta.recall.query import dense_query_text
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
+DEFAULT_DATA = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
+)
 KS = (1, 5, 10, 20, 25, 50)
 CONFIGS = {
     "bm25": ("bm25",),
@@ -64,7 +66,13 @@ CONFIGS = {
     "hybrid": None,  # every lane
     "bm25+dense": ("bm25", "dense"),
 }
-CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+CATEGORY_NAMES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
 
 
 def parse_session_date(text: str) -> datetime:
@@ -102,21 +110,37 @@ def turns(conversation: dict[str, Any]) -> list[dict[str, Any]]:
             said = turn["text"]
             if turn.get("blip_caption"):
                 said += f" (shares a photo: {turn['blip_caption']})"
-            out.append({"dia_id": turn["dia_id"], "text": f"{turn['speaker']}: {said}", "speaker": turn["speaker"],
-                        "said": said, "at": date, "session": f"session_{n}"})
+            out.append(
+                {
+                    "dia_id": turn["dia_id"],
+                    "text": f"{turn['speaker']}: {said}",
+                    "speaker": turn["speaker"],
+                    "said": said,
+                    "at": date,
+                    "session": f"session_{n}",
+                }
+            )
         n += 1
     return out
 
 
 def build_field(
-    root: Path, sample: dict[str, Any], embedder: Any, context_turns: int = 1, keyword_context_turns: int = 2,
-    settings: RecallSettings | None = None, turn_view: bool | None = None,
+    root: Path,
+    sample: dict[str, Any],
+    embedder: Any,
+    context_turns: int = 1,
+    keyword_context_turns: int = 2,
+    settings: RecallSettings | None = None,
+    turn_view: bool | None = None,
 ) -> tuple[chitta.Field, dict[int, str]]:
     field = chitta.open(root, durability="buffered", embedder=embedder, recall_settings=settings)
     items = turns(sample["conversation"])
     ids = import_conversation(
         field,
-        [Turn(t["speaker"], t["said"], t["session"], t["at"], {"dia_id": t["dia_id"]}) for t in items],
+        [
+            Turn(t["speaker"], t["said"], t["session"], t["at"], {"dia_id": t["dia_id"]})
+            for t in items
+        ],
         context_turns=context_turns,
         keyword_context_turns=keyword_context_turns,
         turn_view=turn_view,
@@ -125,22 +149,47 @@ def build_field(
 
 
 def evaluate(
-    data: list[dict[str, Any]], configs: list[str], embedder: Any, console: Console, context_turns: int = 1,
-    keyword_context_turns: int = 2, settings: RecallSettings | None = None, turn_view: bool | None = None,
+    data: list[dict[str, Any]],
+    configs: list[str],
+    embedder: Any,
+    console: Console,
+    context_turns: int = 1,
+    keyword_context_turns: int = 2,
+    settings: RecallSettings | None = None,
+    turn_view: bool | None = None,
 ) -> dict[str, Any]:
-    recall = {c: defaultdict(lambda: defaultdict(list)) for c in configs}  # config -> category -> k -> values
+    recall = {
+        c: defaultdict(lambda: defaultdict(list)) for c in configs
+    }  # config -> category -> k -> values
     latency: dict[str, list[float]] = defaultdict(list)
     skipped = dropped_ids = 0
-    with tempfile.TemporaryDirectory() as tmp, Progress(console=console, transient=True) as progress:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Progress(console=console, transient=True) as progress,
+    ):
         task = progress.add_task("conversations", total=len(data))
         for i, sample in enumerate(data):
-            field, dia_of = build_field(Path(tmp) / f"conv{i}", sample, embedder, context_turns, keyword_context_turns,
-                                        settings, turn_view)
+            field, dia_of = build_field(
+                Path(tmp) / f"conv{i}",
+                sample,
+                embedder,
+                context_turns,
+                keyword_context_turns,
+                settings,
+                turn_view,
+            )
             known = set(dia_of.values())
             questions = [qa["question"] for qa in sample["qa"]]
-            if field.core.engine.settings.dense_query_without_speaker:  # as Field.recall embeds (helper M)
-                questions = [dense_query_text(q, {t["speaker"] for t in turns(sample["conversation"])}) for q in questions]
-            qvecs = field.core.encoding.embed_query(questions) if field.core.encoding.enabled else None
+            if (
+                field.core.engine.settings.dense_query_without_speaker
+            ):  # as Field.recall embeds (helper M)
+                questions = [
+                    dense_query_text(q, {t["speaker"] for t in turns(sample["conversation"])})
+                    for q in questions
+                ]
+            qvecs = (
+                field.core.encoding.embed_query(questions) if field.core.encoding.enabled else None
+            )
             for qi, qa in enumerate(sample["qa"]):
                 gold, dropped = normalise_evidence(qa.get("evidence", []), known)
                 dropped_ids += dropped
@@ -152,9 +201,13 @@ def evaluate(
                 # conversation (research/locomo_ablate.py); the odd ones are held out
                 half = "held" if qi % 2 == 1 else "tune"
                 for config in configs:
-                    for k in KS:  # one recall per k, as a caller asking for k would get (pools grow with k)
+                    for k in (
+                        KS
+                    ):  # one recall per k, as a caller asking for k would get (pools grow with k)
                         t0 = time.perf_counter()
-                        hits = field.recall(qa["question"], vector=vec, k=k, lanes=CONFIGS[config], touch=False)
+                        hits = field.recall(
+                            qa["question"], vector=vec, k=k, lanes=CONFIGS[config], touch=False
+                        )
                         if k == 10:
                             latency[config].append(time.perf_counter() - t0)
                         found = len({dia_of[h.id] for h in hits} & set(gold)) / len(gold)
@@ -166,8 +219,12 @@ def evaluate(
 
 
 def _row(config: str, label: str, per_k: dict[int, list[float]]) -> dict[str, Any]:
-    return {"config": config, "category": label, "n": len(per_k.get(1, [])),
-            **{f"R@{k}": float(np.mean(per_k[k])) if per_k.get(k) else float("nan") for k in KS}}
+    return {
+        "config": config,
+        "category": label,
+        "n": len(per_k.get(1, [])),
+        **{f"R@{k}": float(np.mean(per_k[k])) if per_k.get(k) else float("nan") for k in KS},
+    }
 
 
 def _pooled(per_cat: dict[Any, Any], keys: list[Any]) -> dict[int, list[float]]:
@@ -182,7 +239,11 @@ def summarise(result: dict[str, Any], configs: list[str]) -> list[dict[str, Any]
         for cat in sorted(c for c in per_cat if isinstance(c, int)):
             rows.append(_row(config, f"{cat} {CATEGORY_NAMES[cat]}", per_cat[cat]))
         rows.append(_row(config, "overall 1-4", _pooled(per_cat, [1, 2, 3, 4])))
-        rows.append(_row(config, "held-out half 1-4", _pooled(per_cat, ["held1", "held2", "held3", "held4"])))
+        rows.append(
+            _row(
+                config, "held-out half 1-4", _pooled(per_cat, ["held1", "held2", "held3", "held4"])
+            )
+        )
         rows.append(_row(config, "overall 1-5", _pooled(per_cat, [1, 2, 3, 4, 5])))
     return rows
 
@@ -193,7 +254,10 @@ def halves(result: dict[str, Any], configs: list[str]) -> list[dict[str, Any]]:
     for config in configs:
         per_cat = result["recall"][config]
         cats = sorted(c for c in per_cat if isinstance(c, int))
-        for label, keys in [*[(f"{c} {CATEGORY_NAMES[c]}", [c]) for c in cats], ("1-4", [1, 2, 3, 4])]:
+        for label, keys in [
+            *[(f"{c} {CATEGORY_NAMES[c]}", [c]) for c in cats],
+            ("1-4", [1, 2, 3, 4]),
+        ]:
             for half in ("tune", "held"):
                 row = _row(config, label, _pooled(per_cat, [f"{half}{c}" for c in keys]))
                 rows.append({**row, "half": "held-out" if half == "held" else half})
@@ -213,10 +277,23 @@ def against_dragon(result: dict[str, Any], config: str = "hybrid") -> list[dict[
         if not every[1]:
             continue
         for k, paper in sorted(DRAGON_TURNS.items()):
-            ours, ours_held = float(np.mean(every[k])), float(np.mean(held[k])) if held[k] else float("nan")
-            rows.append({"category": "overall 1-5" if cat == "overall" else f"{cat} {CATEGORY_NAMES[cat]}",
-                         "k": k, "dragon": paper[cat], "all": ours, "held_out": ours_held,
-                         "margin": ours - paper[cat], "above": ours > paper[cat]})
+            ours, ours_held = (
+                float(np.mean(every[k])),
+                float(np.mean(held[k])) if held[k] else float("nan"),
+            )
+            rows.append(
+                {
+                    "category": "overall 1-5"
+                    if cat == "overall"
+                    else f"{cat} {CATEGORY_NAMES[cat]}",
+                    "k": k,
+                    "dragon": paper[cat],
+                    "all": ours,
+                    "held_out": ours_held,
+                    "margin": ours - paper[cat],
+                    "above": ours > paper[cat],
+                }
+            )
     return rows
 
 
@@ -225,26 +302,67 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--configs", default="hybrid,bm25,dense,posting")
     ap.add_argument("--limit-conversations", type=int, default=None)
-    ap.add_argument("--embedder", default="auto", help="auto (the default model), mpnet (chitta[mpnet]), nomic (chitta[nomic]) or hashing")
-    ap.add_argument("--context-turns", type=int, default=1, help="earlier turns embedded with each turn")
-    ap.add_argument("--keyword-context-turns", type=int, default=2, help="earlier turns the keyword lane indexes with each turn")
-    ap.add_argument("--time-prior", type=float, default=None,
-                    help="RecallSettings.time_prior for this run (default: the library's; 0 turns it off)")
-    ap.add_argument("--turn-view", choices=("auto", "on", "off"), default="auto",
-                    help="import_conversation(turn_view=...): each vector sums the turn-with-context and turn-alone "
-                         "views (auto: the embedder's preference)")
-    ap.add_argument("--dense-weight", type=float, default=None,
-                    help="RecallSettings lane weight of the dense lane for this run (default: the library's)")
-    ap.add_argument("--fusion-alpha", default=None,
-                    help="RecallSettings.fusion_alpha for this run: a number in [0, 1] (convex score fusion, "
-                         "chitta.recall.convex) or 'rrf' (weighted RRF); default: the library's")
-    ap.add_argument("--pool", type=int, default=None,
-                    help="RecallSettings.pool for this run: candidates asked of each lane, max(pool, 5 k)")
-    ap.add_argument("--expansion", default=None, help="vocabulary expansion (chitta.recall.expand, helper M): "
-                    "W[,M[,TAU]] = expansion_weight, expansion_words, expansion_min_cosine; 0: off")
-    ap.add_argument("--dense-query-without-speaker", action="store_true",
-                    help="RecallSettings.dense_query_without_speaker for this run (chitta.recall.query.without_speaker)")
-    ap.add_argument("--cache", action="store_true", help="cache vectors on disk (benchmarks/locomo_cache.py, /tmp)")
+    ap.add_argument(
+        "--embedder",
+        default="auto",
+        help="auto (the default model), mpnet (chitta[mpnet]), nomic (chitta[nomic]) or hashing",
+    )
+    ap.add_argument(
+        "--context-turns", type=int, default=1, help="earlier turns embedded with each turn"
+    )
+    ap.add_argument(
+        "--keyword-context-turns",
+        type=int,
+        default=2,
+        help="earlier turns the keyword lane indexes with each turn",
+    )
+    ap.add_argument(
+        "--time-prior",
+        type=float,
+        default=None,
+        help="RecallSettings.time_prior for this run (default: the library's; 0 turns it off)",
+    )
+    ap.add_argument(
+        "--turn-view",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="import_conversation(turn_view=...): each vector sums the turn-with-context and turn-alone "
+        "views (auto: the embedder's preference)",
+    )
+    ap.add_argument(
+        "--dense-weight",
+        type=float,
+        default=None,
+        help="RecallSettings lane weight of the dense lane for this run (default: the library's)",
+    )
+    ap.add_argument(
+        "--fusion-alpha",
+        default=None,
+        help="RecallSettings.fusion_alpha for this run: a number in [0, 1] (convex score fusion, "
+        "chitta.recall.convex) or 'rrf' (weighted RRF); default: the library's",
+    )
+    ap.add_argument(
+        "--pool",
+        type=int,
+        default=None,
+        help="RecallSettings.pool for this run: candidates asked of each lane, max(pool, 5 k)",
+    )
+    ap.add_argument(
+        "--expansion",
+        default=None,
+        help="vocabulary expansion (chitta.recall.expand, helper M): "
+        "W[,M[,TAU]] = expansion_weight, expansion_words, expansion_min_cosine; 0: off",
+    )
+    ap.add_argument(
+        "--dense-query-without-speaker",
+        action="store_true",
+        help="RecallSettings.dense_query_without_speaker for this run (chitta.recall.query.without_speaker)",
+    )
+    ap.add_argument(
+        "--cache",
+        action="store_true",
+        help="cache vectors on disk (benchmarks/locomo_cache.py, /tmp)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
@@ -276,62 +394,124 @@ def main(argv: list[str] | None = None) -> int:
         embedder = CachedEmbedder(default_embedder() if args.embedder == "auto" else embedder)
     t0 = time.perf_counter()
     settings = None
-    if any(v is not None for v in (args.time_prior, args.dense_weight, args.fusion_alpha, args.pool,
-                                   args.expansion)) or args.dense_query_without_speaker:
+    if (
+        any(
+            v is not None
+            for v in (
+                args.time_prior,
+                args.dense_weight,
+                args.fusion_alpha,
+                args.pool,
+                args.expansion,
+            )
+        )
+        or args.dense_query_without_speaker
+    ):
         from chitta.recall.presets import settings_for
 
         base = settings_for(None if isinstance(embedder, str) else embedder)
         weights = dict(base.lane_weights)
         if args.dense_weight is not None:
             weights["dense"] = args.dense_weight
-        alpha = base.fusion_alpha if args.fusion_alpha is None else (
-            None if args.fusion_alpha == "rrf" else float(args.fusion_alpha))
+        alpha = (
+            base.fusion_alpha
+            if args.fusion_alpha is None
+            else (None if args.fusion_alpha == "rrf" else float(args.fusion_alpha))
+        )
         exp = [float(x) for x in args.expansion.split(",")] if args.expansion is not None else []
         settings = dataclasses.replace(
-            base, lane_weights=weights, fusion_alpha=alpha,
+            base,
+            lane_weights=weights,
+            fusion_alpha=alpha,
             time_prior=base.time_prior if args.time_prior is None else args.time_prior,
             pool=base.pool if args.pool is None else args.pool,
             expansion_weight=exp[0] if exp else base.expansion_weight,
             expansion_words=int(exp[1]) if len(exp) > 1 else base.expansion_words,
             expansion_min_cosine=exp[2] if len(exp) > 2 else base.expansion_min_cosine,
-            dense_query_without_speaker=args.dense_query_without_speaker or base.dense_query_without_speaker)
-    result = evaluate(data, configs, embedder, console, args.context_turns, args.keyword_context_turns, settings,
-                      {"auto": None, "on": True, "off": False}[args.turn_view])
+            dense_query_without_speaker=args.dense_query_without_speaker
+            or base.dense_query_without_speaker,
+        )
+    result = evaluate(
+        data,
+        configs,
+        embedder,
+        console,
+        args.context_turns,
+        args.keyword_context_turns,
+        settings,
+        {"auto": None, "on": True, "off": False}[args.turn_view],
+    )
     rows = summarise(result, configs)
     half_rows = halves(result, configs)
     dragon = against_dragon(result)
     if args.json:
-        print(json.dumps({"rows": rows, "halves": half_rows, "against_dragon": dragon,
-                          "skipped": result["skipped"], "dropped_ids": result["dropped_ids"]}))
+        print(
+            json.dumps(
+                {
+                    "rows": rows,
+                    "halves": half_rows,
+                    "against_dragon": dragon,
+                    "skipped": result["skipped"],
+                    "dropped_ids": result["dropped_ids"],
+                }
+            )
+        )
         return 0
     table = Table(title="LoCoMo dev evidence recall (all questions)", title_justify="left")
     for col in ("config", "category", "n", *[f"R@{k}" for k in KS], "p50 ms"):
         table.add_column(col)
     for row in rows:  # p50: recall(k=10) with a pre-embedded query
         lat = result["latency"][row["config"]]
-        table.add_row(row["config"], row["category"], str(row["n"]), *[f"{row[f'R@{k}']:.3f}" for k in KS],
-                      f"{np.median(lat) * 1000:.2f}" if row["category"] == "overall 1-4" else "")
+        table.add_row(
+            row["config"],
+            row["category"],
+            str(row["n"]),
+            *[f"{row[f'R@{k}']:.3f}" for k in KS],
+            f"{np.median(lat) * 1000:.2f}" if row["category"] == "overall 1-4" else "",
+        )
     console.print(table)
-    table = Table(title="The halves: tune (settings chosen here) and held-out", title_justify="left")
+    table = Table(
+        title="The halves: tune (settings chosen here) and held-out", title_justify="left"
+    )
     for col in ("config", "category", "half", "n", *[f"R@{k}" for k in KS]):
         table.add_column(col)
     for row in half_rows:
-        table.add_row(row["config"], row["category"], row["half"], str(row["n"]), *[f"{row[f'R@{k}']:.3f}" for k in KS])
+        table.add_row(
+            row["config"],
+            row["category"],
+            row["half"],
+            str(row["n"]),
+            *[f"{row[f'R@{k}']:.3f}" for k in KS],
+        )
     console.print(table)
     if dragon:
-        table = Table(title="hybrid against the paper's DRAGON (ACL 2024 Table 3, dialogue turns, 10 conversations)",
-                      title_justify="left")
+        table = Table(
+            title="hybrid against the paper's DRAGON (ACL 2024 Table 3, dialogue turns, 10 conversations)",
+            title_justify="left",
+        )
         for col in ("category", "k", "DRAGON", "chitta all", "chitta held-out", "margin"):
             table.add_column(col)
         for row in dragon:
             mark = "[green]" if row["above"] else "[red]"
-            table.add_row(row["category"], str(row["k"]), f"{row['dragon']:.3f}", f"{row['all']:.3f}",
-                          f"{row['held_out']:.3f}", f"{mark}{row['margin']:+.3f}")
+            table.add_row(
+                row["category"],
+                str(row["k"]),
+                f"{row['dragon']:.3f}",
+                f"{row['all']:.3f}",
+                f"{row['held_out']:.3f}",
+                f"{mark}{row['margin']:+.3f}",
+            )
         console.print(table)
         below = [f"{r['category']} @{r['k']}" for r in dragon if not r["above"]]
-        console.print("every category above DRAGON at every k" if not below else f"below DRAGON: {', '.join(below)}")
-    console.print(f"questions skipped (no gold after normalising): {result['skipped']}; "
-                  f"evidence ids dropped: {result['dropped_ids']}; took {time.perf_counter() - t0:.0f} s")
+        console.print(
+            "every category above DRAGON at every k"
+            if not below
+            else f"below DRAGON: {', '.join(below)}"
+        )
+    console.print(
+        f"questions skipped (no gold after normalising): {result['skipped']}; "
+        f"evidence ids dropped: {result['dropped_ids']}; took {time.perf_counter() - t0:.0f} s"
+    )
     return 0
 
 

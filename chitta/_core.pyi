@@ -1,6 +1,5 @@
 """Type stubs of the native module chitta._core (one section per area)."""
 
-
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, final
 
@@ -50,7 +49,9 @@ class PutQueue:
     def start_ids(self, next_local: int) -> None: ...
     def take(
         self,
-    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], bytes, npt.NDArray[np.int64]] | None: ...
+    ) -> (
+        tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], bytes, npt.NDArray[np.int64]] | None
+    ): ...
     def set_drain(self, fn: Callable[[], object] | None, limit: int) -> None: ...
     def remember_entry(self, func: Callable[..., int], field: Any) -> Callable[..., int]: ...
     def __len__(self) -> int: ...
@@ -80,9 +81,13 @@ class SegmentLog:
     def stats(self) -> dict[str, Any]: ...
     def sync_stats(self) -> dict[str, Any]: ...
     def positions(self) -> list[tuple[str, int, int, bool, bool]]: ...
-    def seed_positions(self, positions: Sequence[tuple[str, int, int, bool, bool]], clock: int) -> None: ...
+    def seed_positions(
+        self, positions: Sequence[tuple[str, int, int, bool, bool]], clock: int
+    ) -> None: ...
     def put_appender(self) -> Callable[..., int]: ...
-    def put_queue(self, clock: Callable[[], float] | None = None, max_text_bytes: int = 1048576) -> PutQueue: ...
+    def put_queue(
+        self, clock: Callable[[], float] | None = None, max_text_bytes: int = 1048576
+    ) -> PutQueue: ...
     @property
     def instance_id(self) -> int: ...
     @property
@@ -196,7 +201,10 @@ class HammingRescoreIndex:
     def get_mean(self) -> npt.NDArray[np.float32] | None: ...
     def add(self, ids: npt.NDArray[np.uint64], vectors: npt.NDArray[np.float32]) -> None: ...
     def add_coded(
-        self, ids: npt.NDArray[np.uint64], vectors: npt.NDArray[np.float32], codes: npt.NDArray[np.uint64]
+        self,
+        ids: npt.NDArray[np.uint64],
+        vectors: npt.NDArray[np.float32],
+        codes: npt.NDArray[np.uint64],
     ) -> None: ...
     def remove(self, ids: npt.NDArray[np.uint64]) -> None: ...
     def search(
@@ -217,7 +225,9 @@ def hnsw_distance_implementation() -> str: ...
 
 class _HnswIndex:
     def __init__(self, dim: int, M: int, ef_construction: int, metric: str, seed: int) -> None: ...
-    def add(self, ids: npt.NDArray[np.uint64], vectors: npt.NDArray[np.float32], num_threads: int) -> None: ...
+    def add(
+        self, ids: npt.NDArray[np.uint64], vectors: npt.NDArray[np.float32], num_threads: int
+    ) -> None: ...
     def remove(self, ids: npt.NDArray[np.uint64]) -> None: ...
     def search(
         self,
@@ -284,7 +294,9 @@ class _TieredHnswIndex:
         threshold: int,
         merge_ratio: float,
     ) -> None: ...
-    def add(self, ids: npt.NDArray[np.uint64], vectors: npt.NDArray[np.float32], num_threads: int) -> None: ...
+    def add(
+        self, ids: npt.NDArray[np.uint64], vectors: npt.NDArray[np.float32], num_threads: int
+    ) -> None: ...
     def remove(self, ids: npt.NDArray[np.uint64]) -> None: ...
     def search(
         self,
@@ -448,7 +460,9 @@ class _RecallCandidates:
         now_ms: int,
         weights: tuple[float, float, float, float, float, float, float, float],
         k: int,
-    ) -> tuple[list[int], list[float], list[float], list[tuple[int, ...]], npt.NDArray[np.float64]]: ...
+    ) -> tuple[
+        list[int], list[float], list[float], list[tuple[int, ...]], npt.NDArray[np.float64]
+    ]: ...
 
 def _recall_set_dot(address: int) -> None: ...
 def _recall_gather(
@@ -463,11 +477,23 @@ def _recall_gather(
 ) -> _RecallCandidates: ...
 def _new_slotted(cls: type[_T], descriptors: tuple[Any, ...], values: tuple[Any, ...]) -> _T: ...
 def _build_memories(
-    cls: type[_T], slots: tuple[Any, ...], ids: Sequence[int], map: RowMap, dead: npt.NDArray[np.bool_],
-    cols: tuple[npt.NDArray[Any], ...], labels: tuple[tuple[npt.NDArray[np.uint32], list[Any]], ...],
-    arena: bytearray | bytes, text_off: npt.NDArray[np.int64], texts: dict[int, str], tags: dict[int, Any],
-    meta: dict[int, Any], artifacts: dict[int, Any], vec: npt.NDArray[np.int64], vecs: npt.NDArray[np.float32],
-    base: npt.NDArray[np.float32], odd: dict[int, bytes],
+    cls: type[_T],
+    slots: tuple[Any, ...],
+    ids: Sequence[int],
+    map: RowMap,
+    dead: npt.NDArray[np.bool_],
+    cols: tuple[npt.NDArray[Any], ...],
+    labels: tuple[tuple[npt.NDArray[np.uint32], list[Any]], ...],
+    arena: bytearray | bytes,
+    text_off: npt.NDArray[np.int64],
+    texts: dict[int, str],
+    tags: dict[int, Any],
+    meta: dict[int, Any],
+    artifacts: dict[int, Any],
+    vec: npt.NDArray[np.int64],
+    vecs: npt.NDArray[np.float32],
+    base: npt.NDArray[np.float32],
+    odd: dict[int, bytes],
 ) -> list[_T | None]: ...
 
 # ---- end recall tail -------------------------------------------------------------
@@ -496,13 +522,19 @@ class RowMap:
 def _decode_sparse_codes(
     result: ReadResult, start: int, end: int, active: int
 ) -> tuple[
-    npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.float32], npt.NDArray[np.uint32], list[int]
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint32],
+    npt.NDArray[np.float32],
+    npt.NDArray[np.uint32],
+    list[int],
 ]: ...
 def _unpack_batch(result: ReadResult, index: int) -> ReadResult | None: ...
 
 # ---- unit vectors (_ext/bind_unit_rows.cc) ----------------------------------------
 def _row_norms(rows: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]: ...
-def _unit_rows(src: npt.NDArray[np.float32], dst: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float32], int]: ...
+def _unit_rows(
+    src: npt.NDArray[np.float32], dst: npt.NDArray[np.float32]
+) -> tuple[npt.NDArray[np.float32], int]: ...
 
 # ---- end replay's run decoders ------------------------------------------------
 
@@ -516,10 +548,14 @@ class _WordSearch:
 class _WordIndex:
     def __init__(self, dim: int, exact_limit: int, ef: int, graph_now: bool = False) -> None: ...
     @staticmethod
-    def load_graph(dim: int, exact_limit: int, ef: int, rows: npt.NDArray[np.float32], path: str) -> _WordIndex: ...
+    def load_graph(
+        dim: int, exact_limit: int, ef: int, rows: npt.NDArray[np.float32], path: str
+    ) -> _WordIndex: ...
     def save_graph(self, path: str) -> int: ...
     def add(self, rows: npt.NDArray[np.float32]) -> None: ...
-    def search(self, query: npt.NDArray[np.float32], want: int) -> tuple[list[int], list[float]]: ...
+    def search(
+        self, query: npt.NDArray[np.float32], want: int
+    ) -> tuple[list[int], list[float]]: ...
     def start(self, query: npt.NDArray[np.float32], want: int) -> _WordSearch: ...
     def __len__(self) -> int: ...
     @property
@@ -532,12 +568,23 @@ class _WordIndex:
     def ef(self) -> int: ...
 
 def _recall_convex(
-    cands: _RecallCandidates, cosine: npt.NDArray[np.float64] | None, keyword_column: int,
-    keyword_scores: npt.NDArray[np.float32], alpha: float, expansion_column: int,
-    expansion_scores: npt.NDArray[np.float32] | None, beta: float,
+    cands: _RecallCandidates,
+    cosine: npt.NDArray[np.float64] | None,
+    keyword_column: int,
+    keyword_scores: npt.NDArray[np.float32],
+    alpha: float,
+    expansion_column: int,
+    expansion_scores: npt.NDArray[np.float32] | None,
+    beta: float,
 ) -> npt.NDArray[np.float64]: ...
 def _convex_fused(
-    ranks: npt.NDArray[np.int32], keep: npt.NDArray[np.uint32], cosine: npt.NDArray[np.float64] | None,
-    keyword_column: int, keyword_scores: npt.NDArray[np.float32], alpha: float, expansion_column: int,
-    expansion_scores: npt.NDArray[np.float32] | None, beta: float,
+    ranks: npt.NDArray[np.int32],
+    keep: npt.NDArray[np.uint32],
+    cosine: npt.NDArray[np.float64] | None,
+    keyword_column: int,
+    keyword_scores: npt.NDArray[np.float32],
+    alpha: float,
+    expansion_column: int,
+    expansion_scores: npt.NDArray[np.float32] | None,
+    beta: float,
 ) -> npt.NDArray[np.float64]: ...

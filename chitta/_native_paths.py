@@ -56,13 +56,26 @@ def get_lib_dir() -> str:
     return str(path)
 
 
-def c_build_command(source: str | Path, output: str | Path, flags: Sequence[str] = ()) -> list[str] | None:
+def c_build_command(
+    source: str | Path, output: str | Path, flags: Sequence[str] = ()
+) -> list[str] | None:
     """The command that compiles and links ``source`` into ``output`` against this
     chitta's ``libchitta_field`` with the first C compiler found (``$CC``, ``cc``,
     ``gcc``, ``clang``), ``flags`` before the files; None when there is none."""
     lib = get_lib_dir()
-    compiler = next((c for c in (os.environ.get("CC", ""), "cc", "gcc", "clang") if c and shutil.which(c)), None)
+    compiler = next(
+        (c for c in (os.environ.get("CC", ""), "cc", "gcc", "clang") if c and shutil.which(c)), None
+    )
     if compiler is None:
         return None
-    return [compiler, *flags, "-o", str(output), str(source),
-            f"-I{get_include()}", f"-L{lib}", "-lchitta_field", f"-Wl,-rpath,{lib}"]
+    return [
+        compiler,
+        *flags,
+        "-o",
+        str(output),
+        str(source),
+        f"-I{get_include()}",
+        f"-L{lib}",
+        "-lchitta_field",
+        f"-Wl,-rpath,{lib}",
+    ]

@@ -43,7 +43,9 @@ def verify(path: str | os.PathLike[str]) -> dict[str, Any]:
                         "segment": result.segments[int(result.segment_index[i])],
                         "offset": int(result.offsets[i]),
                         "bytes": len(result.payload(i)) + 17,
-                        "kind": "unknown_op_type" if "unknown op type" in str(exc) else "bad_payload",
+                        "kind": "unknown_op_type"
+                        if "unknown op type" in str(exc)
+                        else "bad_payload",
                         "detail": str(exc),
                     }
                 )
@@ -52,7 +54,9 @@ def verify(path: str | os.PathLike[str]) -> dict[str, Any]:
     return report
 
 
-def iter_records(path: str | os.PathLike[str], *, salvage: bool = False) -> Iterator[dict[str, Any]]:
+def iter_records(
+    path: str | os.PathLike[str], *, salvage: bool = False
+) -> Iterator[dict[str, Any]]:
     """Every record in replay order as a dict: seqno, instance, op_type, op, segment,
     offset, fields (JSON-friendly). Undecodable payloads raise, or with
     ``salvage`` are yielded with ``op=None`` and an ``error``."""
@@ -79,7 +83,9 @@ def iter_records(path: str | os.PathLike[str], *, salvage: bool = False) -> Iter
             rec["fields"] = ops.op_to_dict(op)
         except ChittaError as exc:
             if not salvage:
-                raise type(exc)(f"{exc} (segment {rec['segment']}, offset {rec['offset']})") from exc
+                raise type(exc)(
+                    f"{exc} (segment {rec['segment']}, offset {rec['offset']})"
+                ) from exc
             rec["op"] = None
             rec["fields"] = {}
             rec["error"] = str(exc)

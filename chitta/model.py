@@ -68,8 +68,12 @@ class Memory:
 
 
 _MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
-_MEMORY_SLOTS = tuple(Memory.__dict__[name] for name in _MEMORY_FIELDS)  # member descriptors, field order
-_new_slotted: Any = None  # chitta._core._new_slotted, bound on first use (import chitta stays light)
+_MEMORY_SLOTS = tuple(
+    Memory.__dict__[name] for name in _MEMORY_FIELDS
+)  # member descriptors, field order
+_new_slotted: Any = (
+    None  # chitta._core._new_slotted, bound on first use (import chitta stays light)
+)
 
 
 def memory_of(values: tuple[Any, ...]) -> Memory:
@@ -108,7 +112,9 @@ class FieldStats:
     checkpoint: str | None = None  # the checkpoint this handle opened from
     records_since_checkpoint: int = 0  # records applied after it (all, without one)
     bytes_since_checkpoint: int = 0  # segment bytes after it
-    remote: dict[str, Any] | None = None  # replication state when opened with remote= (chitta/remote)
+    remote: dict[str, Any] | None = (
+        None  # replication state when opened with remote= (chitta/remote)
+    )
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -96,7 +96,9 @@ print(json.dumps(out))
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--base", required=True, help="directory holding the A side's chitta/ package")
     ap.add_argument("--threads", default="16,64")
     ap.add_argument("--n", type=int, default=16_000, help="records per case (all threads together)")
@@ -107,19 +109,31 @@ def main() -> None:
     for r in range(args.rounds):
         order = [("A", args.base), ("B", "-")] if r % 2 == 0 else [("B", "-"), ("A", args.base)]
         for side, where in order:
-            res = json.loads(subprocess.run(
-                [sys.executable, "-c", CHILD, where, args.threads, str(args.n)],
-                check=True, capture_output=True, text=True, cwd=tempfile.gettempdir(),
-            ).stdout.strip().splitlines()[-1])
+            res = json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", CHILD, where, args.threads, str(args.n)],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                    cwd=tempfile.gettempdir(),
+                )
+                .stdout.strip()
+                .splitlines()[-1]
+            )
             rows.append({"round": r, "side": side, **res})
             if args.json:
                 continue
             ref = (res["python_fdatasync_per_s"] + res["python_fdatasync_per_s_after"]) / 2
-            print(f"round {r} {side}: Python fdatasync loop {ref / 1e3:.1f}K/s ({1e3 / ref:.3f} ms each)")
+            print(
+                f"round {r} {side}: Python fdatasync loop {ref / 1e3:.1f}K/s ({1e3 / ref:.3f} ms each)"
+            )
             for key, v in res.items():
                 if isinstance(v, dict):
-                    print(f"   {key:14s} {v['per_s'] / 1e3:7.1f}K/s  {v['records_per_sync']:5.1f}/sync  "
-                          f"fdatasync {v['fdatasync_ms']:.3f} ms  delay {v['delay_us']:.0f} us", flush=True)
+                    print(
+                        f"   {key:14s} {v['per_s'] / 1e3:7.1f}K/s  {v['records_per_sync']:5.1f}/sync  "
+                        f"fdatasync {v['fdatasync_ms']:.3f} ms  delay {v['delay_us']:.0f} us",
+                        flush=True,
+                    )
     if args.json:
         print(json.dumps(rows, indent=1))
 

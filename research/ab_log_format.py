@@ -56,9 +56,18 @@ def main() -> None:
     for r in range(rounds):
         sides = [("this", sys.executable), ("other", other)]
         for side, py in sides if r % 2 == 0 else sides[::-1]:
-            with tempfile.TemporaryDirectory() as cwd:  # not the repo root: import the installed chitta
-                res = json.loads(subprocess.run([py, "-c", CHILD, str(n)], capture_output=True, text=True,
-                                                check=True, cwd=cwd).stdout.splitlines()[-1])
+            with (
+                tempfile.TemporaryDirectory() as cwd
+            ):  # not the repo root: import the installed chitta
+                res = json.loads(
+                    subprocess.run(
+                        [py, "-c", CHILD, str(n)],
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                        cwd=cwd,
+                    ).stdout.splitlines()[-1]
+                )
             for k, v in res.items():
                 best[side][k] = max(best[side].get(k, 0.0), v)
     print(f"{'case':<16}{'this rec/s':>14}{'other rec/s':>14}{'this/other':>12}")

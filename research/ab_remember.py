@@ -105,18 +105,25 @@ print(json.dumps({name: {"cpu_us": c / n * 1e6, "wall_us": w / n * 1e6} for name
 def run_side(base: str, n: int, reps: int, parts: bool) -> dict[str, dict[str, float]]:
     out = subprocess.run(
         [sys.executable, "-c", CHILD, base, str(n), str(reps), "1" if parts else "0"],
-        check=True, capture_output=True, text=True, cwd=tempfile.gettempdir(),
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=tempfile.gettempdir(),
     )
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--base", required=True, help="directory holding the A side's chitta/ package")
     ap.add_argument("--n", type=int, default=200_000, help="remember calls per timing")
     ap.add_argument("--reps", type=int, default=3, help="timings per process (best kept)")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--parts", action="store_true", help="also time the layers of a call on the B side")
+    ap.add_argument(
+        "--parts", action="store_true", help="also time the layers of a call on the B side"
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     rows: list[dict[str, object]] = []

@@ -27,9 +27,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--only", default="")
-    ap.add_argument("--round", default="all", help="all (rounds 1-7), 8-12 (locomo_variants2.py), 13-15 (locomo_variants3.py)")
-    ap.add_argument("--embedder", default="minilm", help="minilm (the default model), mpnet or nomic")
-    ap.add_argument("--ctx", type=int, default=1, help="rounds 11-12: earlier turns in the dense vectors")
+    ap.add_argument(
+        "--round",
+        default="all",
+        help="all (rounds 1-7), 8-12 (locomo_variants2.py), 13-15 (locomo_variants3.py)",
+    )
+    ap.add_argument(
+        "--embedder", default="minilm", help="minilm (the default model), mpnet or nomic"
+    )
+    ap.add_argument(
+        "--ctx", type=int, default=1, help="rounds 11-12: earlier turns in the dense vectors"
+    )
     args = ap.parse_args(argv)
     emb = CachedEmbedder(inner_embedder(args.embedder))
     convs = load(emb, limit=args.limit)
@@ -43,7 +51,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.round in ("34", "35"):  # paired differences against the first ranker
             for name, ranker in rounds[1:]:
                 d = v6.paired(convs, rounds[0][1], ranker)
-                print(name, " ".join(f"{h} {m:+.3f} [{lo:+.3f}, {hi:+.3f}] {w}/{l}" for h, (m, lo, hi, w, l) in d.items()))
+                print(
+                    name,
+                    " ".join(
+                        f"{h} {m:+.3f} [{lo:+.3f}, {hi:+.3f}] {w}/{l}"
+                        for h, (m, lo, hi, w, l) in d.items()
+                    ),
+                )
             return 0
         if args.round == "37":  # paired intervals, categories 1-4 and 1, per half
             for name, ranker in rounds[1:]:
@@ -61,7 +75,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.round in ("27", "30"):  # paired differences against the first ranker
             for name, ranker in rounds[1:]:
                 d = v5.paired(convs, rounds[0][1], ranker)
-                print(name, " ".join(f"{h} {m:+.3f} [{lo:+.3f}, {hi:+.3f}] {w}/{l}" for h, (m, lo, hi, w, l) in d.items()))
+                print(
+                    name,
+                    " ".join(
+                        f"{h} {m:+.3f} [{lo:+.3f}, {hi:+.3f}] {w}/{l}"
+                        for h, (m, lo, hi, w, l) in d.items()
+                    ),
+                )
             return 0
     elif args.round in ("18", "19", "20", "21", "22"):
         import locomo_variants4 as v4
@@ -72,9 +92,27 @@ def main(argv: list[str] | None = None) -> int:
 
         rounds = list(getattr(v3, f"round{args.round}")(emb, args.ctx))
     else:
-        rounds = ([*variants(emb), *bm25_extra(emb), *round2(emb), *round3(emb), *round4(emb), *round6(emb),
-                   *round7(emb)] if args.round == "all" else [*round8(emb)] if args.round == "8" else [*round9(emb)] if args.round == "9" else [*round10(emb)]
-                  if args.round == "10" else [*round11(emb, args.ctx)] if args.round == "11" else [*round12(emb, args.ctx)])
+        rounds = (
+            [
+                *variants(emb),
+                *bm25_extra(emb),
+                *round2(emb),
+                *round3(emb),
+                *round4(emb),
+                *round6(emb),
+                *round7(emb),
+            ]
+            if args.round == "all"
+            else [*round8(emb)]
+            if args.round == "8"
+            else [*round9(emb)]
+            if args.round == "9"
+            else [*round10(emb)]
+            if args.round == "10"
+            else [*round11(emb, args.ctx)]
+            if args.round == "11"
+            else [*round12(emb, args.ctx)]
+        )
     for name, ranker in rounds:
         if args.only and args.only not in name:
             continue

@@ -52,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     data = json.loads(DEFAULT_DATA.read_text())
     items = turns(data[0]["conversation"])
-    docs = context_texts([Turn(t["speaker"], t["said"], t["session"], t["at"]) for t in items], 1)[: args.n]
+    docs = context_texts([Turn(t["speaker"], t["said"], t["session"], t["at"]) for t in items], 1)[
+        : args.n
+    ]
     questions = [qa["question"] for s in data for qa in s["qa"]][: args.queries]
     rows = []
     for name, cls in _candidates():
@@ -71,16 +73,27 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             embed_query(emb, [q])
             lat.append(time.perf_counter() - t0)
-        rows.append({"embedder": name, "name": emb.name, "dim": emb.dim, "cold_load_s": load_s,
-                     "texts_per_s": len(docs) / batch_s, "query_ms_p50": 1000 * float(np.median(lat)),
-                     "query_ms_min": 1000 * float(np.min(lat)), "load_avg": os.getloadavg()[0]})
+        rows.append(
+            {
+                "embedder": name,
+                "name": emb.name,
+                "dim": emb.dim,
+                "cold_load_s": load_s,
+                "texts_per_s": len(docs) / batch_s,
+                "query_ms_p50": 1000 * float(np.median(lat)),
+                "query_ms_min": 1000 * float(np.min(lat)),
+                "load_avg": os.getloadavg()[0],
+            }
+        )
     if args.json:
         print(json.dumps(rows))
         return 0
     for r in rows:
-        print(f"{r['embedder']:<7} {r['name']:<42} dim {r['dim']:>4}  cold load {r['cold_load_s']:6.2f} s  "
-              f"{r['texts_per_s']:7.1f} texts/s  one query p50 {r['query_ms_p50']:7.1f} ms (min "
-              f"{r['query_ms_min']:.1f})  load avg {r['load_avg']:.1f}")
+        print(
+            f"{r['embedder']:<7} {r['name']:<42} dim {r['dim']:>4}  cold load {r['cold_load_s']:6.2f} s  "
+            f"{r['texts_per_s']:7.1f} texts/s  one query p50 {r['query_ms_p50']:7.1f} ms (min "
+            f"{r['query_ms_min']:.1f})  load avg {r['load_avg']:.1f}"
+        )
     return 0
 
 

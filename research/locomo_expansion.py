@@ -32,20 +32,31 @@ from eval_locomo import DEFAULT_DATA, evaluate, normalise_evidence, turns
 from chitta.recall.presets import settings_for
 
 # Maharana et al. 2024 (ACL, Table 3), DRAGON over dialog turns, 10 conversations: R@5 / R@10
-DRAGON = {1: (0.354, 0.466), 2: (0.704, 0.773), 3: (0.331, 0.408), 4: (0.680, 0.777), 5: (0.439, 0.547)}
+DRAGON = {
+    1: (0.354, 0.466),
+    2: (0.704, 0.773),
+    3: (0.331, 0.408),
+    4: (0.680, 0.777),
+    5: (0.439, 0.547),
+}
 NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (5, 10, 20)
 
 
 def parse(spec: str, base: Any) -> Any:
     parts = [float(x) for x in spec.split(",")]
-    return dataclasses.replace(base, expansion_weight=parts[0],
-                               expansion_words=int(parts[1]) if len(parts) > 1 else base.expansion_words,
-                               expansion_min_cosine=parts[2] if len(parts) > 2 else base.expansion_min_cosine,
-                               dense_query_without_speaker=len(parts) > 3 and parts[3] == 1)
+    return dataclasses.replace(
+        base,
+        expansion_weight=parts[0],
+        expansion_words=int(parts[1]) if len(parts) > 1 else base.expansion_words,
+        expansion_min_cosine=parts[2] if len(parts) > 2 else base.expansion_min_cosine,
+        dense_query_without_speaker=len(parts) > 3 and parts[3] == 1,
+    )
 
 
-def per_question(result: dict[str, Any], data: list[dict[str, Any]]) -> dict[int, dict[str, dict[int, list[float]]]]:
+def per_question(
+    result: dict[str, Any], data: list[dict[str, Any]]
+) -> dict[int, dict[str, dict[int, list[float]]]]:
     """category -> half -> k -> values, from evaluate's 'all' and 'held' lists (same question order)."""
     rec = result["recall"]["hybrid"]
     out: dict[int, dict[str, dict[int, list[float]]]] = {}
@@ -53,12 +64,18 @@ def per_question(result: dict[str, Any], data: list[dict[str, Any]]) -> dict[int
         every = {k: list(rec[cat][k]) for k in KS}
         held_n = len(rec[f"held{cat}"][10])
         # evaluate appends a question to 'all' and, when its index is odd, to 'held': rebuild the split
-        halves: dict[str, dict[int, list[float]]] = {"tune": {k: [] for k in KS}, "held": {k: [] for k in KS}}
+        halves: dict[str, dict[int, list[float]]] = {
+            "tune": {k: [] for k in KS},
+            "held": {k: [] for k in KS},
+        }
         pos = 0
         for sample in data:
             known = {t["dia_id"] for t in turns(sample["conversation"])}
             for qi, qa in enumerate(sample["qa"]):
-                if qa["category"] != cat or not normalise_evidence(qa.get("evidence", []), known)[0]:
+                if (
+                    qa["category"] != cat
+                    or not normalise_evidence(qa.get("evidence", []), known)[0]
+                ):
                     continue
                 for k in KS:
                     halves["held" if qi % 2 else "tune"][k].append(every[k][pos])
@@ -92,16 +109,32 @@ def main(argv: list[str] | None = None) -> int:
     runs = {}
     for spec in args.settings:
         console.print(f"[dim]{spec} ...[/dim]")
-        runs[spec] = per_question(evaluate(data, ["hybrid"], embedder, console, settings=parse(spec, base)), data)
+        runs[spec] = per_question(
+            evaluate(data, ["hybrid"], embedder, console, settings=parse(spec, base)), data
+        )
     rows = []
     for spec, cats in runs.items():
         for cat in (1, 2, 3, 4, 5, "1-4"):
             src = [cats[c] for c in ((1, 2, 3, 4) if cat == "1-4" else (cat,))]
             for half in ("tune", "held", "all"):
-                vals = {k: [v for s in src for h in (("tune", "held") if half == "all" else (half,)) for v in s[h][k]]
-                        for k in KS}
-                rows.append({"setting": spec, "category": cat, "half": half, "n": len(vals[10]),
-                             **{f"R@{k}": float(np.mean(vals[k])) for k in KS}})
+                vals = {
+                    k: [
+                        v
+                        for s in src
+                        for h in (("tune", "held") if half == "all" else (half,))
+                        for v in s[h][k]
+                    ]
+                    for k in KS
+                }
+                rows.append(
+                    {
+                        "setting": spec,
+                        "category": cat,
+                        "half": half,
+                        "n": len(vals[10]),
+                        **{f"R@{k}": float(np.mean(vals[k])) for k in KS},
+                    }
+                )
     paired = []
     first = args.settings[0]
     rng = np.random.default_rng(0)
@@ -113,24 +146,39 @@ def main(argv: list[str] | None = None) -> int:
                 b = np.array([v for c in cats for v in runs[spec][c][half][10]])
                 d = b - a
                 boots = [d[rng.integers(0, len(d), len(d))].mean() for _ in range(2000)]
-                paired.append({"setting": spec, "group": grp, "half": half, "diff": float(d.mean()),
-                               "lo": float(np.percentile(boots, 2.5)), "hi": float(np.percentile(boots, 97.5)),
-                               "wins": int((d > 0).sum()), "losses": int((d < 0).sum())})
+                paired.append(
+                    {
+                        "setting": spec,
+                        "group": grp,
+                        "half": half,
+                        "diff": float(d.mean()),
+                        "lo": float(np.percentile(boots, 2.5)),
+                        "hi": float(np.percentile(boots, 97.5)),
+                        "wins": int((d > 0).sum()),
+                        "losses": int((d < 0).sum()),
+                    }
+                )
     if args.json:
         print(json.dumps({"rows": rows, "paired": paired}))
         return 0
-    table = Table(title=f"LoCoMo dev, hybrid ({embedder.name}): R@5 / R@10 / R@20 (DRAGON R@5 / R@10)")
+    table = Table(
+        title=f"LoCoMo dev, hybrid ({embedder.name}): R@5 / R@10 / R@20 (DRAGON R@5 / R@10)"
+    )
     for col in ("setting", "category", "half", "n", "R@5", "R@10", "R@20", "DRAGON"):
         table.add_column(col)
     for r in rows:
         cat = r["category"]
         dragon = f"{DRAGON[cat][0]:.3f} / {DRAGON[cat][1]:.3f}" if isinstance(cat, int) else ""
         name = f"{cat} {NAMES[cat]}" if isinstance(cat, int) else str(cat)
-        table.add_row(r["setting"], name, r["half"], str(r["n"]), *(f"{r[f'R@{k}']:.3f}" for k in KS), dragon)
+        table.add_row(
+            r["setting"], name, r["half"], str(r["n"]), *(f"{r[f'R@{k}']:.3f}" for k in KS), dragon
+        )
     console.print(table)
     for p in paired:
-        console.print(f"{p['setting']} vs {first}: {p['group']} {p['half']} R@10 {p['diff']:+.3f} "
-                      f"[{p['lo']:+.3f}, {p['hi']:+.3f}] {p['wins']}/{p['losses']}")
+        console.print(
+            f"{p['setting']} vs {first}: {p['group']} {p['half']} R@10 {p['diff']:+.3f} "
+            f"[{p['lo']:+.3f}, {p['hi']:+.3f}] {p['wins']}/{p['losses']}"
+        )
     return 0
 
 

@@ -49,15 +49,24 @@ class NumpyWords(expand.Vocabulary):
     def _index_rows(self, start: int) -> None:
         assert self._vecs is not None
         if self._old_graph is not None:
-            self._old_graph.add(np.arange(start, len(self._words), dtype=np.uint64), self._vecs[start:])
+            self._old_graph.add(
+                np.arange(start, len(self._words), dtype=np.uint64), self._vecs[start:]
+            )
         elif len(self._words) > self.LIMIT:
             from chitta.index.hnsw import HNSW
 
             self._old_graph = HNSW(int(self._vecs.shape[1]))
             self._old_graph.add(np.arange(len(self._words), dtype=np.uint64), self._vecs)
 
-    def nearest_start(self, vector: Any, m: int, min_cosine: float, exclude: Any = frozenset(), *,
-                      background: bool = True) -> Callable[[], list[str]]:
+    def nearest_start(
+        self,
+        vector: Any,
+        m: int,
+        min_cosine: float,
+        exclude: Any = frozenset(),
+        *,
+        background: bool = True,
+    ) -> Callable[[], list[str]]:
         self.refresh()
         vecs = self._vecs
         assert vecs is not None
@@ -70,7 +79,11 @@ class NumpyWords(expand.Vocabulary):
             sims = [1.0 - float(d) for d in np.asarray(dist).reshape(-1)]
         else:
             all_sims = vecs @ q
-            top = np.argpartition(-all_sims, want - 1)[:want] if want < len(all_sims) else np.arange(len(all_sims))
+            top = (
+                np.argpartition(-all_sims, want - 1)[:want]
+                if want < len(all_sims)
+                else np.arange(len(all_sims))
+            )
             top = top[np.lexsort((top, -all_sims[top]))]
             rows, sims = top.tolist(), all_sims[top].tolist()
         out: list[str] = []
@@ -87,8 +100,15 @@ class NumpyWords(expand.Vocabulary):
 class InlineWords(expand.Vocabulary):
     """The native word index, searched inline (not on the search thread)."""
 
-    def nearest_start(self, vector: Any, m: int, min_cosine: float, exclude: Any = frozenset(), *,
-                      background: bool = True) -> Callable[[], list[str]]:
+    def nearest_start(
+        self,
+        vector: Any,
+        m: int,
+        min_cosine: float,
+        exclude: Any = frozenset(),
+        *,
+        background: bool = True,
+    ) -> Callable[[], list[str]]:
         return super().nearest_start(vector, m, min_cosine, exclude, background=False)
 
 
@@ -117,8 +137,13 @@ def vocabulary_cost(console: Console) -> dict[str, float]:
     t1 = time.perf_counter()
     vocab.refresh()
     embedded = time.perf_counter() - t1
-    return {"turns": len(texts), "words": len(vocab), "collect_s": collected, "embed_s": embedded,
-            "words_per_s": len(vocab) / embedded}
+    return {
+        "turns": len(texts),
+        "words": len(vocab),
+        "collect_s": collected,
+        "embed_s": embedded,
+        "words_per_s": len(vocab) / embedded,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,18 +153,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--blocks", type=int, default=3)
     ap.add_argument("--field-dir", type=Path, default=Path("/tmp/chitta-fusion-cost"))
     ap.add_argument("--no-model", action="store_true", help="skip the MiniLM vocabulary timing")
-    ap.add_argument("--word-search", default="native",
-                    help="comma list of native (search thread), inline, numpy (before the native index)")
+    ap.add_argument(
+        "--word-search",
+        default="native",
+        help="comma list of native (search thread), inline, numpy (before the native index)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
     root, qv, qt = field_queries(args, console)
     base = RecallSettings(fusion_alpha=0.55)
-    expanding = RecallSettings(fusion_alpha=0.55, expansion_weight=0.2, expansion_words=5, expansion_min_cosine=-1.0)
+    expanding = RecallSettings(
+        fusion_alpha=0.55, expansion_weight=0.2, expansion_words=5, expansion_min_cosine=-1.0
+    )
     # (settings, word search): "native" searches the words on the search thread beside BM25,
     # "inline" the same index on the calling thread, "numpy" the search before the native index
-    variants = {"native": "+ expansion 0.2 (5 words, always)",
-                "inline": "+ expansion, native words inline", "numpy": "+ expansion, numpy words (before)"}
+    variants = {
+        "native": "+ expansion 0.2 (5 words, always)",
+        "inline": "+ expansion, native words inline",
+        "numpy": "+ expansion, numpy words (before)",
+    }
     settings = {"convex 0.55": (base, "")}
     settings.update({variants[k]: (expanding, k) for k in args.word_search.split(",")})
     got: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in settings}
@@ -153,15 +186,23 @@ def main(argv: list[str] | None = None) -> int:
             got[name][1].extend(cpu)
     rows = percentile_rows(got)
     vocab = None if args.no_model else vocabulary_cost(console)
-    out = {"n": args.n, "queries": args.queries * args.blocks, "load": os.getloadavg(), "rows": rows, "vocabulary": vocab}
+    out = {
+        "n": args.n,
+        "queries": args.queries * args.blocks,
+        "load": os.getloadavg(),
+        "rows": rows,
+        "vocabulary": vocab,
+    }
     if args.json:
         print(json.dumps(out))
         return 0
     print_ab(console, out)
     if vocab:
-        console.print(f"vocabulary of one LoCoMo conversation ({vocab['turns']} turns): {vocab['words']} words, "
-                      f"collected in {vocab['collect_s'] * 1000:.0f} ms, embedded by MiniLM in {vocab['embed_s']:.2f} s "
-                      f"({vocab['words_per_s']:.0f} words/s)")
+        console.print(
+            f"vocabulary of one LoCoMo conversation ({vocab['turns']} turns): {vocab['words']} words, "
+            f"collected in {vocab['collect_s'] * 1000:.0f} ms, embedded by MiniLM in {vocab['embed_s']:.2f} s "
+            f"({vocab['words_per_s']:.0f} words/s)"
+        )
     return 0
 
 

@@ -48,25 +48,41 @@ def timed(field: chitta.Field, qv: np.ndarray, qt: list[str]) -> tuple[list[floa
 
 def percentile_rows(got: dict[str, tuple[list[float], list[float]]]) -> dict[str, dict[str, float]]:
     """Per setting: wall p50/p99 and thread CPU p50/p99 (ms) of its (wall, cpu) samples."""
-    return {name: {"p50_ms": float(np.percentile(w, 50)), "p99_ms": float(np.percentile(w, 99)),
-                   "cpu_p50_ms": float(np.percentile(c, 50)), "cpu_p99_ms": float(np.percentile(c, 99))}
-            for name, (w, c) in got.items()}
+    return {
+        name: {
+            "p50_ms": float(np.percentile(w, 50)),
+            "p99_ms": float(np.percentile(w, 99)),
+            "cpu_p50_ms": float(np.percentile(c, 50)),
+            "cpu_p99_ms": float(np.percentile(c, 99)),
+        }
+        for name, (w, c) in got.items()
+    }
 
 
 def print_ab(console: Console, out: dict[str, Any]) -> None:
     """The rows of ``out`` as a table, then each later setting minus the first."""
-    table = Table(title=f"hybrid recall at N={out['n']:,}, k=10 ({out['queries']} queries per setting, "
-                        f"load {out['load'][0]:.1f})", title_justify="left")
+    table = Table(
+        title=f"hybrid recall at N={out['n']:,}, k=10 ({out['queries']} queries per setting, "
+        f"load {out['load'][0]:.1f})",
+        title_justify="left",
+    )
     for col in ("setting", "p50 ms", "p99 ms", "thread CPU p50 ms", "thread CPU p99 ms"):
         table.add_column(col)
     for name, r in out["rows"].items():
-        table.add_row(name, f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}", f"{r['cpu_p50_ms']:.3f}",
-                      f"{r.get('cpu_p99_ms', float('nan')):.3f}")
+        table.add_row(
+            name,
+            f"{r['p50_ms']:.3f}",
+            f"{r['p99_ms']:.3f}",
+            f"{r['cpu_p50_ms']:.3f}",
+            f"{r.get('cpu_p99_ms', float('nan')):.3f}",
+        )
     console.print(table)
     (name_a, a), *others = out["rows"].items()
     for name_b, b in others:  # each later setting minus the first
-        console.print(f"{name_b} - {name_a}: p50 {b['p50_ms'] - a['p50_ms']:+.3f} ms, "
-                      f"thread CPU p50 {b['cpu_p50_ms'] - a['cpu_p50_ms']:+.3f} ms")
+        console.print(
+            f"{name_b} - {name_a}: p50 {b['p50_ms'] - a['p50_ms']:+.3f} ms, "
+            f"thread CPU p50 {b['cpu_p50_ms'] - a['cpu_p50_ms']:+.3f} ms"
+        )
 
 
 def field_queries(args: argparse.Namespace, console: Console) -> tuple[Path, np.ndarray, list[str]]:
@@ -86,16 +102,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--blocks", type=int, default=3)
     ap.add_argument("--alpha", type=float, default=0.55)
-    ap.add_argument("--pools", default=None, help="A,B, each LANES/KEYWORD: compare RecallSettings.pool / keyword_pool (convex fusion)")
+    ap.add_argument(
+        "--pools",
+        default=None,
+        help="A,B, each LANES/KEYWORD: compare RecallSettings.pool / keyword_pool (convex fusion)",
+    )
     ap.add_argument("--field-dir", type=Path, default=Path("/tmp/chitta-fusion-cost"))
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
     root, qv, qt = field_queries(args, console)
-    settings = {"rrf": RecallSettings(), f"convex {args.alpha}": RecallSettings(fusion_alpha=args.alpha)}
+    settings = {
+        "rrf": RecallSettings(),
+        f"convex {args.alpha}": RecallSettings(fusion_alpha=args.alpha),
+    }
     if args.pools:  # "lanes/keyword": RecallSettings.pool / keyword_pool
-        settings = {f"pool {p}": RecallSettings(fusion_alpha=args.alpha, pool=int(p.split("/")[0]),
-                                                keyword_pool=int(p.split("/")[-1])) for p in args.pools.split(",")}
+        settings = {
+            f"pool {p}": RecallSettings(
+                fusion_alpha=args.alpha,
+                pool=int(p.split("/")[0]),
+                keyword_pool=int(p.split("/")[-1]),
+            )
+            for p in args.pools.split(",")
+        }
     got: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in settings}
     for _ in range(args.blocks):
         for name, s in settings.items():
@@ -104,7 +133,12 @@ def main(argv: list[str] | None = None) -> int:
             got[name][0].extend(wall)
             got[name][1].extend(cpu)
     rows = percentile_rows(got)
-    out = {"n": args.n, "queries": args.queries * args.blocks, "load": os.getloadavg(), "rows": rows}
+    out = {
+        "n": args.n,
+        "queries": args.queries * args.blocks,
+        "load": os.getloadavg(),
+        "rows": rows,
+    }
     if args.json:
         print(json.dumps(out))
         return 0

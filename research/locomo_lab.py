@@ -51,8 +51,14 @@ def load(emb: CachedEmbedder, path: Path = DEFAULT_DATA, limit: int | None = Non
         for qi, qa in enumerate(sample["qa"]):
             gold, _ = normalise_evidence(qa.get("evidence", []), set(index))
             if gold:
-                qs.append({"q": qa["question"], "cat": qa["category"], "gold": {index[g] for g in gold},
-                           "half": "tune" if qi % 2 == 0 else "held"})
+                qs.append(
+                    {
+                        "q": qa["question"],
+                        "cat": qa["category"],
+                        "gold": {index[g] for g in gold},
+                        "half": "tune" if qi % 2 == 0 else "held",
+                    }
+                )
         qvecs = emb.embed_query([q["q"] for q in qs])
         convs.append(Conv(items, [t["text"] for t in items], qs, qvecs))
     return convs
@@ -64,7 +70,9 @@ def ctx_vectors(c: Conv, emb: CachedEmbedder, n: int) -> np.ndarray:
     if n == -1 and n not in c.ctx:
         m = ctx_vectors(c, emb, 0) + ctx_vectors(c, emb, 1)
         c.ctx[n] = (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
-    if n == -3 and n not in c.ctx:  # derived: normalised sum of the turn-alone vectors of the turn and the one before
+    if (
+        n == -3 and n not in c.ctx
+    ):  # derived: normalised sum of the turn-alone vectors of the turn and the one before
         v0 = ctx_vectors(c, emb, 0)
         m = v0.copy()
         for i in range(1, len(c.items)):
@@ -77,8 +85,16 @@ def ctx_vectors(c: Conv, emb: CachedEmbedder, n: int) -> np.ndarray:
     return c.ctx[n]
 
 
-def bm25_rank(c: Conv, query: str, *, k1: float = 1.2, b: float = 0.75, stem: bool = False,
-              texts: Callable[[Conv], list[str]] | None = None, key: str = "") -> list[int]:
+def bm25_rank(
+    c: Conv,
+    query: str,
+    *,
+    k1: float = 1.2,
+    b: float = 0.75,
+    stem: bool = False,
+    texts: Callable[[Conv], list[str]] | None = None,
+    key: str = "",
+) -> list[int]:
     ik = (k1, b, stem, key)
     if ik not in c.bm25:
         idx = BM25(k1, b, stem=stem)
@@ -100,7 +116,11 @@ def adjacent(c: Conv, seeds: list[int]) -> list[int]:
     seen, out = set(seeds), []
     for s in seeds:
         for j in (s - 1, s + 1):
-            if 0 <= j < len(c.items) and c.items[j]["session"] == c.items[s]["session"] and j not in seen:
+            if (
+                0 <= j < len(c.items)
+                and c.items[j]["session"] == c.items[s]["session"]
+                and j not in seen
+            ):
                 seen.add(j)
                 out.append(j)
     return out
@@ -110,12 +130,18 @@ def fuse(lists: dict[str, list[int]], weights: dict[str, float], k: float) -> li
     names = [n for n in lists if lists[n] and weights.get(n, 0) > 0]
     if not names:
         return []
-    ids, _ = rrf_fuse([np.array(lists[n], np.uint64) for n in names], k=k,
-                      weights=[weights[n] for n in names], limit=POOL)
+    ids, _ = rrf_fuse(
+        [np.array(lists[n], np.uint64) for n in names],
+        k=k,
+        weights=[weights[n] for n in names],
+        limit=POOL,
+    )
     return [int(i) for i in ids]
 
 
-def score(convs: list[Conv], ranker: Callable[[Conv, int], list[int]]) -> dict[str, dict[Any, dict[int, float]]]:
+def score(
+    convs: list[Conv], ranker: Callable[[Conv, int], list[int]]
+) -> dict[str, dict[Any, dict[int, float]]]:
     """half -> category (and 'all' = 1-4) -> k -> mean R@k."""
     acc: dict[str, dict[Any, dict[int, list[float]]]] = {}
     for c in convs:
@@ -126,15 +152,19 @@ def score(convs: list[Conv], ranker: Callable[[Conv, int], list[int]]) -> dict[s
                     slot = acc.setdefault(half, {}).setdefault(cat, {k: [] for k in KS})
                     for k in KS:
                         slot[k].append(len(set(got[:k]) & q["gold"]) / len(q["gold"]))
-    return {h: {cat: {k: float(np.mean(v)) for k, v in ks.items()} for cat, ks in cats.items()}
-            for h, cats in acc.items()}
+    return {
+        h: {cat: {k: float(np.mean(v)) for k, v in ks.items()} for cat, ks in cats.items()}
+        for h, cats in acc.items()
+    }
 
 
 def line(name: str, r: dict[str, Any]) -> str:
     b, t, h = r["both"], r["tune"], r["held"]
     cats = " ".join(f"{b[c][10]:.3f}" for c in (1, 2, 3, 4))
-    return (f"{name:<44} tune {t['all'][10]:.3f} held {h['all'][10]:.3f} | all R@5 {b['all'][5]:.3f} "
-            f"R@10 {b['all'][10]:.3f} R@20 {b['all'][20]:.3f} | cats {cats} | c5 {b[5][10]:.3f}")
+    return (
+        f"{name:<44} tune {t['all'][10]:.3f} held {h['all'][10]:.3f} | all R@5 {b['all'][5]:.3f} "
+        f"R@10 {b['all'][10]:.3f} R@20 {b['all'][20]:.3f} | cats {cats} | c5 {b[5][10]:.3f}"
+    )
 
 
 def inner_embedder(name: str) -> Any:

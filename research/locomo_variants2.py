@@ -26,7 +26,9 @@ Ranker = Callable[[Conv, int], list[int]]
 POOL = 100
 
 
-def keyword_index(c: Conv, key: str, texts: Callable[[Conv], list[str]], k1: float = 1.2, b: float = 0.75) -> BM25:
+def keyword_index(
+    c: Conv, key: str, texts: Callable[[Conv], list[str]], k1: float = 1.2, b: float = 0.75
+) -> BM25:
     ik = ("v2", key, k1, b)
     if ik not in c.bm25:
         idx = BM25(k1, b, stem=True)
@@ -35,8 +37,13 @@ def keyword_index(c: Conv, key: str, texts: Callable[[Conv], list[str]], k1: flo
     return c.bm25[ik]
 
 
-def kw_search(c: Conv, q: str, key: str = "boost3", texts: Callable[[Conv], list[str]] | None = None,
-              n: int = POOL) -> tuple[list[int], list[float]]:
+def kw_search(
+    c: Conv,
+    q: str,
+    key: str = "boost3",
+    texts: Callable[[Conv], list[str]] | None = None,
+    n: int = POOL,
+) -> tuple[list[int], list[float]]:
     idx = keyword_index(c, key, texts or ctx_boost(2, 3))
     if not q.strip():
         return [], []
@@ -45,23 +52,34 @@ def kw_search(c: Conv, q: str, key: str = "boost3", texts: Callable[[Conv], list
     return [i for i, _ in keep], [s for _, s in keep]
 
 
-def fuse_scores(lists: dict[str, list[int]], w: dict[str, float], k: float = 20) -> dict[int, float]:
+def fuse_scores(
+    lists: dict[str, list[int]], w: dict[str, float], k: float = 20
+) -> dict[int, float]:
     names = [n for n in lists if lists[n] and w.get(n, 0) > 0]
     if not names:
         return {}
-    fid, fs = rrf_fuse([np.array(lists[n], np.uint64) for n in names], k=k, weights=[w[n] for n in names], limit=POOL)
+    fid, fs = rrf_fuse(
+        [np.array(lists[n], np.uint64) for n in names],
+        k=k,
+        weights=[w[n] for n in names],
+        limit=POOL,
+    )
     best = float(fs[0])
     return {int(i): float(s) / best for i, s in zip(fid, fs)}
 
 
-def finish(c: Conv, qi: int, fused: dict[int, float], tie: float = 0.02, vecs: np.ndarray | None = None) -> list[int]:
+def finish(
+    c: Conv, qi: int, fused: dict[int, float], tie: float = 0.02, vecs: np.ndarray | None = None
+) -> list[int]:
     if tie and vecs is not None:
         qv = c.qvecs[qi]
         fused = {i: s + tie * max(0.0, float(vecs[i] @ qv)) for i, s in fused.items()}
     return sorted(fused, key=lambda i: (-fused[i], i))[:20]
 
 
-def base_lists(c: Conv, qi: int, emb: Any, wd: float = 0.5) -> tuple[dict[str, list[int]], dict[str, float]]:
+def base_lists(
+    c: Conv, qi: int, emb: Any, wd: float = 0.5
+) -> tuple[dict[str, list[int]], dict[str, float]]:
     q = keyword_query(c.questions[qi]["q"])
     lists = {"bm25": kw_search(c, q)[0]}
     w = {"bm25": 1.0}
@@ -76,12 +94,15 @@ def adopted(emb: Any, wd: float = 0.5, k: float = 20, ctx: int = 1) -> Ranker:
         q = keyword_query(c.questions[qi]["q"])
         vecs = ctx_vectors(c, emb, ctx)
         lists = {"bm25": kw_search(c, q)[0], "dense": dense_rank(vecs, c.qvecs[qi])}
-        return finish(c, qi, fuse_scores(lists, {"bm25": 1.0, "dense": wd}, k), vecs=ctx_vectors(c, emb, 1))
+        return finish(
+            c, qi, fuse_scores(lists, {"bm25": 1.0, "dense": wd}, k), vecs=ctx_vectors(c, emb, 1)
+        )
 
     return r
 
 
 # --- keyword pseudo-relevance feedback (RM3-like) -------------------------------------------------
+
 
 def _idf(c: Conv) -> dict[str, float]:
     key = ("idf",)
@@ -99,7 +120,11 @@ def expansion_terms(c: Conv, seeds: list[int], query_terms: set[str], n_terms: i
     idf = _idf(c)
     weight: Counter[str] = Counter()
     for rank, s in enumerate(seeds):
-        toks = [t for t in tokenize(c.texts[s], stem=True) if t not in QUERY_STOPWORDS and not t.isdigit()]
+        toks = [
+            t
+            for t in tokenize(c.texts[s], stem=True)
+            if t not in QUERY_STOPWORDS and not t.isdigit()
+        ]
         if not toks:
             continue
         tf = Counter(toks)
@@ -108,9 +133,12 @@ def expansion_terms(c: Conv, seeds: list[int], query_terms: set[str], n_terms: i
     return [t for t, _ in weight.most_common() if t not in query_terms][:n_terms]
 
 
-def rm3(emb: Any, m: int, n_terms: int, lane_w: float, source: str = "bm25", qrep: int = 0) -> Ranker:
+def rm3(
+    emb: Any, m: int, n_terms: int, lane_w: float, source: str = "bm25", qrep: int = 0
+) -> Ranker:
     """lane_w > 0: the expanded query is its own keyword lane (weight lane_w);
     qrep > 0: it replaces the keyword query (original terms repeated qrep times)."""
+
     def r(c: Conv, qi: int) -> list[int]:
         lists, w = base_lists(c, qi, emb)
         q = keyword_query(c.questions[qi]["q"])
@@ -129,6 +157,7 @@ def rm3(emb: Any, m: int, n_terms: int, lane_w: float, source: str = "bm25", qre
 
 # --- query decomposition: one keyword list per content term ---------------------------------------
 
+
 def decomposed(emb: Any, lane_w: float) -> Ranker:
     def r(c: Conv, qi: int) -> list[int]:
         lists, w = base_lists(c, qi, emb)
@@ -144,6 +173,7 @@ def decomposed(emb: Any, lane_w: float) -> Ranker:
 
 # --- speaker prior -----------------------------------------------------------------------------------
 
+
 def speaker_prior(emb: Any, lam: float) -> Ranker:
     def r(c: Conv, qi: int) -> list[int]:
         lists, w = base_lists(c, qi, emb)
@@ -152,13 +182,16 @@ def speaker_prior(emb: Any, lam: float) -> Ranker:
         speakers = {t["speaker"] for t in c.items}
         named = {s for s in speakers if s.lower() in qtok}
         if len(named) == 1:
-            fused = {i: s * (1 + lam) if c.items[i]["speaker"] in named else s for i, s in fused.items()}
+            fused = {
+                i: s * (1 + lam) if c.items[i]["speaker"] in named else s for i, s in fused.items()
+            }
         return finish(c, qi, fused, vecs=ctx_vectors(c, emb, 1))
 
     return r
 
 
 # --- a second dense view (the turn alone) ------------------------------------------------------------
+
 
 def two_dense(emb: Any, w0: float, w1: float) -> Ranker:
     def r(c: Conv, qi: int) -> list[int]:
@@ -173,7 +206,9 @@ def two_dense(emb: Any, w0: float, w1: float) -> Ranker:
 def max_dense(emb: Any, wd: float) -> Ranker:
     def r(c: Conv, qi: int) -> list[int]:
         lists, w = base_lists(c, qi, emb, wd=0)
-        sims = np.maximum(ctx_vectors(c, emb, 0) @ c.qvecs[qi], ctx_vectors(c, emb, 1) @ c.qvecs[qi])
+        sims = np.maximum(
+            ctx_vectors(c, emb, 0) @ c.qvecs[qi], ctx_vectors(c, emb, 1) @ c.qvecs[qi]
+        )
         lists["dense"] = [int(i) for i in np.argsort(-sims, kind="stable")[:POOL]]
         w["dense"] = wd
         return finish(c, qi, fuse_scores(lists, w), vecs=ctx_vectors(c, emb, 1))
@@ -182,6 +217,7 @@ def max_dense(emb: Any, wd: float) -> Ranker:
 
 
 # --- score-based fusion (min-max normalised, weighted sum) --------------------------------------------
+
 
 def combsum(emb: Any, wd: float, pool: int = POOL) -> Ranker:
     def r(c: Conv, qi: int) -> list[int]:
@@ -207,9 +243,15 @@ def round8(emb: Any) -> Iterator[tuple[str, Ranker]]:
     for m, n, lw in ((3, 5, 0.5), (5, 10, 0.5), (10, 10, 0.5), (5, 10, 1.0), (5, 5, 0.3)):
         yield f"R8 keyword PRF lane seeds={m} terms={n} w={lw}", rm3(emb, m, n, lw)
     for m, n in ((5, 10), (10, 10)):
-        yield f"R8 keyword PRF lane from fused seeds={m} terms={n} w=0.5", rm3(emb, m, n, 0.5, source="fused")
+        yield (
+            f"R8 keyword PRF lane from fused seeds={m} terms={n} w=0.5",
+            rm3(emb, m, n, 0.5, source="fused"),
+        )
     for rep in (2, 3):
-        yield f"R8 keyword PRF in the query (orig x{rep}) seeds=5 terms=10", rm3(emb, 5, 10, 0, qrep=rep)
+        yield (
+            f"R8 keyword PRF in the query (orig x{rep}) seeds=5 terms=10",
+            rm3(emb, 5, 10, 0, qrep=rep),
+        )
     for lw in (0.3, 0.6, 1.0):
         yield f"R8 per-term decomposition lanes total w={lw}", decomposed(emb, lw)
     for lam in (0.05, 0.1, 0.2):
@@ -223,6 +265,7 @@ def round8(emb: Any) -> Iterator[tuple[str, Ranker]]:
 
 def name_emphasis(emb: Any, rep: int) -> Ranker:
     """Capitalised question words (names) repeated ``rep`` times in the keyword query."""
+
     def r(c: Conv, qi: int) -> list[int]:
         lists, w = base_lists(c, qi, emb)
         raw = c.questions[qi]["q"]
@@ -244,6 +287,7 @@ def round9(emb: Any) -> Iterator[tuple[str, Ranker]]:
 
 def with_prior(emb: Any, wd: float, ctx: int, lam: float = 0.3, k: float = 20) -> Ranker:
     """The adopted pipeline plus the speaker prior, dense lane over ``ctx`` earlier turns."""
+
     def r(c: Conv, qi: int) -> list[int]:
         q = keyword_query(c.questions[qi]["q"])
         vecs = ctx_vectors(c, emb, ctx)
@@ -252,7 +296,9 @@ def with_prior(emb: Any, wd: float, ctx: int, lam: float = 0.3, k: float = 20) -
         qtok = set(tokenize(c.questions[qi]["q"]))
         named = {s for s in {t["speaker"] for t in c.items} if s.lower() in qtok}
         if len(named) == 1 and lam:
-            fused = {i: s * (1 + lam) if c.items[i]["speaker"] in named else s for i, s in fused.items()}
+            fused = {
+                i: s * (1 + lam) if c.items[i]["speaker"] in named else s for i, s in fused.items()
+            }
         return finish(c, qi, fused, vecs=vecs)
 
     return r
@@ -261,7 +307,10 @@ def with_prior(emb: Any, wd: float, ctx: int, lam: float = 0.3, k: float = 20) -
 def round10(emb: Any) -> Iterator[tuple[str, Ranker]]:
     """Per embedder: dense alone, and the dense weight with the speaker prior (ctx 0 and 1)."""
     for ctx in (0, 1):
-        yield f"R10 dense alone ctx={ctx}", lambda c, qi, ctx=ctx: dense_rank(ctx_vectors(c, emb, ctx), c.qvecs[qi])[:20]
+        yield (
+            f"R10 dense alone ctx={ctx}",
+            lambda c, qi, ctx=ctx: dense_rank(ctx_vectors(c, emb, ctx), c.qvecs[qi])[:20],
+        )
         for wd in (0.5, 0.75, 1.0, 1.5):
             yield f"R10 prior 0.3, dense ctx={ctx} w={wd}", with_prior(emb, wd, ctx)
 
@@ -279,7 +328,9 @@ def mmr(emb: Any, wd: float, ctx: int, penalty: float, lam: float = 0.3, depth: 
         qtok = set(tokenize(c.questions[qi]["q"]))
         named = {s for s in {t["speaker"] for t in c.items} if s.lower() in qtok}
         if len(named) == 1:
-            fused = {i: s * (1 + lam) if c.items[i]["speaker"] in named else s for i, s in fused.items()}
+            fused = {
+                i: s * (1 + lam) if c.items[i]["speaker"] in named else s for i, s in fused.items()
+            }
         qv = c.qvecs[qi]
         rel = {i: s + 0.02 * max(0.0, float(vecs[i] @ qv)) for i, s in fused.items()}
         pool = sorted(rel, key=lambda i: (-rel[i], i))[:depth]
@@ -306,8 +357,11 @@ def round11(emb: Any, ctx: int) -> Iterator[tuple[str, Ranker]]:
 def _two_dense_prior(emb: Any) -> Ranker:
     def r(c: Conv, qi: int) -> list[int]:
         q = keyword_query(c.questions[qi]["q"])
-        lists = {"bm25": kw_search(c, q)[0], "d0": dense_rank(ctx_vectors(c, emb, 0), c.qvecs[qi]),
-                 "d1": dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi])}
+        lists = {
+            "bm25": kw_search(c, q)[0],
+            "d0": dense_rank(ctx_vectors(c, emb, 0), c.qvecs[qi]),
+            "d1": dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi]),
+        }
         fused = fuse_scores(lists, {"bm25": 1.0, "d0": 0.25, "d1": 0.25})
         qtok = set(tokenize(c.questions[qi]["q"]))
         named = {s for s in {t["speaker"] for t in c.items} if s.lower() in qtok}

@@ -53,8 +53,14 @@ def minilm(cache: Path) -> tuple[np.ndarray, np.ndarray]:
                     words |= vocabulary_words(turn.get("text", ""))
         questions += [q["question"] for q in s["qa"] if q.get("question")]
     model = default_embedder()
-    w = unit(np.concatenate([np.asarray(model.embed(b.tolist()), np.float32)
-                             for b in np.array_split(sorted(words), max(1, len(words) // 512))]))
+    w = unit(
+        np.concatenate(
+            [
+                np.asarray(model.embed(b.tolist()), np.float32)
+                for b in np.array_split(sorted(words), max(1, len(words) // 512))
+            ]
+        )
+    )
     q = unit(np.asarray(model.embed(questions[:1000]), np.float32))
     cache.parent.mkdir(parents=True, exist_ok=True)
     np.savez(cache, words=w, questions=q)
@@ -71,7 +77,9 @@ def timed(index: _core._WordIndex, qs: np.ndarray, want: int) -> tuple[float, li
     return float(np.percentile(times, 50)) / 1000.0, rows
 
 
-def measure(name: str, words: np.ndarray, qs: np.ndarray, want: int) -> dict[str, float | int | str]:
+def measure(
+    name: str, words: np.ndarray, qs: np.ndarray, want: int
+) -> dict[str, float | int | str]:
     n, dim = words.shape
     exact = _core._WordIndex(dim, n, 64)
     exact.add(words)
@@ -83,8 +91,15 @@ def measure(name: str, words: np.ndarray, qs: np.ndarray, want: int) -> dict[str
     graph_us, got = timed(graph, qs, want)
     recall = np.mean([len(set(a[:5]) & set(b[:5])) / 5 for a, b in zip(truth, got)])
     same = np.mean([a[:5] == b[:5] for a, b in zip(truth, got)])
-    return {"vectors": name, "n": n, "exact_us": exact_us, "graph_us": graph_us, "graph_build_s": build_s,
-            "graph_recall5": float(recall), "graph_same5": float(same)}
+    return {
+        "vectors": name,
+        "n": n,
+        "exact_us": exact_us,
+        "graph_us": graph_us,
+        "graph_build_s": build_s,
+        "graph_recall5": float(recall),
+        "graph_same5": float(same),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--want", type=int, default=10)
     ap.add_argument("--no-model", action="store_true")
-    ap.add_argument("--cache", type=Path, default=Path("/tmp/chitta-word-search/minilm-locomo-words.npz"))
+    ap.add_argument(
+        "--cache", type=Path, default=Path("/tmp/chitta-word-search/minilm-locomo-words.npz")
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
@@ -116,13 +133,30 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(out))
         return 0
-    table = Table(title=f"word search, 384-d, want {args.want}, {args.queries} queries (load {out['load'][0]:.1f})",
-                  title_justify="left")
-    for col in ("vectors", "n", "exact p50 us", "graph p50 us", "graph build s", "graph recall@5", "same top 5"):
+    table = Table(
+        title=f"word search, 384-d, want {args.want}, {args.queries} queries (load {out['load'][0]:.1f})",
+        title_justify="left",
+    )
+    for col in (
+        "vectors",
+        "n",
+        "exact p50 us",
+        "graph p50 us",
+        "graph build s",
+        "graph recall@5",
+        "same top 5",
+    ):
         table.add_column(col)
     for r in rows:
-        table.add_row(str(r["vectors"]), f"{r['n']:,}", f"{r['exact_us']:.1f}", f"{r['graph_us']:.1f}",
-                      f"{r['graph_build_s']:.2f}", f"{r['graph_recall5']:.3f}", f"{r['graph_same5']:.3f}")
+        table.add_row(
+            str(r["vectors"]),
+            f"{r['n']:,}",
+            f"{r['exact_us']:.1f}",
+            f"{r['graph_us']:.1f}",
+            f"{r['graph_build_s']:.2f}",
+            f"{r['graph_recall5']:.3f}",
+            f"{r['graph_same5']:.3f}",
+        )
     console.print(table)
     return 0
 

@@ -33,7 +33,9 @@ def main() -> None:
         write_golden(root)
         # state 5 on: with the expansion lane's word table (vocab.emb) of a 4-d hashing embedder
         settings = RecallSettings(fusion_alpha=0.5, expansion_weight=0.3)
-        with chitta.open(root, read_only=True, embedder=HashingEmbedder(4), recall_settings=settings) as f:
+        with chitta.open(
+            root, read_only=True, embedder=HashingEmbedder(4), recall_settings=settings
+        ) as f:
             write_checkpoint(root, vocabulary=f._engine.vocabulary)
         shutil.copytree(root, out, ignore=shutil.ignore_patterns("LOCK", "locks", "MANIFEST"))
     for p in sorted(out.rglob("*")):

@@ -35,7 +35,9 @@ def check(state: dict[str, Any]) -> None:
     mem = state["organs"]["memories"]
     rows = _count(mem, "rows")
     if rows > applied:
-        raise CorruptionError(f"checkpoint holds {rows} memories but applied only {applied} records")
+        raise CorruptionError(
+            f"checkpoint holds {rows} memories but applied only {applied} records"
+        )
     ids = np.frombuffer(mem["ids"], "<u8")
     if len(ids) != rows or len(np.unique(ids)) != rows:
         raise CorruptionError("checkpoint memory ids are not one distinct id per row")
@@ -45,7 +47,9 @@ def check(state: dict[str, Any]) -> None:
     except UnicodeDecodeError as exc:
         raise CorruptionError(f"checkpoint memory texts are not UTF-8: {exc}") from exc
     off = np.frombuffer(mem["text_offsets"], "<i8")
-    if len(off) != rows + 1 or (rows and (off[0] != 0 or off[-1] != len(text) or np.any(np.diff(off) < 0))):
+    if len(off) != rows + 1 or (
+        rows and (off[0] != 0 or off[-1] != len(text) or np.any(np.diff(off) < 0))
+    ):
         raise CorruptionError("checkpoint text offsets do not cut the text arena into its rows")
     arena = np.frombuffer(text, np.uint8)
     inner = off[(off > 0) & (off < len(text))]

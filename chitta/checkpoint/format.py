@@ -125,7 +125,9 @@ def _read_checked(
     if crc32c(memoryview(data)[: len(data) - _CRC.size]) != stored:
         raise CorruptionError(f"{what} {path.name}: checksum mismatch")
     if version == 0 or version > known:
-        raise UnsupportedFormat(f"{what} {path.name}: format version {version}, this chitta reads up to {known}")
+        raise UnsupportedFormat(
+            f"{what} {path.name}: format version {version}, this chitta reads up to {known}"
+        )
     body = memoryview(data)[_HEAD.size : len(data) - _CRC.size]
     return body, version, a, b
 
@@ -133,7 +135,9 @@ def _read_checked(
 # ---- state file ----------------------------------------------------------------------
 def write_state(path: Path, state: dict[str, Any]) -> int:
     payload = msgspec.msgpack.encode(state)
-    return _write_atomic_file(path, [_HEAD.pack(STATE_MAGIC, STATE_VERSION, 0, len(payload)), payload])
+    return _write_atomic_file(
+        path, [_HEAD.pack(STATE_MAGIC, STATE_VERSION, 0, len(payload)), payload]
+    )
 
 
 def read_state(path: Path) -> tuple[int, dict[str, Any]]:
@@ -142,7 +146,9 @@ def read_state(path: Path) -> tuple[int, dict[str, Any]]:
     if flags != 0:
         raise UnsupportedFormat(f"state file {path.name}: unknown flags {flags:#x}")
     if n != len(body) or n > MAX_STATE_BYTES:
-        raise CorruptionError(f"state file {path.name}: length {n} does not match the file ({len(body)})")
+        raise CorruptionError(
+            f"state file {path.name}: length {n} does not match the file ({len(body)})"
+        )
     try:
         state = msgspec.msgpack.decode(body)
     except msgspec.DecodeError as exc:
@@ -186,10 +192,14 @@ def write_emb(
     return {"count": count, "dim": dim, "bytes": size}
 
 
-def read_emb(path: Path, *, writable: bool = False) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
+def read_emb(
+    path: Path, *, writable: bool = False
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
     """(ids, vectors) of a vector sidecar, checked; arrays are views of one map,
     read-only or (``writable``) copy-on-write."""
-    body, _version, dim, count = _read_checked(path, EMB_MAGIC, EMB_VERSION, "vector sidecar", writable=writable)
+    body, _version, dim, count = _read_checked(
+        path, EMB_MAGIC, EMB_VERSION, "vector sidecar", writable=writable
+    )
     need = count * 8 + count * dim * 4
     if (count and dim == 0) or need != len(body):
         raise CorruptionError(
@@ -202,7 +212,10 @@ def read_emb(path: Path, *, writable: bool = False) -> tuple[npt.NDArray[np.uint
 
 # ---- codes.bin ---------------------------------------------------------------------------
 def write_bin(
-    path: Path, ids: npt.NDArray[np.uint64], codes: npt.NDArray[np.uint64], mean: npt.NDArray[np.float32]
+    path: Path,
+    ids: npt.NDArray[np.uint64],
+    codes: npt.NDArray[np.uint64],
+    mean: npt.NDArray[np.float32],
 ) -> dict[str, int]:
     count, words = int(codes.shape[0]), int(codes.shape[1]) if codes.ndim == 2 else 0
     if len(ids) != count:
@@ -211,7 +224,12 @@ def write_bin(
     head = _HEAD.pack(BIN_MAGIC, BIN_VERSION, words, count) + struct.pack("<II", dim, 0)
     size = _write_atomic_file(
         path,
-        [head, np.ascontiguousarray(mean, "<f4"), np.ascontiguousarray(ids, "<u8"), np.ascontiguousarray(codes, "<u8")],
+        [
+            head,
+            np.ascontiguousarray(mean, "<f4"),
+            np.ascontiguousarray(ids, "<u8"),
+            np.ascontiguousarray(codes, "<u8"),
+        ],
     )
     return {"count": count, "words": words, "dim": dim, "bytes": size}
 

@@ -26,7 +26,9 @@ def memories_v3_to_v4(old: dict[str, Any]) -> dict[str, Any]:
     if s.n != len(puts):
         raise ValueError("snapshot repeats a memory id")
     c = s.c
-    for pos, text, tags, meta, conf, strength, decay, tier, upd, last, count, deleted in old["changed"]:
+    for pos, text, tags, meta, conf, strength, decay, tier, upd, last, count, deleted in old[
+        "changed"
+    ]:
         row = int(pos)
         if not 0 <= row < s.n:
             raise ValueError("a changed row is out of range")
@@ -43,7 +45,12 @@ def memories_v3_to_v4(old: dict[str, Any]) -> dict[str, Any]:
                 s.meta.pop(row, None)
             else:
                 s.meta[row] = meta
-        c["confidence"][row], c["strength"][row], c["decay"][row], c["tier"][row] = conf, strength, decay, tier
+        c["confidence"][row], c["strength"][row], c["decay"][row], c["tier"][row] = (
+            conf,
+            strength,
+            decay,
+            tier,
+        )
         c["updated"][row], c["last_access"][row], c["access"][row] = upd, last, count
         if deleted is not None:
             c["dead"][row], c["deleted"][row] = True, deleted

@@ -35,8 +35,14 @@ class CheckpointPolicy:
         for name in ("records", "log_bytes", "min_records"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidArgument(f"CheckpointPolicy.{name} must be a positive int, got {value!r}")
-        if isinstance(self.max_age_s, bool) or not isinstance(self.max_age_s, (int, float)) or not self.max_age_s > 0:
+                raise InvalidArgument(
+                    f"CheckpointPolicy.{name} must be a positive int, got {value!r}"
+                )
+        if (
+            isinstance(self.max_age_s, bool)
+            or not isinstance(self.max_age_s, (int, float))
+            or not self.max_age_s > 0
+        ):
             raise InvalidArgument(f"CheckpointPolicy.max_age_s must be > 0, got {self.max_age_s!r}")
 
     def due(self, records_since: int, bytes_since: int, age_s: float | None) -> str | None:

@@ -38,7 +38,10 @@ def write_checkpoint(
                 stats = view.stats()
                 live = store.current(root) if view.checkpoint_loaded else None
                 age = store.age_seconds(live) if live is not None else None
-                if policy.due(stats.records_since_checkpoint, stats.bytes_since_checkpoint, age) is None:
+                if (
+                    policy.due(stats.records_since_checkpoint, stats.bytes_since_checkpoint, age)
+                    is None
+                ):
                     return None
             step("writing state and sidecars")
             return write(view, root, vocabulary)

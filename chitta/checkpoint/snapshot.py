@@ -45,7 +45,12 @@ if TYPE_CHECKING:
 STATE = "state"
 VECTORS = "vectors.emb"  # the sidecars of the built-in organs (chitta/organs/*_checkpoint.py)
 CODES, POSTING, GRAPH, GRAPH_DELTA, BM25, UNITS = (
-    "codes.bin", "posting.idx", "dense.hnsw", "dense.delta.hnsw", "bm25.idx", "units.emb"
+    "codes.bin",
+    "posting.idx",
+    "dense.hnsw",
+    "dense.delta.hnsw",
+    "bm25.idx",
+    "units.emb",
 )
 
 
@@ -59,7 +64,9 @@ class SnapshotFiles:
 
     def path(self, name: str) -> Path:
         if not name or "/" in name or name in (STATE, ".", ".."):
-            raise InvalidArgument(f"sidecar name {name!r} is not a plain file name other than {STATE!r}")
+            raise InvalidArgument(
+                f"sidecar name {name!r} is not a plain file name other than {STATE!r}"
+            )
         return self.directory / name
 
     def record(self, name: str, entry: dict[str, int]) -> None:
@@ -76,7 +83,9 @@ class SnapshotFiles:
 class RestoreFiles:
     """The RestoreContext organs read their sidecars through."""
 
-    def __init__(self, directory: Path, version: int, sidecars: Mapping[str, Mapping[str, int]]) -> None:
+    def __init__(
+        self, directory: Path, version: int, sidecars: Mapping[str, Mapping[str, int]]
+    ) -> None:
         self.directory = directory
         self.version = version
         self.sidecars: Mapping[str, Mapping[str, int]] = sidecars
@@ -94,7 +103,9 @@ class RestoreFiles:
             raise CorruptionError(f"{name} is not the one the state file was written with")
         _version_read, records = sidecar.read_records(path, magic, version)
         if len(records) != want["count"]:
-            raise CorruptionError(f"{name}: {len(records)} records, the state file says {want['count']}")
+            raise CorruptionError(
+                f"{name}: {len(records)} records, the state file says {want['count']}"
+            )
         return records
 
 
@@ -142,7 +153,9 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
                     seen.update(vocabulary_words(doc))
 
             view.core.index.vocabulary_sink = collect
-            if saved is None and view.core.index.indexed_texts() > 0:  # a keyword index restored as an image
+            if (
+                saved is None and view.core.index.indexed_texts() > 0
+            ):  # a keyword index restored as an image
                 collect([m.text for m in view.memories()])
         organ_states = {organ.name: organ.snapshot(ctx) for organ in view.core.organs}
         sidecars = ctx.sidecars
@@ -151,14 +164,18 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
         graph_rows = None
         if table is not None:
             sidecars[VOCAB] = write_vocab(temp / VOCAB, table)
-            if table.index is not None and table.index.has_graph:  # above the exact limit: vocab.hnsw
+            if (
+                table.index is not None and table.index.has_graph
+            ):  # above the exact limit: vocab.hnsw
                 graph_rows = int(table.index.save_graph(str(temp / VOCAB_GRAPH)))
                 if graph_rows > len(table.words):  # the live index grew after the table was copied
                     (temp / VOCAB_GRAPH).unlink()
                     graph_rows = None
                 else:
-                    sidecars[VOCAB_GRAPH] = {"bytes": (temp / VOCAB_GRAPH).stat().st_size,
-                                             "crc": fmt.tail_crc(temp / VOCAB_GRAPH)}
+                    sidecars[VOCAB_GRAPH] = {
+                        "bytes": (temp / VOCAB_GRAPH).stat().st_size,
+                        "crc": fmt.tail_crc(temp / VOCAB_GRAPH),
+                    }
         state = {
             "chitta": _version.__version__,
             "created_ms": int(time.time() * 1000),
@@ -173,8 +190,12 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
             "sidecars": sidecars,
         }
         if table is not None:  # state 5 (optional: absent = built at open)
-            record: dict[str, Any] = {"embedder": table.embedder, "dim": table.dim, "rows": len(table.words),
-                                      "pending": len(table.pending)}
+            record: dict[str, Any] = {
+                "embedder": table.embedder,
+                "dim": table.dim,
+                "rows": len(table.words),
+                "pending": len(table.pending),
+            }
             if graph_rows is not None:  # the word graph vocab.hnsw over the first graph_rows rows
                 record["graph_rows"] = graph_rows
             state["vocabulary"] = record
@@ -235,15 +256,24 @@ def _read_vocab(path: Path, state: dict[str, Any]) -> VocabTable | None:
     if (want["bytes"], want["crc"]) != ((path / VOCAB).stat().st_size, fmt.tail_crc(path / VOCAB)):
         raise CorruptionError(f"{VOCAB} is not the one the state file was written with")
     table = read_vocab(path / VOCAB)
-    if (len(table.words), len(table.pending), table.dim) != (record["rows"], record["pending"], record["dim"]):
+    if (len(table.words), len(table.pending), table.dim) != (
+        record["rows"],
+        record["pending"],
+        record["dim"],
+    ):
         raise CorruptionError(f"{VOCAB} does not match the state's record of it")
     if not isinstance(record["embedder"], str):
         raise CorruptionError(f"{VOCAB}: the recorded embedder is not a name")
     table.embedder = record["embedder"]
     graph_rows = record.get("graph_rows")
-    if graph_rows is not None:  # the word graph over the first rows (vocab.hnsw), checked against them
+    if (
+        graph_rows is not None
+    ):  # the word graph over the first rows (vocab.hnsw), checked against them
         want = state["sidecars"][VOCAB_GRAPH]
-        if (want["bytes"], want["crc"]) != ((path / VOCAB_GRAPH).stat().st_size, fmt.tail_crc(path / VOCAB_GRAPH)):
+        if (want["bytes"], want["crc"]) != (
+            (path / VOCAB_GRAPH).stat().st_size,
+            fmt.tail_crc(path / VOCAB_GRAPH),
+        ):
             raise CorruptionError(f"{VOCAB_GRAPH} is not the one the state file was written with")
         table.index = read_graph(path / VOCAB_GRAPH, table, graph_rows)
     return table
@@ -314,7 +344,12 @@ def _v4_to_v5(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-_MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}  # version -> step to version + 1
+_MIGRATIONS = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+    3: _v3_to_v4,
+    4: _v4_to_v5,
+}  # version -> step to version + 1
 
 
 def migrate(version: int, state: dict[str, Any]) -> dict[str, Any]:
@@ -325,7 +360,9 @@ def migrate(version: int, state: dict[str, Any]) -> dict[str, Any]:
             state = _MIGRATIONS[version](state)
             version += 1
     except (KeyError, TypeError, ValueError) as exc:
-        raise CorruptionError(f"checkpoint state version {version} could not be migrated: {exc}") from exc
+        raise CorruptionError(
+            f"checkpoint state version {version} could not be migrated: {exc}"
+        ) from exc
     if version != fmt.STATE_VERSION:
         raise UnsupportedFormat(f"no migration from checkpoint state version {version}")
     return state
@@ -341,12 +378,18 @@ def restore(field: FieldCore, loaded: Loaded) -> None:
     ctx = RestoreFiles(loaded.path, loaded.version, loaded.state["sidecars"])
     for organ in field.organs:
         if organ.name not in organs:
-            raise CorruptionError(f"the checkpoint has no state for organ {organ.name!r} (written before it existed)")
+            raise CorruptionError(
+                f"the checkpoint has no state for organ {organ.name!r} (written before it existed)"
+            )
         try:
             organ.restore(organs[organ.name], ctx)
         except OSError as exc:  # a sidecar missing or unreadable
-            raise CorruptionError(f"checkpoint {loaded.path.name}, organ {organ.name}: {exc}") from exc
-    field.vocab_saved = loaded.vocab  # adopted by chitta.recall.expand.attach once the embedder is known
+            raise CorruptionError(
+                f"checkpoint {loaded.path.name}, organ {organ.name}: {exc}"
+            ) from exc
+    field.vocab_saved = (
+        loaded.vocab
+    )  # adopted by chitta.recall.expand.attach once the embedder is known
     field.applied = int(loaded.state["applied"])
     field.unrouted = int(loaded.state["unrouted"])
     positions = [(str(n), int(o), int(s), bool(h), bool(d)) for n, o, s, h, d in mark["positions"]]
@@ -360,6 +403,8 @@ def try_load(field: FieldCore) -> Loaded | None:
         return read(field.path)
     except ChittaError as exc:
         warnings.warn(
-            f"checkpoint ignored, the field is rebuilt from its log: {exc}", CheckpointIgnored, stacklevel=4
+            f"checkpoint ignored, the field is rebuilt from its log: {exc}",
+            CheckpointIgnored,
+            stacklevel=4,
         )
         return None

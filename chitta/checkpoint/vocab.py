@@ -54,7 +54,9 @@ class VocabTable:
     words: list[str]  # the rows' words, in row order
     vecs: F32  # rows x dim, float32 unit rows
     pending: list[str] = field(default_factory=list)  # field words without a row
-    index: Any = None  # the saved word graph over the first rows, loaded (chitta._core._WordIndex), or None
+    index: Any = (
+        None  # the saved word graph over the first rows, loaded (chitta._core._WordIndex), or None
+    )
 
     @property
     def dim(self) -> int:
@@ -68,7 +70,9 @@ def write_vocab(path: Path, table: VocabTable) -> dict[str, int]:
         raise ValueError(f"{len(table.words)} words for vectors of shape {vecs.shape}")
     encoded = [w.encode() for w in (*table.words, *table.pending)]
     blob = b"".join(encoded)
-    head = _HEAD.pack(VOCAB_MAGIC, VOCAB_VERSION, vecs.shape[1], len(table.words), len(table.pending), len(blob))
+    head = _HEAD.pack(
+        VOCAB_MAGIC, VOCAB_VERSION, vecs.shape[1], len(table.words), len(table.pending), len(blob)
+    )
     lengths = np.fromiter(map(len, encoded), "<u4", len(encoded))
     size = fmt._write_atomic_file(path, [head, vecs, lengths, blob])
     with open(path, "rb") as f:
@@ -94,22 +98,30 @@ def read_vocab(path: Path) -> VocabTable:
     if version != VOCAB_VERSION:
         from chitta.errors import UnsupportedFormat
 
-        raise UnsupportedFormat(f"{what}: format version {version}, this chitta reads {VOCAB_VERSION}")
-    need = _HEAD.size + 4 * rows * dim + 4 * (rows + pending) + word_bytes + 4  # Python ints: no overflow
+        raise UnsupportedFormat(
+            f"{what}: format version {version}, this chitta reads {VOCAB_VERSION}"
+        )
+    need = (
+        _HEAD.size + 4 * rows * dim + 4 * (rows + pending) + word_bytes + 4
+    )  # Python ints: no overflow
     if need != len(data) or (rows and dim == 0):
-        raise CorruptionError(f"{what}: {rows} rows of dim {dim}, {pending} pending words and {word_bytes} "
-                              f"word bytes need {need} bytes, the file has {len(data)}")
+        raise CorruptionError(
+            f"{what}: {rows} rows of dim {dim}, {pending} pending words and {word_bytes} "
+            f"word bytes need {need} bytes, the file has {len(data)}"
+        )
     at = _HEAD.size
     vecs = np.frombuffer(data, "<f4", rows * dim, at).reshape(rows, dim).astype(np.float32)
     at += 4 * rows * dim
     lengths = np.frombuffer(data, "<u4", rows + pending, at).astype(np.int64)
     at += 4 * (rows + pending)
     if int(lengths.sum()) != word_bytes or (len(lengths) and int(lengths.min()) == 0):
-        raise CorruptionError(f"{what}: word lengths do not add up to {word_bytes} bytes, or a word is empty")
+        raise CorruptionError(
+            f"{what}: word lengths do not add up to {word_bytes} bytes, or a word is empty"
+        )
     if not np.all(np.isfinite(vecs)):
         raise CorruptionError(f"{what}: a vector has a NaN or inf")
     ends = np.cumsum(lengths).tolist()
-    blob = data[at:at + word_bytes]
+    blob = data[at : at + word_bytes]
     try:
         words = [blob[s:e].decode() for s, e in zip([0, *ends[:-1]], ends)]
     except UnicodeDecodeError as exc:
@@ -128,16 +140,25 @@ def read_graph(path: Path, table: VocabTable, graph_rows: object) -> Any:
     from chitta.recall.expand import EXACT_WORDS, GRAPH_EF
 
     rows = len(table.words)
-    if isinstance(graph_rows, bool) or not isinstance(graph_rows, int) or not 0 < graph_rows <= rows:
-        raise CorruptionError(f"{VOCAB_GRAPH}: the state records a graph of {graph_rows!r} rows "
-                              f"for a table of {rows}")
+    if (
+        isinstance(graph_rows, bool)
+        or not isinstance(graph_rows, int)
+        or not 0 < graph_rows <= rows
+    ):
+        raise CorruptionError(
+            f"{VOCAB_GRAPH}: the state records a graph of {graph_rows!r} rows for a table of {rows}"
+        )
     index = _core._WordIndex.load_graph(table.dim, EXACT_WORDS, GRAPH_EF, table.vecs, str(path))
     if len(index) != graph_rows:
-        raise CorruptionError(f"{VOCAB_GRAPH}: a graph of {len(index)} rows, the state records {graph_rows}")
+        raise CorruptionError(
+            f"{VOCAB_GRAPH}: a graph of {len(index)} rows, the state records {graph_rows}"
+        )
     return index
 
 
-def table_to_write(saved: VocabTable | None, seen: Iterable[str], live: VocabTable | None) -> VocabTable | None:
+def table_to_write(
+    saved: VocabTable | None, seen: Iterable[str], live: VocabTable | None
+) -> VocabTable | None:
     """The table a checkpoint writes: the rows of the live handle's table (``live``: the
     vocabulary of the process writing the checkpoint, when its settings expand), then the
     rows of the previous checkpoint's table (``saved``, as loaded by the writer's view)
@@ -165,4 +186,6 @@ def table_to_write(saved: VocabTable | None, seen: Iterable[str], live: VocabTab
             rest.update(saved.words)
     mat: Any = np.concatenate(vecs) if len(vecs) > 1 else vecs[0]
     # the graph of the base's first rows goes with it (the rows after them are indexed at open)
-    return VocabTable(base.embedder, words, np.ascontiguousarray(mat, np.float32), sorted(rest - row), base.index)
+    return VocabTable(
+        base.embedder, words, np.ascontiguousarray(mat, np.float32), sorted(rest - row), base.index
+    )

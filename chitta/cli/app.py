@@ -109,8 +109,14 @@ def _kv_table(title: str, rows: dict[str, Any]) -> Table:
 
 
 @click.group(invoke_without_command=True, epilog=EPILOG)
-@click.option("--path", envvar="CHITTA_HOME", type=click.Path(file_okay=False), help="Field directory.")
-@click.option("--remote", envvar="CHITTA_REMOTE", help="Share the field through s3://bucket/prefix (docs/REMOTE.md).")
+@click.option(
+    "--path", envvar="CHITTA_HOME", type=click.Path(file_okay=False), help="Field directory."
+)
+@click.option(
+    "--remote",
+    envvar="CHITTA_REMOTE",
+    help="Share the field through s3://bucket/prefix (docs/REMOTE.md).",
+)
 @click.version_option(chitta.__version__, prog_name="chitta")
 @click.pass_context
 def main(ctx: click.Context, path: str | None, remote: str | None) -> None:
@@ -152,8 +158,9 @@ def _orientation(ctx: click.Context) -> None:
 
 @main.command(epilog=EPILOG)
 @click.argument("text")
-@click.option("--kind", default="observation", show_default=True,
-              type=click.Choice(sorted(ops.MEMORY_KINDS)))
+@click.option(
+    "--kind", default="observation", show_default=True, type=click.Choice(sorted(ops.MEMORY_KINDS))
+)
 @click.option("--realm", help="Project or domain the memory belongs to.")
 @click.option("--session", help="Session id of the writer.")
 @click.option("--source-tool", help="Tool that produced it (infers the harness).")
@@ -161,8 +168,17 @@ def _orientation(ctx: click.Context) -> None:
 @click.option("--confidence", type=float, default=1.0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def remember(ctx: click.Context, text: str, kind: str, realm: str | None, session: str | None,
-             source_tool: str | None, tags: tuple[str, ...], confidence: float, as_json: bool) -> None:
+def remember(
+    ctx: click.Context,
+    text: str,
+    kind: str,
+    realm: str | None,
+    session: str | None,
+    source_tool: str | None,
+    tags: tuple[str, ...],
+    confidence: float,
+    as_json: bool,
+) -> None:
     """Store TEXT as a memory and print its id.
 
     \b
@@ -172,8 +188,15 @@ def remember(ctx: click.Context, text: str, kind: str, realm: str | None, sessio
     with _errors_to_exit():
         _validate.text(text)  # a bad text must not even create the field
     with _errors_to_exit(), chitta.open(_field_path(ctx)) as field:
-        mid = field.remember(text, kind=kind, realm=realm, session=session,
-                             source_tool=source_tool, tags=list(tags), confidence=confidence)
+        mid = field.remember(
+            text,
+            kind=kind,
+            realm=realm,
+            session=session,
+            source_tool=source_tool,
+            tags=list(tags),
+            confidence=confidence,
+        )
     if as_json:
         _emit_json({"id": mid})
     else:
@@ -267,11 +290,23 @@ def verify_cmd(ctx: click.Context, path: str | None, as_json: bool) -> None:
     if as_json:
         _emit_json(report)
     else:
-        console.print(f"{report['segments']} segments, {report['records']} valid records, {report['bytes']} bytes")
+        console.print(
+            f"{report['segments']} segments, {report['records']} valid records, {report['bytes']} bytes"
+        )
         if report["damages"]:
-            table = Table("kind", "segment", "offset", "bytes", "detail", title="findings", title_justify="left")
+            table = Table(
+                "kind",
+                "segment",
+                "offset",
+                "bytes",
+                "detail",
+                title="findings",
+                title_justify="left",
+            )
             for d in report["damages"]:
-                table.add_row(d["kind"], d["segment"], str(d["offset"]), str(d["bytes"]), d["detail"])
+                table.add_row(
+                    d["kind"], d["segment"], str(d["offset"]), str(d["bytes"]), d["detail"]
+                )
             console.print(table)
         else:
             console.print("clean")
@@ -290,7 +325,9 @@ verify_cmd.name = "verify"
 @click.option("--limit", type=int, default=None, help="Stop after N records.")
 @click.option("--salvage", is_flag=True, help="Skip damaged records instead of stopping.")
 @click.pass_context
-def dump(ctx: click.Context, path: str | None, as_json: bool, limit: int | None, salvage: bool) -> None:
+def dump(
+    ctx: click.Context, path: str | None, as_json: bool, limit: int | None, salvage: bool
+) -> None:
     """Print every record in replay order: seqno, instance, op and fields.
 
     \b
@@ -310,8 +347,12 @@ def dump(ctx: click.Context, path: str | None, as_json: bool, limit: int | None,
 
 
 @main.command(epilog=EPILOG)
-@click.option("--path", "demo_path", type=click.Path(file_okay=False),
-              help="Where to build the demo field (default: a new temporary directory).")
+@click.option(
+    "--path",
+    "demo_path",
+    type=click.Path(file_okay=False),
+    help="Where to build the demo field (default: a new temporary directory).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def demo(demo_path: str | None, as_json: bool) -> None:
     """Ingest the bundled team chat, then answer questions from it with recall.

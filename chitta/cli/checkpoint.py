@@ -12,13 +12,22 @@ from chitta.cli.app import EPILOG, _emit_json, _errors_to_exit, _field_path, con
 
 @main.command(epilog=EPILOG)
 @click.argument("path", required=False, type=click.Path(file_okay=False))
-@click.option("--if-needed", is_flag=True,
-              help="Write one only when the compaction policy says it is due (records or bytes since the last).")
-@click.option("--records", type=click.IntRange(min=1), default=None,
-              help="With --if-needed: records since the last checkpoint that make one due (default 50,000).")
+@click.option(
+    "--if-needed",
+    is_flag=True,
+    help="Write one only when the compaction policy says it is due (records or bytes since the last).",
+)
+@click.option(
+    "--records",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --if-needed: records since the last checkpoint that make one due (default 50,000).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
-def checkpoint(ctx: click.Context, path: str | None, if_needed: bool, records: int | None, as_json: bool) -> None:
+def checkpoint(
+    ctx: click.Context, path: str | None, if_needed: bool, records: int | None, as_json: bool
+) -> None:
     """Write a checkpoint so the field opens fast (docs/FORMAT.md, Checkpoints).
 
     The field's derived state (memories, vectors, codes, graph, encoder) is
@@ -45,7 +54,9 @@ def checkpoint(ctx: click.Context, path: str | None, if_needed: bool, records: i
             info = write_checkpoint(root, policy=policy)
         else:
             with console.status("checkpoint") as status:
-                info = write_checkpoint(root, policy=policy, on_step=lambda s: status.update(f"checkpoint: {s}"))
+                info = write_checkpoint(
+                    root, policy=policy, on_step=lambda s: status.update(f"checkpoint: {s}")
+                )
     if info is None:
         if as_json:
             _emit_json({"written": False, "reason": "not due"})

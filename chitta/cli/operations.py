@@ -26,8 +26,9 @@ def _arguments(pairs: tuple[str, ...], args_json: str | None) -> dict[str, Any]:
         try:
             value = json.loads(args_json)
         except json.JSONDecodeError as exc:
-            raise click.BadParameter(f"not JSON: {exc}; example: --args '{{\"session\": \"s1\"}}'",
-                                     param_hint="--args") from None
+            raise click.BadParameter(
+                f'not JSON: {exc}; example: --args \'{{"session": "s1"}}\'', param_hint="--args"
+            ) from None
         if not isinstance(value, dict):
             raise click.BadParameter("must be a JSON object", param_hint="--args")
         return value
@@ -35,7 +36,9 @@ def _arguments(pairs: tuple[str, ...], args_json: str | None) -> dict[str, Any]:
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
-            raise click.BadParameter(f"{pair!r} is not key=value; example: session=s1", param_hint="ARGS")
+            raise click.BadParameter(
+                f"{pair!r} is not key=value; example: session=s1", param_hint="ARGS"
+            )
         try:
             out[key] = json.loads(raw)
         except json.JSONDecodeError:
@@ -57,8 +60,17 @@ def operations(as_json: bool) -> None:
     with _errors_to_exit():
         ops = {name: m for name, m in table().items() if m.operation is not None}
     if as_json:
-        _emit_json({name: {"description": m.description, "schema": m.schema, "reads": m.reads,
-                           "writes": m.operation.writes if m.operation else False} for name, m in ops.items()})
+        _emit_json(
+            {
+                name: {
+                    "description": m.description,
+                    "schema": m.schema,
+                    "reads": m.reads,
+                    "writes": m.operation.writes if m.operation else False,
+                }
+                for name, m in ops.items()
+            }
+        )
         return
     if not ops:
         console.print("no organ operations are registered")

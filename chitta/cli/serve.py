@@ -13,22 +13,57 @@ from chitta.cli.app import EPILOG, EXIT_ERROR, _errors_to_exit, _field_path, mai
 
 # ---- surfaces: daemon and MCP server (chitta/server/daemon.py, chitta/mcp/server.py) ----------
 @main.command(epilog=EPILOG)
-@click.option("--socket", "socket_path", type=click.Path(dir_okay=False),
-              help="Unix socket to listen on (default: $XDG_RUNTIME_DIR/chitta/<field-hash>.sock).")
-@click.option("--durability", type=click.Choice(["flush", "fsync", "buffered"]), default="flush", show_default=True)
+@click.option(
+    "--socket",
+    "socket_path",
+    type=click.Path(dir_okay=False),
+    help="Unix socket to listen on (default: $XDG_RUNTIME_DIR/chitta/<field-hash>.sock).",
+)
+@click.option(
+    "--durability",
+    type=click.Choice(["flush", "fsync", "buffered"]),
+    default="flush",
+    show_default=True,
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON line when ready.")
-@click.option("--maintain-every", type=click.FloatRange(min=0), default=300.0, show_default=True,
-              help="Seconds between maintenance rounds (passes + checkpoint when due); 0: never.")
-@click.option("--checkpoint-records", type=click.IntRange(min=1), default=None,
-              help="Records since the last checkpoint that make one due (default 50,000).")
-@click.option("--max-connections", type=click.IntRange(min=1), default=256, show_default=True,
-              help="Connections served at once (a thread each); one more is refused with an error.")
-@click.option("--frame-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
-              help="Seconds within which a request, once begun, must arrive whole; slower senders are cut off.")
+@click.option(
+    "--maintain-every",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    help="Seconds between maintenance rounds (passes + checkpoint when due); 0: never.",
+)
+@click.option(
+    "--checkpoint-records",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Records since the last checkpoint that make one due (default 50,000).",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=256,
+    show_default=True,
+    help="Connections served at once (a thread each); one more is refused with an error.",
+)
+@click.option(
+    "--frame-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Seconds within which a request, once begun, must arrive whole; slower senders are cut off.",
+)
 @click.pass_context
-def serve(ctx: click.Context, socket_path: str | None, durability: str, as_json: bool,
-          maintain_every: float, checkpoint_records: int | None, max_connections: int,
-          frame_timeout: float) -> None:
+def serve(
+    ctx: click.Context,
+    socket_path: str | None,
+    durability: str,
+    as_json: bool,
+    maintain_every: float,
+    checkpoint_records: int | None,
+    max_connections: int,
+    frame_timeout: float,
+) -> None:
     """Serve the field on a Unix socket until SIGTERM (docs/DAEMON.md).
 
     Other processes use it with chitta.connect(). The socket is mode 0600;
@@ -48,34 +83,75 @@ def serve(ctx: click.Context, socket_path: str | None, durability: str, as_json:
         if as_json:
             click.echo(json.dumps(daemon.info()))
         else:
-            click.echo(f"chitta serve: {daemon.field.path} on {daemon.socket_path} (pid {daemon.info()['pid']})")
+            click.echo(
+                f"chitta serve: {daemon.field.path} on {daemon.socket_path} (pid {daemon.info()['pid']})"
+            )
         sys.stdout.flush()
 
     with _errors_to_exit():
         from chitta.checkpoint import CheckpointPolicy
 
-        policy = CheckpointPolicy() if checkpoint_records is None else CheckpointPolicy(records=checkpoint_records)
-        run_daemon(_field_path(ctx), socket_path=socket_path, durability=durability, ready=ready,
-                   maintain_every=maintain_every or None, checkpoint_policy=policy,
-                   max_connections=max_connections, frame_timeout_s=frame_timeout)
+        policy = (
+            CheckpointPolicy()
+            if checkpoint_records is None
+            else CheckpointPolicy(records=checkpoint_records)
+        )
+        run_daemon(
+            _field_path(ctx),
+            socket_path=socket_path,
+            durability=durability,
+            ready=ready,
+            maintain_every=maintain_every or None,
+            checkpoint_policy=policy,
+            max_connections=max_connections,
+            frame_timeout_s=frame_timeout,
+        )
 
 
 @main.command("mcp", epilog=EPILOG)
-@click.option("--http", "http", is_flag=True,
-              help="Serve streamable HTTP on HOST:PORT (path /mcp) instead of stdio.")
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="With --http: the address to listen on; loopback only unless --allow-remote.")
-@click.option("--port", type=click.IntRange(0, 65535), default=8731, show_default=True,
-              help="With --http: the TCP port (0: any free port; the URL printed says which).")
-@click.option("--allow-remote", is_flag=True,
-              help="With --http: allow a non-loopback host (no authentication: anyone who reaches it can "
-                   "read and write the field).")
-@click.option("--json", "as_json", is_flag=True, help="With --http: print one JSON line when ready.")
-@click.option("--no-host", is_flag=True,
-              help="stdio: serve in this process only; neither forward to a warm `chitta mcp-host` nor start one.")
+@click.option(
+    "--http",
+    "http",
+    is_flag=True,
+    help="Serve streamable HTTP on HOST:PORT (path /mcp) instead of stdio.",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="With --http: the address to listen on; loopback only unless --allow-remote.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8731,
+    show_default=True,
+    help="With --http: the TCP port (0: any free port; the URL printed says which).",
+)
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="With --http: allow a non-loopback host (no authentication: anyone who reaches it can "
+    "read and write the field).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="With --http: print one JSON line when ready."
+)
+@click.option(
+    "--no-host",
+    is_flag=True,
+    help="stdio: serve in this process only; neither forward to a warm `chitta mcp-host` nor start one.",
+)
 @click.pass_context
-def mcp_cmd(ctx: click.Context, http: bool, host: str, port: int, allow_remote: bool, as_json: bool,
-            no_host: bool) -> None:
+def mcp_cmd(
+    ctx: click.Context,
+    http: bool,
+    host: str,
+    port: int,
+    allow_remote: bool,
+    as_json: bool,
+    no_host: bool,
+) -> None:
     """Run the MCP server on stdio, or with --http on loopback (needs the `mcp` extra; docs/MCP.md).
 
     Tools: remember, recall, get, forget, link, write_gate_stats, stats.
@@ -107,11 +183,14 @@ def mcp_cmd(ctx: click.Context, http: bool, host: str, port: int, allow_remote: 
 
         def opened() -> None:
             mcp_forward.spawn_host(_field_path(ctx))
+
     from importlib.util import find_spec
 
     if find_spec("mcp") is None:  # pragma: no cover - depends on the environment
         # (found, not imported: the SDK import is most of the start, and overlaps the field's open)
-        click.echo("chitta: the MCP server needs the mcp extra (pip install 'chitta[mcp]')", err=True)
+        click.echo(
+            "chitta: the MCP server needs the mcp extra (pip install 'chitta[mcp]')", err=True
+        )
         sys.exit(EXIT_ERROR)
     with _errors_to_exit():
         if not http:
@@ -132,8 +211,13 @@ def mcp_cmd(ctx: click.Context, http: bool, host: str, port: int, allow_remote: 
 
 
 @main.command("mcp-host", epilog=EPILOG)
-@click.option("--idle-exit", type=click.FloatRange(min=0), default=0.0, show_default=True,
-              help="Exit after this many seconds with no session open; 0: never.")
+@click.option(
+    "--idle-exit",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Exit after this many seconds with no session open; 0: never.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON line when ready.")
 @click.pass_context
 def mcp_host_cmd(ctx: click.Context, idle_exit: float, as_json: bool) -> None:

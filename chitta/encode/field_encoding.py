@@ -52,7 +52,9 @@ def resolve_embedder(spec: Any, recorded: dict[str, Any] | None) -> Any:
         env = os.environ.get("CHITTA_EMBEDDER", "").strip()
         if env:
             spec = env
-        elif recorded is not None and not str(recorded.get("name", "")).startswith("caller-supplied"):
+        elif recorded is not None and not str(recorded.get("name", "")).startswith(
+            "caller-supplied"
+        ):
             return encode.embedder_from_name(recorded["name"], same_family=True)
         elif recorded is not None:
             return None  # the field holds the caller's own vectors: never mix a model in
@@ -77,7 +79,12 @@ class FieldEncoding:
         self.embedder = resolve_embedder(spec, recorded)
         self.reembed = reembed
         embedder = self.embedder
-        if embedder is not None and recorded is not None and not reembed and recorded.get("family") != embedder.family:
+        if (
+            embedder is not None
+            and recorded is not None
+            and not reembed
+            and recorded.get("family") != embedder.family
+        ):
             raise EmbedderMismatch(
                 f"this field's vectors come from {recorded.get('name')!r} (family "
                 f"{recorded.get('family')!r}); {embedder.name!r} (family "
@@ -117,7 +124,11 @@ class FieldEncoding:
             if from_embedder and self.embedder is not None:
                 value = {"name": self.embedder.name, "family": self.embedder.family, "dim": dim}
             else:  # vectors the caller brought from a model of their own
-                value = {"name": f"caller-supplied-d{dim}", "family": f"caller-supplied-d{dim}", "dim": dim}
+                value = {
+                    "name": f"caller-supplied-d{dim}",
+                    "family": f"caller-supplied-d{dim}",
+                    "dim": dim,
+                }
             out.append(ops.ConfigureField(key="embedder", value=value, at_ms=now_ms))
         if encoder is None:
             out.append(SparseEncoder(dim).init_op(at_ms=now_ms))

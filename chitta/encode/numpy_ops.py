@@ -14,7 +14,11 @@ import numpy.typing as npt
 
 
 def layer_norm(
-    x: npt.NDArray[np.float32], g: npt.NDArray[np.float32], b: npt.NDArray[np.float32], *, eps: float
+    x: npt.NDArray[np.float32],
+    g: npt.NDArray[np.float32],
+    b: npt.NDArray[np.float32],
+    *,
+    eps: float,
 ) -> Any:
     """Layer normalisation over the last axis: ``(x - mean) / sqrt(var + eps) * g + b``."""
     mu = x.mean(-1, keepdims=True)
@@ -29,7 +33,9 @@ def softmax_last(s: Any) -> Any:
     return s
 
 
-def masked_mean(x: npt.NDArray[np.float32], mask: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+def masked_mean(
+    x: npt.NDArray[np.float32], mask: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
     """Mean of ``x`` ``[b, n, d]`` over the tokens whose ``mask`` ``[b, n]`` is 1 (mean pooling)."""
     m = mask[:, :, None]
     pooled: npt.NDArray[np.float32] = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)

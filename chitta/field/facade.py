@@ -56,7 +56,9 @@ def default_path() -> Path:
     home = os.environ.get("CHITTA_HOME")
     if home:
         return Path(home).expanduser()
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "share"
+    )
     return Path(data) / "chitta" / "default"
 
 
@@ -94,21 +96,27 @@ class Field:
         recall_settings: RecallSettings | None = None,
         load_checkpoint: bool = True,
     ) -> None:
-        self._remote: Any = None  # chitta.remote.Replicator when opened with remote= (chitta/remote/attach.py)
+        self._remote: Any = (
+            None  # chitta.remote.Replicator when opened with remote= (chitta/remote/attach.py)
+        )
         if path is None:
             path = default_path()
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidArgument(f"path must be a str or os.PathLike, not {type(path).__name__}")
         if isinstance(path, str) and not path.strip():
             raise InvalidArgument("path is empty")
-        root = Path(v.field_path(path)).expanduser().absolute()  # no NUL, UTF-8: before anything is made
+        root = (
+            Path(v.field_path(path)).expanduser().absolute()
+        )  # no NUL, UTF-8: before anything is made
         if durability not in DURABILITIES:
             raise InvalidArgument(f"durability must be one of {DURABILITIES}, not {durability!r}")
         if instance_id is not None:
             if isinstance(instance_id, bool) or not isinstance(instance_id, int):
                 raise InvalidArgument("instance_id must be an int or None")
             if not 1 <= instance_id <= _MAX_INSTANCE:
-                raise InvalidArgument(f"instance_id must be between 1 and 2**32-1, got {instance_id}")
+                raise InvalidArgument(
+                    f"instance_id must be between 1 and 2**32-1, got {instance_id}"
+                )
         if segment_bytes is None:
             segment_bytes = DEFAULT_SEGMENT_BYTES
         else:
@@ -127,8 +135,15 @@ class Field:
         _check_field_path(root, create and not read_only)
 
         self._core = core = FieldCore(
-            root, instance_id=instance_id or 0, durability=durability, create=create, read_only=read_only,
-            salvage=salvage, segment_bytes=segment_bytes, clock=clock, recall_settings=recall_settings,
+            root,
+            instance_id=instance_id or 0,
+            durability=durability,
+            create=create,
+            read_only=read_only,
+            salvage=salvage,
+            segment_bytes=segment_bytes,
+            clock=clock,
+            recall_settings=recall_settings,
         )
         try:
             if load_checkpoint:
@@ -139,8 +154,12 @@ class Field:
             raise
         core.pending_puts.start_ids(core.memories.next_local_id(core.log.instance_id))
         try:
-            core.encoding = FieldEncoding(embedder, recorded=core.settings.get("embedder"), reembed=reembed)
-            if core.recall_settings is None:  # the embedder's preferred dense weight (chitta.recall.presets)
+            core.encoding = FieldEncoding(
+                embedder, recorded=core.settings.get("embedder"), reembed=reembed
+            )
+            if (
+                core.recall_settings is None
+            ):  # the embedder's preferred dense weight (chitta.recall.presets)
                 core.recall_settings = core.engine.settings = settings_for(core.encoding.embedder)
             # the field's vocabulary for query expansion when the settings ask for it (chitta.recall.expand),
             # from the checkpoint's table plus the log after it (chitta/field/vocab.py)
@@ -155,7 +174,9 @@ class Field:
             if type(self).remember is Field.remember:  # not overridden by a subclass
                 # remember(text) alone, natively: skips binding the method's ten keyword
                 # defaults; any other call runs the Python method (chitta/field/write.py).
-                self.__dict__["remember"] = core.pending_puts.remember_entry(Field.remember, weakref.ref(self))
+                self.__dict__["remember"] = core.pending_puts.remember_entry(
+                    Field.remember, weakref.ref(self)
+                )
 
     @property
     def core(self) -> FieldCore:
@@ -179,7 +200,10 @@ class Field:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
@@ -269,7 +293,20 @@ class Field:
 
     # ---- writes (chitta/field/write.py) --------------------------------------------------
 
-    def remember(self, text: str, *, kind: str=_OBSERVATION, realm: str | None=None, session: str | None=None, source_tool: str | None=None, tags: Iterable[str]=NO_TAGS, confidence: float=_ONE, embedding: Any=None, meta: Mapping[str, Any] | None=None, at: datetime | float | None=None) -> int:
+    def remember(
+        self,
+        text: str,
+        *,
+        kind: str = _OBSERVATION,
+        realm: str | None = None,
+        session: str | None = None,
+        source_tool: str | None = None,
+        tags: Iterable[str] = NO_TAGS,
+        confidence: float = _ONE,
+        embedding: Any = None,
+        meta: Mapping[str, Any] | None = None,
+        at: datetime | float | None = None,
+    ) -> int:
         """Store a memory; returns its id (stable, unique across instances).
 
         ``at``: when it happened (datetime or epoch seconds; default now).
@@ -278,7 +315,19 @@ class Field:
         in the OS (``durability="flush"``) or on disk (``"fsync"``); with
         ``"buffered"`` once it is in this process.
         """
-        return write.remember(self._core, text, kind=kind, realm=realm, session=session, source_tool=source_tool, tags=tags, confidence=confidence, embedding=embedding, meta=meta, at=at)
+        return write.remember(
+            self._core,
+            text,
+            kind=kind,
+            realm=realm,
+            session=session,
+            source_tool=source_tool,
+            tags=tags,
+            confidence=confidence,
+            embedding=embedding,
+            meta=meta,
+            at=at,
+        )
 
     def remember_many(self, items: Iterable[str | Mapping[str, Any]]) -> list[int]:
         """Store several memories as one atomic group: after a crash either all
@@ -286,7 +335,20 @@ class Field:
         Texts are embedded in one batch."""
         return write.remember_many(self._core, items)
 
-    def remember_triplet(self, subject: str, predicate: str, object: str, *, kind: str='observation', realm: str | None=None, session: str | None=None, source_tool: str | None=None, tags: Iterable[str]=(), confidence: float=1.0, at: datetime | float | None=None) -> tuple[int, int]:
+    def remember_triplet(
+        self,
+        subject: str,
+        predicate: str,
+        object: str,
+        *,
+        kind: str = "observation",
+        realm: str | None = None,
+        session: str | None = None,
+        source_tool: str | None = None,
+        tags: Iterable[str] = (),
+        confidence: float = 1.0,
+        at: datetime | float | None = None,
+    ) -> tuple[int, int]:
         """Store a fact in triplet form, plus its plain-English twin.
 
         The triplet memory keeps the canonical ``subject | predicate | object``;
@@ -295,18 +357,48 @@ class Field:
         it by an ``AliasOf`` edge. All in one atomic group. Returns
         ``(triplet_id, alias_id)``.
         """
-        return write.remember_triplet(self._core, subject, predicate, object, kind=kind, realm=realm, session=session, source_tool=source_tool, tags=tags, confidence=confidence, at=at)
+        return write.remember_triplet(
+            self._core,
+            subject,
+            predicate,
+            object,
+            kind=kind,
+            realm=realm,
+            session=session,
+            source_tool=source_tool,
+            tags=tags,
+            confidence=confidence,
+            at=at,
+        )
 
     def forget(self, id: int) -> None:
         """Soft-delete a memory: it is no longer returned, its history stays in the log."""
         return write.forget(self._core, id)
 
-    def update(self, id: int, *, text: str | None=None, embedding: Any=None, tags: Iterable[str] | None=None, meta: Mapping[str, Any] | None=None, confidence: float | None=None, strength: float | None=None) -> None:
+    def update(
+        self,
+        id: int,
+        *,
+        text: str | None = None,
+        embedding: Any = None,
+        tags: Iterable[str] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        confidence: float | None = None,
+        strength: float | None = None,
+    ) -> None:
         """Change a memory's content (text, embedding, tags, meta) and/or state
         (confidence, strength). All changes land as one atomic group; a new text
         is re-embedded (and re-coded) when the field embeds and no embedding is given."""
-        return write.update(self._core, id, text=text, embedding=embedding, tags=tags, meta=meta, confidence=confidence, strength=strength)
-
+        return write.update(
+            self._core,
+            id,
+            text=text,
+            embedding=embedding,
+            tags=tags,
+            meta=meta,
+            confidence=confidence,
+            strength=strength,
+        )
 
     # ---- reads by id (chitta/field/read.py) ----------------------------------------------
 
@@ -325,10 +417,26 @@ class Field:
     def stats(self) -> FieldStats:
         return read.stats(self._core)
 
-
     # ---- recall (chitta/field/recall.py) -------------------------------------------------
 
-    def recall(self, query: str | None=None, *, vector: Any=None, k: int=10, kinds: Iterable[str] | None=None, realm: str | None=None, session: str | None=None, harness: str | None=None, since: datetime | float | None=None, until: datetime | float | None=None, include_staged: bool=True, budget_bytes: int | None=None, explain: bool=False, lanes: Sequence[str] | None=None, touch: bool=True) -> list[Hit]:
+    def recall(
+        self,
+        query: str | None = None,
+        *,
+        vector: Any = None,
+        k: int = 10,
+        kinds: Iterable[str] | None = None,
+        realm: str | None = None,
+        session: str | None = None,
+        harness: str | None = None,
+        since: datetime | float | None = None,
+        until: datetime | float | None = None,
+        include_staged: bool = True,
+        budget_bytes: int | None = None,
+        explain: bool = False,
+        lanes: Sequence[str] | None = None,
+        touch: bool = True,
+    ) -> list[Hit]:
         """The ``k`` memories that matter most for ``query`` (and/or ``vector``).
 
         Filters (``kinds``, ``realm``, ``session``, ``harness``, ``since``/``until``
@@ -338,9 +446,25 @@ class Field:
         ``explain`` fills each hit's factors. ``lanes`` limits the lanes used
         (bm25, dense, posting, neighbour). ``touch=False`` records no access.
         """
-        return recall.recall(self._core, query, vector=vector, k=k, kinds=kinds, realm=realm, session=session, harness=harness, since=since, until=until, include_staged=include_staged, budget_bytes=budget_bytes, explain=explain, lanes=lanes, touch=touch)
+        return recall.recall(
+            self._core,
+            query,
+            vector=vector,
+            k=k,
+            kinds=kinds,
+            realm=realm,
+            session=session,
+            harness=harness,
+            since=since,
+            until=until,
+            include_staged=include_staged,
+            budget_bytes=budget_bytes,
+            explain=explain,
+            lanes=lanes,
+            touch=touch,
+        )
 
-    def render(self, hits: Sequence[Hit], budget_bytes: int | None=None) -> str:
+    def render(self, hits: Sequence[Hit], budget_bytes: int | None = None) -> str:
         """The hits as ``- [kind] text`` lines within ``budget_bytes`` (never truncating one)."""
         return recall.render_hits(self._core, hits, budget_bytes)
 
@@ -359,13 +483,11 @@ class Field:
         """How many memories are staged (never recalled yet) and how old the oldest is."""
         return recall.write_gate_stats(self._core)
 
-
     # ---- other writers (chitta/field/replay.py) ------------------------------------------
 
     def refresh(self) -> int:
         """Apply what other instances appended since the last look. Returns records read."""
         return replay.refresh(self._core)
-
 
     # ---- maintenance (chitta/field/maintain.py) ------------------------------------------
 
@@ -374,12 +496,12 @@ class Field:
         Runs by itself every 50 embedded writes."""
         return maintain.write_gate_pass(self._core)
 
-    def learn_encoder(self, *, max_vectors: int=1024) -> int | None:
+    def learn_encoder(self, *, max_vectors: int = 1024) -> int | None:
         """One learning step of the sparse encoder on the most recent vectors;
         logs the result (UpdateSparseEncoder) and returns the new version."""
         return maintain.learn_encoder(self._core, max_vectors=max_vectors)
 
-    def reencode(self, *, batch: int=512) -> int:
+    def reencode(self, *, batch: int = 512) -> int:
         """Re-encode the sparse codes older than the encoder's version. A new code
         is logged (UpdateSparseCode, atomic groups of ``batch``) only where the
         active features changed: a learning step moves a few hundred atoms, and
@@ -391,7 +513,6 @@ class Field:
         re-encoding of stale codes, surprise decay rates and demotion tiers,
         then every organ pass whose cadence has elapsed (``"<organ>.<pass>"``)."""
         return maintain.maintain(self._core)
-
 
     # ---- lifecycle (chitta/field/lifecycle.py) -------------------------------------------
 
@@ -435,7 +556,7 @@ class Field:
         which are forgotten."""
         return lifecycle.dedup_pass(self._core)
 
-    def curate(self, *, now: datetime | float | None=None) -> CurationReport:
+    def curate(self, *, now: datetime | float | None = None) -> CurationReport:
         """Expire, exact-dedupe and decay confidence (``chitta.lifecycle.curation``).
         ``now``: a datetime or epoch seconds (default: the field's clock)."""
         return lifecycle.curate(self._core, now=now)
@@ -446,15 +567,13 @@ class Field:
         carry ``"batch": True``). NotFound when the log never mentions it."""
         return lifecycle.history(self._core, id)
 
-
     # ---- links (chitta/field/link.py) ----------------------------------------------------
 
-    def link(self, src: int, dst: int, edge: str='RelatedTo', weight: float=1.0) -> None:
+    def link(self, src: int, dst: int, edge: str = "RelatedTo", weight: float = 1.0) -> None:
         """Add a typed edge ``src -> dst`` (``edge`` one of ``chitta.ops.EDGE_KINDS``:
         RelatedTo, Supports, Contradicts, Supersedes, DerivedFrom, ...). Both
         memories must be live; ``weight`` is a finite number in (0, 1e6]."""
         return link.link(self._core, src, dst, edge, weight)
-
 
     # ---- checkpoints (chitta/field/checkpoint.py) ----------------------------------------
 
@@ -517,10 +636,22 @@ def open(
         from chitta.remote.attach import open_remote
 
         return open_remote(
-            Field, path, remote, remote_durability=remote_durability, remote_timeout=remote_timeout,
-            instance_id=instance_id, durability=durability, create=create, read_only=read_only,
-            salvage=salvage, segment_bytes=segment_bytes, embedder=embedder, reembed=reembed, clock=clock,
-            recall_settings=recall_settings, load_checkpoint=load_checkpoint,
+            Field,
+            path,
+            remote,
+            remote_durability=remote_durability,
+            remote_timeout=remote_timeout,
+            instance_id=instance_id,
+            durability=durability,
+            create=create,
+            read_only=read_only,
+            salvage=salvage,
+            segment_bytes=segment_bytes,
+            embedder=embedder,
+            reembed=reembed,
+            clock=clock,
+            recall_settings=recall_settings,
+            load_checkpoint=load_checkpoint,
         )
     return Field(
         path,

@@ -77,9 +77,7 @@ def find_contradictions(core: FieldCore) -> list[ContradictionPair]:
     graph = core.graph
 
     def resolved(a: int, b: int) -> bool:
-        return any(
-            graph.has_edge(x, y, e) for e in _RESOLVING_EDGES for x, y in ((a, b), (b, a))
-        )
+        return any(graph.has_edge(x, y, e) for e in _RESOLVING_EDGES for x, y in ((a, b), (b, a)))
 
     with core.lock:
         return detect_contradictions(read.memories(core), resolved=resolved)
@@ -123,9 +121,7 @@ def surprise_pass(core: FieldCore) -> int:
                 rows.append((m, vec))
         for lo in range(0, len(rows), CHUNK):
             part = rows[lo : lo + CHUNK]
-            scores = encoder.encode(
-                np.stack([vec for _, vec in part]).astype(np.float32)
-            ).surprise
+            scores = encoder.encode(np.stack([vec for _, vec in part]).astype(np.float32)).surprise
             for (m, _), s in zip(part, scores):
                 rate = surprise.decay_multiplier(float(s))
                 if surprise.needs_update(m.decay_rate, rate):

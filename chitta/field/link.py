@@ -30,4 +30,6 @@ def link(core: FieldCore, src: int, dst: int, edge: str = "RelatedTo", weight: f
         raise InvalidArgument(f"weight must be a number, not {type(weight).__name__}")
     if not math.isfinite(weight) or not 0 < weight <= MAX_EDGE_WEIGHT:
         raise InvalidArgument(f"weight must be in (0, {MAX_EDGE_WEIGHT:g}], got {weight!r}")
-    core.commit(ops.AddAssocEdge(src=a, dst=b, edge=kind, weight=float(weight), at_ms=core.now_ms()))
+    core.commit(
+        ops.AddAssocEdge(src=a, dst=b, edge=kind, weight=float(weight), at_ms=core.now_ms())
+    )

@@ -87,7 +87,11 @@ def reencode(core: FieldCore, *, batch: int = 512) -> int:
     encoder = core.encoder_organ.encoder
     if encoder is None:
         return 0
-    stale = [mid for mid in core.index.coded_ids() if (core.index.code_version(mid) or 0) < encoder.version]
+    stale = [
+        mid
+        for mid in core.index.coded_ids()
+        if (core.index.code_version(mid) or 0) < encoder.version
+    ]
     done = 0
     for lo in range(0, len(stale), batch):
         ids = [mid for mid in stale[lo : lo + batch] if core.index.vector(mid) is not None]
@@ -95,7 +99,8 @@ def reencode(core: FieldCore, *, batch: int = 512) -> int:
             continue
         vectors = np.stack([core.index.vector(mid) for mid in ids])  # type: ignore[misc]
         changed = [
-            op for op in code_ops(encoder, ids, vectors)
+            op
+            for op in code_ops(encoder, ids, vectors)
             if tuple(core.index.code_features(op.id)) != tuple(op.features)
         ]
         core.commit_group(changed)
@@ -147,7 +152,11 @@ def reembed(core: FieldCore) -> None:
     from chitta.encode.sparse import SparseEncoder
 
     setup: list[Op] = [
-        ops.ConfigureField(key="embedder", value={"name": embedder.name, "family": embedder.family, "dim": embedder.dim}, at_ms=now)
+        ops.ConfigureField(
+            key="embedder",
+            value={"name": embedder.name, "family": embedder.family, "dim": embedder.dim},
+            at_ms=now,
+        )
     ]
     encoder = core.encoder_organ.encoder
     if encoder is None or encoder.dim != embedder.dim:
@@ -163,7 +172,9 @@ def reembed(core: FieldCore) -> None:
             texts = [core.memories.get(mid).text for mid in chunk]  # type: ignore[union-attr]
             vecs = core.encoding.embed(texts)
             group: list[Op] = [
-                ops.UpdateMemoryContent(id=mid, at_ms=now, embedding=vecs[j].astype("<f4").tobytes())
+                ops.UpdateMemoryContent(
+                    id=mid, at_ms=now, embedding=vecs[j].astype("<f4").tobytes()
+                )
                 for j, mid in enumerate(chunk)
             ]
             group.extend(code_ops(encoder, chunk, vecs))

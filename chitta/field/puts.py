@@ -46,7 +46,8 @@ def event_ms(at: object) -> int:
     return int(at * 1000)
 
 
-def put_op(core: FieldCore,
+def put_op(
+    core: FieldCore,
     mid: int,
     text: object,
     kind: object = "observation",
@@ -67,7 +68,9 @@ def put_op(core: FieldCore,
     return _PutPayload(
         id=mid,
         text=v.text(text),
-        kind=kind if kind.__class__ is str and kind in _MEMORY_KINDS else v.choice(kind, _MEMORY_KINDS, "kind"),
+        kind=kind
+        if kind.__class__ is str and kind in _MEMORY_KINDS
+        else v.choice(kind, _MEMORY_KINDS, "kind"),
         created_ms=now if at is None else event_ms(at),
         written_ms=now,
         realm=None if realm is None else v.name(realm, "realm"),
@@ -99,7 +102,9 @@ def with_vectors(core: FieldCore, puts: list[ops.PutPayload]) -> list[Op]:
         vecs = core.encoding.embed([puts[i].text for i in need])
         dim = vector_dim(core)
         if dim is not None and vecs.shape[1] != dim:
-            raise InvalidArgument(f"the embedder gives {vecs.shape[1]}-d vectors but this field holds {dim}-d")
+            raise InvalidArgument(
+                f"the embedder gives {vecs.shape[1]}-d vectors but this field holds {dim}-d"
+            )
         for j, i in enumerate(need):
             puts[i] = msgspec.structs.replace(puts[i], embedding=vecs[j].astype("<f4").tobytes())
         from_embedder = True
@@ -112,7 +117,10 @@ def with_vectors(core: FieldCore, puts: list[ops.PutPayload]) -> list[Op]:
     dim = dims.pop()
     group: list[Op] = []
     setup = core.encoding.setup_ops(
-        core.settings.get("embedder"), core.encoder_organ.encoder, dim, core.now_ms(),
+        core.settings.get("embedder"),
+        core.encoder_organ.encoder,
+        dim,
+        core.now_ms(),
         from_embedder=from_embedder,
     )
     group.extend(setup)
@@ -121,7 +129,9 @@ def with_vectors(core: FieldCore, puts: list[ops.PutPayload]) -> list[Op]:
     if encoder is None:  # created by the setup op in this very group
         from chitta.encode.sparse import SparseEncoder
 
-        encoder = SparseEncoder.from_op(next(op for op in setup if isinstance(op, ops.UpdateSparseEncoder)))
+        encoder = SparseEncoder.from_op(
+            next(op for op in setup if isinstance(op, ops.UpdateSparseEncoder))
+        )
     vectors = np.stack([np.frombuffer(p.embedding, "<f4") for p in with_vec])  # type: ignore[arg-type]
     with one_thread():  # agents share a few cores: see chitta/recall/blas.py
         group.extend(code_ops(encoder, [p.id for p in with_vec], vectors.astype(np.float32)))

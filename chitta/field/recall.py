@@ -44,8 +44,13 @@ def _time_ms(value: object, what: str) -> int | None:
 def _query_vector(vector: Any, dim: int | None) -> Any:
     """The query vector as float32 (a fresh array only where a conversion needs one); the checks
     and errors of ``_validate.embedding``, whose answer it is for a float32 numpy vector too."""
-    if (type(vector) is np.ndarray and vector.dtype == np.float32 and vector.ndim == 1 and vector.shape[0] == dim
-            and vector.flags.c_contiguous):
+    if (
+        type(vector) is np.ndarray
+        and vector.dtype == np.float32
+        and vector.ndim == 1
+        and vector.shape[0] == dim
+        and vector.flags.c_contiguous
+    ):
         if not np.isfinite(vector).all():
             raise InvalidArgument("embedding contains NaN or infinity")
         return vector
@@ -54,7 +59,8 @@ def _query_vector(vector: Any, dim: int | None) -> Any:
     return np.frombuffer(blob, "<f4").astype(np.float32)
 
 
-def recall(core: FieldCore,
+def recall(
+    core: FieldCore,
     query: str | None = None,
     *,
     vector: Any = None,
@@ -85,7 +91,9 @@ def recall(core: FieldCore,
     session = v.name(session, "session")
     harness = v.name(harness, "harness")
     since_ms, until_ms = _time_ms(since, "since"), _time_ms(until, "until")
-    if budget_bytes is not None and (isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int) or budget_bytes < 0):
+    if budget_bytes is not None and (
+        isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int) or budget_bytes < 0
+    ):
         raise InvalidArgument("budget_bytes must be an int >= 0")
     lane_set = None
     if lanes is not None:
@@ -97,23 +105,51 @@ def recall(core: FieldCore,
     if vector is not None:
         qvec = _query_vector(vector, putops.vector_dim(core))
     elif query is not None and core.encoding.enabled and core.index.vector_count:
-        who = core.index.named_speaker(query) if core.engine.settings.dense_query_without_speaker else None
+        who = (
+            core.index.named_speaker(query)
+            if core.engine.settings.dense_query_without_speaker
+            else None
+        )
         qvec = core.encoding.embed_query([query if who is None else without_speaker(query, who)])[0]
     if query is None and qvec is None:
         raise InvalidArgument("recall needs a query text or a vector")
     if qvec is not None:
-        norm = float(np.sqrt(qvec.dot(qvec)))  # np.linalg.norm's arithmetic (float32), without its wrapper
+        norm = float(
+            np.sqrt(qvec.dot(qvec))
+        )  # np.linalg.norm's arithmetic (float32), without its wrapper
         qvec = qvec / norm if norm > 0 else None
     with one_thread():  # BLAS on one thread: see chitta/recall/blas.py
-        return _recall(core, 
-            query, qvec, k, lane_set, budget_bytes, explain, touch,
-            {"kinds": kind_set, "realm": realm, "session": session, "harness": harness,
-             "since_ms": since_ms, "until_ms": until_ms, "include_staged": include_staged},
+        return _recall(
+            core,
+            query,
+            qvec,
+            k,
+            lane_set,
+            budget_bytes,
+            explain,
+            touch,
+            {
+                "kinds": kind_set,
+                "realm": realm,
+                "session": session,
+                "harness": harness,
+                "since_ms": since_ms,
+                "until_ms": until_ms,
+                "include_staged": include_staged,
+            },
         )
 
 
-def _recall(core: FieldCore, query: str | None, qvec: Any, k: int, lane_set: tuple[str, ...] | None,
-    budget_bytes: int | None, explain: bool, touch: bool, filters: dict[str, Any],
+def _recall(
+    core: FieldCore,
+    query: str | None,
+    qvec: Any,
+    k: int,
+    lane_set: tuple[str, ...] | None,
+    budget_bytes: int | None,
+    explain: bool,
+    touch: bool,
+    filters: dict[str, Any],
 ) -> list[Hit]:
     engine = core.engine if lane_set is None else core.engine.with_lanes(lane_set)
     code = None
@@ -126,8 +162,13 @@ def _recall(core: FieldCore, query: str | None, qvec: Any, k: int, lane_set: tup
     with core.lock:
         allowed = core.index.allowed(**filters)
         hits = engine.recall(
-            text=query, vector=qvec, code=code, k=k, allowed=allowed,
-            now_ms=core.now_ms(), explain=explain,
+            text=query,
+            vector=qvec,
+            code=code,
+            k=k,
+            allowed=allowed,
+            now_ms=core.now_ms(),
+            explain=explain,
         )
     if budget_bytes is not None:
         hits = list(render(hits, budget_bytes).included)
@@ -140,7 +181,11 @@ def _touch(core: FieldCore, hits: list[Hit]) -> None:
     now = core.now_ms()
     group: list[ops.Op] = [ops.UpdateState(id=h.id, at_ms=now, touch=True) for h in hits]
     # Access promotes a demoted memory one tier back toward 0 (chitta.lifecycle.tiers).
-    group.extend(ops.DemoteMemory(id=h.id, tier=h.memory.tier - 1, at_ms=now) for h in hits if h.memory.tier > 0)
+    group.extend(
+        ops.DemoteMemory(id=h.id, tier=h.memory.tier - 1, at_ms=now)
+        for h in hits
+        if h.memory.tier > 0
+    )
     top = [h.id for h in hits[:CO_RETRIEVED_TOP]]
     for i, a in enumerate(top):
         for b in top[i + 1 :]:

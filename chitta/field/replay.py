@@ -92,7 +92,9 @@ def _replay_all(core: FieldCore) -> int:
         core.salvaged.append(dict(damage))
     # Batches unpacked first (no copies: the inner records point into the
     # Batch's payload), so the puts to come are counted before decoding.
-    units: list[tuple[int, int, int, Any]] = []  # (op_type, start, end, None) or (BATCH, index, 0, inner)
+    units: list[
+        tuple[int, int, int, Any]
+    ] = []  # (op_type, start, end, None) or (BATCH, index, 0, inner)
     for op_type, start, end in result.op_runs():
         if op_type == _BATCH:
             units.extend((_BATCH, i, 0, _core._unpack_batch(result, i)) for i in range(start, end))
@@ -131,7 +133,9 @@ def _decode_run(core: FieldCore, result: Any, op_type: int, start: int, end: int
         return op_type, ("ops", _decode_each(core, result, op_type, start, end))
 
 
-def _decode_plain(core: FieldCore, result: Any, op_type: int, start: int, end: int) -> tuple[Any, ...]:
+def _decode_plain(
+    core: FieldCore, result: Any, op_type: int, start: int, end: int
+) -> tuple[Any, ...]:
     """A run decoded whole; ChittaError if any record of it is damaged."""
     if op_type == _PUT:
         cols = ops.decode_put_columns(result, start, end, core.sink)
@@ -183,7 +187,11 @@ def _reserve_for(core: FieldCore, decoded: list[Decoded]) -> None:
     puts = sum(len(cols) for cols in runs)
     widths = [cols.vectors.shape[1] for cols in runs if len(cols.vector_rows)]
     dim = max(set(widths), key=widths.count) if widths else 0
-    vectors = sum(len(cols.vector_rows) for cols in runs if len(cols.vector_rows) and cols.vectors.shape[1] == dim)
+    vectors = sum(
+        len(cols.vector_rows)
+        for cols in runs
+        if len(cols.vector_rows) and cols.vectors.shape[1] == dim
+    )
     for organ in core.column_organs:
         reserve = getattr(organ, "reserve_puts", None)
         if reserve is not None:
@@ -224,8 +232,7 @@ def _located(core: FieldCore, exc: ChittaError, result: Any, index: int) -> Chit
     segment = result.segments[int(result.segment_index[index])]
     offset = int(result.offsets[index])
     kind = type(exc) if isinstance(exc, CorruptionError) else CorruptionError
-    located = kind(f"{exc} (segment {segment}, offset {offset}; open with salvage=True "
-                   "to skip it)")
+    located = kind(f"{exc} (segment {segment}, offset {offset}; open with salvage=True to skip it)")
     located.segment = segment
     located.offset = offset
     return located

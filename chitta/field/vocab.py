@@ -39,14 +39,24 @@ def attach_vocabulary(core: FieldCore) -> None:
     (adopting the checkpoint's table when this embedder made it), then every word of
     the log after the checkpoint embedded."""
     saved = core.vocab_saved
-    attach(core.engine, core.index, core.encoding.embedder, lambda: (m.text for m in read.memories(core)), saved)
+    attach(
+        core.engine,
+        core.index,
+        core.encoding.embedder,
+        lambda: (m.text for m in read.memories(core)),
+        saved,
+    )
     if core.engine.vocabulary is not None or not core.read_only:
         core.vocab_saved = None  # kept only by a read-only handle without one: a checkpoint's view
     try:
         sync_words(core, progress=True)
     except ChittaError as exc:  # the model cannot run (missing, checksum): the field still opens
-        warnings.warn(f"query expansion: the field's words could not be embedded at open ({exc}); "
-                      "the first recall that expands tries again", RuntimeWarning, stacklevel=4)
+        warnings.warn(
+            f"query expansion: the field's words could not be embedded at open ({exc}); "
+            "the first recall that expands tries again",
+            RuntimeWarning,
+            stacklevel=4,
+        )
 
 
 def sync_words(core: FieldCore, *, progress: bool = False) -> int:
@@ -66,14 +76,22 @@ def sync_words(core: FieldCore, *, progress: bool = False) -> int:
 
 def _with_progress(vocab: Any) -> int:
     """``vocab.refresh()`` with a rich progress bar on stderr (stdout may carry a protocol)."""
-    return _progress("embedding the field's words for query expansion", "words embedded",
-                     vocab.pending, vocab.refresh)
+    return _progress(
+        "embedding the field's words for query expansion",
+        "words embedded",
+        vocab.pending,
+        vocab.refresh,
+    )
 
 
 def _build_with_progress(vocab: Any) -> int:
     """``vocab.catch_up()`` (the word graph built at open) with a progress bar on stderr."""
-    return _progress("building the query expansion word graph", "word graph rows indexed",
-                     len(vocab), vocab.catch_up)
+    return _progress(
+        "building the query expansion word graph",
+        "word graph rows indexed",
+        len(vocab),
+        vocab.catch_up,
+    )
 
 
 def _progress(description: str, done_text: str, total: int, run: Callable[..., int]) -> int:
@@ -82,12 +100,21 @@ def _progress(description: str, done_text: str, total: int, run: Callable[..., i
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(file=sys.stderr)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     t0 = time.perf_counter()
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task(description, total=total)
-        update: Callable[[int, int], None] = lambda done, total: bar.update(task, completed=done, total=total)
+        update: Callable[[int, int], None] = lambda done, total: bar.update(
+            task, completed=done, total=total
+        )
         added = int(run(update))
     if console.is_terminal:
-        console.print(f"[dim]query expansion: {added:,} {done_text} in {time.perf_counter() - t0:.1f} s[/dim]")
+        console.print(
+            f"[dim]query expansion: {added:,} {done_text} in {time.perf_counter() - t0:.1f} s[/dim]"
+        )
     return added

@@ -33,11 +33,23 @@ _ENCODE = ops._ENCODER.encode  # ops.encode without its isinstance check (the op
 _OBSERVATION = "observation"  # remember()'s defaults, compared by identity on the fast path
 _ONE = 1.0
 _REMEMBER_KEYS = frozenset(
-    {"text", "kind", "realm", "session", "source_tool", "tags", "confidence", "embedding", "meta", "at"}
+    {
+        "text",
+        "kind",
+        "realm",
+        "session",
+        "source_tool",
+        "tags",
+        "confidence",
+        "embedding",
+        "meta",
+        "at",
+    }
 )
 
 
-def remember(core: FieldCore,
+def remember(
+    core: FieldCore,
     text: str,
     *,
     kind: str = _OBSERVATION,
@@ -52,8 +64,15 @@ def remember(core: FieldCore,
 ) -> int:
     """``Field.remember`` (its docstring is the reference)."""
     if (
-        kind is _OBSERVATION and realm is None and session is None and source_tool is None and tags is NO_TAGS
-        and confidence is _ONE and embedding is None and meta is None and at is None
+        kind is _OBSERVATION
+        and realm is None
+        and session is None
+        and source_tool is None
+        and tags is NO_TAGS
+        and confidence is _ONE
+        and embedding is None
+        and meta is None
+        and at is None
     ):
         # The hot path (every argument but the text at its default; the field
         # open, writable, without an embedder): one native call checks the
@@ -72,7 +91,9 @@ def remember(core: FieldCore,
         raise InvalidArgument("the field was opened read_only")
     # An id taken by a call that then fails validation is simply never used.
     mid = core.new_id()
-    op = putops.put_op(core, mid, text, kind, realm, session, source_tool, tags, confidence, embedding, meta, at)
+    op = putops.put_op(
+        core, mid, text, kind, realm, session, source_tool, tags, confidence, embedding, meta, at
+    )
     if op.embedding is None and not core.encoding.enabled:
         # The plain path: one PutPayload, encoded here, through the pipeline's direct put.
         try:
@@ -99,7 +120,9 @@ def remember_many(core: FieldCore, items: Iterable[str | Mapping[str, Any]]) -> 
             op = putops.put_op(core, 0, item)
         elif isinstance(item, Mapping):
             if set(item) - _REMEMBER_KEYS or "text" not in item:
-                raise InvalidArgument(f"each dict needs 'text' and only remember() arguments; got {sorted(item)}")
+                raise InvalidArgument(
+                    f"each dict needs 'text' and only remember() arguments; got {sorted(item)}"
+                )
             op = putops.put_op(core, 0, **item)
         else:
             raise InvalidArgument(f"each item must be a str or a dict, not {type(item).__name__}")
@@ -110,11 +133,14 @@ def remember_many(core: FieldCore, items: Iterable[str | Mapping[str, Any]]) -> 
     group = putops.with_vectors(core, puts)
     core.commit_group(group)
     vocab.sync_words(core)
-    maintain.after_embedded_writes(core, sum(1 for op in group if isinstance(op, ops.UpdateSparseCode)))
+    maintain.after_embedded_writes(
+        core, sum(1 for op in group if isinstance(op, ops.UpdateSparseCode))
+    )
     return [p.id for p in puts]
 
 
-def remember_triplet(core: FieldCore,
+def remember_triplet(
+    core: FieldCore,
     subject: str,
     predicate: str,
     object: str,
@@ -129,10 +155,17 @@ def remember_triplet(core: FieldCore,
 ) -> tuple[int, int]:
     """``Field.remember_triplet`` (its docstring is the reference)."""
     core.check_writable()
-    parts = [v.text(x, what) for x, what in ((subject, "subject"), (predicate, "predicate"), (object, "object"))]
+    parts = [
+        v.text(x, what)
+        for x, what in ((subject, "subject"), (predicate, "predicate"), (object, "object"))
+    ]
     gloss = gloss_triplet(*parts)
     common = {
-        "realm": realm, "session": session, "source_tool": source_tool, "tags": tags, "confidence": confidence,
+        "realm": realm,
+        "session": session,
+        "source_tool": source_tool,
+        "tags": tags,
+        "confidence": confidence,
         "at": at,
     }
     triplet = putops.put_op(core, 0, triplet_text(*parts), kind, **common)
@@ -159,7 +192,8 @@ def forget(core: FieldCore, id: int) -> None:
     core.commit(ops.DeleteMemory(id=mid, at_ms=core.now_ms()))
 
 
-def update(core: FieldCore,
+def update(
+    core: FieldCore,
     id: int,
     *,
     text: str | None = None,
@@ -176,27 +210,41 @@ def update(core: FieldCore,
     group: list[Op] = []
     new_text = None if text is None else v.text(text)
     vec = v.embedding(embedding, putops.vector_dim(core))
-    if vec is None and new_text is not None and core.encoding.enabled and core.index.vector(mid) is not None:
+    if (
+        vec is None
+        and new_text is not None
+        and core.encoding.enabled
+        and core.index.vector(mid) is not None
+    ):
         vec = core.encoding.embed([new_text])[0].astype("<f4").tobytes()
     if any(x is not None for x in (new_text, vec, tags, meta)):
         group.append(
             ops.UpdateMemoryContent(
-                id=mid, at_ms=now, text=new_text, embedding=vec,
-                tags=None if tags is None else v.tags(tags), meta=v.meta(meta),
+                id=mid,
+                at_ms=now,
+                text=new_text,
+                embedding=vec,
+                tags=None if tags is None else v.tags(tags),
+                meta=v.meta(meta),
             )
         )
     if confidence is not None or strength is not None:
         group.append(
             ops.UpdateState(
-                id=mid, at_ms=now,
+                id=mid,
+                at_ms=now,
                 confidence=None if confidence is None else v.unit_float(confidence, "confidence"),
                 strength=None if strength is None else v.non_negative_float(strength, "strength"),
             )
         )
     if not group:
-        raise InvalidArgument("update() needs at least one of text, embedding, tags, meta, confidence, strength")
+        raise InvalidArgument(
+            "update() needs at least one of text, embedding, tags, meta, confidence, strength"
+        )
     if vec is not None and core.encoder_organ.encoder is not None:
-        group.extend(code_ops(core.encoder_organ.encoder, [mid], np.frombuffer(vec, "<f4")[None, :]))
+        group.extend(
+            code_ops(core.encoder_organ.encoder, [mid], np.frombuffer(vec, "<f4")[None, :])
+        )
     core.commit_group(group)
     if new_text is not None:
         vocab.sync_words(core)

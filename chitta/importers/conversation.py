@@ -43,7 +43,9 @@ if TYPE_CHECKING:
     from chitta.field import Field
 
 MAX_CONTEXT_TURNS = 16
-DEFAULT_KEYWORD_CONTEXT_TURNS = 2  # LoCoMo dev, held-out half: BM25 R@10 0.615 -> 0.730 (DECISIONS.md D-021)
+DEFAULT_KEYWORD_CONTEXT_TURNS = (
+    2  # LoCoMo dev, held-out half: BM25 R@10 0.615 -> 0.730 (DECISIONS.md D-021)
+)
 BATCH = 512  # turns per atomic remember_many group
 
 
@@ -92,13 +94,19 @@ def memory_text(turn: Turn) -> str:
 
 def _earlier(turns: list[Turn], i: int, n: int) -> list[str]:
     """Up to ``n`` turns before ``turns[i]`` in its session, as memory texts."""
-    return [memory_text(turns[j]) for j in range(max(0, i - n), i) if turns[j].session == turns[i].session]
+    return [
+        memory_text(turns[j])
+        for j in range(max(0, i - n), i)
+        if turns[j].session == turns[i].session
+    ]
 
 
 def context_texts(turns: list[Turn], context_turns: int) -> list[str]:
     """The text each turn is embedded from: up to ``context_turns`` earlier
     turns of the same session, then the turn itself, one per line."""
-    return ["\n".join([*_earlier(turns, i, context_turns), memory_text(t)]) for i, t in enumerate(turns)]
+    return [
+        "\n".join([*_earlier(turns, i, context_turns), memory_text(t)]) for i, t in enumerate(turns)
+    ]
 
 
 def keyword_contexts(turns: list[Turn], context_turns: int) -> list[str | None]:
@@ -140,8 +148,15 @@ def import_conversation(
     """
     if turn_view is not None and not isinstance(turn_view, bool):
         raise InvalidArgument("turn_view must be a bool or None")
-    for name, value in (("context_turns", context_turns), ("keyword_context_turns", keyword_context_turns)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_CONTEXT_TURNS:
+    for name, value in (
+        ("context_turns", context_turns),
+        ("keyword_context_turns", keyword_context_turns),
+    ):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not 0 <= value <= MAX_CONTEXT_TURNS
+        ):
             raise InvalidArgument(f"{name} must be an int between 0 and {MAX_CONTEXT_TURNS}")
     if isinstance(turns, (str, bytes)):
         raise InvalidArgument("turns must be a list of Turn or dicts, not a str")
@@ -162,7 +177,9 @@ def import_conversation(
         if turn_view is None:
             turn_view = getattr(embedder, "recall_turn_view", False) is True
         if turn_view:
-            vectors = _mean_view(vectors, np.asarray(embedder.embed(context_texts(items, 0)), np.float32))
+            vectors = _mean_view(
+                vectors, np.asarray(embedder.embed(context_texts(items, 0)), np.float32)
+            )
         for doc, vec in zip(docs, vectors):
             doc["embedding"] = vec
         if puts.vector_dim(field.core) is None:

@@ -88,7 +88,9 @@ def _vectors(vectors: npt.ArrayLike, dim: int, name: str) -> tuple[npt.NDArray[n
     return np.ascontiguousarray(vectors), one
 
 
-def _add_args(ids: IdsLike, vectors: npt.ArrayLike, dim: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
+def _add_args(
+    ids: IdsLike, vectors: npt.ArrayLike, dim: int
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
     """The checked (ids, vectors) of an ``add``: equal lengths, ``dim`` columns."""
     id_arr = _ids(ids)
     vec, _ = _vectors(vectors, dim, "vectors")
@@ -126,7 +128,9 @@ def _ratio(value: object) -> float:
     return ratio
 
 
-def _graph_params(dim: object, M: object, ef_construction: object, seed: object) -> tuple[int, int, int, int]:
+def _graph_params(
+    dim: object, M: object, ef_construction: object, seed: object
+) -> tuple[int, int, int, int]:
     """The checked graph parameters of an HNSW constructor: ``(dim, M, ef_construction, seed)``."""
     return (
         _positive_int(dim, "dim"),

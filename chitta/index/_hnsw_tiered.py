@@ -131,10 +131,13 @@ class TieredHNSW(_GraphBase):
         for bit) or raises its errors. The queries and ``allowed`` are copied, so
         they may change meanwhile; writes to the graph wait for the search."""
         q, one, k, ef_value = self._checked(queries, k, ef, merge)
-        return PendingSearch(self._index.search_async(q, k, ef_value, _allowed(allowed), merge), one)
+        return PendingSearch(
+            self._index.search_async(q, k, ef_value, _allowed(allowed), merge), one
+        )
 
-    def _checked(self, queries: npt.NDArray[np.float32], k: int, ef: int | None,
-                 merge: str) -> tuple[npt.NDArray[np.float32], bool, int, int]:
+    def _checked(
+        self, queries: npt.NDArray[np.float32], k: int, ef: int | None, merge: str
+    ) -> tuple[npt.NDArray[np.float32], bool, int, int]:
         """The arguments ``search`` and ``search_async`` share, checked: (queries, one, k, ef)."""
         q, one, k = _search_args(queries, k, self.dim)
         ef_value = self._search_ef(ef)

@@ -177,7 +177,9 @@ class BM25:
             raise InvalidArgument(f"k must be in [1, {MAX_K}], got {int(k)}")
         allowed_arr = None if allowed is None else _as_ids(allowed, "allowed")
         if method not in ("auto", "pruned", "exhaustive"):
-            raise InvalidArgument(f"method must be 'auto', 'pruned' or 'exhaustive', got {method!r}")
+            raise InvalidArgument(
+                f"method must be 'auto', 'pruned' or 'exhaustive', got {method!r}"
+            )
         return self._index.search(query, int(k), allowed_arr, accumulator, method)
 
     def save(self, path: str | os.PathLike[str]) -> None:

@@ -65,6 +65,7 @@ __all__ = [
 PAD_ID = 2**64 - 1
 """Id that pads search results shorter than ``k``; never a valid id."""
 
+
 def simd_level() -> str:
     """The Hamming kernel in use: ``"avx512_vpopcntdq"``, ``"avx2"`` or ``"generic"``."""
     return _core.hamming_simd_level()

@@ -91,7 +91,9 @@ class HammingRescoreIndex(_HammingBase):
         _same_length(id_arr, v, "vectors")
         self._core.add(id_arr, v)
 
-    def add_coded(self, ids: npt.ArrayLike, unit_vectors: npt.ArrayLike, codes: npt.ArrayLike) -> None:
+    def add_coded(
+        self, ids: npt.ArrayLike, unit_vectors: npt.ArrayLike, codes: npt.ArrayLike
+    ) -> None:
         """Add rows that are already unit length together with their sign codes
         (``binarize(unit_vectors, self.mean)``, e.g. a checkpoint's ``codes.bin``):
         stored as given, nothing normalised or binarised. The mean must be fixed

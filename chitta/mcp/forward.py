@@ -42,7 +42,9 @@ def default_field() -> Path:
     home = os.environ.get("CHITTA_HOME")
     if home:
         return Path(home).expanduser()
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "share"
+    )
     return Path(data) / "chitta" / "default"
 
 
@@ -59,7 +61,9 @@ def host_socket(field_path: str | os.PathLike[str]) -> Path:
     return base / f"mcp-{digest}.sock"
 
 
-def connect(path: str | os.PathLike[str], timeout: float = CONNECT_TIMEOUT_S) -> socket.socket | None:
+def connect(
+    path: str | os.PathLike[str], timeout: float = CONNECT_TIMEOUT_S
+) -> socket.socket | None:
     """A connection to the host listening on ``path``, or None when none does (no file,
     a stale socket nobody listens on). A directory or socket of another user, a
     symlinked directory, or a host of another uid: UntrustedSocket (a ChittaIOError)."""
@@ -76,7 +80,7 @@ def connect(path: str | os.PathLike[str], timeout: float = CONNECT_TIMEOUT_S) ->
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def forward(sock: socket.socket, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
@@ -131,12 +135,27 @@ def spawn_host(field_path: str | os.PathLike[str], idle_exit_s: float = AUTO_HOS
     sock = host_socket(field_path)
     private_dir(sock.parent)  # 0700 and this user's, or UntrustedSocket
     code = "import sys; from chitta.cli import main; sys.exit(main())"
-    cmd = [sys.executable, "-c", code, "--path", str(Path(field_path).expanduser().absolute()),
-           "mcp-host", "--idle-exit", str(idle_exit_s)]
+    cmd = [
+        sys.executable,
+        "-c",
+        code,
+        "--path",
+        str(Path(field_path).expanduser().absolute()),
+        "mcp-host",
+        "--idle-exit",
+        str(idle_exit_s),
+    ]
     fd = os.open(f"{sock}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, cwd="/",
-                                start_new_session=True, close_fds=True)
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            cwd="/",
+            start_new_session=True,
+            close_fds=True,
+        )
     finally:
         os.close(fd)
     return proc.pid
@@ -174,5 +193,15 @@ def fast_path(argv: list[str] | None = None) -> None:
         sys.exit(code)
 
 
-__all__ = ["AUTO_HOST_IDLE_S", "check_peer", "connect", "default_field", "fast_path", "forward",
-           "host_socket", "peer_cred", "spawn_host", "try_forward"]
+__all__ = [
+    "AUTO_HOST_IDLE_S",
+    "check_peer",
+    "connect",
+    "default_field",
+    "fast_path",
+    "forward",
+    "host_socket",
+    "peer_cred",
+    "spawn_host",
+    "try_forward",
+]

@@ -56,8 +56,13 @@ class _Lines:
         while True:
             try:
                 line = await self._buffered.receive_until(b"\n", MAX_LINE)
-            except (anyio.IncompleteRead, anyio.EndOfStream, anyio.DelimiterNotFound,
-                    anyio.BrokenResourceError, anyio.ClosedResourceError):
+            except (
+                anyio.IncompleteRead,
+                anyio.EndOfStream,
+                anyio.DelimiterNotFound,
+                anyio.BrokenResourceError,
+                anyio.ClosedResourceError,
+            ):
                 return
             yield line
 
@@ -71,16 +76,28 @@ class _Lines:
 class McpHost:
     """Serves MCP sessions for one field on a Unix socket until stopped."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, socket_path: str | os.PathLike[str] | None = None,
-                 embedder: Any = "auto", idle_exit_s: float | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        socket_path: str | os.PathLike[str] | None = None,
+        embedder: Any = "auto",
+        idle_exit_s: float | None = None,
+    ) -> None:
         from chitta.mcp.forward import default_field
 
         if idle_exit_s is not None and not idle_exit_s > 0:
             raise InvalidArgument(f"idle_exit_s must be > 0 seconds or None, got {idle_exit_s!r}")
-        self.field_path = Path(path if path is not None else default_field()).expanduser().absolute()
-        self.socket_path = Path(socket_path if socket_path is not None else host_socket(self.field_path)).absolute()
+        self.field_path = (
+            Path(path if path is not None else default_field()).expanduser().absolute()
+        )
+        self.socket_path = Path(
+            socket_path if socket_path is not None else host_socket(self.field_path)
+        ).absolute()
         if len(os.fsencode(str(self.socket_path))) > MAX_SOCKET_PATH:
-            raise InvalidArgument(f"socket path is longer than {MAX_SOCKET_PATH} bytes: {self.socket_path}")
+            raise InvalidArgument(
+                f"socket path is longer than {MAX_SOCKET_PATH} bytes: {self.socket_path}"
+            )
         self.idle_exit_s = idle_exit_s
         self.embedder = embedder
         self.state = ChittaMCP(self.field_path, embedder=embedder)  # the start-up check of the path
@@ -99,7 +116,9 @@ class McpHost:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise ChittaIOError(f"an MCP host already serves {self.field_path} on {self.socket_path}") from None
+            raise ChittaIOError(
+                f"an MCP host already serves {self.field_path} on {self.socket_path}"
+            ) from None
         self._lock_fd = fd
 
     def bind(self) -> None:
@@ -107,7 +126,9 @@ class McpHost:
         self._take_lock()
         if self.socket_path.is_symlink() or self.socket_path.exists():
             if not stat.S_ISSOCK(self.socket_path.lstat().st_mode):
-                raise ChittaIOError(f"{self.socket_path} exists and is not a socket; not replacing it")
+                raise ChittaIOError(
+                    f"{self.socket_path} exists and is not a socket; not replacing it"
+                )
             self.socket_path.unlink()  # stale: we hold the lock, so no host listens on it
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
@@ -131,8 +152,12 @@ class McpHost:
             self._lock_fd = None
 
     def info(self) -> dict[str, Any]:
-        return {"socket": str(self.socket_path), "path": str(self.field_path), "pid": os.getpid(),
-                "idle_exit_s": self.idle_exit_s}
+        return {
+            "socket": str(self.socket_path),
+            "path": str(self.field_path),
+            "pid": os.getpid(),
+            "idle_exit_s": self.idle_exit_s,
+        }
 
     # ---- serving --------------------------------------------------------------------------
     async def _session(self, stream: Any) -> None:
@@ -154,7 +179,9 @@ class McpHost:
             self.served += 1
             state = ChittaMCP(self.field_path, embedder=self.embedder)
             try:
-                await anyio.to_thread.run_sync(state.field)  # opens it (ms for a field with a checkpoint)
+                await anyio.to_thread.run_sync(
+                    state.field
+                )  # opens it (ms for a field with a checkpoint)
                 server = build_server(state)
                 lines = _Lines(stream)
                 screened = ScreenedLines(lines)  # every line answered (chitta/mcp/screen.py)
@@ -163,8 +190,13 @@ class McpHost:
                     await server.run(read, write, server.create_initialization_options())
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                 pass  # the client went away mid-write: only this session ends
-            except ChittaError as exc:  # the field cannot be opened now: this session ends, the host stays
-                print(f"chitta mcp-host: session refused: {type(exc).__name__}: {exc}", file=sys.stderr)
+            except (
+                ChittaError
+            ) as exc:  # the field cannot be opened now: this session ends, the host stays
+                print(
+                    f"chitta mcp-host: session refused: {type(exc).__name__}: {exc}",
+                    file=sys.stderr,
+                )
             finally:
                 with anyio.CancelScope(shield=True):  # also when the host is stopping
                     await anyio.to_thread.run_sync(state.close)  # flushes this window's writes
@@ -232,9 +264,14 @@ class McpHost:
                 signal.signal(sig, handler)
 
 
-def run_host(path: str | os.PathLike[str] | None = None, *, socket_path: str | os.PathLike[str] | None = None,
-             embedder: Any = "auto", idle_exit_s: float | None = None,
-             ready: Callable[[dict[str, Any]], None] | None = None) -> None:
+def run_host(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    socket_path: str | os.PathLike[str] | None = None,
+    embedder: Any = "auto",
+    idle_exit_s: float | None = None,
+    ready: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
     """Serve MCP sessions for the field on its host socket until SIGTERM/SIGINT (or idle)."""
     McpHost(path, socket_path=socket_path, embedder=embedder, idle_exit_s=idle_exit_s).run(ready)
 

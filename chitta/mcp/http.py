@@ -44,7 +44,8 @@ def check_host(host: str, *, allow_remote: bool = False) -> None:
         raise InvalidArgument(
             f"refusing to serve MCP on {host!r}, which is not a loopback address: the server has no "
             "authentication, so anyone who reaches it could read and write the field. "
-            "Use 127.0.0.1 / ::1 / localhost, or pass --allow-remote to serve it anyway.")
+            "Use 127.0.0.1 / ::1 / localhost, or pass --allow-remote to serve it anyway."
+        )
 
 
 def url_for(host: str, port: int) -> str:
@@ -57,8 +58,9 @@ def listen(host: str, port: int) -> socket.socket:
     if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
         raise InvalidArgument(f"port must be an integer in 0..65535, got {port!r}")
     try:
-        family, kind, proto, _, addr = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM,
-                                                          flags=socket.AI_PASSIVE)[0]
+        family, kind, proto, _, addr = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
         sock = socket.socket(family, kind, proto)
     except OSError as exc:
         raise ChittaIOError(f"cannot listen on {host}:{port}: {exc}") from exc
@@ -79,14 +81,22 @@ def _security(host: str) -> Any:
     from mcp.server.transport_security import TransportSecuritySettings
 
     hosts = {"127.0.0.1", "localhost", "[::1]", f"[{host.strip('[]')}]" if ":" in host else host}
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                     allowed_hosts=[f"{h}:*" for h in sorted(hosts)],
-                                     allowed_origins=[f"http://{h}:*" for h in sorted(hosts)])
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{h}:*" for h in sorted(hosts)],
+        allowed_origins=[f"http://{h}:*" for h in sorted(hosts)],
+    )
 
 
-def run_http(path: str | os.PathLike[str] | None = None, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-             allow_remote: bool = False, embedder: Any = "auto",
-             ready: Callable[[dict[str, Any]], None] | None = None) -> None:
+def run_http(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    allow_remote: bool = False,
+    embedder: Any = "auto",
+    ready: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
     """Serve the MCP tools at ``http://host:port/mcp`` until SIGTERM or SIGINT.
 
     ``ready`` gets ``{"url", "host", "port", "path", "pid"}`` once the socket
@@ -117,16 +127,30 @@ def run_http(path: str | os.PathLike[str] | None = None, *, host: str = "127.0.0
         from chitta.mcp.server import build_server
 
         server = build_server(state)
-        app = server.streamable_http_app(streamable_http_path=ENDPOINT, host=host,
-                                         transport_security=_security(host))
+        app = server.streamable_http_app(
+            streamable_http_path=ENDPOINT, host=host, transport_security=_security(host)
+        )
         field = state.field()
         bound_port = int(sock.getsockname()[1])
-        config = uvicorn.Config(app, host=host, port=bound_port, log_level="warning", lifespan="on",
-                                timeout_graceful_shutdown=5)
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=bound_port,
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=5,
+        )
         server_obj = uvicorn.Server(config)
         if ready is not None:
-            ready({"url": url_for(host, bound_port), "host": host, "port": bound_port,
-                   "path": str(field.path), "pid": os.getpid()})
+            ready(
+                {
+                    "url": url_for(host, bound_port),
+                    "host": host,
+                    "port": bound_port,
+                    "path": str(field.path),
+                    "pid": os.getpid(),
+                }
+            )
         userver = server_obj
         asyncio.run(server_obj.serve(sockets=[sock]))
     finally:

@@ -29,7 +29,11 @@ def _id_of(text: str) -> Any:
     except ValueError:
         return None
     rid = msg.get("id") if isinstance(msg, dict) else None
-    return rid if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)) else None
+    return (
+        rid
+        if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool))
+        else None
+    )
 
 
 def _surrogate(value: Any) -> str | None:
@@ -57,8 +61,14 @@ def screen(raw: bytes) -> tuple[str | None, tuple[Any, int, str] | None]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         rid = _id_of(raw.decode("utf-8", errors="replace"))
-        return None, (rid, PARSE_ERROR, (f"the message is not valid UTF-8 (byte {exc.start} of the line); "
-                                         "send UTF-8 text, nothing was stored"))
+        return None, (
+            rid,
+            PARSE_ERROR,
+            (
+                f"the message is not valid UTF-8 (byte {exc.start} of the line); "
+                "send UTF-8 text, nothing was stored"
+            ),
+        )
     try:
         msg = json.loads(text)
     except ValueError as exc:
@@ -74,19 +84,33 @@ def screen(raw: bytes) -> tuple[str | None, tuple[Any, int, str] | None]:
     return line, error
 
 
-def _check(text: str, msg: Any, rid: Any, is_request: bool) -> tuple[str | None, tuple[Any, int, str] | None]:
+def _check(
+    text: str, msg: Any, rid: Any, is_request: bool
+) -> tuple[str | None, tuple[Any, int, str] | None]:
     bad = _surrogate(msg)
     if bad is not None:
-        return None, (rid, INVALID_PARAMS,
-                      f"a string holds a lone UTF-16 surrogate ({bad!r:.60}); send valid Unicode, nothing was stored")
+        return None, (
+            rid,
+            INVALID_PARAMS,
+            f"a string holds a lone UTF-16 surrogate ({bad!r:.60}); send valid Unicode, nothing was stored",
+        )
     import mcp_types as types
     from pydantic import ValidationError
 
     try:
         types.jsonrpc_message_adapter.validate_json(text, by_name=False)
     except ValidationError as exc:
-        if isinstance(msg, dict) and "params" in msg and not isinstance(msg["params"], dict) and is_request:
-            return None, (rid, INVALID_PARAMS, f"params must be an object (by name), not {type(msg['params']).__name__}")
+        if (
+            isinstance(msg, dict)
+            and "params" in msg
+            and not isinstance(msg["params"], dict)
+            and is_request
+        ):
+            return None, (
+                rid,
+                INVALID_PARAMS,
+                f"params must be an object (by name), not {type(msg['params']).__name__}",
+            )
         details = exc.errors()
         where = ".".join(str(p) for p in details[0]["loc"]) if details else ""
         what = details[0]["msg"] if details else str(exc)
@@ -115,7 +139,9 @@ class ScreenedLines:
         from mcp.shared.message import SessionMessage
 
         await self._attached.wait()
-        err = types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=code, message=message))
+        err = types.JSONRPCError(
+            jsonrpc="2.0", id=rid, error=types.ErrorData(code=code, message=message)
+        )
         await self._out.send(SessionMessage(err))
 
     async def __aiter__(self) -> AsyncIterator[str]:

@@ -38,7 +38,9 @@ def build_server(state: ChittaMCP) -> Any:
 
     offered = tool_methods()
     tools = [
-        types.Tool(name=name, description=m.description, input_schema=m.schema or {"type": "object"})
+        types.Tool(
+            name=name, description=m.description, input_schema=m.schema or {"type": "object"}
+        )
         for name, m in offered.items()
     ]
 
@@ -47,23 +49,39 @@ def build_server(state: ChittaMCP) -> Any:
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         if params.name not in offered:
-            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; tools: {sorted(offered)}")
+            raise MCPError(
+                types.INVALID_PARAMS, f"unknown tool {params.name!r}; tools: {sorted(offered)}"
+            )
         try:
-            text, data = await anyio.to_thread.run_sync(state.call, params.name, params.arguments, client_name(ctx))
+            text, data = await anyio.to_thread.run_sync(
+                state.call, params.name, params.arguments, client_name(ctx)
+            )
         except InvalidArgument as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
         except ChittaError as exc:
             message = f"{type(exc).__name__}: {exc}"
-            return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True,
-                                        structured_content={"error": type(exc).__name__, "message": str(exc)})
+            return types.CallToolResult(
+                content=[types.TextContent(text=message)],
+                is_error=True,
+                structured_content={"error": type(exc).__name__, "message": str(exc)},
+            )
         return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=data)
 
-    return Server("chitta", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool,
-                  instructions=INSTRUCTIONS)
+    return Server(
+        "chitta",
+        version=__version__,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        instructions=INSTRUCTIONS,
+    )
 
 
-def run_stdio(path: str | os.PathLike[str] | None = None, *, embedder: Any = "auto",
-              opened: Callable[[], None] | None = None) -> None:
+def run_stdio(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    embedder: Any = "auto",
+    opened: Callable[[], None] | None = None,
+) -> None:
     """Serve the MCP tools on stdin/stdout until the client closes them.
 
     ``opened()`` runs once the field is open, before serving (``chitta mcp``

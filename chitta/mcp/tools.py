@@ -27,16 +27,32 @@ Tool = Callable[["Field", dict[str, Any], "str | None"], Answer]
 
 def memory_json(m: Memory) -> dict[str, Any]:
     return {
-        "id": m.id, "text": m.text, "kind": m.kind, "realm": m.realm, "session": m.session,
-        "source_tool": m.source_tool, "harness": m.harness, "tags": list(m.tags),
-        "confidence": m.confidence, "strength": m.strength, "created_at": m.created_at.isoformat(),
-        "access_count": m.access_count, "meta": m.meta,
+        "id": m.id,
+        "text": m.text,
+        "kind": m.kind,
+        "realm": m.realm,
+        "session": m.session,
+        "source_tool": m.source_tool,
+        "harness": m.harness,
+        "tags": list(m.tags),
+        "confidence": m.confidence,
+        "strength": m.strength,
+        "created_at": m.created_at.isoformat(),
+        "access_count": m.access_count,
+        "meta": m.meta,
     }
 
 
 def _hit_json(h: Hit) -> dict[str, Any]:
-    return {"id": h.id, "text": h.text, "kind": h.memory.kind, "score": round(h.score, 6),
-            "realm": h.memory.realm, "tags": list(h.memory.tags), "created_at": h.memory.created_at.isoformat()}
+    return {
+        "id": h.id,
+        "text": h.text,
+        "kind": h.memory.kind,
+        "score": round(h.score, 6),
+        "realm": h.memory.realm,
+        "tags": list(h.memory.tags),
+        "created_at": h.memory.created_at.isoformat(),
+    }
 
 
 def _remember(field: Field, args: dict[str, Any], client: str | None) -> Answer:
@@ -67,7 +83,11 @@ def _forget(field: Field, args: dict[str, Any], client: str | None) -> Answer:
 def _link(field: Field, args: dict[str, Any], client: str | None) -> Answer:
     field.link(**args)
     edge = args.get("edge", "RelatedTo")
-    return f"linked {args['src']} -{edge}-> {args['dst']}", {"src": args["src"], "dst": args["dst"], "edge": edge}
+    return f"linked {args['src']} -{edge}-> {args['dst']}", {
+        "src": args["src"],
+        "dst": args["dst"],
+        "edge": edge,
+    }
 
 
 def _plain(method: str) -> Tool:
@@ -186,8 +206,11 @@ def tool_methods() -> dict[str, Any]:
     (:data:`TOOLS`) and every registered organ operation offered to MCP."""
     from chitta.server import methods
 
-    return {name: m for name, m in methods.table().items()
-            if (name in TOOLS or m.operation is not None) and "mcp" in m.doors and m.schema is not None}
+    return {
+        name: m
+        for name, m in methods.table().items()
+        if (name in TOOLS or m.operation is not None) and "mcp" in m.doors and m.schema is not None
+    }
 
 
 __all__ = ["TOOLS", "Answer", "ChittaMCP", "client_name", "memory_json", "tool_methods"]

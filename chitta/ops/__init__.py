@@ -319,8 +319,20 @@ def decode_put_columns(result: Any, start: int, end: int, sink: Any = None) -> A
     def fallback(i: int) -> Op:
         return decode(OpType.PutPayload, result.payload(i))
 
-    (ids, created, written, confidence, strength, codes, values, arena, offsets, vector_rows, vectors,
-     extras) = _core.decode_put_columns(result, start, end, fallback, sink)
+    (
+        ids,
+        created,
+        written,
+        confidence,
+        strength,
+        codes,
+        values,
+        arena,
+        offsets,
+        vector_rows,
+        vectors,
+        extras,
+    ) = _core.decode_put_columns(result, start, end, fallback, sink)
     return PutColumns(
         ids=ids,
         created_ms=created,

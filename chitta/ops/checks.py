@@ -25,7 +25,9 @@ MAX_TAGS = 64
 MAX_META_BYTES = 64 << 10
 MAX_EMBEDDING_DIM = 8192
 MAX_ID = 2**64 - 1
-MAX_QUERY_BYTES = 32 << 10  # 32 KiB of UTF-8 per recall query (a longer one stalls the caller for seconds)
+MAX_QUERY_BYTES = (
+    32 << 10
+)  # 32 KiB of UTF-8 per recall query (a longer one stalls the caller for seconds)
 MAX_META_DEPTH = 32  # nested lists/dicts in meta
 MAX_EPOCH_S = 253402300800  # 9999-12-31T23:59:59Z + 1 s: the largest time chitta takes, either sign
 MAX_SEGMENT_BYTES = 1 << 40  # 1 TiB per segment file
@@ -89,8 +91,15 @@ def tags(value: object) -> tuple[str, ...]:
         )
     out: list[str] = []
     for tag in value:
-        if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_TAG_CHARS or _has_control(tag):
-            raise InvalidArgument(f"each tag must be 1-{MAX_TAG_CHARS} printable characters, got {tag!r:.80}")
+        if (
+            not isinstance(tag, str)
+            or not tag.strip()
+            or len(tag) > MAX_TAG_CHARS
+            or _has_control(tag)
+        ):
+            raise InvalidArgument(
+                f"each tag must be 1-{MAX_TAG_CHARS} printable characters, got {tag!r:.80}"
+            )
         if tag not in out:
             out.append(tag)
     if len(out) > MAX_TAGS:
@@ -142,9 +151,13 @@ def embedding(value: object, expected_dim: int | None) -> bytes | None:
     except (TypeError, ValueError) as exc:
         raise InvalidArgument(f"embedding is not a numeric vector: {exc}") from exc
     if arr.dtype.kind not in "fiu" or arr.ndim != 1:
-        raise InvalidArgument(f"embedding must be a 1-D numeric vector, got shape {arr.shape} {arr.dtype}")
+        raise InvalidArgument(
+            f"embedding must be a 1-D numeric vector, got shape {arr.shape} {arr.dtype}"
+        )
     if not 1 <= arr.shape[0] <= MAX_EMBEDDING_DIM:
-        raise InvalidArgument(f"embedding dimension must be 1..{MAX_EMBEDDING_DIM}, got {arr.shape[0]}")
+        raise InvalidArgument(
+            f"embedding dimension must be 1..{MAX_EMBEDDING_DIM}, got {arr.shape[0]}"
+        )
     if expected_dim is not None and arr.shape[0] != expected_dim:
         raise InvalidArgument(
             f"embedding has dimension {arr.shape[0]} but this field's embeddings have {expected_dim}"
@@ -161,7 +174,9 @@ def _meta_value(value: object, depth: int, where: str) -> None:
     if value is None or isinstance(value, (str, bool, int, float)):
         return
     if depth >= MAX_META_DEPTH:
-        raise InvalidArgument(f"meta is nested deeper than {MAX_META_DEPTH} levels (at {where}); flatten it")
+        raise InvalidArgument(
+            f"meta is nested deeper than {MAX_META_DEPTH} levels (at {where}); flatten it"
+        )
     if isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
             _meta_value(item, depth + 1, f"{where}[{i}]")
@@ -174,7 +189,8 @@ def _meta_value(value: object, depth: int, where: str) -> None:
         return
     raise InvalidArgument(
         f"meta must hold only str, numbers, bools, None, lists and dicts; {where} is a {type(value).__name__}"
-        + (" (use a sorted list)" if isinstance(value, (set, frozenset)) else ""))
+        + (" (use a sorted list)" if isinstance(value, (set, frozenset)) else "")
+    )
 
 
 def meta(value: object) -> dict[str, Any] | None:
@@ -189,9 +205,13 @@ def meta(value: object) -> dict[str, Any] | None:
     try:
         encoded = _META_ENCODER.encode(dict(value))
     except (TypeError, ValueError, OverflowError) as exc:
-        raise InvalidArgument(f"meta must hold only str, numbers, bools, None, lists and dicts: {exc}") from exc
+        raise InvalidArgument(
+            f"meta must hold only str, numbers, bools, None, lists and dicts: {exc}"
+        ) from exc
     if len(encoded) > MAX_META_BYTES:
-        raise InvalidArgument(f"meta encodes to {len(encoded)} bytes; the limit is {MAX_META_BYTES}")
+        raise InvalidArgument(
+            f"meta encodes to {len(encoded)} bytes; the limit is {MAX_META_BYTES}"
+        )
     decoded: dict[str, Any] = msgspec.msgpack.decode(encoded)
     return decoded
 
@@ -209,7 +229,8 @@ def query(value: object) -> str | None:
             raise InvalidArgument(f"query is not valid Unicode: {exc.reason}") from exc
         if size > MAX_QUERY_BYTES:
             raise InvalidArgument(
-                f"query is {size} bytes of UTF-8; the limit is {MAX_QUERY_BYTES} (recall with a shorter query)")
+                f"query is {size} bytes of UTF-8; the limit is {MAX_QUERY_BYTES} (recall with a shorter query)"
+            )
     return value
 
 
@@ -218,13 +239,21 @@ def epoch_ms(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InvalidArgument(f"{what} must be a datetime or epoch seconds")
     if not -MAX_EPOCH_S <= value <= MAX_EPOCH_S:
-        raise InvalidArgument(f"{what} must be epoch seconds within +-{MAX_EPOCH_S} (year 9999), got {value!r}")
+        raise InvalidArgument(
+            f"{what} must be epoch seconds within +-{MAX_EPOCH_S} (year 9999), got {value!r}"
+        )
     return int(value * 1000)
 
 
 def segment_bytes(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1024 <= value <= MAX_SEGMENT_BYTES:
-        raise InvalidArgument(f"segment_bytes must be an int from 1024 to {MAX_SEGMENT_BYTES} (1 TiB), got {value!r:.40}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 1024 <= value <= MAX_SEGMENT_BYTES
+    ):
+        raise InvalidArgument(
+            f"segment_bytes must be an int from 1024 to {MAX_SEGMENT_BYTES} (1 TiB), got {value!r:.40}"
+        )
     return value
 
 
@@ -235,15 +264,21 @@ def field_path(value: object) -> str:
     try:
         raw = os.fsencode(value)  # type: ignore[arg-type]
     except UnicodeEncodeError as exc:
-        raise InvalidArgument(f"path cannot be encoded for the file system ({exc.reason}); "
-                              "use a path of valid characters") from exc
+        raise InvalidArgument(
+            f"path cannot be encoded for the file system ({exc.reason}); "
+            "use a path of valid characters"
+        ) from exc
     except TypeError as exc:
-        raise InvalidArgument(f"path must be a str or os.PathLike, not {type(value).__name__}") from exc
+        raise InvalidArgument(
+            f"path must be a str or os.PathLike, not {type(value).__name__}"
+        ) from exc
     if b"\0" in raw:
         raise InvalidArgument("path contains a NUL byte; no file name can hold one")
     text = os.fsdecode(raw)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:  # bytes the file system takes but that are not UTF-8
-        raise InvalidArgument("path is not valid UTF-8; chitta needs a UTF-8 path (rename the directory)") from exc
+        raise InvalidArgument(
+            "path is not valid UTF-8; chitta needs a UTF-8 path (rename the directory)"
+        ) from exc
     return text

@@ -37,18 +37,34 @@ class CodeColumns:
         """The ops the rows stand for (equal to the decoded ones)."""
         acts = self.activations.astype("<f4")
         return [
-            UpdateSparseCode(id=int(i), features=tuple(f), activations=a.tobytes(), encoder_version=int(v))
-            for i, f, a, v in zip(self.ids.tolist(), self.features.tolist(), acts, self.versions.tolist())
+            UpdateSparseCode(
+                id=int(i), features=tuple(f), activations=a.tobytes(), encoder_version=int(v)
+            )
+            for i, f, a, v in zip(
+                self.ids.tolist(), self.features.tolist(), acts, self.versions.tolist()
+            )
         ]
 
     @classmethod
-    def from_ops(cls, codes: Sequence[UpdateSparseCode], active: int) -> tuple[CodeColumns, list[UpdateSparseCode]]:
+    def from_ops(
+        cls, codes: Sequence[UpdateSparseCode], active: int
+    ) -> tuple[CodeColumns, list[UpdateSparseCode]]:
         """The reference: (columns of the ops with ``active`` features, the other ops)."""
-        take = [op for op in codes if len(op.features) == active and len(op.activations) == 4 * active]
-        rest = [op for op in codes if not (len(op.features) == active and len(op.activations) == 4 * active)]
+        take = [
+            op for op in codes if len(op.features) == active and len(op.activations) == 4 * active
+        ]
+        rest = [
+            op
+            for op in codes
+            if not (len(op.features) == active and len(op.activations) == 4 * active)
+        ]
         n = len(take)
         feats = np.array([op.features for op in take], np.uint32).reshape(n, active)
-        acts = np.frombuffer(b"".join(op.activations for op in take), "<f4").astype(np.float32).reshape(n, active)
+        acts = (
+            np.frombuffer(b"".join(op.activations for op in take), "<f4")
+            .astype(np.float32)
+            .reshape(n, active)
+        )
         return cls(
             ids=np.fromiter((op.id for op in take), np.uint64, n),
             features=feats,
@@ -57,11 +73,14 @@ class CodeColumns:
         ), rest
 
 
-def decode_code_run(result: Any, start: int, end: int, active: int) -> tuple[CodeColumns, list[tuple[int, UpdateSparseCode]]]:
+def decode_code_run(
+    result: Any, start: int, end: int, active: int
+) -> tuple[CodeColumns, list[tuple[int, UpdateSparseCode]]]:
     """Records ``[start, end)`` (all UpdateSparseCode): the codes with ``active``
     features as columns, and ``(record index, op)`` for the others, in order."""
     ids, feats, acts, versions, fallback = _core._decode_sparse_codes(result, start, end, active)
     others: list[tuple[int, UpdateSparseCode]] = [
-        (i, decode(OpType.UpdateSparseCode, result.payload(i))) for i in fallback  # type: ignore[misc]
+        (i, decode(OpType.UpdateSparseCode, result.payload(i)))  # type: ignore[misc]
+        for i in fallback
     ]
     return CodeColumns(ids, feats, acts, versions), others

@@ -74,7 +74,9 @@ class PutPayload(OpBase, frozen=True, kw_only=True, array_like=True):
     embedding: bytes | None = None
     meta: dict[str, Any] | None = None
     artifacts: tuple[str, ...] = ()
-    written_ms: I64 = 0  # when the write happened (created_ms is when the event happened); 0: unknown
+    written_ms: I64 = (
+        0  # when the write happened (created_ms is when the event happened); 0: unknown
+    )
 
 
 class UpdateState(OpBase, frozen=True, kw_only=True, array_like=True):

@@ -37,7 +37,9 @@ class LabelColumn:
     @classmethod
     def of(cls, values: Sequence[str | None]) -> LabelColumn:
         table: dict[str | None, int] = {}
-        codes = np.fromiter((table.setdefault(v, len(table)) for v in values), np.uint32, len(values))
+        codes = np.fromiter(
+            (table.setdefault(v, len(table)) for v in values), np.uint32, len(values)
+        )
         return cls(codes, tuple(table))
 
 
@@ -53,7 +55,9 @@ class PutColumns:
     text_offsets: npt.NDArray[np.int64]  # (n + 1,): row i's text is arena[off[i]:off[i+1]]
     vector_rows: npt.NDArray[np.int64]  # ascending rows whose vector is in ``vectors``
     vectors: npt.NDArray[np.float32]  # (len(vector_rows), dim); (0, 0) when none
-    extras: dict[int, PutPayload]  # row -> its whole op: rows with tags, meta, artifacts or an odd vector
+    extras: dict[
+        int, PutPayload
+    ]  # row -> its whole op: rows with tags, meta, artifacts or an odd vector
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -106,21 +110,29 @@ class PutColumns:
         # The common width: the most frequent whole-float32 one (an empty or partial vector is an extra);
         # ties go to the wider (any fixed rule works, this one is documented).
         width = max(widths, key=lambda w: (widths[w], w)) if widths else 0
-        vector_rows = [i for i, p in enumerate(puts) if p.embedding is not None and len(p.embedding) == width]
+        vector_rows = [
+            i for i, p in enumerate(puts) if p.embedding is not None and len(p.embedding) == width
+        ]
         if vector_rows and width:
             blob = b"".join(puts[i].embedding for i in vector_rows)  # type: ignore[misc]
-            vectors = np.frombuffer(blob, "<f4").astype(np.float32).reshape(len(vector_rows), width // 4)
+            vectors = (
+                np.frombuffer(blob, "<f4").astype(np.float32).reshape(len(vector_rows), width // 4)
+            )
         else:
             vectors = np.zeros((0, 0), np.float32)
             vector_rows = []
         extras = {
             i: p
             for i, p in enumerate(puts)
-            if p.tags or p.meta is not None or p.artifacts
+            if p.tags
+            or p.meta is not None
+            or p.artifacts
             or (p.embedding is not None and (not width or len(p.embedding) != width))
         }
         return cls(
-            ids=np.array([p.id for p in puts], np.uint64).reshape(n),  # (fromiter overflows at 2**63)
+            ids=np.array([p.id for p in puts], np.uint64).reshape(
+                n
+            ),  # (fromiter overflows at 2**63)
             created_ms=np.fromiter((p.created_ms for p in puts), np.int64, n),
             written_ms=np.fromiter((p.written_ms for p in puts), np.int64, n),
             confidence=np.fromiter((p.confidence for p in puts), np.float64, n),
@@ -138,10 +150,21 @@ class PutColumns:
         n = len(self)
         if len(other) != n or self.text_arena != other.text_arena:
             return False
-        for name in ("ids", "created_ms", "written_ms", "confidence", "strength", "text_offsets", "vector_rows"):
+        for name in (
+            "ids",
+            "created_ms",
+            "written_ms",
+            "confidence",
+            "strength",
+            "text_offsets",
+            "vector_rows",
+        ):
             if not np.array_equal(getattr(self, name), getattr(other, name)):
                 return False
-        if self.vectors.tobytes() != other.vectors.tobytes() or self.vectors.shape[0] != other.vectors.shape[0]:
+        if (
+            self.vectors.tobytes() != other.vectors.tobytes()
+            or self.vectors.shape[0] != other.vectors.shape[0]
+        ):
             return False
         for name in LABELS:
             mine, theirs = self.labels[name], other.labels[name]

@@ -45,7 +45,9 @@ DENSE_INDEX_KINDS = ("auto", "hamming", "hnsw", "exact")
 ANN_EF = 64  # search breadth: recall@10 >= 0.95 on the benchmark sets at ef 12-32
 AUTO_ANN_MIN = 4_096  # "auto": checkpoints build (and searches use) the graph from this many vectors on (was 50,000)
 AUTO_BUILD_STEP = 100_000  # "auto": at most this many vectors go into the graph per checkpoint
-AUTO_PENDING_EXACT = 10_000  # "auto": vectors the graph lacks scanned exactly, up to this many (~1 ms)
+AUTO_PENDING_EXACT = (
+    10_000  # "auto": vectors the graph lacks scanned exactly, up to this many (~1 ms)
+)
 
 
 class DenseANN:
@@ -53,7 +55,12 @@ class DenseANN:
     checkpoint is read on first use, not when the field opens (``load``)."""
 
     def __init__(
-        self, dim: int, graph: TieredHNSW | None = None, *, path: str | None = None, pending: Iterable[int] = ()
+        self,
+        dim: int,
+        graph: TieredHNSW | None = None,
+        *,
+        path: str | None = None,
+        pending: Iterable[int] = (),
     ) -> None:
         self.dim = dim
         self._path = path  # a saved graph not read yet
@@ -106,7 +113,9 @@ class DenseANN:
         if not self._pending:
             return
         ids = sorted(self._pending)[:limit]
-        self.graph.add(np.array(ids, np.uint64), np.ascontiguousarray(rows_of(ids), np.float32), num_threads=2)
+        self.graph.add(
+            np.array(ids, np.uint64), np.ascontiguousarray(rows_of(ids), np.float32), num_threads=2
+        )
         self._pending.difference_update(ids)
         self._stale.difference_update(ids)
 
@@ -132,7 +141,9 @@ class DenseANN:
         found = self.search(vector, k)
         return lambda: found
 
-    def search_with_pending(self, vector: F32, k: int, rows_of: Callable[[list[int]], F32]) -> tuple[U64, F32]:
+    def search_with_pending(
+        self, vector: F32, k: int, rows_of: Callable[[list[int]], F32]
+    ) -> tuple[U64, F32]:
         """The graph's top ``k`` merged with the exact cosines of the pending ids
         (``rows_of(ids)`` gives their unit vectors), inserting nothing: the graph's
         entry for a pending id is stale and is dropped. Best first, ties by id."""
@@ -155,7 +166,11 @@ class DenseANN:
 
     @staticmethod
     def _merge_pending(
-        found: tuple[U64, F32], vector: F32, k: int, pending: list[int], stale: U64 | None,
+        found: tuple[U64, F32],
+        vector: F32,
+        k: int,
+        pending: list[int],
+        stale: U64 | None,
         rows_of: Callable[[list[int]], F32],
     ) -> tuple[U64, F32]:
         ids, cos = found

@@ -87,7 +87,9 @@ class EncoderOrgan:
         updates = np.frombuffer(snap["updates"], "<i8")
         if len(updates) != len(rows) or (len(rows) and int(rows.max()) >= enc.n_features):
             raise ValueError("encoder snapshot rows do not match its shape")
-        thresholds = None if snap["thresholds"] is None else np.frombuffer(snap["thresholds"], "<f4")
+        thresholds = (
+            None if snap["thresholds"] is None else np.frombuffer(snap["thresholds"], "<f4")
+        )
         if thresholds is not None and len(thresholds) != enc.n_features:
             raise ValueError("encoder snapshot thresholds do not match its shape")
         enc.restore_rows(rows, atoms, updates, int(snap["version"]), thresholds)

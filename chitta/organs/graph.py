@@ -61,7 +61,12 @@ class GraphOrgan:
     # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
     def snapshot(self, ctx: SnapshotContext | None = None) -> dict[str, Any]:
         """Every edge once, as stored: [src, dst, kind, accumulated weight]."""
-        out = [[src, dst, kind, w] for src, adj in self._adj.items() for (dst, kind, fwd), w in adj.items() if fwd]
+        out = [
+            [src, dst, kind, w]
+            for src, adj in self._adj.items()
+            for (dst, kind, fwd), w in adj.items()
+            if fwd
+        ]
         return {"edges": out}
 
     def restore(self, state: dict[str, Any], ctx: RestoreContext | None = None) -> None:

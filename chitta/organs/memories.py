@@ -29,13 +29,25 @@ from chitta.organs.memories_store import LABELS, MemoryColumns
 
 MAX_TRACE = 32  # access times kept per memory for ACT-R base-level activation
 _LOCAL = np.uint64(0xFFFFFFFF)
-_BUILD_COLUMNS = ("created", "written", "updated", "last_access", "confidence", "strength", "decay", "tier", "access")
+_BUILD_COLUMNS = (
+    "created",
+    "written",
+    "updated",
+    "last_access",
+    "confidence",
+    "strength",
+    "decay",
+    "tier",
+    "access",
+)
 
 
 def _matrix(a: npt.NDArray[Any]) -> npt.NDArray[Any] | None:
     """``a`` when the native memory builder can read its rows in place, else None (it then asks ``vector``)."""
     ok = a.ndim == 2 and a.dtype == np.float32 and a.flags.c_contiguous
     return a if ok else None
+
+
 _SHIFT = np.uint64(32)
 
 
@@ -80,7 +92,9 @@ class MemoriesOrgan:
         self.embedding_dim: int | None = None  # of the first vector ever applied
         self._touches: dict[int, list[int]] = {}  # id -> recent access times (ACT-R trace)
         self.ignored = 0  # ops naming a missing or forgotten memory, or a duplicate put
-        self._claim_mark: tuple[int, int | None] | None = None  # the vector matrix before a replay's claims
+        self._claim_mark: tuple[int, int | None] | None = (
+            None  # the vector matrix before a replay's claims
+        )
 
     # ---- applying ---------------------------------------------------------------
     def apply(self, op: Op) -> None:
@@ -192,7 +206,11 @@ class MemoriesOrgan:
                 self._max_local[i] = local
 
     def _columns_vectors(
-        self, cols: PutColumns, fresh: npt.NDArray[np.bool_], organ_row: npt.NDArray[np.int64], every: bool
+        self,
+        cols: PutColumns,
+        fresh: npt.NDArray[np.bool_],
+        organ_row: npt.NDArray[np.int64],
+        every: bool,
     ) -> None:
         s = self._s
         vrows = cols.vector_rows
@@ -211,7 +229,11 @@ class MemoriesOrgan:
         if self.embedding_dim is None:  # the first vector of the run, in run order
             first = (int(vrows[0]), 4 * int(mat.shape[1])) if len(vrows) else None
             for run_row, op in cols.extras.items():
-                if op.embedding is not None and fresh[run_row] and (first is None or run_row < first[0]):
+                if (
+                    op.embedding is not None
+                    and fresh[run_row]
+                    and (first is None or run_row < first[0])
+                ):
                     first = (run_row, len(op.embedding))
             if first is not None:
                 self.embedding_dim = first[1] // 4
@@ -237,7 +259,12 @@ class MemoriesOrgan:
             s.meta[row] = op.meta
         if op.artifacts:
             s.artifacts[row] = tuple(op.artifacts)
-        if op.embedding is not None and not in_matrix and int(s.c["vec"][row]) == -1 and row not in s.odd:
+        if (
+            op.embedding is not None
+            and not in_matrix
+            and int(s.c["vec"][row]) == -1
+            and row not in s.odd
+        ):
             s.set_vector(row, op.embedding)
 
     def _put(self, op: ops.PutPayload) -> None:
@@ -363,8 +390,13 @@ class MemoriesOrgan:
             return None
         s, c = self._s, self._s.c
         kind = s.label("kind", row)
-        return (kind, int(c["created"][row]), float(c["confidence"][row]), float(c["strength"][row]),  # type: ignore[return-value]
-                int(c["tier"][row]))
+        return (
+            kind,
+            int(c["created"][row]),
+            float(c["confidence"][row]),
+            float(c["strength"][row]),  # type: ignore[return-value]
+            int(c["tier"][row]),
+        )
 
     def scoring_states(self, ids: Sequence[int]) -> ScoringStates:
         """``scoring_state`` and ``access_times`` of many ids in one call, as columns."""
@@ -412,10 +444,19 @@ class MemoriesOrgan:
         confidence, strength, tier, kind codes)`` as held (the native id -> row map and the
         columns, no copies; valid until the next change) and the kind label of each code."""
         s, c = self._s, self._s.c
-        return (s.map, c["dead"], c["created"], c["confidence"], c["strength"], c["tier"], c["kind"]), \
-            s.labels["kind"].values
+        return (
+            s.map,
+            c["dead"],
+            c["created"],
+            c["confidence"],
+            c["strength"],
+            c["tier"],
+            c["kind"],
+        ), s.labels["kind"].values
 
-    def touch_traces(self, ids: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    def touch_traces(
+        self, ids: npt.NDArray[np.uint64]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
         """The recorded accesses of each of ``ids`` (``access_times`` without the creation
         time) as ``(offsets, flat times)``; None when none of them has any."""
         touches = self._touches
@@ -485,9 +526,23 @@ class MemoriesOrgan:
             return [self.get(m) for m in _id_array(ids).tolist()]
         # One native call (_ext/bind_memories_build.cc): the row lookups and the values _memory reads.
         return _core._build_memories(
-            Memory, _MEMORY_SLOTS, ids, s.map, c["dead"], tuple(c[name] for name in _BUILD_COLUMNS),
-            tuple((c[name], s.labels[name].values) for name in LABELS), s.arena, s.text_off, s.texts, s.tags, s.meta,
-            s.artifacts, c["vec"], vecs, base, s.odd,
+            Memory,
+            _MEMORY_SLOTS,
+            ids,
+            s.map,
+            c["dead"],
+            tuple(c[name] for name in _BUILD_COLUMNS),
+            tuple((c[name], s.labels[name].values) for name in LABELS),
+            s.arena,
+            s.text_off,
+            s.texts,
+            s.tags,
+            s.meta,
+            s.artifacts,
+            c["vec"],
+            vecs,
+            base,
+            s.odd,
         )
 
     def _memory(self, mid: int, row: int) -> Memory:
@@ -496,15 +551,30 @@ class MemoriesOrgan:
         labels = s.labels
         meta = s.meta.get(row)
         created = int(c["created"][row])
-        return memory_of((
-            int(mid), s.text(row), labels["kind"].values[c["kind"][row]], labels["realm"].values[c["realm"][row]],
-            labels["session"].values[c["session"][row]], labels["source_tool"].values[c["source_tool"][row]],
-            labels["harness"].values[c["harness"][row]], s.tags.get(row, ()), float(c["confidence"][row]),
-            float(c["strength"][row]), float(c["decay"][row]), int(c["tier"][row]), created,
-            int(c["updated"][row]), int(c["last_access"][row]), int(c["access"][row]),
-            dict(meta) if meta is not None else None, s.vector(row), s.artifacts.get(row, ()),
-            int(c["written"][row]) or created,
-        ))
+        return memory_of(
+            (
+                int(mid),
+                s.text(row),
+                labels["kind"].values[c["kind"][row]],
+                labels["realm"].values[c["realm"][row]],
+                labels["session"].values[c["session"][row]],
+                labels["source_tool"].values[c["source_tool"][row]],
+                labels["harness"].values[c["harness"][row]],
+                s.tags.get(row, ()),
+                float(c["confidence"][row]),
+                float(c["strength"][row]),
+                float(c["decay"][row]),
+                int(c["tier"][row]),
+                created,
+                int(c["updated"][row]),
+                int(c["last_access"][row]),
+                int(c["access"][row]),
+                dict(meta) if meta is not None else None,
+                s.vector(row),
+                s.artifacts.get(row, ()),
+                int(c["written"][row]) or created,
+            )
+        )
 
     # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
     def snapshot(self, ctx: SnapshotContext) -> dict[str, Any]:
@@ -517,7 +587,9 @@ class MemoriesOrgan:
     def stats(self) -> dict[str, Any]:
         return {"live": self._live, "ignored": self.ignored}
 
-    def snapshot_columns(self) -> tuple[dict[str, Any], npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
+    def snapshot_columns(
+        self,
+    ) -> tuple[dict[str, Any], npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
         """This organ's state as a msgpack-able map (columns as little-endian bytes,
         the put texts as one arena), plus the current vector of every live memory
         in the vector matrix (ids, count x dim float32) for the vector sidecar.
@@ -538,7 +610,9 @@ class MemoriesOrgan:
         )
         return state, np.ascontiguousarray(ids[with_vec]), s.gather_vectors(with_vec)
 
-    def restore_columns(self, state: dict[str, Any], ids: npt.NDArray[np.uint64], vecs: npt.NDArray[np.float32]) -> None:
+    def restore_columns(
+        self, state: dict[str, Any], ids: npt.NDArray[np.uint64], vecs: npt.NDArray[np.float32]
+    ) -> None:
         """Load a snapshot into this (fresh) organ. Raises on a malformed map."""
         s = self._s
         s.load(state)
@@ -573,12 +647,23 @@ class MemoriesOrgan:
         puts = []
         meta, put_meta, tags, artifacts = s.meta, s.put_meta, s.tags, s.artifacts
         for j, row in enumerate(row_list):
-            puts.append(ops.PutPayload(
-                id=ids[j], text=put_texts[j], kind=cols["kind"][j], created_ms=created[j], realm=cols["realm"][j],
-                session=cols["session"][j], source_tool=cols["source_tool"][j], harness=cols["harness"][j],
-                tags=tags.get(row, ()), confidence=conf[j], strength=strength[j],
-                meta=put_meta[row] if row in put_meta else meta.get(row), artifacts=artifacts.get(row, ()),
-                written_ms=written[j],
-            ))
+            puts.append(
+                ops.PutPayload(
+                    id=ids[j],
+                    text=put_texts[j],
+                    kind=cols["kind"][j],
+                    created_ms=created[j],
+                    realm=cols["realm"][j],
+                    session=cols["session"][j],
+                    source_tool=cols["source_tool"][j],
+                    harness=cols["harness"][j],
+                    tags=tags.get(row, ()),
+                    confidence=conf[j],
+                    strength=strength[j],
+                    meta=put_meta[row] if row in put_meta else meta.get(row),
+                    artifacts=artifacts.get(row, ()),
+                    written_ms=written[j],
+                )
+            )
         texts = [s.texts.get(row, t) for row, t in zip(row_list, put_texts)]
         return ids, puts, texts

@@ -81,19 +81,27 @@ class MemoryColumns:
         self.map = _core.RowMap()  # id -> row (chitta.index.row_map.RowMap's native object)
         self.n = 0
         self.cap = 0
-        self.c: dict[str, npt.NDArray[Any]] = {name: np.zeros(0, dt) for name, dt in COLUMNS.items()}
+        self.c: dict[str, npt.NDArray[Any]] = {
+            name: np.zeros(0, dt) for name, dt in COLUMNS.items()
+        }
         self.labels = {name: LabelTable() for name in LABELS}
         self.arena = bytearray()  # the texts each memory was put with, back to back
         self.text_off = np.zeros(1, np.int64)  # (cap + 1,): row r's text is arena[off[r]:off[r+1]]
         self.texts: dict[int, str] = {}  # row -> current text, where an update changed it
         self.tags: dict[int, tuple[str, ...]] = {}
         self.meta: dict[int, dict[str, Any]] = {}
-        self.put_meta: dict[int, dict[str, Any] | None] = {}  # row -> the put's meta, where an update replaced it
+        self.put_meta: dict[
+            int, dict[str, Any] | None
+        ] = {}  # row -> the put's meta, where an update replaced it
         self.artifacts: dict[int, tuple[str, ...]] = {}
-        self.odd: dict[int, bytes] = {}  # row -> a vector not of the matrix width (or not whole floats)
+        self.odd: dict[
+            int, bytes
+        ] = {}  # row -> a vector not of the matrix width (or not whole floats)
         self.dim: int | None = None  # the matrix width (floats)
         self.vecs = np.zeros((0, 0), np.float32)  # growable; rows [0, nvec) used
-        self.vec_hint: tuple[int, int] | None = None  # (width, rows) a replay announced before the first vector
+        self.vec_hint: tuple[int, int] | None = (
+            None  # (width, rows) a replay announced before the first vector
+        )
         self.nvec = 0  # rows of `vecs` given out: applied, or claimed by a decoder
         # Claims: matrix rows handed to replay's put decoder to write a run's
         # vectors into, so that applying the run copies nothing (id(view) -> (view, first row)).
@@ -257,7 +265,9 @@ class MemoryColumns:
             "rows": n,
             "ids": np.ascontiguousarray(self.map.ids(), "<u8").tobytes(),
             "columns": {
-                name: np.ascontiguousarray(col[:n], np.dtype(COLUMNS[name]).newbyteorder("<")).tobytes()
+                name: np.ascontiguousarray(
+                    col[:n], np.dtype(COLUMNS[name]).newbyteorder("<")
+                ).tobytes()
                 for name, col in self.c.items()
                 if name != "vec"
             },
@@ -295,7 +305,12 @@ class MemoryColumns:
                 raise ValueError(f"memories: a {name} code is outside its table")
         self.arena = bytearray(state["text"])
         off = np.frombuffer(state["text_offsets"], "<i8")
-        if len(off) != n + 1 or off[0] != 0 or off[-1] != len(self.arena) or np.any(np.diff(off) < 0):
+        if (
+            len(off) != n + 1
+            or off[0] != 0
+            or off[-1] != len(self.arena)
+            or np.any(np.diff(off) < 0)
+        ):
             raise ValueError("memories: text offsets do not match the arena")
         self.text_off[: n + 1] = off
         self.n = n

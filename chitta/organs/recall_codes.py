@@ -20,7 +20,9 @@ F32 = npt.NDArray[np.float32]
 
 class PendingCodes:
     def __init__(self) -> None:
-        self._one: dict[int, tuple[tuple[int, ...], bytes]] = {}  # per op: newer than every chunk entry
+        self._one: dict[
+            int, tuple[tuple[int, ...], bytes]
+        ] = {}  # per op: newer than every chunk entry
         self._chunks: list[tuple[U64, U32, F32]] = []
         self._voided: dict[int, int] = {}  # id -> chunks before this index hold void codes of it
 
@@ -63,18 +65,30 @@ class PendingCodes:
         parts: list[tuple[U64, U32, F32]] = []
         if self._chunks:
             parts.append(self._chunk_codes(active))
-        one = [(mid, f, a) for mid, (f, a) in self._one.items() if len(f) == active and len(a) == 4 * active]
+        one = [
+            (mid, f, a)
+            for mid, (f, a) in self._one.items()
+            if len(f) == active and len(a) == 4 * active
+        ]
         if one:
-            parts.append((
-                np.array([m for m, _, _ in one], np.uint64),
-                np.array([f for _, f, _ in one], np.uint32).reshape(len(one), active),
-                np.frombuffer(b"".join(a for _, _, a in one), "<f4").astype(np.float32).reshape(len(one), active),
-            ))
+            parts.append(
+                (
+                    np.array([m for m, _, _ in one], np.uint64),
+                    np.array([f for _, f, _ in one], np.uint32).reshape(len(one), active),
+                    np.frombuffer(b"".join(a for _, _, a in one), "<f4")
+                    .astype(np.float32)
+                    .reshape(len(one), active),
+                )
+            )
         self._one.clear()
         self._chunks.clear()
         self._voided.clear()
         if not parts:
-            return np.zeros(0, np.uint64), np.zeros((0, active), np.uint32), np.zeros((0, active), np.float32)
+            return (
+                np.zeros(0, np.uint64),
+                np.zeros((0, active), np.uint32),
+                np.zeros((0, active), np.float32),
+            )
         if len(parts) == 1:
             return parts[0]
         return (
@@ -86,14 +100,22 @@ class PendingCodes:
     def _chunk_codes(self, active: int) -> tuple[U64, U32, F32]:
         chunks = [c for c in self._chunks if c[1].shape[1:] == (active,)]
         if not chunks:
-            return np.zeros(0, np.uint64), np.zeros((0, active), np.uint32), np.zeros((0, active), np.float32)
+            return (
+                np.zeros(0, np.uint64),
+                np.zeros((0, active), np.uint32),
+                np.zeros((0, active), np.float32),
+            )
         ids = np.concatenate([c[0] for c in chunks])
         feats = np.concatenate([c[1] for c in chunks])
         acts = np.concatenate([c[2] for c in chunks])
         keep = np.ones(len(ids), np.bool_)
         if self._voided:  # codes an id had before it was forgotten
             index = np.repeat(np.arange(len(self._chunks)), [len(c[0]) for c in self._chunks])
-            index = index[np.concatenate([np.full(len(c[0]), c[1].shape[1:] == (active,)) for c in self._chunks])]
+            index = index[
+                np.concatenate(
+                    [np.full(len(c[0]), c[1].shape[1:] == (active,)) for c in self._chunks]
+                )
+            ]
             v_ids = np.fromiter(self._voided.keys(), np.uint64, len(self._voided))
             v_before = np.fromiter(self._voided.values(), np.int64, len(self._voided))
             order = np.argsort(v_ids)

@@ -93,7 +93,11 @@ class SortedIds:
             self._by_time = (cols.ids[rows[order]], times[order])
         ids, times = self._by_time
         lo = 0 if since_ms is None else int(np.searchsorted(times, _clamp(since_ms), side="left"))
-        hi = len(times) if until_ms is None else int(np.searchsorted(times, _clamp(until_ms), side="right"))
+        hi = (
+            len(times)
+            if until_ms is None
+            else int(np.searchsorted(times, _clamp(until_ms), side="right"))
+        )
         return np.sort(ids[lo:hi]) if hi > lo else np.zeros(0, np.uint64)
 
 

@@ -48,6 +48,7 @@ from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
 
+
 class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
     name = "recall_index"
     handles = frozenset(
@@ -64,14 +65,20 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
     operations: tuple[Operation, ...] = ()
 
     def __init__(self, *, exact_limit: int | None = None) -> None:
-        self.exact_limit = EXACT_DENSE_LIMIT if exact_limit is None else exact_limit  # read at open: tests lower it
+        self.exact_limit = (
+            EXACT_DENSE_LIMIT if exact_limit is None else exact_limit
+        )  # read at open: tests lower it
         # filters: per-row columns (live, label codes, event time, staged, arrival order)
         self._cols = RowColumns()
         self._sorted_ids = SortedIds(self._cols)  # derived: sorted id arrays of the filters
         # keyword lane
-        self._bm25 = BM25(stem=True)  # light stemming: LoCoMo dev keyword R@10 +0.03 (DECISIONS.md D-021)
+        self._bm25 = BM25(
+            stem=True
+        )  # light stemming: LoCoMo dev keyword R@10 +0.03 (DECISIONS.md D-021)
         self._text_pending = PendingText(self._cols)
-        self.vocabulary_sink: Any = None  # called with each batch of keyword documents (chitta.recall.expand)
+        self.vocabulary_sink: Any = (
+            None  # called with each batch of keyword documents (chitta.recall.expand)
+        )
         # (which ids the BM25 index holds: ``mid in self._bm25``; no Python-side set of them)
         # id -> (text, recall context or None) of memories that have or had a context (chitta.recall.context)
         self._kw_context: dict[int, tuple[str, str | None]] = {}
@@ -84,16 +91,24 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         self._free_rows: list[int] = []
         self._mean: F32 | None = None
         self._hamming: HammingRescoreIndex | None = None
-        self._hamming_pending = HammingPending(self._cols)  # ids whose vectors wait for the Hamming index
+        self._hamming_pending = HammingPending(
+            self._cols
+        )  # ids whose vectors wait for the Hamming index
         self._recent: deque[int] = deque(maxlen=8192)  # ids whose vectors were set last
         self._dense_kind = "auto"  # ConfigureField "dense_index": the large-field dense path
         self._ann: DenseANN | None = None
-        self._row_index: tuple[U64, npt.NDArray[np.int64]] | None = None  # derived: sorted ids, their rows
+        self._row_index: tuple[U64, npt.NDArray[np.int64]] | None = (
+            None  # derived: sorted ids, their rows
+        )
         # posting lane
         self._posting_now: PostingIndex | None = PostingIndex()
-        self._posting_file: PostingFile | None = None  # a checkpoint's, read on first use (recall_posting.py)
+        self._posting_file: PostingFile | None = (
+            None  # a checkpoint's, read on first use (recall_posting.py)
+        )
         self._posting_width = PostingIndex().active  # the posting file's, while it is not read
-        self._vec_hint: tuple[int, int] | None = None  # (width, rows) replay announced (reserve_puts)
+        self._vec_hint: tuple[int, int] | None = (
+            None  # (width, rows) replay announced (reserve_puts)
+        )
         self._code_pending = PendingCodes()  # codes not yet in the posting index (recall_codes.py)
         self._code_version = CodeVersions(self._cols)  # id -> encoder version of its code, a column
 
@@ -270,7 +285,9 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         index = self._posting_now
         if index is None:
             if self._posting_file is None:
-                raise CorruptionError("the checkpoint's posting index could not be read earlier; reopen the field")
+                raise CorruptionError(
+                    "the checkpoint's posting index could not be read earlier; reopen the field"
+                )
             held, self._posting_file = self._posting_file, None  # one read attempt per open
             index = self._posting_now = held.read()
         return index
@@ -306,8 +323,11 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         ids, feats, acts = self._code_pending.take(self._posting.active)
         if len(ids):
             order = np.argsort(feats, axis=1, kind="stable")  # the index wants sorted rows
-            self._posting.add(ids, np.take_along_axis(feats, order, 1),
-                              np.ascontiguousarray(np.take_along_axis(acts, order, 1), np.float32))
+            self._posting.add(
+                ids,
+                np.take_along_axis(feats, order, 1),
+                np.ascontiguousarray(np.take_along_axis(acts, order, 1), np.float32),
+            )
 
     # ---- queries --------------------------------------------------------------------
 
@@ -367,8 +387,13 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         cache = self._sorted_ids
         if kinds is not None:
             of_kind = [a for k in sorted(kinds) if len(a := cache.members("kind", k))]
-            arrays.append(np.unique(np.concatenate(of_kind)) if len(of_kind) > 1 else
-                          of_kind[0] if of_kind else np.zeros(0, np.uint64))
+            arrays.append(
+                np.unique(np.concatenate(of_kind))
+                if len(of_kind) > 1
+                else of_kind[0]
+                if of_kind
+                else np.zeros(0, np.uint64)
+            )
         for field, value in (("realm", realm), ("session", session), ("harness", harness)):
             if value is not None:
                 arrays.append(cache.members(field, value))
@@ -389,7 +414,9 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         found: U64 = ids[ids != PAD_ID]
         return found
 
-    def keyword_scored(self, query: str, k: int, allowed: U64 | None) -> tuple[U64, npt.NDArray[np.float32]]:
+    def keyword_scored(
+        self, query: str, k: int, allowed: U64 | None
+    ) -> tuple[U64, npt.NDArray[np.float32]]:
         """``keyword``'s ids with their BM25 scores (convex fusion: chitta.recall.convex)."""
         self._flush_text()
         if len(self._bm25) == 0 or (allowed is not None and len(allowed) == 0):
@@ -402,7 +429,9 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         self._flush_codes()
         if len(self._posting) == 0 or (allowed is not None and len(allowed) == 0):
             return np.zeros(0, np.uint64)
-        ids, _ = self._posting.search(np.ascontiguousarray(np.sort(features), np.uint32), k, allowed=allowed)
+        ids, _ = self._posting.search(
+            np.ascontiguousarray(np.sort(features), np.uint32), k, allowed=allowed
+        )
         found: U64 = ids[ids != PAD_ID]
         return found
 
@@ -420,6 +449,11 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             "coded": len(self._code_version),
             "staged": self._cols.n_staged,
             "dense_index": self._dense_kind,
-            "dense_path": "hnsw" if self._dense_kind != "exact" and (self._uses_ann() or self._uses_auto_ann())
-            else ("exact" if self._dense_kind == "exact" or len(self._row) <= self.exact_limit else "hamming+rescore"),
+            "dense_path": "hnsw"
+            if self._dense_kind != "exact" and (self._uses_ann() or self._uses_auto_ann())
+            else (
+                "exact"
+                if self._dense_kind == "exact" or len(self._row) <= self.exact_limit
+                else "hamming+rescore"
+            ),
         }

@@ -36,7 +36,9 @@ def _record_native(ctx: SnapshotContext, name: str) -> None:
 
 def snapshot(organ: RecallIndexOrgan, ctx: SnapshotContext) -> dict[str, Any]:
     ids, vecs = ctx.shared["vectors"]
-    state = organ.snapshot_files(str(ctx.path(POSTING)), str(ctx.path(GRAPH)), bm25_path=str(ctx.path(BM25)))
+    state = organ.snapshot_files(
+        str(ctx.path(POSTING)), str(ctx.path(GRAPH)), bm25_path=str(ctx.path(BM25))
+    )
     if state["keyword_index"]:
         _record_native(ctx, BM25)
     # posting.idx and the graphs carry their own CRC of every byte before it (checked
@@ -48,7 +50,9 @@ def snapshot(organ: RecallIndexOrgan, ctx: SnapshotContext) -> dict[str, Any]:
     state["units_missing"] = b""
     coded = None
     if rows is not None:
-        entry = fmt.write_emb(ctx.path(UNITS), ids, None, dim=int(vecs.shape[1]), blocks=organ.unit_blocks(rows))
+        entry = fmt.write_emb(
+            ctx.path(UNITS), ids, None, dim=int(vecs.shape[1]), blocks=organ.unit_blocks(rows)
+        )
         entry["crc"] = fmt.tail_crc(ctx.path(UNITS))
         ctx.record(UNITS, entry)
         state["units_missing"] = np.ascontiguousarray(ids[rows < 0], "<u8").tobytes()
@@ -71,19 +75,25 @@ def _check_native(ctx: RestoreContext) -> None:
         if (want["bytes"], want["crc"]) != (ctx.path(name).stat().st_size, crc(ctx.path(name))):
             raise CorruptionError(f"{name} is not the one the state file was written with")
     want = ctx.sidecars.get(BM25)  # its own CRC is checked when it is loaded
-    if want is not None and (want["bytes"], want["crc"]) != (ctx.path(BM25).stat().st_size,
-                                                             fmt.tail_crc(ctx.path(BM25))):
+    if want is not None and (want["bytes"], want["crc"]) != (
+        ctx.path(BM25).stat().st_size,
+        fmt.tail_crc(ctx.path(BM25)),
+    ):
         raise CorruptionError(f"{BM25} is not the one the state file was written with")
 
 
-def _units(state: dict[str, Any], ctx: RestoreContext, ids: Any, vecs: Any) -> tuple[Any, Any] | None:
+def _units(
+    state: dict[str, Any], ctx: RestoreContext, ids: Any, vecs: Any
+) -> tuple[Any, Any] | None:
     if UNITS not in ctx.sidecars:
         return None
     unit_ids, unit_rows = fmt.read_emb(ctx.path(UNITS), writable=True)
     want = ctx.sidecars[UNITS]
-    if (want["count"], want["crc"]) != (len(unit_ids), fmt.tail_crc(ctx.path(UNITS))) or not np.array_equal(
-        unit_ids, ids
-    ) or unit_rows.shape != vecs.shape:
+    if (
+        (want["count"], want["crc"]) != (len(unit_ids), fmt.tail_crc(ctx.path(UNITS)))
+        or not np.array_equal(unit_ids, ids)
+        or unit_rows.shape != vecs.shape
+    ):
         raise CorruptionError(f"{UNITS} does not match the state file and vectors.emb")
     return unit_rows, np.frombuffer(state["units_missing"], "<u8")
 
@@ -95,16 +105,19 @@ def _codes(ctx: RestoreContext, ids: Any, vecs: Any) -> tuple[Any, Any] | None:
     dim = vecs.shape[1] if vecs.ndim == 2 else 0
     words = (dim + 63) // 64
     if len(code_ids) and (code_rows.shape[1] != words or code_mean.shape[0] != dim):
-        raise CorruptionError(f"{CODES}: codes of {code_rows.shape[1]} words, mean of {code_mean.shape[0]}, "
-                              f"for {dim}-d vectors")
+        raise CorruptionError(
+            f"{CODES}: codes of {code_rows.shape[1]} words, mean of {code_mean.shape[0]}, "
+            f"for {dim}-d vectors"
+        )
     if len(code_ids) and dim % 64 and np.any(code_rows[:, -1] >> np.uint64(dim % 64)):
         raise CorruptionError(f"{CODES}: a code has bits set past dim {dim}")
     if not np.all(np.isfinite(code_mean)):
         raise CorruptionError(f"{CODES}: the mean has a NaN or inf")
     want = ctx.sidecars[CODES]
-    if (want["count"], want["crc"]) != (len(code_ids), fmt.tail_crc(ctx.path(CODES))) or not np.array_equal(
-        code_ids, ids
-    ):
+    if (want["count"], want["crc"]) != (
+        len(code_ids),
+        fmt.tail_crc(ctx.path(CODES)),
+    ) or not np.array_equal(code_ids, ids):
         raise CorruptionError(f"{CODES} does not match the state file and vectors.emb")
     return code_rows, code_mean
 
@@ -115,6 +128,13 @@ def restore(organ: RecallIndexOrgan, state: dict[str, Any], ctx: RestoreContext)
     units = _units(state, ctx, ids, vecs)
     codes = _codes(ctx, ids, vecs)
     organ.restore_files(
-        state, ctx.shared["live"], ids, vecs, str(ctx.path(POSTING)), str(ctx.path(GRAPH)), codes, units,
+        state,
+        ctx.shared["live"],
+        ids,
+        vecs,
+        str(ctx.path(POSTING)),
+        str(ctx.path(GRAPH)),
+        codes,
+        units,
         bm25_path=str(ctx.path(BM25)),
     )

@@ -86,7 +86,9 @@ class DenseLane:
         if self._ann is not None:
             self._ann.vector_set(mid)
 
-    def _set_vectors(self, cols: Any, idx: npt.NDArray[np.int64], accepted: npt.NDArray[np.bool_] | None) -> None:
+    def _set_vectors(
+        self, cols: Any, idx: npt.NDArray[np.int64], accepted: npt.NDArray[np.bool_] | None
+    ) -> None:
         """The vectors of a run's accepted puts (``idx``; ``accepted``: the same as a
         mask, or None), with the effect of ``_set_vector`` on each in row order:
         the common-width matrix is normalised and stored in bulk (one copy)."""
@@ -94,8 +96,11 @@ class DenseLane:
             accepted = np.zeros(len(cols), bool)
             accepted[idx] = True
         width = int(cols.vectors.shape[1]) * 4 if len(cols.vector_rows) else -1
-        odd = sorted(i for i, op in cols.extras.items()
-                     if accepted[i] and op.embedding is not None and len(op.embedding) != width)
+        odd = sorted(
+            i
+            for i, op in cols.extras.items()
+            if accepted[i] and op.embedding is not None and len(op.embedding) != width
+        )
         if odd:  # rare: another width in the run; take every vector in row order
             in_order = sorted(set(odd) | set(cols.vector_rows[accepted[cols.vector_rows]].tolist()))
             for i in in_order:
@@ -170,14 +175,20 @@ class DenseLane:
         self._vecs[row] = 0.0
         self._row_ids[row] = 0
         self._free_rows.append(row)
-        if not self._hamming_pending.discard(mid) and self._hamming is not None and mid in self._hamming:
+        if (
+            not self._hamming_pending.discard(mid)
+            and self._hamming is not None
+            and mid in self._hamming
+        ):
             self._hamming.remove(np.array([mid], np.uint64))
         if self._ann is not None:
             self._ann.vector_dropped(mid)
 
     def _ensure_hamming(self) -> HammingRescoreIndex:
         if self._hamming is None:
-            mean = self._mean if self._mean is not None and self._mean.shape[0] == self.dim else None
+            mean = (
+                self._mean if self._mean is not None and self._mean.shape[0] == self.dim else None
+            )
             adopt, self._adopt = self._adopt, None
             if adopt is not None and mean is not None and not np.array_equal(adopt[1], mean):
                 adopt = None  # codes made against another mean
@@ -185,7 +196,9 @@ class DenseLane:
                 mean = adopt[1] if adopt is not None else self.estimated_mean()
             self._hamming = HammingRescoreIndex(int(self.dim or 0), mean=mean)
             if adopt is not None:
-                self._adopt_codes(self._hamming, *adopt)  # pending: what changed since the checkpoint
+                self._adopt_codes(
+                    self._hamming, *adopt
+                )  # pending: what changed since the checkpoint
             else:
                 self._hamming_pending.set_all_with_vectors()
         if self._hamming_pending:
@@ -204,7 +217,9 @@ class DenseLane:
             self._hamming_pending.clear()
         return self._hamming
 
-    def _adopt_codes(self, index: HammingRescoreIndex, codes: npt.NDArray[np.uint64], _mean: F32, stale: set[int]) -> None:
+    def _adopt_codes(
+        self, index: HammingRescoreIndex, codes: npt.NDArray[np.uint64], _mean: F32, stale: set[int]
+    ) -> None:
         """Add rows 0..n-1 (as restored from a checkpoint) with their codes from
         codes.bin, less the rows changed since; no normalising or binarising."""
         n = len(codes)
@@ -243,7 +258,9 @@ class DenseLane:
                 out[have] = self._vecs[r[have]]
                 yield out
 
-    def sidecar_codes(self, rows: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.uint64], F32] | None:
+    def sidecar_codes(
+        self, rows: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.uint64], F32] | None:
         """(codes, mean) for a checkpoint's codes.bin: the code of each unit row of
         ``rows`` (as :meth:`unit_blocks`) against :meth:`hamming_mean`, so a field
         opened from the checkpoint adopts exactly the codes it would make."""
@@ -266,7 +283,11 @@ class DenseLane:
             try:
                 ann.read()
             except (ChittaError, OSError, ValueError) as e:
-                warnings.warn(f"the dense lane's saved graph is not used: {e}", CheckpointIgnored, stacklevel=4)
+                warnings.warn(
+                    f"the dense lane's saved graph is not used: {e}",
+                    CheckpointIgnored,
+                    stacklevel=4,
+                )
                 self._ann = None
         return self._ann
 
@@ -277,7 +298,9 @@ class DenseLane:
             self._ann = DenseANN(int(self.dim or 0))
             for mid in self._row:
                 self._ann.vector_set(mid)
-        self._ann.catch_up(lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))], limit)
+        self._ann.catch_up(
+            lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))], limit
+        )
         return self._ann
 
     def _uses_ann(self) -> bool:
@@ -288,7 +311,9 @@ class DenseLane:
         """Searches go to a graph a checkpoint built, plus an exact scan of newer vectors
         ("auto", from ``AUTO_ANN_MIN`` vectors on: below the exact-scan size too)."""
         return (
-            self._dense_kind == "auto" and self._ann is not None and len(self._row) >= AUTO_ANN_MIN
+            self._dense_kind == "auto"
+            and self._ann is not None
+            and len(self._row) >= AUTO_ANN_MIN
             and self._ann.pending <= AUTO_PENDING_EXACT
         )
 
@@ -339,7 +364,9 @@ class DenseLane:
         if self._dense_kind == "exact":
             return self._exact_all(vector, k)
         if self._uses_auto_ann() and (ann := self._ready_ann()) is not None:
-            return ann.search_with_pending(vector, k, lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))])
+            return ann.search_with_pending(
+                vector, k, lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))]
+            )
         if len(self._row) <= self.exact_limit:
             return self._exact_all(vector, k)
         if self._uses_ann():
@@ -348,13 +375,24 @@ class DenseLane:
         keep = ids != PAD_ID
         return ids[keep], cos[keep]
 
-    def dense_start(self, vector: F32, k: int, allowed: U64 | None) -> Callable[[], tuple[U64, F32]] | None:
+    def dense_start(
+        self, vector: F32, k: int, allowed: U64 | None
+    ) -> Callable[[], tuple[U64, F32]] | None:
         """``dense`` with the graph search started on the search thread; the returned function gives what
         ``dense`` gives. None where ``dense`` would not search the saved graph (scan, codes, filter)."""
-        if not self._row or self.dim is None or vector.shape[0] != self.dim or allowed is not None \
-                or self._dense_kind == "exact" or not self._uses_auto_ann() or (ann := self._ready_ann()) is None:
+        if (
+            not self._row
+            or self.dim is None
+            or vector.shape[0] != self.dim
+            or allowed is not None
+            or self._dense_kind == "exact"
+            or not self._uses_auto_ann()
+            or (ann := self._ready_ann()) is None
+        ):
             return None
-        return ann.search_with_pending_start(vector, k, lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))])
+        return ann.search_with_pending_start(
+            vector, k, lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))]
+        )
 
     def _rows_of(self, ids: U64) -> npt.NDArray[np.int64]:
         """Rows of those of ``ids`` that have a vector, in the order of ``ids``."""

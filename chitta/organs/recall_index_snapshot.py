@@ -69,10 +69,14 @@ class IndexSnapshot:
     def speakers_state(self) -> list[list[Any]]:
         raise NotImplementedError  # SpeakerIndex (recall_speakers.py), before this class in the organ's bases
 
-    def restore_speakers(self, saved: list[list[Any]] | None, mids: list[int], metas: list[Any]) -> None:
+    def restore_speakers(
+        self, saved: list[list[Any]] | None, mids: list[int], metas: list[Any]
+    ) -> None:
         raise NotImplementedError
 
-    def snapshot_files(self, posting_path: str, ann_path: str, *, bm25_path: str | None = None) -> dict[str, Any]:
+    def snapshot_files(
+        self, posting_path: str, ann_path: str, *, bm25_path: str | None = None
+    ) -> dict[str, Any]:
         """State not derivable from the live memories' puts and vectors: the staged
         set, code versions, the recorded binary mean, recent vector order. Writes the
         posting index (pending codes folded in) to ``posting_path``, the keyword
@@ -91,7 +95,9 @@ class IndexSnapshot:
         cols = self._cols
         staged = np.fromiter(cols.staged_oldest_first(), np.uint64, cols.n_staged)
         return {
-            "staged": staged.astype("<u8").tobytes(),  # in arrival order (state 4; before: any order)
+            "staged": staged.astype(
+                "<u8"
+            ).tobytes(),  # in arrival order (state 4; before: any order)
             "columns": self._columns_state(),  # state 4 (optional; absent: from the live puts)
             "coded": coded.astype("<u8").tobytes(),
             "code_versions": versions.astype("<u4").tobytes(),
@@ -100,7 +106,9 @@ class IndexSnapshot:
             "posting": {"n_features": self._posting.n_features, "active": self._posting.active},
             "dense_index": self._dense_kind,
             "ann": bool(ann_files),
-            "ann_pending": b"" if ann is None else ann.pending_ids().astype("<u8").tobytes(),  # state 3
+            "ann_pending": b""
+            if ann is None
+            else ann.pending_ids().astype("<u8").tobytes(),  # state 3
             "keyword_context": [[mid, ctx] for mid, (_text, ctx) in self._kw_context.items()],
             "keyword_index": bm25_path is not None,
             "speakers": self.speakers_state(),  # state v3 (optional; absent: from the puts' meta)
@@ -133,7 +141,10 @@ class IndexSnapshot:
         if saved is not None:
             cols.restore(
                 np.frombuffer(saved["ids"], "<u8"),
-                {f: (list(saved["labels"][f][0]), np.frombuffer(saved["labels"][f][1], "<u4")) for f in FIELDS},
+                {
+                    f: (list(saved["labels"][f][0]), np.frombuffer(saved["labels"][f][1], "<u4"))
+                    for f in FIELDS
+                },
                 np.frombuffer(saved["created_ms"], "<i8"),
                 np.frombuffer(state["staged"], "<u8"),
             )
@@ -193,7 +204,11 @@ class IndexSnapshot:
             self._row.set_many(ids, np.arange(n, dtype=np.int64))
             if self._row.recount() != n:
                 raise ValueError("the vector sidecar repeats an id")
-            if codes is not None and len(codes[0]) == len(vectors) and codes[1].shape[0] == self.dim:
+            if (
+                codes is not None
+                and len(codes[0]) == len(vectors)
+                and codes[1].shape[0] == self.dim
+            ):
                 self._adopt = (codes[0] if n == len(vectors) else codes[0][keep], codes[1], set())
         self._recent.extend(state["recent"])
         self._posting = open_posting(posting_path)  # checked now, read on first use
@@ -219,7 +234,10 @@ class IndexSnapshot:
         return {
             "ids": cols.ids[rows].astype("<u8").tobytes(),
             "created_ms": cols.created[rows].astype("<i8").tobytes(),
-            "labels": {f: [cols.tables[f].values, cols.labels[f][rows].astype("<u4").tobytes()] for f in FIELDS},
+            "labels": {
+                f: [cols.tables[f].values, cols.labels[f][rows].astype("<u4").tobytes()]
+                for f in FIELDS
+            },
         }
 
     def _restore_bm25(self, path: str, live: int) -> None:
@@ -228,10 +246,17 @@ class IndexSnapshot:
         per live memory."""
         fresh = self._bm25
         loaded = BM25.load(path)
-        if (loaded.k1, loaded.b, loaded.stem, loaded.stopwords) != (fresh.k1, fresh.b, fresh.stem, fresh.stopwords):
+        if (loaded.k1, loaded.b, loaded.stem, loaded.stopwords) != (
+            fresh.k1,
+            fresh.b,
+            fresh.stem,
+            fresh.stopwords,
+        ):
             raise ValueError(f"{path}: keyword index configured differently from this field's")
         if len(loaded) != live:
-            raise ValueError(f"{path}: keyword index holds {len(loaded)} documents, the field {live}")
+            raise ValueError(
+                f"{path}: keyword index holds {len(loaded)} documents, the field {live}"
+            )
         self._bm25 = loaded
 
     def _restore_units(

@@ -46,7 +46,9 @@ class PendingText:
         self._seq += len(rows)
         return first
 
-    def add_arena(self, rows: I64, arena: bytes, offsets: I64, idx: I64, overrides: dict[int, str]) -> None:
+    def add_arena(
+        self, rows: I64, arena: bytes, offsets: I64, idx: I64, overrides: dict[int, str]
+    ) -> None:
         """Rows ``rows`` get the texts ``arena[offsets[i]:offsets[i+1]]`` for ``i`` in
         ``idx`` (or ``overrides[i]``): distinct rows, none pending."""
         if len(rows):
@@ -91,7 +93,10 @@ class PendingText:
             sel = idx[keep].tolist()
             starts, ends = offsets[:-1].tolist(), offsets[1:].tolist()
             if overrides:
-                docs.extend(overrides[i] if i in overrides else arena[starts[i] : ends[i]].decode() for i in sel)
+                docs.extend(
+                    overrides[i] if i in overrides else arena[starts[i] : ends[i]].decode()
+                    for i in sel
+                )
             else:
                 docs.extend([arena[starts[i] : ends[i]].decode() for i in sel])
         if self._single:

@@ -59,9 +59,13 @@ class PostingFile:
         """The index, read through the descriptor held since open. Once only: the
         descriptor is closed after the read, whether it succeeded or not."""
         if not self._close.alive:
-            raise CorruptionError(f"posting index {os.path.basename(self._path)}: already read (or its read failed)")
+            raise CorruptionError(
+                f"posting index {os.path.basename(self._path)}: already read (or its read failed)"
+            )
         try:
-            return PostingIndex.load(f"{_FD_DIR}/{self._fd}" if self.lazy_supported() else self._path)
+            return PostingIndex.load(
+                f"{_FD_DIR}/{self._fd}" if self.lazy_supported() else self._path
+            )
         finally:
             self._close()
 

@@ -64,12 +64,20 @@ class RowColumns:
         self.hpend = np.zeros(0, bool)  # its vector waits for the Hamming index (HammingPending)
         self.created: I64 = np.zeros(0, np.int64)
         self.arrival: I64 = np.zeros(0, np.int64)  # position in ``order`` of the row's latest put
-        self.text_seq: I64 = np.zeros(0, np.int64)  # its pending keyword text (PendingText), 0: none
-        self.vrow: I64 = np.zeros(0, np.int64)  # its row in the dense lane's matrix, -1: none (VectorRows)
-        self.cver: I64 = np.zeros(0, np.int64)  # its sparse code's encoder version, -1: none (CodeVersions)
+        self.text_seq: I64 = np.zeros(
+            0, np.int64
+        )  # its pending keyword text (PendingText), 0: none
+        self.vrow: I64 = np.zeros(
+            0, np.int64
+        )  # its row in the dense lane's matrix, -1: none (VectorRows)
+        self.cver: I64 = np.zeros(
+            0, np.int64
+        )  # its sparse code's encoder version, -1: none (CodeVersions)
         self.lab = np.zeros((0, len(FIELDS)), np.uint32)  # the label codes, one column per field
         self.tables = {f: LabelTable() for f in FIELDS}
-        self._combo: dict[tuple[str | None, ...], tuple[int, ...]] = {}  # label tuple -> its codes (per-op puts)
+        self._combo: dict[
+            tuple[str | None, ...], tuple[int, ...]
+        ] = {}  # label tuple -> its codes (per-op puts)
         self.order: I64 = np.zeros(0, np.int64)  # rows in arrival order (from ``head``)
         self.order_len = 0
         self.head = 0
@@ -171,7 +179,9 @@ class RowColumns:
             self._reserve(r + 1)
         codes = self._combo.get(labels)
         if codes is None:
-            codes = self._combo[labels] = tuple(self.tables[f].code(v) for f, v in zip(FIELDS, labels))
+            codes = self._combo[labels] = tuple(
+                self.tables[f].code(v) for f, v in zip(FIELDS, labels)
+            )
         self.v_ids[r] = mid
         self.v_live[r] = True
         self.v_staged[r] = True

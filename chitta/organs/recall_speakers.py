@@ -76,10 +76,15 @@ class SpeakerIndex:
     def speakers_state(self) -> list[list[Any]]:
         return [[mid, who] for mid, who in self._speaker.items()]
 
-    def restore_speakers(self, saved: list[list[Any]] | None, mids: list[int], metas: list[Any]) -> None:
+    def restore_speakers(
+        self, saved: list[list[Any]] | None, mids: list[int], metas: list[Any]
+    ) -> None:
         """From a checkpoint's ``speakers`` list, else from the live puts' meta."""
         if saved is None:
-            pairs: Any = ((mid, speaker_of(meta) if isinstance(meta, dict) else None) for mid, meta in zip(mids, metas))
+            pairs: Any = (
+                (mid, speaker_of(meta) if isinstance(meta, dict) else None)
+                for mid, meta in zip(mids, metas)
+            )
         else:
             pairs = saved
         for mid, who in pairs:

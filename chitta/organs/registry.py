@@ -45,7 +45,9 @@ def register(factory: OrganFactory) -> OrganFactory:
     """Add an organ (its class or a factory) to every field opened from now on.
     Usable as a class decorator; registering the same factory twice is a no-op."""
     if not callable(factory):
-        raise InvalidArgument(f"register() takes an organ class or factory, not {type(factory).__name__}")
+        raise InvalidArgument(
+            f"register() takes an organ class or factory, not {type(factory).__name__}"
+        )
     if factory not in _registered and factory not in BUILTIN:
         _registered.append(factory)
     return factory
@@ -66,7 +68,9 @@ def _load_plugins() -> None:
     for entry in filter(None, (part.strip() for part in spec.split(","))):
         module, _, attr = entry.partition(":")
         if not module or not attr:
-            raise InvalidArgument(f"CHITTA_ORGANS entry {entry!r} is not 'module:attribute'; fix the variable")
+            raise InvalidArgument(
+                f"CHITTA_ORGANS entry {entry!r} is not 'module:attribute'; fix the variable"
+            )
         try:
             factory = getattr(importlib.import_module(module), attr)
         except (ImportError, AttributeError) as exc:
@@ -85,13 +89,30 @@ def build() -> list[Organ]:
     organs = [factory() for factory in factories()]
     names: set[str] = set()
     for organ in organs:
-        missing = [a for a in ("name", "handles", "apply", "apply_run", "snapshot", "restore", "stats",
-                               "maintenance", "operations") if not hasattr(organ, a)]
+        missing = [
+            a
+            for a in (
+                "name",
+                "handles",
+                "apply",
+                "apply_run",
+                "snapshot",
+                "restore",
+                "stats",
+                "maintenance",
+                "operations",
+            )
+            if not hasattr(organ, a)
+        ]
         if missing:
-            raise InvalidArgument(f"organ {type(organ).__name__} lacks {missing} of the organ contract "
-                                  "(chitta.organs.contract.Organ); subclass OrganBase")
+            raise InvalidArgument(
+                f"organ {type(organ).__name__} lacks {missing} of the organ contract "
+                "(chitta.organs.contract.Organ); subclass OrganBase"
+            )
         if not organ.name or organ.name in names:
-            raise InvalidArgument(f"organ name {organ.name!r} is empty or used twice; give each organ its own")
+            raise InvalidArgument(
+                f"organ name {organ.name!r} is empty or used twice; give each organ its own"
+            )
         names.add(organ.name)
     return organs
 
@@ -118,7 +139,9 @@ class Routes:
         try:
             return self.by_name[name]
         except KeyError:
-            raise InvalidArgument(f"no organ named {name!r}; organs: {sorted(self.by_name)}") from None
+            raise InvalidArgument(
+                f"no organ named {name!r}; organs: {sorted(self.by_name)}"
+            ) from None
 
     def operations(self) -> Iterable[tuple[Organ, object]]:
         for organ in self.organs:

@@ -46,5 +46,7 @@ def read_records(path: Path, magic: bytes, version: int) -> tuple[int, list[Any]
     except msgspec.DecodeError as exc:
         raise CorruptionError(f"organ sidecar {path.name}: undecodable payload ({exc})") from exc
     if not isinstance(records, list) or len(records) != count:
-        raise CorruptionError(f"organ sidecar {path.name}: the frame says {count} records, the body differs")
+        raise CorruptionError(
+            f"organ sidecar {path.name}: the frame says {count} records, the body differs"
+        )
     return int(got_version), records

@@ -49,7 +49,11 @@ def _openblas_paths() -> list[str]:
     for line in lines:
         parts = line.split(maxsplit=5)
         path = parts[5] if len(parts) == 6 else ""
-        if path.startswith("/") and "openblas" in path.rsplit("/", 1)[-1].lower() and path not in paths:
+        if (
+            path.startswith("/")
+            and "openblas" in path.rsplit("/", 1)[-1].lower()
+            and path not in paths
+        ):
             paths.append(path)
     return paths
 

@@ -28,9 +28,7 @@ from typing import Any
 
 CONTEXT_KEY = "recall_context"
 MAX_CONTEXT_CHARS = 8192  # a longer context is cut to its last 8192 characters
-OWN_TEXT_WEIGHT = (
-    3  # the memory's own text counts 3 times against its context (LoCoMo dev, D-021)
-)
+OWN_TEXT_WEIGHT = 3  # the memory's own text counts 3 times against its context (LoCoMo dev, D-021)
 
 
 SPEAKER_KEY = "speaker"

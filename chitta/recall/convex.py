@@ -34,15 +34,21 @@ def check_alpha(alpha: object) -> float | None:
     """``alpha`` as a float in [0, 1], or None; anything else is an InvalidArgument."""
     if alpha is None:
         return None
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha) \
-            or not 0.0 <= alpha <= 1.0:
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, (int, float))
+        or not math.isfinite(alpha)
+        or not 0.0 <= alpha <= 1.0
+    ):
         raise InvalidArgument(f"fusion_alpha must be None or a number in [0, 1], got {alpha!r}")
     return float(alpha)
 
 
 def convex_fused(
-    keyword_rank: npt.NDArray[np.integer], cosine: npt.NDArray[np.floating] | None,
-    keyword_scores: npt.NDArray[np.floating], alpha: float,
+    keyword_rank: npt.NDArray[np.integer],
+    cosine: npt.NDArray[np.floating] | None,
+    keyword_scores: npt.NDArray[np.floating],
+    alpha: float,
 ) -> F64:
     """The convex fusion score of each candidate (module docstring). ``keyword_rank``: the
     candidate's 1-based rank in the keyword lane's list (0: not in it; the ranks RRF's gather
@@ -77,7 +83,9 @@ def keyword_ranks(ranks: npt.NDArray[np.integer], names: Sequence[str]) -> npt.N
     return np.asarray(ranks[:, list(names).index("bm25")], np.int64)
 
 
-def lane_column(ranks: npt.NDArray[np.integer], names: Sequence[str], lane: str) -> npt.NDArray[np.int64]:
+def lane_column(
+    ranks: npt.NDArray[np.integer], names: Sequence[str], lane: str
+) -> npt.NDArray[np.int64]:
     """Lane ``lane``'s column of RRF's per-lane ranks (zeros when that lane did not run)."""
     if lane not in names:
         return np.zeros(len(ranks), np.int64)
@@ -85,8 +93,11 @@ def lane_column(ranks: npt.NDArray[np.integer], names: Sequence[str], lane: str)
 
 
 def convex_from_ranks(
-    ranks: npt.NDArray[np.integer], names: Sequence[str], cosine: npt.NDArray[np.floating] | None,
-    convex: tuple[object, ...], keep: npt.NDArray[np.integer] | None = None,
+    ranks: npt.NDArray[np.integer],
+    names: Sequence[str],
+    cosine: npt.NDArray[np.floating] | None,
+    convex: tuple[object, ...],
+    keep: npt.NDArray[np.integer] | None = None,
 ) -> F64:
     """:func:`convex_fused` from RRF's gather: ``convex`` is ``(keyword_scores, alpha)`` or
     ``(keyword_scores, alpha, expansion_scores, beta)``; the expansion lane (chitta.recall.expand)

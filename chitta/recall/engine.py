@@ -58,7 +58,9 @@ class RecallSettings:
         default_factory=lambda: {"bm25": 1.0, "dense": 0.5, "posting": 0.0, "neighbour": 0.3}
     )
     rrf_k: int = 20  # measured on LoCoMo dev: 20 beats 60 (hybrid R@10 0.573 vs 0.529), D-021
-    keyword_query: bool = True  # the bm25 lane drops the query's function words (chitta.recall.query)
+    keyword_query: bool = (
+        True  # the bm25 lane drops the query's function words (chitta.recall.query)
+    )
     pool: int = 50  # candidates asked of each lane: max(pool, 5 * k)
     # With convex fusion (fusion_alpha set and a query vector) the keyword lane goes deeper: max(keyword_pool,
     # the lanes' pool) candidates, and fusion keeps as many. LoCoMo dev, MiniLM, recall(k=10): R@10 (1-4)
@@ -146,7 +148,9 @@ class RecallEngine:
         # The fused tail (fusion, candidates' state, scores, top k) in native code when the organs
         # expose their columns (chitta/recall/native_tail.py); False: the Python reference path.
         self.native = True
-        self.vocabulary: Any = None  # chitta.recall.expand.Vocabulary when the settings expand queries
+        self.vocabulary: Any = (
+            None  # chitta.recall.expand.Vocabulary when the settings expand queries
+        )
 
     def lane_weight(self, name: str) -> float:
         """The fusion weight of lane ``name`` (the expansion lane's is ``expansion_weight``)."""
@@ -157,7 +161,9 @@ class RecallEngine:
     def with_lanes(self, names: tuple[str, ...]) -> RecallEngine:
         """The same engine restricted to ``names`` (other lanes get weight 0; a
         named lane whose default weight is 0 gets weight 1)."""
-        weights = {n: ((w or 1.0) if n in names else 0.0) for n, w in self.settings.lane_weights.items()}
+        weights = {
+            n: ((w or 1.0) if n in names else 0.0) for n, w in self.settings.lane_weights.items()
+        }
         settings = dataclasses.replace(self.settings, lane_weights=weights)
         engine = RecallEngine(self.memories, self.index, self.graph, self.scorer, settings)
         engine.native = self.native
@@ -181,19 +187,31 @@ class RecallEngine:
         keyword = bool(text) and weights.get("bm25", 0) > 0
         deep = max(pool, keyword_pool or 0)  # the keyword lane's depth
         dense_wait = None
-        if vector is not None and weights.get("dense", 0) > 0 and keyword and self.settings.concurrent_lanes:
-            start = getattr(self.index, "dense_start", None)  # None: the organ cannot start it early
+        if (
+            vector is not None
+            and weights.get("dense", 0) > 0
+            and keyword
+            and self.settings.concurrent_lanes
+        ):
+            start = getattr(
+                self.index, "dense_start", None
+            )  # None: the organ cannot start it early
             dense_wait = start(vector, pool, allowed) if start is not None else None
             if pending is not None and text:  # the expansion lane's word search, behind BM25 too
                 flush = getattr(self.index, "keyword_flush", None)  # words of texts not indexed yet
                 if flush is not None:
                     flush()
                 pending["expansion"] = self.vocabulary.expansion_start(
-                    vector, text, self.settings.expansion_words, self.settings.expansion_min_cosine)
+                    vector, text, self.settings.expansion_words, self.settings.expansion_min_cosine
+                )
         if text and keyword:
             query = keyword_query(text) if self.settings.keyword_query else text
-            scored = getattr(self.index, "keyword_scored", None) if keyword_scores is not None else None
-            if scored is not None and keyword_scores is not None:  # convex fusion needs the BM25 scores
+            scored = (
+                getattr(self.index, "keyword_scored", None) if keyword_scores is not None else None
+            )
+            if (
+                scored is not None and keyword_scores is not None
+            ):  # convex fusion needs the BM25 scores
                 out["bm25"], keyword_scores["bm25"] = scored(query, deep, allowed)
             else:
                 out["bm25"] = self.index.keyword(query, deep, allowed)
@@ -205,7 +223,9 @@ class RecallEngine:
             out["posting"] = self.index.posting(code, pool, allowed)
         if weights.get("neighbour", 0) > 0 and out and self.graph.edges:
             seeds, _ = self._fuse(out)
-            out["neighbour"] = self._neighbours(seeds[: self.settings.neighbour_seeds], pool, allowed)
+            out["neighbour"] = self._neighbours(
+                seeds[: self.settings.neighbour_seeds], pool, allowed
+            )
         return out
 
     def _fuse(self, lanes: Mapping[str, U64]) -> tuple[U64, npt.NDArray[np.float64]]:
@@ -213,7 +233,8 @@ class RecallEngine:
         if not names:
             return np.zeros(0, np.uint64), np.zeros(0, np.float64)
         ids, scores = rrf_fuse(
-            [lanes[n] for n in names], k=self.settings.rrf_k,
+            [lanes[n] for n in names],
+            k=self.settings.rrf_k,
             weights=[self.lane_weight(n) for n in names],
         )
         return ids, scores
@@ -246,32 +267,79 @@ class RecallEngine:
         explain: bool = False,
     ) -> list[Hit]:
         lane_pool = max(self.settings.pool, 5 * k)
-        kw: dict[str, Any] | None = {} if self.settings.fusion_alpha is not None and vector is not None else None
+        kw: dict[str, Any] | None = (
+            {} if self.settings.fusion_alpha is not None and vector is not None else None
+        )
         # convex fusion scores deeper keyword candidates; fusion keeps the deepest lane's count
         pool = max(lane_pool, self.settings.keyword_pool) if kw is not None else lane_pool
         # the expansion lane's word search needs only the vector: lanes() starts it beside the dense search
-        expanding = kw is not None and self.vocabulary is not None and self.settings.expansion_weight > 0 and text
+        expanding = (
+            kw is not None
+            and self.vocabulary is not None
+            and self.settings.expansion_weight > 0
+            and text
+        )
         pending: dict[str, Any] | None = {} if expanding else None
-        lanes = self.lanes(text=text, vector=vector, code=code, pool=lane_pool, allowed=allowed, keyword_scores=kw,
-                           keyword_pool=pool, pending=pending)
+        lanes = self.lanes(
+            text=text,
+            vector=vector,
+            code=code,
+            pool=lane_pool,
+            allowed=allowed,
+            keyword_scores=kw,
+            keyword_pool=pool,
+            pending=pending,
+        )
         names = [n for n in lanes if len(lanes[n])]
         if not names:
             return []
         # convex fusion blends the keyword and dense lanes: only when both ran (a lane alone stays itself)
         alpha = self.settings.fusion_alpha
-        convex: tuple[Any, ...] | None = (kw["bm25"], alpha) if kw and alpha is not None and "bm25" in names \
-            and "dense" in names else None
-        if convex is not None and self.vocabulary is not None and self.settings.expansion_weight > 0 and text:
+        convex: tuple[Any, ...] | None = (
+            (kw["bm25"], alpha)
+            if kw and alpha is not None and "bm25" in names and "dense" in names
+            else None
+        )
+        if (
+            convex is not None
+            and self.vocabulary is not None
+            and self.settings.expansion_weight > 0
+            and text
+        ):
             started = pending.get("expansion") if pending is not None else None
             convex = (*convex, *self._expand(lanes, names, text, vector, pool, allowed, started))
         if self.native and not explain and supports_native(self):
-            return rank_native(self, lanes, names, text=text, vector=vector, k=k, pool=pool, now_ms=now_ms,
-                               convex=convex)
-        return self._rank_python(lanes, names, text=text, vector=vector, k=k, pool=pool, now_ms=now_ms,
-                                 explain=explain, convex=convex)
+            return rank_native(
+                self,
+                lanes,
+                names,
+                text=text,
+                vector=vector,
+                k=k,
+                pool=pool,
+                now_ms=now_ms,
+                convex=convex,
+            )
+        return self._rank_python(
+            lanes,
+            names,
+            text=text,
+            vector=vector,
+            k=k,
+            pool=pool,
+            now_ms=now_ms,
+            explain=explain,
+            convex=convex,
+        )
 
     def _expand(
-        self, lanes: dict[str, U64], names: list[str], text: str, vector: Any, pool: int, allowed: U64 | None,
+        self,
+        lanes: dict[str, U64],
+        names: list[str],
+        text: str,
+        vector: Any,
+        pool: int,
+        allowed: U64 | None,
         started: Any = None,
     ) -> tuple[Any, float]:
         """Run the expansion lane (chitta.recall.expand) over the candidates: adds it to ``lanes`` /
@@ -281,8 +349,9 @@ class RecallEngine:
         if started is not None:
             query = started()
         else:
-            query = self.vocabulary.expansion(vector, text, self.settings.expansion_words,
-                                              self.settings.expansion_min_cosine)
+            query = self.vocabulary.expansion(
+                vector, text, self.settings.expansion_words, self.settings.expansion_min_cosine
+            )
         scored = getattr(self.index, "keyword_scored", None)
         if not query or scored is None:
             return None, 0.0
@@ -299,20 +368,36 @@ class RecallEngine:
         return scores, float(self.settings.expansion_weight)
 
     def _rank_python(
-        self, lanes: Mapping[str, U64], names: list[str], *, text: str | None,
-        vector: npt.NDArray[np.float32] | None, k: int, pool: int, now_ms: int, explain: bool,
+        self,
+        lanes: Mapping[str, U64],
+        names: list[str],
+        *,
+        text: str | None,
+        vector: npt.NDArray[np.float32] | None,
+        k: int,
+        pool: int,
+        now_ms: int,
+        explain: bool,
         convex: tuple[Any, ...] | None = None,
     ) -> list[Hit]:
         """Fusion, the candidates' state, scores and hits in Python: the reference of
         ``rank_native`` (chitta/recall/native_tail.py) and the ``explain=True`` path."""
         ids, fused, ranks = rrf_fuse(
-            [lanes[n] for n in names], k=self.settings.rrf_k,
+            [lanes[n] for n in names],
+            k=self.settings.rrf_k,
             weights=[self.lane_weight(n) for n in names],
-            limit=pool, return_ranks=True,
+            limit=pool,
+            return_ranks=True,
         )
-        if convex is not None:  # convex score fusion in place of RRF's scores (chitta.recall.convex)
-            fused = convex_from_ranks(ranks, names, self.index.cosine_array(vector, ids.tolist()), convex)
-        best = float(fused.max())  # before the speaker prior: a favoured speaker's candidates may pass 1
+        if (
+            convex is not None
+        ):  # convex score fusion in place of RRF's scores (chitta.recall.convex)
+            fused = convex_from_ranks(
+                ranks, names, self.index.cosine_array(vector, ids.tolist()), convex
+            )
+        best = float(
+            fused.max()
+        )  # before the speaker prior: a favoured speaker's candidates may pass 1
         boosted: npt.NDArray[np.bool_] | None = None
         prior = 1.0 + self.settings.speaker_prior
         if text and self.settings.speaker_prior > 0:
@@ -325,10 +410,15 @@ class RecallEngine:
         if not keep:
             return []
         tprior = 1.0 + self.settings.time_prior
-        timed = dated_mask(text, batch.created_ms, slack_days=self.settings.time_prior_slack_days) \
-            if self.settings.time_prior > 0 else None
+        timed = (
+            dated_mask(text, batch.created_ms, slack_days=self.settings.time_prior_slack_days)
+            if self.settings.time_prior > 0
+            else None
+        )
         if timed is not None:
-            batch = dataclasses.replace(batch, fused=np.where(timed, batch.fused * tprior, batch.fused))
+            batch = dataclasses.replace(
+                batch, fused=np.where(timed, batch.fused * tprior, batch.fused)
+            )
         scores = self.scorer.score_batch(batch, best_fused=best, now_ms=now_ms)
         kept_ids = ids[keep]
         order = np.lexsort((kept_ids, -scores))  # score desc, then id asc
@@ -340,27 +430,47 @@ class RecallEngine:
             mid = id_list[pos]
             if memory is None:
                 continue
-            lane_ranks = {names[c]: int(ranks[pos, c]) for c in range(len(names)) if ranks[pos, c] > 0}
+            lane_ranks = {
+                names[c]: int(ranks[pos, c]) for c in range(len(names)) if ranks[pos, c] > 0
+            }
             factors: tuple[Factor, ...] = ()
             if explain:
                 view = batch.view(j)
                 factors = self.scorer.score(view, best_fused=best, now_ms=now_ms)[1]
-                if boosted is not None and boosted[pos]:  # what the speaker prior added, as its own line
+                if (
+                    boosted is not None and boosted[pos]
+                ):  # what the speaker prior added, as its own line
                     plain = dataclasses.replace(view, fused=view.fused / prior)
-                    gain = float(scores[j]) - self.scorer.score(plain, best_fused=best, now_ms=now_ms)[0]
+                    gain = (
+                        float(scores[j])
+                        - self.scorer.score(plain, best_fused=best, now_ms=now_ms)[0]
+                    )
                     factors += (Factor("speaker", "prior", prior, 1.0, gain),)
                 if timed is not None and timed[j]:  # and what the time prior added
                     plain = dataclasses.replace(view, fused=view.fused / tprior)
-                    gain = float(scores[j]) - self.scorer.score(plain, best_fused=best, now_ms=now_ms)[0]
+                    gain = (
+                        float(scores[j])
+                        - self.scorer.score(plain, best_fused=best, now_ms=now_ms)[0]
+                    )
                     factors += (Factor("time", "prior", tprior, 1.0, gain),)
-            hits.append(Hit(
-                id=mid, text=memory.text, score=float(scores[j]), memory=memory, lanes=lane_ranks,
-                fused=float(batch.fused[j]), factors=factors,
-            ))
+            hits.append(
+                Hit(
+                    id=mid,
+                    text=memory.text,
+                    score=float(scores[j]),
+                    memory=memory,
+                    lanes=lane_ranks,
+                    fused=float(batch.fused[j]),
+                    factors=factors,
+                )
+            )
         return hits
 
     def _candidates(
-        self, id_list: list[int], fused: npt.NDArray[np.float64], vector: npt.NDArray[np.float32] | None
+        self,
+        id_list: list[int],
+        fused: npt.NDArray[np.float64],
+        vector: npt.NDArray[np.float32] | None,
     ) -> tuple[CandidateBatch, list[int]]:
         """The scoring state of the live candidates, and their positions in ``id_list``."""
         st = self.memories.scoring_states(id_list)
@@ -372,7 +482,13 @@ class RecallEngine:
             keep = np.flatnonzero(st.live).tolist()
             id_list = [id_list[p] for p in keep]
             kinds, access = [st.kind[p] for p in keep], [st.access_ms[p] for p in keep]
-            fused, created, confidence, strength, tier = fused[keep], created[keep], confidence[keep], strength[keep], tier[keep]
+            fused, created, confidence, strength, tier = (
+                fused[keep],
+                created[keep],
+                confidence[keep],
+                strength[keep],
+                tier[keep],
+            )
         suppressed = np.ones(len(id_list), np.float64)
         targets = self.graph.suppression_targets
         if targets:
@@ -387,9 +503,16 @@ class RecallEngine:
         access_offsets, access_ms = access_columns(access)
         staged_of = self.index.is_staged
         batch = CandidateBatch(
-            fused=fused, cosine=cosine, access_offsets=access_offsets, access_ms=access_ms,
-            created_ms=created, confidence=confidence, strength=strength,
+            fused=fused,
+            cosine=cosine,
+            access_offsets=access_offsets,
+            access_ms=access_ms,
+            created_ms=created,
+            confidence=confidence,
+            strength=strength,
             staged=np.array([staged_of(mid) for mid in id_list], np.bool_),
-            tier=tier, kind=kinds, suppressed=suppressed,
+            tier=tier,
+            kind=kinds,
+            suppressed=suppressed,
         )
         return batch, keep

@@ -70,26 +70,43 @@ from chitta.recall.query import QUERY_STOPWORDS
 # costs less than the graph's search up to about 8-10K 384-d words (docs/DECISIONS.md D-028).
 EXACT_WORDS = 8192
 GRAPH_EF = 64  # the word graph's search beam (raised to the words asked for)
-GRAPH_BUILD_STEP = 1024  # rows per step when a restored table's graph is built (progress between steps)
+GRAPH_BUILD_STEP = (
+    1024  # rows per step when a restored table's graph is built (progress between steps)
+)
 EMBED_BATCH = 512
 F32 = npt.NDArray[np.float32]
 
 
 def check_expansion(weight: object, words: object, min_cosine: object) -> None:
     """InvalidArgument unless weight is a finite number >= 0, words an int >= 1 and min_cosine in [-1, 1]."""
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0:
+    if (
+        isinstance(weight, bool)
+        or not isinstance(weight, (int, float))
+        or not math.isfinite(weight)
+        or weight < 0
+    ):
         raise InvalidArgument(f"expansion_weight must be a finite number >= 0, got {weight!r}")
     if isinstance(words, bool) or not isinstance(words, int) or words < 1:
         raise InvalidArgument(f"expansion_words must be an int >= 1, got {words!r}")
-    if isinstance(min_cosine, bool) or not isinstance(min_cosine, (int, float)) or not math.isfinite(min_cosine) \
-            or not -1.0 <= min_cosine <= 1.0:
-        raise InvalidArgument(f"expansion_min_cosine must be a number in [-1, 1], got {min_cosine!r}")
+    if (
+        isinstance(min_cosine, bool)
+        or not isinstance(min_cosine, (int, float))
+        or not math.isfinite(min_cosine)
+        or not -1.0 <= min_cosine <= 1.0
+    ):
+        raise InvalidArgument(
+            f"expansion_min_cosine must be a number in [-1, 1], got {min_cosine!r}"
+        )
 
 
 def vocabulary_words(text: str) -> set[str]:
     """The words of ``text`` that can expand a query: alphabetic tokens of 3 or more letters
     (:func:`chitta.index.bm25.tokenize`, lowercased, not stemmed) that are not function words."""
-    return {t for t in tokenize(text, stopwords=False) if len(t) > 2 and t.isalpha() and t not in QUERY_STOPWORDS}
+    return {
+        t
+        for t in tokenize(text, stopwords=False)
+        if len(t) > 2 and t.isalpha() and t not in QUERY_STOPWORDS
+    }
 
 
 class Vocabulary:
@@ -161,7 +178,7 @@ class Vocabulary:
                 return 0
             parts = []
             for i in range(0, len(words), EMBED_BATCH):
-                parts.append(np.asarray(self._embed(words[i:i + EMBED_BATCH]), np.float32))
+                parts.append(np.asarray(self._embed(words[i : i + EMBED_BATCH]), np.float32))
                 if progress is not None:
                     progress(min(i + EMBED_BATCH, len(words)), len(words))
             self._pending.clear()  # only now: an embedder that fails leaves the words pending
@@ -183,8 +200,13 @@ class Vocabulary:
             vecs = self._vecs if self._vecs is not None else np.zeros((0, self.dim), np.float32)
             return list(self._words), vecs, sorted(self._pending)
 
-    def restore(self, words: list[str], vecs: F32, pending: Iterable[str] = (),
-                index: _core._WordIndex | None = None) -> None:
+    def restore(
+        self,
+        words: list[str],
+        vecs: F32,
+        pending: Iterable[str] = (),
+        index: _core._WordIndex | None = None,
+    ) -> None:
         """Start from a saved table (a fresh vocabulary only): ``words`` in row order, their unit
         rows ``vecs`` as they were embedded, and ``pending`` words to embed at the next refresh.
         ``index``: the checkpoint's word graph loaded over a prefix of these rows
@@ -192,7 +214,9 @@ class Vocabulary:
         ``EXACT_WORDS``. Nothing is indexed here: :meth:`catch_up` (or the next refresh) does it."""
         vecs = np.ascontiguousarray(vecs, np.float32)
         if vecs.ndim != 2 or len(vecs) != len(words) or len(set(words)) != len(words):
-            raise InvalidArgument(f"a table of {len(words)} words (distinct?) for rows of shape {vecs.shape}")
+            raise InvalidArgument(
+                f"a table of {len(words)} words (distinct?) for rows of shape {vecs.shape}"
+            )
         with self._lock:
             if self._words:
                 raise InvalidArgument("restore() needs an empty vocabulary")
@@ -200,7 +224,9 @@ class Vocabulary:
                 self._words = list(words)
                 self._row = {w: i for i, w in enumerate(words)}
                 self._vecs = vecs
-                usable = index is not None and index.dim == vecs.shape[1] and len(index) <= len(words)
+                usable = (
+                    index is not None and index.dim == vecs.shape[1] and len(index) <= len(words)
+                )
                 self._index = index if usable else None
                 self._stale = True
         self.add_words(pending)
@@ -224,7 +250,7 @@ class Vocabulary:
             start = have = len(index)
             step = GRAPH_BUILD_STEP if graph else max(n, 1)
             while have < n:
-                index.add(np.ascontiguousarray(vecs[have:min(have + step, n)], np.float32))
+                index.add(np.ascontiguousarray(vecs[have : min(have + step, n)], np.float32))
                 have = len(index)
                 if progress is not None:
                     progress(have, n)
@@ -261,9 +287,15 @@ class Vocabulary:
             index.add(np.ascontiguousarray(vecs[have:n], np.float32))
         self._index = index
 
-    def nearest_start(self, vector: npt.ArrayLike, m: int, min_cosine: float,
-                      exclude: frozenset[str] | set[str] = frozenset(), *,
-                      background: bool = True) -> Callable[[], list[str]]:
+    def nearest_start(
+        self,
+        vector: npt.ArrayLike,
+        m: int,
+        min_cosine: float,
+        exclude: frozenset[str] | set[str] = frozenset(),
+        *,
+        background: bool = True,
+    ) -> Callable[[], list[str]]:
         """Start the search for :meth:`nearest`; the returned call finishes it and gives its words.
         ``background``: run the search on the process's native search thread (the caller does
         other work meanwhile; the call collects it, or runs it itself if the thread has not begun);
@@ -301,16 +333,29 @@ class Vocabulary:
 
         return finish
 
-    def nearest(self, vector: npt.ArrayLike, m: int, min_cosine: float,
-                exclude: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    def nearest(
+        self,
+        vector: npt.ArrayLike,
+        m: int,
+        min_cosine: float,
+        exclude: frozenset[str] | set[str] = frozenset(),
+    ) -> list[str]:
         """Up to ``m`` words nearest to ``vector`` (cosine >= ``min_cosine``, best first), none in ``exclude``."""
         return self.nearest_start(vector, m, min_cosine, exclude, background=False)()
 
-    def expansion_start(self, vector: npt.ArrayLike, text: str, m: int, min_cosine: float, *,
-                        background: bool = True) -> Callable[[], str]:
+    def expansion_start(
+        self,
+        vector: npt.ArrayLike,
+        text: str,
+        m: int,
+        min_cosine: float,
+        *,
+        background: bool = True,
+    ) -> Callable[[], str]:
         """:meth:`expansion` started (:meth:`nearest_start`); the returned call gives its query."""
-        finish = self.nearest_start(vector, m, min_cosine, set(tokenize(text, stopwords=False)),
-                                    background=background)
+        finish = self.nearest_start(
+            vector, m, min_cosine, set(tokenize(text, stopwords=False)), background=background
+        )
         return lambda: " ".join(finish())
 
     def expansion(self, vector: npt.ArrayLike, text: str, m: int, min_cosine: float) -> str:
@@ -323,8 +368,9 @@ def _no_words() -> list[str]:
     return []
 
 
-def attach(engine: Any, index: Any, embedder: Any, texts: Callable[[], Iterable[str]],
-           saved: Any = None) -> Vocabulary | None:
+def attach(
+    engine: Any, index: Any, embedder: Any, texts: Callable[[], Iterable[str]], saved: Any = None
+) -> Vocabulary | None:
     """Give ``engine`` a :class:`Vocabulary` fed by ``index``'s keyword documents when its settings
     expand queries and there is an embedder; else remove any. ``saved``: the checkpoint's table
     (chitta.checkpoint.vocab.VocabTable), adopted when this embedder (``name`` and ``dim``) made
@@ -343,6 +389,8 @@ def attach(engine: Any, index: Any, embedder: Any, texts: Callable[[], Iterable[
             vocab.restore(saved.words, saved.vecs, saved.pending, saved.index)
         else:  # another embedder's rows: the words stay field words, embedded anew
             vocab.add_words([*saved.words, *saved.pending])
-    elif index.indexed_texts() > 0:  # a keyword index restored as an image: its texts are not pending
+    elif (
+        index.indexed_texts() > 0
+    ):  # a keyword index restored as an image: its texts are not pending
         vocab.add_texts(texts())
     return vocab

@@ -60,7 +60,9 @@ class FactorSettings:
     actr_decay: float = 0.5
     staged_multiplier: float = 0.80
     tier_step: float = 0.25
-    kind_weights: Mapping[str, float] = dataclasses.field(default_factory=lambda: dict(DEFAULT_KIND_WEIGHTS))
+    kind_weights: Mapping[str, float] = dataclasses.field(
+        default_factory=lambda: dict(DEFAULT_KIND_WEIGHTS)
+    )
 
 
 def fused(score: float, best: float) -> float:

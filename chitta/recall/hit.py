@@ -46,5 +46,7 @@ class Hit:
         """A readable account of the score (empty unless recalled with explain=True)."""
         lines = [f"{self.id}: score {self.score:.4f}  lanes {self.lanes}"]
         for f in self.factors:
-            lines.append(f"  {f.name:<14} {f.kind:<10} value {f.value:8.4f}  weight {f.weight:5.2f}  -> {f.contribution:+.4f}")
+            lines.append(
+                f"  {f.name:<14} {f.kind:<10} value {f.value:8.4f}  weight {f.weight:5.2f}  -> {f.contribution:+.4f}"
+            )
         return "\n".join(lines)

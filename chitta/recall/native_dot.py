@@ -20,7 +20,12 @@ import numpy as np
 
 from chitta.recall import blas
 
-_CANDIDATES = ("scipy_cblas_sdot64_", "cblas_sdot64_", "cblas_sdot_64", "cblas_sdot_64_")  # 64-bit-integer builds
+_CANDIDATES = (
+    "scipy_cblas_sdot64_",
+    "cblas_sdot64_",
+    "cblas_sdot_64",
+    "cblas_sdot_64_",
+)  # 64-bit-integer builds
 _lock = threading.Lock()
 _address: int | None = None
 _looked = False
@@ -62,7 +67,13 @@ def _find() -> int | None:
             if fn is None:
                 continue
             fn.restype = ctypes.c_float
-            fn.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64]
+            fn.argtypes = [
+                ctypes.c_int64,
+                ctypes.c_void_p,
+                ctypes.c_int64,
+                ctypes.c_void_p,
+                ctypes.c_int64,
+            ]
             with blas.one_thread():
                 if _agrees(fn):
                     return ctypes.cast(fn, ctypes.c_void_p).value

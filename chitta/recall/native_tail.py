@@ -45,7 +45,9 @@ if TYPE_CHECKING:
     from chitta.recall.engine import RecallEngine
 
 U64 = npt.NDArray[np.uint64]
-_HIT_SLOTS = tuple(Hit.__dict__[f.name] for f in dataclasses.fields(Hit))  # member descriptors, field order
+_HIT_SLOTS = tuple(
+    Hit.__dict__[f.name] for f in dataclasses.fields(Hit)
+)  # member descriptors, field order
 
 
 def supports_native(engine: RecallEngine) -> bool:
@@ -53,7 +55,9 @@ def supports_native(engine: RecallEngine) -> bool:
     return hasattr(engine.memories, "recall_columns") and hasattr(engine.index, "recall_columns")
 
 
-_dot_state: list[bool] = []  # [whether numpy's sdot was found and handed to _core], once per process
+_dot_state: list[
+    bool
+] = []  # [whether numpy's sdot was found and handed to _core], once per process
 
 
 def _dot_ready() -> bool:
@@ -67,11 +71,20 @@ def _dot_ready() -> bool:
 
 def _in_place(vecs: Any, vector: npt.NDArray[Any]) -> bool:
     """Whether the gather can read the unit rows and the query as they are (float32, C order)."""
-    return (isinstance(vecs, np.ndarray) and vecs.dtype == np.float32 and vecs.ndim == 2 and vecs.flags.c_contiguous
-            and vector.dtype == np.float32 and vector.ndim == 1 and vector.flags.c_contiguous)
+    return (
+        isinstance(vecs, np.ndarray)
+        and vecs.dtype == np.float32
+        and vecs.ndim == 2
+        and vecs.flags.c_contiguous
+        and vector.dtype == np.float32
+        and vector.ndim == 1
+        and vector.flags.c_contiguous
+    )
 
 
-def _cosines(vector: npt.NDArray[np.float32], vrow: npt.NDArray[np.int64], vecs: Any, dim: int | None) -> Any:
+def _cosines(
+    vector: npt.NDArray[np.float32], vrow: npt.NDArray[np.int64], vecs: Any, dim: int | None
+) -> Any:
     """As ``DenseLane.cosine_array``: one dot per row (bit-for-bit its values), NaN without a vector."""
     out = np.full(len(vrow), np.nan, np.float64)
     have = np.flatnonzero(vrow >= 0)
@@ -82,8 +95,15 @@ def _cosines(vector: npt.NDArray[np.float32], vrow: npt.NDArray[np.int64], vecs:
 
 
 def rank_native(
-    engine: RecallEngine, lanes: Mapping[str, U64], names: Sequence[str], *, text: str | None,
-    vector: npt.NDArray[np.float32] | None, k: int, pool: int, now_ms: int,
+    engine: RecallEngine,
+    lanes: Mapping[str, U64],
+    names: Sequence[str],
+    *,
+    text: str | None,
+    vector: npt.NDArray[np.float32] | None,
+    k: int,
+    pool: int,
+    now_ms: int,
     convex: tuple[Any, ...] | None = None,
 ) -> list[Hit]:
     settings = engine.settings
@@ -94,10 +114,18 @@ def rank_native(
     kind_weight = np.array([kinds.get(v, 1.0) for v in kind_values], np.float64)
     weights = [engine.lane_weight(n) for n in names]
     # The cosines in the gather (numpy's own sdot, called natively) where it can read the rows in place.
-    native_cos = vector is not None and _in_place(vecs, vector) and dim == vector.shape[0] and _dot_ready()
+    native_cos = (
+        vector is not None and _in_place(vecs, vector) and dim == vector.shape[0] and _dot_ready()
+    )
     cands = _core._recall_gather(
-        [lanes[n] for n in names], weights, float(settings.rrf_k), pool, (*mem_cols, kind_weight), idx_cols,
-        vector if native_cos else None, vecs if native_cos else None,
+        [lanes[n] for n in names],
+        weights,
+        float(settings.rrf_k),
+        pool,
+        (*mem_cols, kind_weight),
+        idx_cols,
+        vector if native_cos else None,
+        vecs if native_cos else None,
     )
     n = cands.size
     if n == 0:
@@ -107,9 +135,13 @@ def rank_native(
     fused = None
     cosine = None if vector is None or native_cos else _cosines(vector, cands.vector_row, vecs, dim)
     if convex is not None:  # convex score fusion in place of RRF's scores (chitta.recall.convex)
-        fused = convex_native(cands, names, None if native_cos else cosine, convex)  # csrc/scoring/convex.h
+        fused = convex_native(
+            cands, names, None if native_cos else cosine, convex
+        )  # csrc/scoring/convex.h
         if fused is None:  # inputs it does not take: the Python reference
-            fused = convex_from_ranks(cands.ranks, names, cands.cosine if native_cos else cosine, convex, cands.keep)
+            fused = convex_from_ranks(
+                cands.ranks, names, cands.cosine if native_cos else cosine, convex, cands.keep
+            )
         best = float(fused.max())
     if text and settings.speaker_prior > 0:
         said = engine.index.speaker_ids(text)
@@ -135,17 +167,42 @@ def rank_native(
     t_off, t_ms = (None, None) if traces is None else traces
     s = scorer.settings
     top_ids, top_scores, top_fused, top_ranks, _ = cands.rank(
-        fused, cosine, suppressed, t_off, t_ms, best, int(now_ms),
-        (s.w_fused, s.w_similarity, s.w_activation, s.w_freshness, s.freshness_rate, s.actr_decay,
-         s.staged_multiplier, s.tier_step),
+        fused,
+        cosine,
+        suppressed,
+        t_off,
+        t_ms,
+        best,
+        int(now_ms),
+        (
+            s.w_fused,
+            s.w_similarity,
+            s.w_activation,
+            s.w_freshness,
+            s.freshness_rate,
+            s.actr_decay,
+            s.staged_multiplier,
+            s.tier_step,
+        ),
         k,
     )
     memories = engine.memories.memories(top_ids)
     # Hit(id=, text=, score=, memory=, lanes=, fused=, factors=()) without the frozen __init__
     new_hit, slots, no_factors = _core._new_slotted, _HIT_SLOTS, ()
     return [
-        new_hit(Hit, slots, (mid, memory.text, score, memory, {name: r for name, r in zip(names, rk) if r > 0}, f,
-                             no_factors))
+        new_hit(
+            Hit,
+            slots,
+            (
+                mid,
+                memory.text,
+                score,
+                memory,
+                {name: r for name, r in zip(names, rk) if r > 0},
+                f,
+                no_factors,
+            ),
+        )
         for mid, memory, score, f, rk in zip(top_ids, memories, top_scores, top_fused, top_ranks)
         if memory is not None
     ]

@@ -33,15 +33,34 @@ def settings_for(embedder: Any, base: RecallSettings | None = None) -> RecallSet
     does not name, or names out of range, leaves ``base``'s value."""
     base = base or RecallSettings()
     weight = getattr(embedder, "recall_dense_weight", None) if embedder is not None else None
-    if not (isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0):
+    if not (
+        isinstance(weight, bool)
+        or not isinstance(weight, (int, float))
+        or not math.isfinite(weight)
+        or weight < 0
+    ):
         base = dataclasses.replace(base, lane_weights={**base.lane_weights, "dense": float(weight)})
     alpha = getattr(embedder, "recall_fusion_alpha", None) if embedder is not None else None
-    if not isinstance(alpha, bool) and isinstance(alpha, (int, float)) and math.isfinite(alpha) and 0 <= alpha <= 1:
+    if (
+        not isinstance(alpha, bool)
+        and isinstance(alpha, (int, float))
+        and math.isfinite(alpha)
+        and 0 <= alpha <= 1
+    ):
         base = dataclasses.replace(base, fusion_alpha=float(alpha))
     weight = getattr(embedder, "recall_expansion_weight", None) if embedder is not None else None
-    if not isinstance(weight, bool) and isinstance(weight, (int, float)) and math.isfinite(weight) and weight >= 0:
+    if (
+        not isinstance(weight, bool)
+        and isinstance(weight, (int, float))
+        and math.isfinite(weight)
+        and weight >= 0
+    ):
         base = dataclasses.replace(base, expansion_weight=float(weight))
-    nameless = getattr(embedder, "recall_dense_query_without_speaker", None) if embedder is not None else None
+    nameless = (
+        getattr(embedder, "recall_dense_query_without_speaker", None)
+        if embedder is not None
+        else None
+    )
     if isinstance(nameless, bool):
         base = dataclasses.replace(base, dense_query_without_speaker=nameless)
     return base

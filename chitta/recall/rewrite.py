@@ -28,12 +28,36 @@ import re
 from chitta.errors import InvalidArgument
 
 WH = frozenset({"what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
-AUX = frozenset({"do", "does", "did", "is", "are", "was", "were", "am", "has", "have", "had", "will", "would",
-                 "can", "could", "should", "shall", "may", "might", "must"})
+AUX = frozenset(
+    {
+        "do",
+        "does",
+        "did",
+        "is",
+        "are",
+        "was",
+        "were",
+        "am",
+        "has",
+        "have",
+        "had",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "shall",
+        "may",
+        "might",
+        "must",
+    }
+)
 #: words after "how" that belong to the wh-phrase ("how many", "how long", ...)
 HOW_WORDS = frozenset({"many", "much", "long", "often", "old", "far", "big", "soon", "come"})
 #: prepositions that may lead a wh-phrase ("in which year", "on what date")
-LEAD_PREPS = frozenset({"in", "on", "at", "for", "from", "to", "by", "with", "during", "since", "after", "before"})
+LEAD_PREPS = frozenset(
+    {"in", "on", "at", "for", "from", "to", "by", "with", "during", "since", "after", "before"}
+)
 #: "what kind of X": the head words that only classify
 KIND_WORDS = frozenset({"kind", "kinds", "type", "types", "sort", "sorts"})
 MAX_NOUN_PHRASE = 4
@@ -61,9 +85,11 @@ def declarative(question: str, *, move_noun_phrase: bool = True) -> str:
                 i += 1
         if i + 1 < len(low) and low[i] in KIND_WORDS and low[i + 1] == "of":
             i += 2
-        aux = next((j for j in range(i, min(i + MAX_NOUN_PHRASE + 1, len(low))) if low[j] in AUX), None)
+        aux = next(
+            (j for j in range(i, min(i + MAX_NOUN_PHRASE + 1, len(low))) if low[j] in AUX), None
+        )
         if aux is not None and aux + 1 < len(words):
-            rest, noun = words[aux + 1:], words[i:aux]
+            rest, noun = words[aux + 1 :], words[i:aux]
             out = rest + noun if move_noun_phrase else noun + rest
         else:
             out = words[i:]

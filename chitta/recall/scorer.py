@@ -80,15 +80,22 @@ class CandidateBatch:
         cos = float(self.cosine[i])
         lo, hi = int(self.access_offsets[i]), int(self.access_offsets[i + 1])
         return CandidateView(
-            fused=float(self.fused[i]), cosine=None if math.isnan(cos) else cos,
+            fused=float(self.fused[i]),
+            cosine=None if math.isnan(cos) else cos,
             access_ms=tuple(self.access_ms[lo:hi].tolist()),
-            created_ms=int(self.created_ms[i]), confidence=float(self.confidence[i]),
-            strength=float(self.strength[i]), staged=bool(self.staged[i]), tier=int(self.tier[i]),
-            kind=self.kind[i], suppressed=float(self.suppressed[i]),
+            created_ms=int(self.created_ms[i]),
+            confidence=float(self.confidence[i]),
+            strength=float(self.strength[i]),
+            staged=bool(self.staged[i]),
+            tier=int(self.tier[i]),
+            kind=self.kind[i],
+            suppressed=float(self.suppressed[i]),
         )
 
 
-def access_columns(traces: Sequence[Sequence[int]]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+def access_columns(
+    traces: Sequence[Sequence[int]],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """``(offsets, flat times)`` of per-candidate access traces, as ``CandidateBatch`` holds them."""
     offsets = np.zeros(len(traces) + 1, np.int64)
     np.cumsum([len(t) for t in traces], out=offsets[1:])
@@ -100,7 +107,9 @@ class Scorer:
     def __init__(self, settings: f.FactorSettings | None = None) -> None:
         self.settings = settings or f.FactorSettings()
 
-    def score(self, c: CandidateView, *, best_fused: float, now_ms: int) -> tuple[float, tuple[Factor, ...]]:
+    def score(
+        self, c: CandidateView, *, best_fused: float, now_ms: int
+    ) -> tuple[float, tuple[Factor, ...]]:
         s = self.settings
         relevance = (
             ("fused", s.w_fused, f.fused(c.fused, best_fused)),
@@ -108,7 +117,9 @@ class Scorer:
         )
         act = f.activation(c.access_ms, now_ms, s.actr_decay)
         fresh = f.freshness(c.created_ms, now_ms, s.freshness_rate)
-        context = 1.0 - s.w_activation - s.w_freshness + s.w_activation * act + s.w_freshness * fresh
+        context = (
+            1.0 - s.w_activation - s.w_freshness + s.w_activation * act + s.w_freshness * fresh
+        )
         multipliers = (
             ("context", context),
             ("confidence", f.confidence_weight(c.confidence)),
@@ -121,7 +132,9 @@ class Scorer:
         score = sum(w * v for _, w, v in relevance)
         explained = [Factor(name, "additive", v, w, w * v) for name, w, v in relevance]
         explained.append(Factor("activation", "context", act, s.w_activation, s.w_activation * act))
-        explained.append(Factor("freshness", "context", fresh, s.w_freshness, s.w_freshness * fresh))
+        explained.append(
+            Factor("freshness", "context", fresh, s.w_freshness, s.w_freshness * fresh)
+        )
         for name, m in multipliers:
             before = score
             score *= m
@@ -133,11 +146,27 @@ class Scorer:
         s = self.settings
         kinds = s.kind_weights
         return _core._score_candidates(
-            np.ascontiguousarray(c.fused, np.float64), np.ascontiguousarray(c.cosine, np.float64),
-            c.created_ms, c.access_offsets, c.access_ms, c.confidence, c.strength,
-            np.ascontiguousarray(c.staged, np.uint8), c.tier,
-            np.array([kinds.get(k, 1.0) for k in c.kind], np.float64), c.suppressed,
-            float(best_fused), int(now_ms),
-            (s.w_fused, s.w_similarity, s.w_activation, s.w_freshness, s.freshness_rate, s.actr_decay,
-             s.staged_multiplier, s.tier_step),
+            np.ascontiguousarray(c.fused, np.float64),
+            np.ascontiguousarray(c.cosine, np.float64),
+            c.created_ms,
+            c.access_offsets,
+            c.access_ms,
+            c.confidence,
+            c.strength,
+            np.ascontiguousarray(c.staged, np.uint8),
+            c.tier,
+            np.array([kinds.get(k, 1.0) for k in c.kind], np.float64),
+            c.suppressed,
+            float(best_fused),
+            int(now_ms),
+            (
+                s.w_fused,
+                s.w_similarity,
+                s.w_activation,
+                s.w_freshness,
+                s.freshness_rate,
+                s.actr_decay,
+                s.staged_multiplier,
+                s.tier_step,
+            ),
         )

@@ -37,8 +37,29 @@ DAY_MS = 86_400_000
 _MONTHS = {name: i for i, name in enumerate(calendar.month_name) if name}
 _ABBREV = {name: i for i, name in enumerate(calendar.month_abbr) if name} | {"Sept": 9}
 _AMBIGUOUS = {"May", "March"}  # also verbs: months only beside a number or after a preposition
-_PREPOSITIONS = {"in", "on", "of", "since", "during", "until", "by", "from", "before", "after", "early",
-                 "late", "mid", "through", "throughout", "between", "and", "around", "last", "next", "this"}
+_PREPOSITIONS = {
+    "in",
+    "on",
+    "of",
+    "since",
+    "during",
+    "until",
+    "by",
+    "from",
+    "before",
+    "after",
+    "early",
+    "late",
+    "mid",
+    "through",
+    "throughout",
+    "between",
+    "and",
+    "around",
+    "last",
+    "next",
+    "this",
+}
 _MONTH_RE = "(" + "|".join(sorted([*_MONTHS, *_ABBREV], key=len, reverse=True)) + r")\.?"
 _ORD = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"((?:19|20)\d{2})"
@@ -89,7 +110,9 @@ class QueryTimes:
             hit |= (ms >= lo) & (ms < hi + slack)
         if self.months and len(ms):
             years = {datetime.fromtimestamp(int(m) / 1000, timezone.utc).year for m in ms.tolist()}
-            for y in {y for yr in years for y in (yr - 1, yr)}:  # a December's slack runs into January
+            for y in {
+                y for yr in years for y in (yr - 1, yr)
+            }:  # a December's slack runs into January
                 for m in self.months:
                     lo, hi = _month_span(y, m)
                     hit |= (ms >= lo) & (ms < hi + slack)
@@ -113,7 +136,9 @@ def _valid_day(year: int, month: int, day: int) -> bool:
 # Every form _PATTERN knows starts, at a word boundary, with a digit or a month name
 # (whose first three letters this lists): a query without one names no date, and
 # most queries are told so by this one cheap scan.
-_MAYBE = re.compile(r"\b(?:\d|" + "|".join(sorted({name[:3] for name in [*_MONTHS, *_ABBREV]})) + ")")
+_MAYBE = re.compile(
+    r"\b(?:\d|" + "|".join(sorted({name[:3] for name in [*_MONTHS, *_ABBREV]})) + ")"
+)
 
 
 def query_times(text: str) -> QueryTimes | None:

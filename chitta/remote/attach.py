@@ -29,9 +29,25 @@ if TYPE_CHECKING:
 LOCAL_ID = Path("remote") / "FIELD_ID"
 # Public calls that append to the log: in sync mode each returns once the bucket has its chunk.
 WRITE_METHODS = (
-    "remember", "remember_many", "remember_triplet", "forget", "update", "link", "supersede",
-    "contradict", "confirm", "write_gate_pass", "learn_encoder", "reencode", "maintain", "demote_pass",
-    "surprise_pass", "dedup_pass", "curate", "flush", "sync",
+    "remember",
+    "remember_many",
+    "remember_triplet",
+    "forget",
+    "update",
+    "link",
+    "supersede",
+    "contradict",
+    "confirm",
+    "write_gate_pass",
+    "learn_encoder",
+    "reencode",
+    "maintain",
+    "demote_pass",
+    "surprise_pass",
+    "dedup_pass",
+    "curate",
+    "flush",
+    "sync",
 )
 
 
@@ -52,18 +68,24 @@ def field_id(root: Path, store: ObjectStore, *, create: bool) -> str:
     remote = layout.decode_field(got[0]) if got is not None else None
     if remote is None:
         if not create:
-            raise RemoteError(f"{store.url} holds no chitta field; open with create=True to publish this one")
+            raise RemoteError(
+                f"{store.url} holds no chitta field; open with create=True to publish this one"
+            )
         mine = local or secrets.token_hex(16)
         if not store.put_new(layout.FIELD_KEY, layout.encode_field(mine)):
             return field_id(root, store, create=create)  # another machine created it first
         remote = mine
     if local is not None and local != remote:
-        raise RemoteError(f"{store.url} holds another field ({remote}) than {root} ({local}); "
-                          "use another prefix, or a fresh directory to join that field")
+        raise RemoteError(
+            f"{store.url} holds another field ({remote}) than {root} ({local}); "
+            "use another prefix, or a fresh directory to join that field"
+        )
     if local is None:
         if got is not None and _has_records(root):
-            raise RemoteError(f"{store.url} holds another field and {root} already has records of its own; "
-                              "join it from an empty directory, or use another prefix")
+            raise RemoteError(
+                f"{store.url} holds another field and {root} already has records of its own; "
+                "join it from an empty directory, or use another prefix"
+            )
         local_file.parent.mkdir(parents=True, exist_ok=True)
         tmp = local_file.with_suffix(f".tmp{os.getpid()}")
         tmp.write_text(remote + "\n")
@@ -98,11 +120,19 @@ def open_remote(
     from chitta.field import default_path
 
     if remote_durability not in MODES:
-        raise InvalidArgument(f"remote_durability must be one of {MODES}, not {remote_durability!r}")
-    if isinstance(remote_timeout, bool) or not isinstance(remote_timeout, (int, float)) or not remote_timeout > 0:
+        raise InvalidArgument(
+            f"remote_durability must be one of {MODES}, not {remote_durability!r}"
+        )
+    if (
+        isinstance(remote_timeout, bool)
+        or not isinstance(remote_timeout, (int, float))
+        or not remote_timeout > 0
+    ):
         raise InvalidArgument("remote_timeout must be a positive number of seconds")
     if remote_durability == "sync" and options.get("durability") == "buffered":
-        raise InvalidArgument("remote_durability='sync' needs durability 'flush' or 'fsync', not 'buffered'")
+        raise InvalidArgument(
+            "remote_durability='sync' needs durability 'flush' or 'fsync', not 'buffered'"
+        )
     url = parse_url(remote)
     root = Path(path if path is not None else default_path()).expanduser().absolute()
     store = ObjectStore(url, timeout=float(remote_timeout))
@@ -115,11 +145,15 @@ def open_remote(
         if not known:
             raise
     fid = field_id(root, store, create=create)
-    if not (root / "segments").exists():  # a new field, or joining the prefix's (even read-only: a cache)
+    if not (
+        root / "segments"
+    ).exists():  # a new field, or joining the prefix's (even read-only: a cache)
         if root.exists() and any(root.iterdir()) and set(os.listdir(root)) != {"remote"}:
             raise InvalidArgument(f"{root} exists, is not empty and is not a chitta field")
         (root / "segments").mkdir(parents=True, exist_ok=True)
-    replicator = Replicator(root, url, store, fid, mode=remote_durability, timeout=float(remote_timeout))
+    replicator = Replicator(
+        root, url, store, fid, mode=remote_durability, timeout=float(remote_timeout)
+    )
     if (root / "segments").is_dir():
         try:
             if options.get("load_checkpoint", True) and not read_only:

@@ -43,14 +43,20 @@ def read_current(store: ObjectStore, field_id: str) -> tuple[dict[str, Any] | No
     if got is None:
         return None, None
     try:
-        rec = json.loads(got[0][:1 << 20])
+        rec = json.loads(got[0][: 1 << 20])
         name, files = rec["name"], rec["files"]
         ok = rec.get("field_id") == field_id and _NAME.match(name) and isinstance(files, dict)
-        ok = ok and all(_FILE.match(f) and isinstance(v, list) and len(v) == 2 for f, v in files.items())
+        ok = ok and all(
+            _FILE.match(f) and isinstance(v, list) and len(v) == 2 for f, v in files.items()
+        )
     except (ValueError, KeyError, TypeError) as exc:
-        raise RemoteError("checkpoint/CURRENT in the bucket is not a chitta record; delete it to republish") from exc
+        raise RemoteError(
+            "checkpoint/CURRENT in the bucket is not a chitta record; delete it to republish"
+        ) from exc
     if not ok:
-        raise RemoteError("checkpoint/CURRENT in the bucket names another field or bad files; delete it")
+        raise RemoteError(
+            "checkpoint/CURRENT in the bucket names another field or bad files; delete it"
+        )
     return rec, got[1]
 
 
@@ -96,8 +102,10 @@ def bootstrap(root: Path, store: ObjectStore, field_id: str) -> str | None:
         for fname, (size, crc) in current["files"].items():
             got = store.get(f"checkpoint/{remote_name}/{fname}")
             if got is None or len(got[0]) != size or _core.crc32c(got[0]) != crc:
-                raise RemoteError(f"the bucket's checkpoint {remote_name} file {fname} is missing or damaged; "
-                                  "publish a new checkpoint (field.remote.publish_checkpoint())")
+                raise RemoteError(
+                    f"the bucket's checkpoint {remote_name} file {fname} is missing or damaged; "
+                    "publish a new checkpoint (field.remote.publish_checkpoint())"
+                )
             with open(temp / fname, "wb") as fh:
                 fh.write(got[0])
                 fh.flush()

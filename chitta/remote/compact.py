@@ -36,7 +36,7 @@ class Compacted:
 def _instances(store: ObjectStore) -> list[int]:
     out = []
     for p in store.list(layout.LOG, delimiter="/").prefixes:
-        name = p[len(layout.LOG):].rstrip("/")
+        name = p[len(layout.LOG) :].rstrip("/")
         if len(name) == 8 and all(c in "0123456789abcdef" for c in name):
             out.append(int(name, 16))
     return out
@@ -48,7 +48,11 @@ def _runs(chosen: list[Piece], small: int, target: int) -> list[list[Piece]]:
     run: list[Piece] = []
     for p in chosen:
         size = p.end - p.ck.offset
-        if p.ck.compacted or size >= small or (run and run[-1].end - run[0].ck.offset + size > target):
+        if (
+            p.ck.compacted
+            or size >= small
+            or (run and run[-1].end - run[0].ck.offset + size > target)
+        ):
             if len(run) > 1:
                 runs.append(run)
             run = [] if (p.ck.compacted or size >= small) else [p]
@@ -70,12 +74,16 @@ def _merge(store: ObjectStore, field_id: bytes, run: list[Piece]) -> bytes:
         at = start + len(out)
         cut = at - p.ck.offset
         if cut and bytes(out[-cut:]) != payload[:cut]:
-            raise CorruptionError(f"{p.key} overlaps the chunk before it with other bytes; not compacted")
+            raise CorruptionError(
+                f"{p.key} overlaps the chunk before it with other bytes; not compacted"
+            )
         out += payload[cut:]
     return bytes(out)
 
 
-def compact(store: ObjectStore, field_id: bytes, *, small: int = SMALL, target: int = TARGET) -> Compacted:
+def compact(
+    store: ObjectStore, field_id: bytes, *, small: int = SMALL, target: int = TARGET
+) -> Compacted:
     """One pass over every instance of the prefix. Safe to run on several machines
     at once (create-only puts; deleting a chunk already deleted is a no-op)."""
     done = Compacted()
@@ -90,10 +98,14 @@ def compact(store: ObjectStore, field_id: bytes, *, small: int = SMALL, target: 
                 data = _merge(store, field_id, run)
                 at = layout.ChunkKey(inst, first, start, end)
                 blob = layout.encode_chunk(field_id, at, data)
-                store.put_new(at.key(), blob)  # False: another pass made it; it must read back the same
+                store.put_new(
+                    at.key(), blob
+                )  # False: another pass made it; it must read back the same
                 got = store.get(at.key())  # readable before anything is deleted
                 if got is None or layout.decode_chunk(field_id, at, got[0]) != data:
-                    raise RemoteError(f"{at.key()} does not read back as written; the small chunks are kept")
+                    raise RemoteError(
+                        f"{at.key()} does not read back as written; the small chunks are kept"
+                    )
                 done.objects_written += 1
                 done.bytes_merged += len(data)
                 for p in segment:  # every plain chunk the new object holds, duplicates too

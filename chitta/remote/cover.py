@@ -51,7 +51,11 @@ def cover(segment: list[Piece], start: int, skip: Container[str] = frozenset()) 
     while True:
         best = None
         for p in segment:
-            if p.ck.offset <= at < p.end and p.key not in skip and (best is None or p.end > best.end):
+            if (
+                p.ck.offset <= at < p.end
+                and p.key not in skip
+                and (best is None or p.end > best.end)
+            ):
                 best = p
         if best is None:
             return chosen

@@ -28,12 +28,15 @@ from chitta.remote.local import live_elsewhere, local_segments, read_range, segm
 from chitta.remote.store import ObjectStore
 
 SHORTER, DIFFERS = "shorter", "differs"
-REPAIR_HINT = ("close every process on this field, then run chitta.remote.diverge.repair(path, remote) "
-               "(the local bytes go to quarantine/, the bucket's are fetched; docs/REMOTE.md section 9)")
+REPAIR_HINT = (
+    "close every process on this field, then run chitta.remote.diverge.repair(path, remote) "
+    "(the local bytes go to quarantine/, the bucket's are fetched; docs/REMOTE.md section 9)"
+)
 
 
-def check(root: Path, store: ObjectStore, field_id: bytes, inst: int,
-          found: list[Piece]) -> tuple[str, str] | None:
+def check(
+    root: Path, store: ObjectStore, field_id: bytes, inst: int, found: list[Piece]
+) -> tuple[str, str] | None:
     """(kind, why) when the local copy of ``inst`` disagrees with the bucket's objects
     ``found`` (its whole listing), None when it agrees as far as can be seen."""
     local = dict(local_segments(root).get(inst, ()))
@@ -44,7 +47,10 @@ def check(root: Path, store: ObjectStore, field_id: bytes, inst: int,
         size = local.get(first)
         if size is None:
             if bucket_end and any(f > first for f in local):
-                return DIFFERS, f"the bucket holds {name} ({bucket_end} bytes), which this machine lacks"
+                return (
+                    DIFFERS,
+                    f"the bucket holds {name} ({bucket_end} bytes), which this machine lacks",
+                )
             continue
         if size == bucket_end or bucket_end == 0:
             continue
@@ -54,13 +60,19 @@ def check(root: Path, store: ObjectStore, field_id: bytes, inst: int,
             got = store.get(holder.key)
             if got is not None:
                 payload = layout.decode_chunk(field_id, holder.ck, got[0])
-                mine = read_range(root / "segments" / name, holder.ck.offset, edge - holder.ck.offset)
+                mine = read_range(
+                    root / "segments" / name, holder.ck.offset, edge - holder.ck.offset
+                )
                 if mine != payload[: edge - holder.ck.offset]:
-                    return DIFFERS, (f"{name} on this machine differs from the bucket's before offset {edge}: "
-                                     "it was rewritten after a loss of local data")
+                    return DIFFERS, (
+                        f"{name} on this machine differs from the bucket's before offset {edge}: "
+                        "it was rewritten after a loss of local data"
+                    )
         if size < bucket_end:
-            return SHORTER, (f"{name} on this machine has {size} bytes, the bucket {bucket_end}: local data was "
-                             "lost after it was shipped (a power loss?)")
+            return SHORTER, (
+                f"{name} on this machine has {size} bytes, the bucket {bucket_end}: local data was "
+                "lost after it was shipped (a power loss?)"
+            )
     return None
 
 
@@ -73,8 +85,14 @@ def _quarantine(root: Path, seg: Path, why: str) -> str:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
-    report = {"segment": seg.name, "offset": 0, "bytes": len(data), "why": "remote_diverged", "detail": why,
-              "time_ms": int(time.time() * 1000)}
+    report = {
+        "segment": seg.name,
+        "offset": 0,
+        "bytes": len(data),
+        "why": "remote_diverged",
+        "detail": why,
+        "time_ms": int(time.time() * 1000),
+    }
     with open(f"{base}.json", "w") as f:
         json.dump(report, f)
         f.flush()
@@ -101,8 +119,13 @@ def repair(path: str | os.PathLike[str], remote: str) -> dict[str, Any]:
         if verdict is None or verdict[0] == SHORTER:  # a prefix: the fetch below completes it
             continue
         if live_elsewhere(root, inst):
-            raise RemoteError(f"instance {inst:08x} is open in another process; close it, then repair again")
-        moved = [_quarantine(root, root / "segments" / segment_name(inst, first), verdict[1]) for first, _ in segs]
+            raise RemoteError(
+                f"instance {inst:08x} is open in another process; close it, then repair again"
+            )
+        moved = [
+            _quarantine(root, root / "segments" / segment_name(inst, first), verdict[1])
+            for first, _ in segs
+        ]
         report[f"{inst:08x}"] = {"why": verdict[1], "quarantined": moved}
     if report:  # derived caches that may describe the quarantined bytes
         (root / "MANIFEST").unlink(missing_ok=True)

@@ -32,13 +32,17 @@ FETCH_THREADS = 8  # chunks fetched at once (applied in order)
 
 
 class Fetcher:
-    def __init__(self, root: Path, store: ObjectStore, field_id: bytes, own: int, progress: Progress) -> None:
+    def __init__(
+        self, root: Path, store: ObjectStore, field_id: bytes, own: int, progress: Progress
+    ) -> None:
         self.root, self.store, self.field_id, self.own = root, store, field_id, own
         self.progress = progress
         self._after: dict[int, str] = {}  # instance -> the last key applied or already held
         self.rejected: dict[str, str] = {}  # chunk key -> why it was not applied
         self.diverged: dict[int, str] = {}  # instance -> why the bucket and the local copy disagree
-        self._checked: set[tuple[int, int]] = set()  # segments whose local bytes were compared or fetched here
+        self._checked: set[tuple[int, int]] = (
+            set()
+        )  # segments whose local bytes were compared or fetched here
         self.chunks = 0
         self.bytes = 0
 
@@ -70,7 +74,9 @@ class Fetcher:
                 return  # an instance this machine ships: its shipper's own listing says what is there
         self.progress.learn(inst, first, end)
 
-    def _plan(self, inst: int, found: list[Piece], sizes: dict[int, int]) -> list[tuple[Piece, int]]:
+    def _plan(
+        self, inst: int, found: list[Piece], sizes: dict[int, int]
+    ) -> list[tuple[Piece, int]]:
         """The objects to fetch, in order, each with the file offset it extends from:
         the cover of each segment from the local file's end; a gap or a rejected object
         stops the instance for this pass, so its records arrive in its own order, never
@@ -85,7 +91,9 @@ class Fetcher:
             if chosen and 0 < at == chosen[0].ck.offset and (inst, first) not in self._checked:
                 # the first extension here of bytes this process did not fetch (a power loss may
                 # have changed them): the object ending at the local end is compared first
-                before = [p for p in segment if p.ck.offset < at <= p.end and p.key not in self.rejected]
+                before = [
+                    p for p in segment if p.ck.offset < at <= p.end and p.key not in self.rejected
+                ]
                 if before:
                     plan.append((max(before, key=lambda p: p.ck.offset), at))
             for p in chosen:
@@ -141,8 +149,10 @@ class Fetcher:
         cut = min(at, p.end) - p.ck.offset
         seg = self.root / "segments" / segment_name(p.ck.instance, p.ck.first_seqno)
         if read_range(seg, p.ck.offset, cut) != payload[:cut]:
-            why = (f"the bucket's bytes of {seg.name} differ from this machine's before offset {at}: "
-                   f"the local copy was damaged or lost data (a power loss?); {diverge.REPAIR_HINT}")
+            why = (
+                f"the bucket's bytes of {seg.name} differ from this machine's before offset {at}: "
+                f"the local copy was damaged or lost data (a power loss?); {diverge.REPAIR_HINT}"
+            )
             self.diverged[p.ck.instance] = why
             raise CorruptionError(why)
         return payload[cut:] if at < p.end else b""

@@ -30,7 +30,9 @@ CHUNK_MAGIC = b"CHITCHNK"
 CHUNK_MAJOR, CHUNK_MINOR = 1, 0
 CHUNK_HEADER = 64
 _HEAD = struct.Struct("<8sHHIQQII16sI")  # 60 bytes, then the u32 header CRC
-MAX_CHUNK = (64 << 20) + 64  # payload bytes of a chunk object at most: one largest record and a segment header
+MAX_CHUNK = (
+    64 << 20
+) + 64  # payload bytes of a chunk object at most: one largest record and a segment header
 FIELD_KEY = "FIELD"
 FIELD_FORMAT = "chitta-remote 1"
 LOG = "log/"
@@ -85,8 +87,18 @@ def parse_chunk_key(key: str) -> ChunkKey | None:
 
 
 def encode_chunk(field_id: bytes, at: ChunkKey, payload: bytes) -> bytes:
-    head = _HEAD.pack(CHUNK_MAGIC, CHUNK_MAJOR, CHUNK_MINOR, at.instance, at.first_seqno, at.offset,
-                      len(payload), _core.crc32c(payload), field_id, 0)
+    head = _HEAD.pack(
+        CHUNK_MAGIC,
+        CHUNK_MAJOR,
+        CHUNK_MINOR,
+        at.instance,
+        at.first_seqno,
+        at.offset,
+        len(payload),
+        _core.crc32c(payload),
+        field_id,
+        0,
+    )
     return head + struct.pack("<I", _core.crc32c(head)) + payload
 
 
@@ -100,7 +112,9 @@ def decode_chunk(field_id: bytes, at: ChunkKey, data: bytes) -> bytes:
     if magic != CHUNK_MAGIC:
         raise CorruptionError(f"{where}: not a chitta chunk (bad magic)")
     if major != CHUNK_MAJOR:
-        raise CorruptionError(f"{where}: chunk format {major}, this chitta reads {CHUNK_MAJOR}; upgrade chitta")
+        raise CorruptionError(
+            f"{where}: chunk format {major}, this chitta reads {CHUNK_MAJOR}; upgrade chitta"
+        )
     (head_crc,) = struct.unpack_from("<I", data, 60)
     if head_crc != _core.crc32c(data[:60]):
         raise CorruptionError(f"{where}: header checksum mismatch")
@@ -109,9 +123,13 @@ def decode_chunk(field_id: bytes, at: ChunkKey, data: bytes) -> bytes:
     if (inst, first, offset) != (at.instance, at.first_seqno, at.offset):
         raise CorruptionError(f"{where}: header names {inst:08x}/{first}/{offset}, not its key")
     if length != len(data) - CHUNK_HEADER or length > MAX_CHUNK:
-        raise CorruptionError(f"{where}: length {length} disagrees with the object's {len(data) - 64} bytes")
+        raise CorruptionError(
+            f"{where}: length {length} disagrees with the object's {len(data) - 64} bytes"
+        )
     if at.compacted and offset + length != at.end:
-        raise CorruptionError(f"{where}: holds bytes up to {offset + length}, its key says {at.end}")
+        raise CorruptionError(
+            f"{where}: holds bytes up to {offset + length}, its key says {at.end}"
+        )
     payload = data[CHUNK_HEADER:]
     if _core.crc32c(payload) != crc:
         raise CorruptionError(f"{where}: payload checksum mismatch, not applied")
@@ -128,7 +146,11 @@ def decode_field(data: bytes) -> str:
         fid = obj["field_id"]
         fmt = obj["format"]
     except (ValueError, KeyError, TypeError) as exc:
-        raise RemoteError("the prefix's FIELD object is not a chitta field id; use another prefix") from exc
+        raise RemoteError(
+            "the prefix's FIELD object is not a chitta field id; use another prefix"
+        ) from exc
     if fmt != FIELD_FORMAT or not isinstance(fid, str) or not _FIELD_ID.match(fid):
-        raise RemoteError(f"the prefix's FIELD object is of format {fmt!r}; this chitta knows {FIELD_FORMAT!r}")
+        raise RemoteError(
+            f"the prefix's FIELD object is of format {fmt!r}; this chitta knows {FIELD_FORMAT!r}"
+        )
     return fid

@@ -68,7 +68,9 @@ def record_head(major: int) -> int:
     return RECORD_HEAD_V1 if major == 1 else RECORD_HEAD
 
 
-def whole_records(data: bytes, start: int, last_seqno: int, major: int = 2) -> tuple[int, int, bool]:
+def whole_records(
+    data: bytes, start: int, last_seqno: int, major: int = 2
+) -> tuple[int, int, bool]:
     """Scan ``data`` (a segment's bytes from file offset ``start``, layout ``major``)
     record by record. Returns (bytes of whole valid records from the start, the last
     seqno, damaged): stops at a record not yet complete (a torn tail: more may come)

@@ -68,8 +68,9 @@ class Replicator:
         self.instance = instance or 0
         self.fetcher.own = self.instance
         if instance:
-            self.shipper = Shipper(self.root, self.store, self._fid, instance, self.progress,
-                                   wake=self._wake.set)
+            self.shipper = Shipper(
+                self.root, self.store, self._fid, instance, self.progress, wake=self._wake.set
+            )
             self._spawn(self._ship_loop, "chitta-remote-ship")
         self._spawn(self._pull_loop, "chitta-remote-pull")
 
@@ -189,14 +190,21 @@ class Replicator:
             "mode": self.mode,
             "field_id": self.field_id,
             "lag_bytes": lag_bytes,
-            "lag_seconds": round(time.time() - since, 3) if (since is not None and lag_bytes) else 0.0,
+            "lag_seconds": round(time.time() - since, 3)
+            if (since is not None and lag_bytes)
+            else 0.0,
             "chunks_shipped": shipper.chunks if shipper else 0,
             "bytes_shipped": shipper.bytes if shipper else 0,
             "chunks_fetched": self.fetcher.chunks,
             "bytes_fetched": self.fetcher.bytes,
             "rejected": dict(self.fetcher.rejected),
-            "diverged": {f"{k:08x}": v for k, v in
-                         [*self.fetcher.diverged.items(), *(shipper.diverged.items() if shipper else ())]},
+            "diverged": {
+                f"{k:08x}": v
+                for k, v in [
+                    *self.fetcher.diverged.items(),
+                    *(shipper.diverged.items() if shipper else ()),
+                ]
+            },
             "last_error": self.last_error,
             "errors": self.errors,
             "last_shipped": self.last_shipped,
@@ -209,8 +217,11 @@ class Replicator:
         from chitta.remote.compact import SMALL, compact
 
         done = compact(self.store, self._fid, small=SMALL if small is None else small)
-        return {"objects_written": done.objects_written, "chunks_deleted": done.chunks_deleted,
-                "bytes_merged": done.bytes_merged}
+        return {
+            "objects_written": done.objects_written,
+            "chunks_deleted": done.chunks_deleted,
+            "bytes_merged": done.bytes_merged,
+        }
 
     def publish_checkpoint(self) -> str:
         """Write a checkpoint of the field and publish it in the bucket (CURRENT swapped

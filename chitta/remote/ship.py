@@ -72,14 +72,25 @@ class _Lane:
     first: int = -1
     sent: int = 0  # end of the bytes handed to uploads
     last_seqno: int = 0  # seqno of the last record cut (the scan's order check)
-    flying: dict[int, tuple[int, bytes, Future[bool]]] = field(default_factory=dict)  # offset -> end, payload
+    flying: dict[int, tuple[int, bytes, Future[bool]]] = field(
+        default_factory=dict
+    )  # offset -> end, payload
     landed: dict[int, int] = field(default_factory=dict)  # offset -> end: in the bucket, past a gap
     failed: bool = False  # an upload failed or found its key taken: re-cut from the contiguous end
 
 
 class Shipper:
-    def __init__(self, root: Path, store: ObjectStore, field_id: bytes, own: int, progress: Progress,
-                 *, inflight: int = MAX_INFLIGHT, wake: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        store: ObjectStore,
+        field_id: bytes,
+        own: int,
+        progress: Progress,
+        *,
+        inflight: int = MAX_INFLIGHT,
+        wake: Callable[[], None] | None = None,
+    ) -> None:
         self.root, self.store, self.field_id, self.own = root, store, field_id, own
         self.progress = progress
         self.max_inflight = inflight
@@ -103,7 +114,9 @@ class Shipper:
         verdict = diverge.check(self.root, self.store, self.field_id, instance, found)
         if verdict is not None and (verdict[0] == diverge.DIFFERS or instance == self.own):
             # a shorter copy of a finished instance is completed by the fetcher; anything else stops here
-            self.diverged[instance] = f"{verdict[1]}; it is no longer shipped: {diverge.REPAIR_HINT}"
+            self.diverged[instance] = (
+                f"{verdict[1]}; it is no longer shipped: {diverge.REPAIR_HINT}"
+            )
         for (inst, first), end in cover.contiguous_ends(found).items():
             self.progress.learn(inst, first, end)
         with self.progress.lock:
@@ -122,7 +135,9 @@ class Shipper:
         total = 0
         for inst, segs in self.pending().items():
             with self.progress.lock:
-                total += sum(max(0, size - self.progress.remote_end.get((inst, f), 0)) for f, size in segs)
+                total += sum(
+                    max(0, size - self.progress.remote_end.get((inst, f), 0)) for f, size in segs
+                )
         return total
 
     def ship_once(self) -> int:
@@ -191,7 +206,11 @@ class Shipper:
         """Start uploads of the bytes not yet handed out, from the first segment the
         bucket does not hold completely (never two segments at once)."""
         with self.progress.lock:
-            todo = [(i, f, s) for i, (f, s) in enumerate(segs) if self.progress.remote_end.get((inst, f), 0) < s]
+            todo = [
+                (i, f, s)
+                for i, (f, s) in enumerate(segs)
+                if self.progress.remote_end.get((inst, f), 0) < s
+            ]
         if not todo:
             return 0
         i, first, size = todo[0]
@@ -208,7 +227,9 @@ class Shipper:
         """Cut and start uploads of the lane's segment up to ``size`` (lock held)."""
         started = 0
         while len(lane.flying) < self.max_inflight and lane.sent < size:
-            if lane.flying and size - lane.sent < max(e - o for o, (e, _p, _f) in lane.flying.items()):
+            if lane.flying and size - lane.sent < max(
+                e - o for o, (e, _p, _f) in lane.flying.items()
+            ):
                 break  # another upload only for a backlog as large as one in flight: chunks stay full
             while lane.sent in lane.landed:  # already in the bucket (landed past a gap)
                 lane.sent = lane.landed[lane.sent]
@@ -218,7 +239,9 @@ class Shipper:
                 break
             off = lane.sent
             at = layout.ChunkKey(inst, lane.first, off)
-            fut = self._submit(inst, lane, off, at.key(), layout.encode_chunk(self.field_id, at, payload))
+            fut = self._submit(
+                inst, lane, off, at.key(), layout.encode_chunk(self.field_id, at, payload)
+            )
             lane.flying[off] = (off + len(payload), payload, fut)
             lane.sent += len(payload)
             started += 1
@@ -226,7 +249,9 @@ class Shipper:
 
     def _submit(self, inst: int, lane: _Lane, off: int, key: str, blob: bytes) -> Future[bool]:
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max(4, self.max_inflight), thread_name_prefix="chitta-remote-put")
+            self._pool = ThreadPoolExecutor(
+                max(4, self.max_inflight), thread_name_prefix="chitta-remote-put"
+            )
         fut = self._pool.submit(self._upload, inst, lane, off, key, blob)
         if self._wake is not None:
             wake = self._wake
@@ -260,10 +285,12 @@ class Shipper:
         data = read_range(path, end, limit)
         major = segment_major(path)
         n, last, damaged = whole_records(data, end, lane.last_seqno, major)
-        if n == 0 and len(data) == limit == CHUNK_TARGET:  # one record larger than a chunk: it goes alone
+        if (
+            n == 0 and len(data) == limit == CHUNK_TARGET
+        ):  # one record larger than a chunk: it goes alone
             head = SEGMENT_HEADER if end == 0 else 0
             if len(data) >= head + 4:
-                size = head + record_head(major) + int.from_bytes(data[head:head + 4], "little")
+                size = head + record_head(major) + int.from_bytes(data[head : head + 4], "little")
                 data = read_range(path, end, size)
                 n, last, damaged = whole_records(data, end, lane.last_seqno, major)
         if sealed and n == 0 and damaged:  # never written again: ship its bytes as they are
@@ -282,12 +309,17 @@ class Shipper:
         except CorruptionError as exc:
             self.diverged[at.instance] = str(exc)
             raise RemoteError(f"instance {at.instance:08x} not shipped: {exc}") from exc
-        local = read_range(self.root / "segments" / segment_name(at.instance, at.first_seqno), at.offset,
-                           len(theirs))
+        local = read_range(
+            self.root / "segments" / segment_name(at.instance, at.first_seqno),
+            at.offset,
+            len(theirs),
+        )
         if local == theirs:  # a retry after a crash, or another process shipped it: same bytes
             return len(theirs)
-        why = (f"the bucket holds other bytes at {at.key()} than this machine's segment: instance "
-               f"{at.instance:08x} was written on two machines, or this machine lost data")
+        why = (
+            f"the bucket holds other bytes at {at.key()} than this machine's segment: instance "
+            f"{at.instance:08x} was written on two machines, or this machine lost data"
+        )
         self.diverged[at.instance] = why
         raise RemoteError(why + "; it is no longer shipped, see docs/REMOTE.md (divergence)")
 

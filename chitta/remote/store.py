@@ -18,7 +18,14 @@ from chitta.remote.url import RemoteURL
 _MISSING = frozenset({"NoSuchKey", "404", "NotFound"})
 _PRECONDITION = frozenset({"PreconditionFailed", "412", "ConditionalRequestConflict", "409"})
 _CREDENTIALS = frozenset(
-    {"InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "403", "InvalidToken", "ExpiredToken"}
+    {
+        "InvalidAccessKeyId",
+        "SignatureDoesNotMatch",
+        "AccessDenied",
+        "403",
+        "InvalidToken",
+        "ExpiredToken",
+    }
 )
 
 
@@ -38,7 +45,11 @@ class ObjectStore:
         except ImportError as exc:  # the remote extra
             raise RemoteError("remote fields need boto3: pip install 'chitta[remote]'") from exc
         self.url = url
-        session = boto3.session.Session(profile_name=url.profile) if url.profile else boto3.session.Session()
+        session = (
+            boto3.session.Session(profile_name=url.profile)
+            if url.profile
+            else boto3.session.Session()
+        )
         config = Config(
             connect_timeout=min(timeout, 3.0),
             read_timeout=timeout,
@@ -49,10 +60,16 @@ class ObjectStore:
             response_checksum_validation="when_required",
         )
         try:
-            self._s3: Any = session.client("s3", endpoint_url=url.endpoint, region_name=url.region or "us-east-1",
-                                           config=config)
+            self._s3: Any = session.client(
+                "s3",
+                endpoint_url=url.endpoint,
+                region_name=url.region or "us-east-1",
+                config=config,
+            )
         except Exception as exc:  # profile not found, bad config file
-            raise RemoteError(f"cannot set up the S3 client for {url}: {exc}; check the AWS profile/config") from exc
+            raise RemoteError(
+                f"cannot set up the S3 client for {url}: {exc}; check the AWS profile/config"
+            ) from exc
         self._errors = _import_errors()
 
     # ---- error mapping ----------------------------------------------------------------
@@ -64,19 +81,27 @@ class ObjectStore:
                 f"{what}: no credentials for {where}; set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile"
             )
         if isinstance(exc, unreachable):
-            return RemoteUnavailable(f"{what}: the object store {where} cannot be reached ({exc}); "
-                                     "check the endpoint and network, local data is unchanged")
+            return RemoteUnavailable(
+                f"{what}: the object store {where} cannot be reached ({exc}); "
+                "check the endpoint and network, local data is unchanged"
+            )
         if isinstance(exc, client_error):
             code = str(exc.response.get("Error", {}).get("Code", ""))
             if code == "NoSuchBucket":
-                return RemoteError(f"{what}: bucket {self.url.bucket!r} does not exist at {where}; create it first")
+                return RemoteError(
+                    f"{what}: bucket {self.url.bucket!r} does not exist at {where}; create it first"
+                )
             if code in _CREDENTIALS:
-                return RemoteError(f"{what}: the store refused the credentials for {where} ({code}); "
-                                   "check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the profile")
+                return RemoteError(
+                    f"{what}: the store refused the credentials for {where} ({code}); "
+                    "check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the profile"
+                )
             status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
             if status >= 500:
-                return RemoteUnavailable(f"{what}: the object store {where} failed ({code}, HTTP {status}); "
-                                         "it is retried, local data is unchanged")
+                return RemoteUnavailable(
+                    f"{what}: the object store {where} failed ({code}, HTTP {status}); "
+                    "it is retried, local data is unchanged"
+                )
             return RemoteError(f"{what}: the object store {where} answered {code} (HTTP {status})")
         return RemoteError(f"{what}: {type(exc).__name__}: {exc}")
 
@@ -96,8 +121,10 @@ class ObjectStore:
             self._s3.head_bucket(Bucket=self.url.bucket)
         except Exception as exc:
             if self._code(exc) in ("404", "NoSuchBucket", "NotFound"):
-                raise RemoteError(f"bucket {self.url.bucket!r} does not exist at "
-                                  f"{self.url.endpoint or 'AWS'}; create it first") from exc
+                raise RemoteError(
+                    f"bucket {self.url.bucket!r} does not exist at "
+                    f"{self.url.endpoint or 'AWS'}; create it first"
+                ) from exc
             raise self._fail(exc, "checking the bucket") from exc
 
     def get(self, key: str) -> tuple[bytes, str] | None:
@@ -113,7 +140,9 @@ class ObjectStore:
     def put_new(self, key: str, data: bytes) -> bool:
         """Create the object; False (nothing written) when it already exists."""
         try:
-            self._s3.put_object(Bucket=self.url.bucket, Key=self._key(key), Body=data, IfNoneMatch="*")
+            self._s3.put_object(
+                Bucket=self.url.bucket, Key=self._key(key), Body=data, IfNoneMatch="*"
+            )
             return True
         except Exception as exc:
             if self._code(exc) in _PRECONDITION:
@@ -139,7 +168,9 @@ class ObjectStore:
         except Exception as exc:
             raise self._fail(exc, f"deleting {key}") from exc
 
-    def list(self, prefix: str, *, start_after: str | None = None, delimiter: str | None = None) -> Listing:
+    def list(
+        self, prefix: str, *, start_after: str | None = None, delimiter: str | None = None
+    ) -> Listing:
         """Every key under ``prefix`` (after ``start_after``), all pages."""
         keys: list[tuple[str, int]] = []
         prefixes: list[str] = []
@@ -151,7 +182,9 @@ class ObjectStore:
                 prefixes.append(str(item["Prefix"])[cut:])
         return Listing(keys, prefixes)
 
-    def pages(self, prefix: str, *, start_after: str | None, delimiter: str | None) -> Iterator[dict[str, Any]]:
+    def pages(
+        self, prefix: str, *, start_after: str | None, delimiter: str | None
+    ) -> Iterator[dict[str, Any]]:
         args: dict[str, Any] = {"Bucket": self.url.bucket, "Prefix": self._key(prefix)}
         if start_after:
             args["StartAfter"] = self._key(start_after)
@@ -174,7 +207,10 @@ def _import_errors() -> tuple[tuple[type[Exception], ...], type[Any], type[Excep
     from botocore import exceptions as e  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     unreachable = (
-        e.EndpointConnectionError, e.ConnectTimeoutError, e.ReadTimeoutError, e.ConnectionClosedError,
+        e.EndpointConnectionError,
+        e.ConnectTimeoutError,
+        e.ReadTimeoutError,
+        e.ConnectionClosedError,
         e.ConnectionError,
     )
     return unreachable, e.ClientError, e.NoCredentialsError

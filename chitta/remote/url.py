@@ -72,19 +72,29 @@ def parse_url(url: str) -> RemoteURL:
             "variables or profile files, the endpoint from ?endpoint="
         )
     if not _BUCKET.match(bucket) or ".." in bucket:
-        raise InvalidArgument(f"remote {url!r}: {bucket!r} is not a valid bucket name (3-63 of a-z 0-9 . -)")
+        raise InvalidArgument(
+            f"remote {url!r}: {bucket!r} is not a valid bucket name (3-63 of a-z 0-9 . -)"
+        )
     segments = [p for p in parts.path.split("/") if p]
     for seg in segments:
         if not _PREFIX_PART.match(seg) or seg in (".", ".."):
-            raise InvalidArgument(f"remote {url!r}: prefix part {seg!r} may hold only A-Z a-z 0-9 . _ -")
+            raise InvalidArgument(
+                f"remote {url!r}: prefix part {seg!r} may hold only A-Z a-z 0-9 . _ -"
+            )
     prefix = "".join(seg + "/" for seg in segments)
     query = parse_qs(parts.query, keep_blank_values=True, strict_parsing=False)
     unknown = set(query) - _QUERY_KEYS
     if unknown:
-        raise InvalidArgument(f"remote {url!r}: unknown option(s) {sorted(unknown)}; known: {sorted(_QUERY_KEYS)}")
+        raise InvalidArgument(
+            f"remote {url!r}: unknown option(s) {sorted(unknown)}; known: {sorted(_QUERY_KEYS)}"
+        )
     one = {k: vals[-1] for k, vals in query.items()}
     insecure = one.get("insecure", "0") in ("1", "true", "yes")
-    endpoint = one.get("endpoint") or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    endpoint = (
+        one.get("endpoint")
+        or os.environ.get("AWS_ENDPOINT_URL_S3")
+        or os.environ.get("AWS_ENDPOINT_URL")
+    )
     return RemoteURL(
         bucket=bucket,
         prefix=prefix,

@@ -32,15 +32,19 @@ __all__ = ["RemoteField", "connect"]
 class RemoteField:
     """A connection to a daemon; use :func:`connect`. Has Field's methods (see module doc)."""
 
-    def __init__(self, socket_path: str | os.PathLike[str], *, timeout: float | None = None) -> None:
+    def __init__(
+        self, socket_path: str | os.PathLike[str], *, timeout: float | None = None
+    ) -> None:
         self.socket_path = Path(socket_path)
         try:  # the directory, the socket file and the peer's uid are checked first (sockets.py)
             self._sock = connect_unix(self.socket_path, timeout)
         except ChittaIOError:
             raise
         except OSError as exc:
-            raise ChittaIOError(f"no chitta daemon answers on {self.socket_path}: {exc.strerror or exc}; "
-                                f"start one with `chitta serve`") from exc
+            raise ChittaIOError(
+                f"no chitta daemon answers on {self.socket_path}: {exc.strerror or exc}; "
+                f"start one with `chitta serve`"
+            ) from exc
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._closed = False
@@ -108,7 +112,10 @@ class RemoteField:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 

@@ -48,8 +48,17 @@ MAX_CONNECTIONS = 256
 #: seconds within which a frame, once its first byte arrived, must arrive whole
 FRAME_TIMEOUT_S = 10.0
 #: accept() errors that mean "out of a resource now": that connection is refused, serving goes on
-_ACCEPT_TRANSIENT = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECONNABORTED,
-                     errno.EPROTO, errno.EPERM, errno.EINTR, errno.EAGAIN}
+_ACCEPT_TRANSIENT = {
+    errno.EMFILE,
+    errno.ENFILE,
+    errno.ENOBUFS,
+    errno.ENOMEM,
+    errno.ECONNABORTED,
+    errno.EPROTO,
+    errno.EPERM,
+    errno.EINTR,
+    errno.EAGAIN,
+}
 
 
 def default_socket(field_path: str | os.PathLike[str]) -> Path:
@@ -95,7 +104,11 @@ class Daemon:
         max_connections: int = MAX_CONNECTIONS,
         frame_timeout_s: float = FRAME_TIMEOUT_S,
     ) -> None:
-        if isinstance(max_connections, bool) or not isinstance(max_connections, int) or max_connections < 1:
+        if (
+            isinstance(max_connections, bool)
+            or not isinstance(max_connections, int)
+            or max_connections < 1
+        ):
             raise InvalidArgument(f"max_connections must be an int >= 1, got {max_connections!r}")
         if not frame_timeout_s > 0:
             raise InvalidArgument(f"frame_timeout_s must be > 0 seconds, got {frame_timeout_s!r}")
@@ -105,7 +118,9 @@ class Daemon:
         self.field = field
         self.socket_path = Path(socket_path).absolute()
         if len(os.fsencode(str(self.socket_path))) > MAX_SOCKET_PATH:
-            raise InvalidArgument(f"socket path is longer than {MAX_SOCKET_PATH} bytes: {self.socket_path}")
+            raise InvalidArgument(
+                f"socket path is longer than {MAX_SOCKET_PATH} bytes: {self.socket_path}"
+            )
         self.max_frame = max_frame
         self._lock = RWLock()  # shared: a call; exclusive: maintenance, close
         self._writer = threading.Lock()  # one writing call at a time
@@ -117,10 +132,15 @@ class Daemon:
         self._listener: socket.socket | None = None
         self.requests = 0
         if maintain_every is not None and not maintain_every > 0:
-            raise InvalidArgument(f"maintain_every must be > 0 seconds or None, got {maintain_every!r}")
+            raise InvalidArgument(
+                f"maintain_every must be > 0 seconds or None, got {maintain_every!r}"
+            )
         self.maintainer = (
-            None if maintain_every is None
-            else Maintainer(field, self._lock.exclusive, maintain_every, checkpoint_policy or CheckpointPolicy())
+            None
+            if maintain_every is None
+            else Maintainer(
+                field, self._lock.exclusive, maintain_every, checkpoint_policy or CheckpointPolicy()
+            )
         )
 
     # ---- lifecycle ------------------------------------------------------------------------
@@ -143,7 +163,9 @@ class Daemon:
         finally:
             os.umask(old)
         os.chmod(self.socket_path, 0o600)
-        listener.listen(socket.SOMAXCONN)  # many clients connecting at once queue, not fail (EAGAIN)
+        listener.listen(
+            socket.SOMAXCONN
+        )  # many clients connecting at once queue, not fail (EAGAIN)
         listener.settimeout(ACCEPT_POLL_S)
         self._listener = listener
 
@@ -183,8 +205,11 @@ class Daemon:
             full = len(self._conns) >= self.max_connections
         if full:
             self.refused += 1
-            self._refuse(conn, f"the daemon serves {self.max_connections} connections already (its cap); "
-                               "close idle connections or start it with a higher max_connections")
+            self._refuse(
+                conn,
+                f"the daemon serves {self.max_connections} connections already (its cap); "
+                "close idle connections or start it with a higher max_connections",
+            )
             return
         try:
             thread = threading.Thread(target=self._serve_conn, args=(conn,), daemon=True)
@@ -192,12 +217,16 @@ class Daemon:
                 self._conns.add(conn)
                 self._threads.add(thread)
             thread.start()
-        except RuntimeError:  # no thread could be started (the process's limit): this connection only
+        except (
+            RuntimeError
+        ):  # no thread could be started (the process's limit): this connection only
             with self._conns_lock:
                 self._conns.discard(conn)
                 self._threads.discard(thread)
             self.refused += 1
-            self._refuse(conn, "the daemon cannot start a thread for this connection now; retry later")
+            self._refuse(
+                conn, "the daemon cannot start a thread for this connection now; retry later"
+            )
 
     def _refuse(self, conn: socket.socket, message: str) -> None:
         with contextlib.suppress(OSError):
@@ -209,7 +238,10 @@ class Daemon:
         """accept() failed: out of descriptors (or another passing shortage). Free the
         spare descriptor, take the waiting connection, tell it why and close it, so it
         neither waits forever nor spins this loop; then take the spare back."""
-        print(f"chitta serve: accept failed: {exc.strerror or exc}; refusing one connection", file=sys.stderr)
+        print(
+            f"chitta serve: accept failed: {exc.strerror or exc}; refusing one connection",
+            file=sys.stderr,
+        )
         self.refused += 1
         if exc.errno in (errno.EMFILE, errno.ENFILE) and self._spare_fd is not None:
             os.close(self._spare_fd)
@@ -220,8 +252,11 @@ class Daemon:
             except OSError:
                 pass
             else:
-                self._refuse(conn, f"the daemon is out of file descriptors ({exc.strerror}); "
-                                   "close connections or raise its limit (ulimit -n)")
+                self._refuse(
+                    conn,
+                    f"the daemon is out of file descriptors ({exc.strerror}); "
+                    "close connections or raise its limit (ulimit -n)",
+                )
             with contextlib.suppress(OSError):
                 self._spare_fd = os.open(os.devnull, os.O_RDONLY)
         time.sleep(0.01)  # a shortage that persists must not spin the loop
@@ -264,13 +299,22 @@ class Daemon:
                 if not first:
                     return
                 deadline = time.monotonic() + self.frame_timeout_s  # the rest of the frame: in time
-                rest = _recv_exact(conn, HEADER.size - len(first), deadline) if len(first) < HEADER.size else b""
+                rest = (
+                    _recv_exact(conn, HEADER.size - len(first), deadline)
+                    if len(first) < HEADER.size
+                    else b""
+                )
                 if rest is None:
                     return
                 (size,) = HEADER.unpack(first + rest)
                 if size > self.max_frame:
-                    self._send(conn, None, error=ProtocolError(
-                        f"frame of {size} bytes exceeds the limit of {self.max_frame}; closing this connection"))
+                    self._send(
+                        conn,
+                        None,
+                        error=ProtocolError(
+                            f"frame of {size} bytes exceeds the limit of {self.max_frame}; closing this connection"
+                        ),
+                    )
                     return
                 body = _recv_exact(conn, size, deadline) if size else b""
                 if body is None:
@@ -279,8 +323,13 @@ class Daemon:
                 self._send(conn, *self._answer(body))
         except TimeoutError:
             with contextlib.suppress(OSError):  # a slow sender (slowloris): its connection ends
-                self._send(conn, None, error=ProtocolError(
-                    f"a frame did not arrive whole within {self.frame_timeout_s:g} s; closing this connection"))
+                self._send(
+                    conn,
+                    None,
+                    error=ProtocolError(
+                        f"a frame did not arrive whole within {self.frame_timeout_s:g} s; closing this connection"
+                    ),
+                )
         except OSError:
             pass  # the peer went away (killed mid-request, reset): only this connection ends
         finally:
@@ -303,7 +352,9 @@ class Daemon:
                 return rid, self.info(), None
             method, params = methods.check_call(request.get("method"), request.get("params"))
             with self._lock.shared:
-                if methods.only_reads(method, params):  # beside other calls (the field is thread-safe)
+                if methods.only_reads(
+                    method, params
+                ):  # beside other calls (the field is thread-safe)
                     self.field.refresh()
                     result = method.invoke(self.field, params)
                 else:
@@ -319,9 +370,15 @@ class Daemon:
             return rid, None, exc
         except Exception as exc:  # noqa: BLE001  a bug must not take the daemon (or other clients) down
             print(f"chitta serve: internal error: {exc!r}", file=sys.stderr)
-            return rid, None, ChittaError(f"internal error in the daemon: {type(exc).__name__}: {exc}")
+            return (
+                rid,
+                None,
+                ChittaError(f"internal error in the daemon: {type(exc).__name__}: {exc}"),
+            )
 
-    def _send(self, conn: socket.socket, rid: Any, result: Any = None, error: BaseException | None = None) -> None:
+    def _send(
+        self, conn: socket.socket, rid: Any, result: Any = None, error: BaseException | None = None
+    ) -> None:
         if error is None:
             try:
                 body = protocol.pack({"id": rid, "result": result})
@@ -330,8 +387,16 @@ class Daemon:
         if error is not None:
             body = protocol.pack({"id": rid, "error": protocol.error_body(error)})
         if len(body) > self.max_frame:
-            body = protocol.pack({"id": rid, "error": protocol.error_body(
-                ProtocolError(f"the reply is {len(body)} bytes, over the frame limit; ask for less"))})
+            body = protocol.pack(
+                {
+                    "id": rid,
+                    "error": protocol.error_body(
+                        ProtocolError(
+                            f"the reply is {len(body)} bytes, over the frame limit; ask for less"
+                        )
+                    ),
+                }
+            )
         conn.sendall(HEADER.pack(len(body)) + body)
 
     def info(self) -> dict[str, Any]:
@@ -345,7 +410,9 @@ class Daemon:
             "max_connections": self.max_connections,
             "connections": len(self._conns),
             "refused": self.refused,
-            "maintenance": None if self.maintainer is None else {
+            "maintenance": None
+            if self.maintainer is None
+            else {
                 "every_s": self.maintainer.every_s,
                 "runs": self.maintainer.runs,
                 "checkpoints": self.maintainer.checkpoints,
@@ -373,7 +440,9 @@ def serve(
     checkpoint is written."""
     from chitta.field import default_path
 
-    field = Field(path if path is not None else default_path(), durability=durability, embedder=embedder)
+    field = Field(
+        path if path is not None else default_path(), durability=durability, embedder=embedder
+    )
     try:
         daemon = Daemon(
             field,

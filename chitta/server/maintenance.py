@@ -20,8 +20,13 @@ class Maintainer:
     then a checkpoint if ``policy`` finds one due (written by a read-only view,
     so requests are served meanwhile)."""
 
-    def __init__(self, field: Field, lock: AbstractContextManager[Any], every_s: float,
-                 policy: CheckpointPolicy) -> None:
+    def __init__(
+        self,
+        field: Field,
+        lock: AbstractContextManager[Any],
+        every_s: float,
+        policy: CheckpointPolicy,
+    ) -> None:
         self.field, self.lock, self.every_s, self.policy = field, lock, every_s, policy
         self.runs = 0
         self.last: dict[str, Any] = {}
@@ -42,7 +47,10 @@ class Maintainer:
             try:
                 self.run_once()
             except ChittaError as exc:  # reported, retried next round; never takes the daemon down
-                print(f"chitta serve: maintenance failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+                print(
+                    f"chitta serve: maintenance failed: {type(exc).__name__}: {exc}",
+                    file=sys.stderr,
+                )
 
     def run_once(self) -> dict[str, Any]:
         t0 = time.perf_counter()
@@ -61,7 +69,11 @@ class Maintainer:
                 result["checkpoint"] = "skipped: another process is writing one"
             else:
                 self.checkpoints += 1
-                result["checkpoint"] = {"reason": reason, "path": info.path, "seconds": round(info.seconds, 3)}
+                result["checkpoint"] = {
+                    "reason": reason,
+                    "path": info.path,
+                    "seconds": round(info.seconds, 3),
+                }
         self.runs += 1
         result["seconds"] = round(time.perf_counter() - t0, 3)
         self.last = result

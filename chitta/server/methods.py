@@ -75,13 +75,29 @@ def _schema_signature(operation: Operation) -> inspect.Signature:
 
 
 def _obj(props: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": list(required), "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(required),
+        "additionalProperties": False,
+    }
 
 
 _REMEMBER_SCHEMA = _obj(
     {
         "text": {**_S, "description": "what to remember (plain text, at most 1 MiB)"},
-        "kind": {**_S, "enum": ["observation", "thought", "decision", "code_fact", "lesson", "episode", "wisdom"]},
+        "kind": {
+            **_S,
+            "enum": [
+                "observation",
+                "thought",
+                "decision",
+                "code_fact",
+                "lesson",
+                "episode",
+                "wisdom",
+            ],
+        },
         "realm": {**_OPT_S, "description": "project or domain"},
         "session": _OPT_S,
         "source_tool": {**_OPT_S, "description": "tool that produced it (infers the harness)"},
@@ -93,15 +109,33 @@ _REMEMBER_SCHEMA = _obj(
 _RECALL_SCHEMA = _obj(
     {
         "query": {**_S, "description": "what you need to know"},
-        "k": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "how many memories (default 10)"},
+        "k": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1000,
+            "description": "how many memories (default 10)",
+        },
         "kinds": {"type": "array", "items": _S},
         "realm": _OPT_S,
         "session": _OPT_S,
-        "harness": {**_OPT_S, "description": "only memories written through this harness (claude-code, codex)"},
-        "since": {"type": "number", "description": "epoch seconds: only memories that happened at or after"},
-        "until": {"type": "number", "description": "epoch seconds: only memories that happened before"},
+        "harness": {
+            **_OPT_S,
+            "description": "only memories written through this harness (claude-code, codex)",
+        },
+        "since": {
+            "type": "number",
+            "description": "epoch seconds: only memories that happened at or after",
+        },
+        "until": {
+            "type": "number",
+            "description": "epoch seconds: only memories that happened before",
+        },
         "include_staged": {"type": "boolean"},
-        "budget_bytes": {"type": "integer", "minimum": 0, "description": "fit whole memories into this many bytes"},
+        "budget_bytes": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "fit whole memories into this many bytes",
+        },
     },
     ("query",),
 )
@@ -114,28 +148,65 @@ def _tuple(value: Any) -> Any:
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
-        Method("remember", schema=_REMEMBER_SCHEMA,
-               description="Store one memory (a fact, decision, lesson, observation) in the shared field; returns its id."),
+        Method(
+            "remember",
+            schema=_REMEMBER_SCHEMA,
+            description="Store one memory (a fact, decision, lesson, observation) in the shared field; returns its id.",
+        ),
         Method("remember_many"),
         Method("remember_triplet", result=_tuple),
-        Method("get", reads=True, schema=_obj({"id": _ID}, ("id",)),
-               description="Fetch one memory by id, with its kind, tags, confidence and provenance."),
-        Method("forget", schema=_obj({"id": _ID}, ("id",)),
-               description="Forget (soft-delete) a memory by id; its history stays in the log."),
+        Method(
+            "get",
+            reads=True,
+            schema=_obj({"id": _ID}, ("id",)),
+            description="Fetch one memory by id, with its kind, tags, confidence and provenance.",
+        ),
+        Method(
+            "forget",
+            schema=_obj({"id": _ID}, ("id",)),
+            description="Forget (soft-delete) a memory by id; its history stays in the log.",
+        ),
         Method("update"),
-        Method("link", schema=_obj(
-            {"src": _ID, "dst": _ID,
-             "edge": {**_S, "enum": ["RelatedTo", "Supports", "Contradicts", "Supersedes", "DerivedFrom",
-                                     "Confirms", "SameSession", "CoRetrieved", "AliasOf"]},
-             "weight": {"type": "number", "exclusiveMinimum": 0}},
-            ("src", "dst")),
-            description="Add a typed edge src -> dst between two memories (e.g. Supports, Contradicts, Supersedes)."),
-        Method("recall", reads=True, schema=_RECALL_SCHEMA,
-               description="Recall the memories that matter most for a query (keyword, semantic and graph lanes "
-                           "fused), with optional filters and a byte budget."),
+        Method(
+            "link",
+            schema=_obj(
+                {
+                    "src": _ID,
+                    "dst": _ID,
+                    "edge": {
+                        **_S,
+                        "enum": [
+                            "RelatedTo",
+                            "Supports",
+                            "Contradicts",
+                            "Supersedes",
+                            "DerivedFrom",
+                            "Confirms",
+                            "SameSession",
+                            "CoRetrieved",
+                            "AliasOf",
+                        ],
+                    },
+                    "weight": {"type": "number", "exclusiveMinimum": 0},
+                },
+                ("src", "dst"),
+            ),
+            description="Add a typed edge src -> dst between two memories (e.g. Supports, Contradicts, Supersedes).",
+        ),
+        Method(
+            "recall",
+            reads=True,
+            schema=_RECALL_SCHEMA,
+            description="Recall the memories that matter most for a query (keyword, semantic and graph lanes "
+            "fused), with optional filters and a byte budget.",
+        ),
         Method("render"),
-        Method("write_gate_stats", reads=True, schema=_obj({}),
-               description="How many memories are staged (written, never recalled) and how old the oldest is."),
+        Method(
+            "write_gate_stats",
+            reads=True,
+            schema=_obj({}),
+            description="How many memories are staged (written, never recalled) and how old the oldest is.",
+        ),
         Method("write_gate_pass"),
         Method("learn_encoder"),
         Method("reencode"),
@@ -143,8 +214,12 @@ METHODS: dict[str, Method] = {
         Method("checkpoint"),
         Method("set_dense_index"),
         Method("refresh"),
-        Method("stats", reads=True, schema=_obj({}),
-               description="Counts and sizes of the field: memories, writer instances, segments, bytes."),
+        Method(
+            "stats",
+            reads=True,
+            schema=_obj({}),
+            description="Counts and sizes of the field: memories, writer instances, segments, bytes.",
+        ),
         Method("ids", reads=True),
         Method("remote_status", reads=True),
         Method("memories", reads=True, result=iter),
@@ -167,8 +242,13 @@ METHODS: dict[str, Method] = {
 
 # ---- argument checks (MCP) ---------------------------------------------------------------
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-    "array": (list, tuple), "object": (dict,), "null": (type(None),),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (dict,),
+    "null": (type(None),),
 }
 
 
@@ -177,11 +257,14 @@ def _check_value(value: Any, schema: Mapping[str, Any], where: str) -> None:
     if kinds is not None:
         names = [kinds] if isinstance(kinds, str) else list(kinds)
         ok = any(
-            isinstance(value, _JSON_TYPES[n]) and not (n in ("integer", "number") and isinstance(value, bool))
+            isinstance(value, _JSON_TYPES[n])
+            and not (n in ("integer", "number") and isinstance(value, bool))
             for n in names
         )
         if not ok:
-            raise InvalidArgument(f"{where} must be {' or '.join(names)}, not {type(value).__name__}")
+            raise InvalidArgument(
+                f"{where} must be {' or '.join(names)}, not {type(value).__name__}"
+            )
     if "enum" in schema and value not in schema["enum"]:
         raise InvalidArgument(f"{where} must be one of {schema['enum']}, not {value!r:.80}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -205,7 +288,9 @@ def check_arguments(method: Method, arguments: Mapping[str, Any] | None) -> dict
     props = method.schema["properties"]
     unknown = sorted(set(args) - set(props))
     if unknown:
-        raise InvalidArgument(f"{method.name}: unknown argument(s) {unknown}; allowed: {sorted(props)}")
+        raise InvalidArgument(
+            f"{method.name}: unknown argument(s) {unknown}; allowed: {sorted(props)}"
+        )
     missing = [n for n in method.schema.get("required", ()) if n not in args]
     if missing:
         raise InvalidArgument(f"{method.name}: missing required argument(s) {missing}")
@@ -238,8 +323,14 @@ def check_call(method_name: object, params: object) -> tuple[Method, dict[str, A
 
 
 def _operation_method(operation: Operation) -> Method:
-    return Method(operation.name, reads=operation.reads, schema=dict(operation.schema),
-                  description=operation.description, operation=operation, doors=operation.doors)
+    return Method(
+        operation.name,
+        reads=operation.reads,
+        schema=dict(operation.schema),
+        description=operation.description,
+        operation=operation,
+        doors=operation.doors,
+    )
 
 
 def table() -> dict[str, Method]:
@@ -251,9 +342,13 @@ def table() -> dict[str, Method]:
     for factory in registry.factories():
         for operation in getattr(factory, "operations", ()):
             if operation.name in out and out[operation.name].operation is not operation:
-                raise InvalidArgument(f"organ operation {operation.name!r} reuses a method name; rename it")
+                raise InvalidArgument(
+                    f"organ operation {operation.name!r} reuses a method name; rename it"
+                )
             if operation.schema.get("type") != "object":
-                raise InvalidArgument(f"organ operation {operation.name!r} needs an object JSON schema")
+                raise InvalidArgument(
+                    f"organ operation {operation.name!r} needs an object JSON schema"
+                )
             out[operation.name] = _operation_method(operation)
     return out
 
@@ -263,8 +358,9 @@ __all__ = ["METHODS", "Method", "check_arguments", "check_call", "table"]
 
 #: Field methods that change nothing (recall only with ``touch=False``): the daemon runs
 #: them beside other calls; every other call takes its writer lock.
-_PURE_READS = frozenset({"get", "write_gate_stats", "stats", "ids", "memories", "history",
-                         "__len__", "__contains__"})
+_PURE_READS = frozenset(
+    {"get", "write_gate_stats", "stats", "ids", "memories", "history", "__len__", "__contains__"}
+)
 
 
 def only_reads(method: Method, params: dict[str, Any]) -> bool:

@@ -75,13 +75,19 @@ def _wire(obj: Any) -> Any:
     if isinstance(obj, Memory):
         return _ext(EXT_MEMORY, [getattr(obj, n) for n in _MEMORY_FIELDS])
     if isinstance(obj, Hit):
-        return _ext(EXT_HIT, [obj.id, obj.text, obj.score, obj.memory, obj.lanes, obj.fused, list(obj.factors)])
+        return _ext(
+            EXT_HIT,
+            [obj.id, obj.text, obj.score, obj.memory, obj.lanes, obj.fused, list(obj.factors)],
+        )
     if isinstance(obj, Factor):
         return _ext(EXT_FACTOR, [obj.name, obj.kind, obj.value, obj.weight, obj.contribution])
     if isinstance(obj, FieldStats):
         return _ext(EXT_FIELD_STATS, [getattr(obj, n) for n in _STATS_FIELDS])
     if type(obj).__name__ in _REPORTS and isinstance(obj, _REPORTS[type(obj).__name__]):
-        return _ext(EXT_REPORT, [type(obj).__name__, [getattr(obj, f.name) for f in dataclasses.fields(obj)]])
+        return _ext(
+            EXT_REPORT,
+            [type(obj).__name__, [getattr(obj, f.name) for f in dataclasses.fields(obj)]],
+        )
     if isinstance(obj, (list, tuple)):
         return [_wire(x) for x in obj]
     if isinstance(obj, (set, frozenset)):
@@ -96,7 +102,9 @@ def _enc_hook(obj: Any) -> Any:
         arr = np.ascontiguousarray(obj)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"cannot send an array of dtype {arr.dtype}")
-        return msgspec.msgpack.Ext(EXT_NDARRAY, _ENC.encode([arr.dtype.str, list(arr.shape), arr.tobytes()]))
+        return msgspec.msgpack.Ext(
+            EXT_NDARRAY, _ENC.encode([arr.dtype.str, list(arr.shape), arr.tobytes()])
+        )
     if isinstance(obj, np.generic):
         return obj.item()
     raise TypeError(f"cannot send a {type(obj).__name__} over the wire")
@@ -130,7 +138,12 @@ def _ext_hook(code: int, data: memoryview) -> Any:
             raise ProtocolError(f"unknown report type {name!r}")
         fields = dataclasses.fields(cls)
         # tuples travel as arrays: restore them where the class declares tuples
-        return cls(**{f.name: _tuples(v) if str(f.type).startswith("tuple") else v for f, v in zip(fields, values)})
+        return cls(
+            **{
+                f.name: _tuples(v) if str(f.type).startswith("tuple") else v
+                for f, v in zip(fields, values)
+            }
+        )
     raise ProtocolError(f"unknown MessagePack extension type {code}")
 
 
@@ -201,6 +214,7 @@ def error_from(body: Mapping[str, Any]) -> ChittaError:
 def to_epoch(value: Any) -> Any:
     """Datetimes as epoch seconds (for JSON answers)."""
     return value.timestamp() if isinstance(value, datetime) else value
+
 
 __all__ = [
     "EXT_FACTOR",

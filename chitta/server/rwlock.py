@@ -30,8 +30,12 @@ class _Shared:
                 lk._cond.wait()
             lk._readers += 1
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         lk = self._l
         with lk._cond:
             lk._readers -= 1
@@ -54,8 +58,12 @@ class _Exclusive:
                 lk._waiting_writers -= 1
             lk._writer = True
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         lk = self._l
         with lk._cond:
             lk._writer = False

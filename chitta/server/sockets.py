@@ -37,17 +37,22 @@ def _check_dir_stat(directory: Path, st: os.stat_result) -> None:
     if stat.S_ISLNK(st.st_mode):
         raise UntrustedSocket(
             f"{directory} is a symlink; a socket directory must be a real directory of yours "
-            f"(remove it, or choose another socket path)")
+            f"(remove it, or choose another socket path)"
+        )
     if not stat.S_ISDIR(st.st_mode):
-        raise UntrustedSocket(f"{directory} is not a directory; remove it or choose another socket path")
+        raise UntrustedSocket(
+            f"{directory} is not a directory; remove it or choose another socket path"
+        )
     if st.st_uid != uid:
         raise UntrustedSocket(
             f"{directory} belongs to uid {st.st_uid}, not to you (uid {uid}): another user may have "
-            f"planted it; remove it (or choose another socket path) and start the daemon again")
+            f"planted it; remove it (or choose another socket path) and start the daemon again"
+        )
     if stat.S_IMODE(st.st_mode) & 0o077:
         raise UntrustedSocket(
             f"{directory} has mode {stat.S_IMODE(st.st_mode):04o}; a socket directory must be 0700 "
-            f"(run: chmod 700 {directory})")
+            f"(run: chmod 700 {directory})"
+        )
 
 
 def check_dir(directory: str | os.PathLike[str]) -> None:
@@ -84,20 +89,25 @@ def check_socket_file(path: str | os.PathLike[str]) -> None:
     try:
         st = os.lstat(p)
     except FileNotFoundError:
-        raise ChittaIOError(f"no chitta daemon listens on {p} (no socket there); start one with "
-                            f"`chitta serve`") from None
+        raise ChittaIOError(
+            f"no chitta daemon listens on {p} (no socket there); start one with `chitta serve`"
+        ) from None
     if not stat.S_ISSOCK(st.st_mode):
         raise UntrustedSocket(f"{p} is not a socket; remove it or choose another socket path")
     if st.st_uid != os.getuid():
-        raise UntrustedSocket(f"{p} belongs to uid {st.st_uid}, not to you (uid {os.getuid()}); "
-                              f"remove it and start the daemon again")
+        raise UntrustedSocket(
+            f"{p} belongs to uid {st.st_uid}, not to you (uid {os.getuid()}); "
+            f"remove it and start the daemon again"
+        )
 
 
 def peer_cred(sock: socket.socket) -> tuple[int, int, int] | None:
     """(pid, uid, gid) of a connected Unix socket's peer; None where SO_PEERCRED is missing."""
     if not hasattr(socket, "SO_PEERCRED"):
         return None
-    pid, uid, gid = _PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
+    pid, uid, gid = _PEERCRED.unpack(
+        sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
+    )
     return pid, uid, gid
 
 
@@ -107,7 +117,9 @@ def check_peer(sock: socket.socket, uid: int | None = None) -> None:
     cred = peer_cred(sock)
     want = os.getuid() if uid is None else uid
     if cred is not None and cred[1] != want:
-        raise UntrustedSocket(f"refused: the peer (pid {cred[0]}) runs as uid {cred[1]}, not {want}")
+        raise UntrustedSocket(
+            f"refused: the peer (pid {cred[0]}) runs as uid {cred[1]}, not {want}"
+        )
 
 
 def connect_unix(path: str | os.PathLike[str], timeout: float | None) -> socket.socket:
@@ -138,5 +150,12 @@ def connect_unix(path: str | os.PathLike[str], timeout: float | None) -> socket.
         return sock
 
 
-__all__ = ["UntrustedSocket", "check_dir", "check_peer", "check_socket_file", "connect_unix",
-           "peer_cred", "private_dir"]
+__all__ = [
+    "UntrustedSocket",
+    "check_dir",
+    "check_peer",
+    "check_socket_file",
+    "connect_unix",
+    "peer_cred",
+    "private_dir",
+]

@@ -76,7 +76,11 @@ def _acked_ids(out: str) -> list[int]:
     """The ids of the complete ``P <id>`` lines of a killed child's output (SIGKILL
     can cut the last line anywhere, even between the ``P`` and its id)."""
     complete = out.split("\n")[:-1]  # what follows the last newline is unfinished
-    return [int(line.split()[1]) for line in complete if line.startswith("P ") and len(line.split()) == 2]
+    return [
+        int(line.split()[1])
+        for line in complete
+        if line.startswith("P ") and len(line.split()) == 2
+    ]
 
 
 def _check(root: Path, acked: list[int]) -> str | None:
@@ -142,5 +146,8 @@ def test_kill_at_random_moments(tmp_path: Path) -> None:
 
 def test_a_line_cut_by_the_kill_is_no_acknowledgement() -> None:
     assert _acked_ids("P 1\nP 2\nP ") == [1, 2]  # killed between the P and its id
-    assert _acked_ids("P 1\nP 2\nP 3") == [1, 2]  # the id may be cut too: no newline, no acknowledgement
+    assert _acked_ids("P 1\nP 2\nP 3") == [
+        1,
+        2,
+    ]  # the id may be cut too: no newline, no acknowledgement
     assert _acked_ids("P 1\nC x\nP 2\n") == [1, 2]

@@ -113,7 +113,11 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_write(tmp_path: Path) -
                 present.update(ids)
         # A forget can land without being acknowledged (killed before the print):
         # such an id may be absent, but only if its DeleteMemory is in the log.
-        deleted_in_log = {r["fields"]["id"] for r in chitta.inspect.iter_records(root) if r["op"] == "DeleteMemory"}
+        deleted_in_log = {
+            r["fields"]["id"]
+            for r in chitta.inspect.iter_records(root)
+            if r["op"] == "DeleteMemory"
+        }
         with chitta.open(root, read_only=True) as f:
             live = set(f.ids())
             missing = present - live - deleted_in_log

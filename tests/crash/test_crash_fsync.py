@@ -47,7 +47,9 @@ threading.Event().wait()
 def _run_and_kill(root: Path, seed: int, threads: int, rng: random.Random) -> list[tuple[int, str]]:
     proc = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(root), str(seed), str(threads)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         cwd=root.parent,  # not the repo root: `python -c` would import the source tree
     )
     assert proc.stdout is not None
@@ -75,7 +77,9 @@ def _run_and_kill(root: Path, seed: int, threads: int, rng: random.Random) -> li
         proc.stderr.close()
     assert proc.returncode == -signal.SIGKILL, err
     out = "".join(lines)
-    complete = out.splitlines() if out.endswith("\n") else out.splitlines()[:-1]  # a cut line acknowledges nothing
+    complete = (
+        out.splitlines() if out.endswith("\n") else out.splitlines()[:-1]
+    )  # a cut line acknowledges nothing
     acked = []
     for line in complete:
         mid, s, t, i = line.split()
@@ -95,7 +99,7 @@ def test_sigkill_of_a_threaded_fsync_writer_loses_no_acknowledged_remember(tmp_p
             live = set(f.ids())
             missing = set(acked) - live
             assert not missing, f"round {rnd}: acknowledged ids lost: {sorted(missing)[:5]}"
-            for mid in list(acked)[:: 37]:
+            for mid in list(acked)[::37]:
                 assert f.get(mid).text == acked[mid]
     assert len(acked) > 200, "the writers acknowledged too little to make the test meaningful"
     report = chitta.inspect.verify(root)

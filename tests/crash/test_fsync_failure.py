@@ -65,12 +65,20 @@ print(json.dumps({"acked": {str(k): v for k, v in acked.items()}, "errors": len(
 
 def test_failed_group_write_fails_the_writer_and_loses_only_unacknowledged(tmp_path: Path) -> None:
     root = tmp_path / "f"
-    out = subprocess.run([sys.executable, "-c", CHILD, str(root)], capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
     assert res["errors"] > 0
-    assert "File too large" in res["first_error"] or "EFBIG" in res["first_error"], res["first_error"]
+    assert "File too large" in res["first_error"] or "EFBIG" in res["first_error"], res[
+        "first_error"
+    ]
     assert res["ok_after_error"] == []
     assert res["sticky"] is True
     acked = {int(k): v for k, v in res["acked"].items()}

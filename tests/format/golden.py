@@ -19,11 +19,26 @@ T0 = 1_764_000_000_000  # fixed event time (ms)
 def golden_ops() -> list[ops.Op]:
     a, b, c = (GOLDEN_INSTANCE << 32) | 1, (GOLDEN_INSTANCE << 32) | 2, (GOLDEN_INSTANCE << 32) | 3
     return [
-        ops.PutPayload(id=a, text="the build uses ninja", kind="decision", created_ms=T0, realm="build",
-                       tags=("build",), source_tool="claude-code", harness="claude-code"),
-        ops.PutPayload(id=b, text="staging listens on port 8080", created_ms=T0 + 1,
-                       embedding=ops.f32_bytes([0.5, -0.5, 0.25, 1.0]), meta={"host": "staging", "port": 8080}),
-        ops.PutPayload(id=c, text="a passing thought", kind="thought", created_ms=T0 + 2, confidence=0.4),
+        ops.PutPayload(
+            id=a,
+            text="the build uses ninja",
+            kind="decision",
+            created_ms=T0,
+            realm="build",
+            tags=("build",),
+            source_tool="claude-code",
+            harness="claude-code",
+        ),
+        ops.PutPayload(
+            id=b,
+            text="staging listens on port 8080",
+            created_ms=T0 + 1,
+            embedding=ops.f32_bytes([0.5, -0.5, 0.25, 1.0]),
+            meta={"host": "staging", "port": 8080},
+        ),
+        ops.PutPayload(
+            id=c, text="a passing thought", kind="thought", created_ms=T0 + 2, confidence=0.4
+        ),
         ops.UpdateState(id=a, at_ms=T0 + 10, confidence=0.9, touch=True),
         ops.DeleteMemory(id=c, at_ms=T0 + 20),
         ops.Batch.of(
@@ -41,15 +56,22 @@ def golden_tail_ops() -> list[ops.Op]:
     """Written after ``golden_ops()`` in 2.0: enough bytes to rotate once."""
     base = GOLDEN_INSTANCE << 32
     return [
-        ops.PutPayload(id=base | (4 + i), text=f"tail memory {i}: " + "padding words " * 12,
-                       created_ms=T0 + 50 + i)
+        ops.PutPayload(
+            id=base | (4 + i),
+            text=f"tail memory {i}: " + "padding words " * 12,
+            created_ms=T0 + 50 + i,
+        )
         for i in range(3)
     ]
 
 
 def write_golden(root: Path) -> None:
-    log = _core.SegmentLog(str(root), instance_id=GOLDEN_INSTANCE, durability="flush",
-                           segment_bytes=GOLDEN_SEGMENT_BYTES)
+    log = _core.SegmentLog(
+        str(root),
+        instance_id=GOLDEN_INSTANCE,
+        durability="flush",
+        segment_bytes=GOLDEN_SEGMENT_BYTES,
+    )
     try:
         for op in golden_ops() + golden_tail_ops():
             log.append(int(op.op_type), ops.encode(op))

@@ -43,7 +43,15 @@ def test_v1_state_file_matches_the_spec() -> None:
     version, flags, n, body = _framed(_live(V1) / "state", b"CHITSTAT")
     assert (version, flags, n) == (1, 0, len(body))
     state = msgspec.msgpack.decode(body)
-    assert set(state) == {"chitta", "created_ms", "watermark", "applied", "unrouted", "organs", "sidecars"}
+    assert set(state) == {
+        "chitta",
+        "created_ms",
+        "watermark",
+        "applied",
+        "unrouted",
+        "organs",
+        "sidecars",
+    }
     seg = only_segment(V1)
     assert state["watermark"] == {
         "clock": 7,
@@ -67,10 +75,16 @@ def test_v1_sidecars_match_the_spec() -> None:
     norm = math.sqrt(0.25 + 0.25 + 0.0625 + 1.0)
     assert (dim, pad) == (4, 0)
     assert mean == pytest.approx([0.5 / norm, -0.5 / norm, 0.25 / norm, 1.0 / norm], rel=1e-6)
-    assert struct.unpack_from("<QQ", body, 8 + 16) == (B, 0)  # one vector: it is the mean, no bit set
+    assert struct.unpack_from("<QQ", body, 8 + 16) == (
+        B,
+        0,
+    )  # one vector: it is the mean, no bit set
     state = msgspec.msgpack.decode(_framed(live / "state", b"CHITSTAT")[3])
     for name in ("vectors.emb", "codes.bin"):
-        assert state["sidecars"][name]["crc"] == struct.unpack("<I", (live / name).read_bytes()[-4:])[0]
+        assert (
+            state["sidecars"][name]["crc"]
+            == struct.unpack("<I", (live / name).read_bytes()[-4:])[0]
+        )
     assert state["sidecars"]["posting.idx"]["crc"] == crc32c((live / "posting.idx").read_bytes())
 
 
@@ -82,13 +96,33 @@ def test_every_golden_version_loads_to_the_replayed_field(tmp_path: Path, golden
         warnings.simplefilter("error", CheckpointIgnored)
         with chitta.open(root, read_only=True, embedder=None) as f:
             assert f.checkpoint_loaded == _live(golden).name
-            loaded = [(m.id, m.text, m.strength, m.confidence, m.access_count, m.meta, m.embedding.tolist()
-                       if m.embedding is not None else None) for m in f.memories()]
+            loaded = [
+                (
+                    m.id,
+                    m.text,
+                    m.strength,
+                    m.confidence,
+                    m.access_count,
+                    m.meta,
+                    m.embedding.tolist() if m.embedding is not None else None,
+                )
+                for m in f.memories()
+            ]
             assert f.stats().forgotten == 1 and C not in f
             assert f.core.graph.neighbours(A) == [(B, "RelatedTo", False, 1.0)]
     with chitta.open(root, read_only=True, embedder=None, load_checkpoint=False) as f:
-        replayed = [(m.id, m.text, m.strength, m.confidence, m.access_count, m.meta, m.embedding.tolist()
-                     if m.embedding is not None else None) for m in f.memories()]
+        replayed = [
+            (
+                m.id,
+                m.text,
+                m.strength,
+                m.confidence,
+                m.access_count,
+                m.meta,
+                m.embedding.tolist() if m.embedding is not None else None,
+            )
+            for m in f.memories()
+        ]
     assert loaded == replayed
     assert loaded[1][1:3] == ("staging listens on port 8081", 2.0)
     # The golden's writer continues after the watermark; the next open replays only that.
@@ -103,9 +137,16 @@ def test_state_reader_refuses_what_the_spec_forbids(tmp_path: Path) -> None:
     good = (_live(V1) / "state").read_bytes()
     body = good[24:-4]
 
-    def framed(magic: bytes = b"CHITSTAT", version: int = 1, flags: int = 0, n: int | None = None,
-               payload: bytes = body) -> Path:
-        head = struct.pack("<8sIIQ", magic, version, flags, len(payload) if n is None else n) + payload
+    def framed(
+        magic: bytes = b"CHITSTAT",
+        version: int = 1,
+        flags: int = 0,
+        n: int | None = None,
+        payload: bytes = body,
+    ) -> Path:
+        head = (
+            struct.pack("<8sIIQ", magic, version, flags, len(payload) if n is None else n) + payload
+        )
         path = tmp_path / f"state-{len(list(tmp_path.iterdir()))}"
         path.write_bytes(head + struct.pack("<I", crc32c(head)))
         return path
@@ -140,8 +181,16 @@ def test_v3_units_sidecar_and_posting_record_match_the_spec() -> None:
         u = struct.unpack_from(f"<{dim}f", body, 8 * count + 4 * dim * i)
         norm = math.sqrt(sum(x * x for x in v))
         assert u == pytest.approx([x / norm for x in v], rel=1e-6)
-    for name in ("vectors.emb", "units.emb", "codes.bin", "posting.idx"):  # each by its trailing CRC
-        assert state["sidecars"][name]["crc"] == struct.unpack("<I", (live / name).read_bytes()[-4:])[0]
+    for name in (
+        "vectors.emb",
+        "units.emb",
+        "codes.bin",
+        "posting.idx",
+    ):  # each by its trailing CRC
+        assert (
+            state["sidecars"][name]["crc"]
+            == struct.unpack("<I", (live / name).read_bytes()[-4:])[0]
+        )
 
 
 def test_v4_memories_columns_match_the_spec() -> None:
@@ -154,9 +203,24 @@ def test_v4_memories_columns_match_the_spec() -> None:
     assert mem["rows"] == 3
     assert struct.unpack("<3Q", mem["ids"]) == (A, B, C)
     cols = mem["columns"]
-    layout = {"created": "q", "written": "q", "updated": "q", "last_access": "q", "deleted": "q", "dead": "?",
-              "confidence": "d", "strength": "d", "decay": "d", "tier": "q", "access": "q", "kind": "I",
-              "realm": "I", "session": "I", "source_tool": "I", "harness": "I"}
+    layout = {
+        "created": "q",
+        "written": "q",
+        "updated": "q",
+        "last_access": "q",
+        "deleted": "q",
+        "dead": "?",
+        "confidence": "d",
+        "strength": "d",
+        "decay": "d",
+        "tier": "q",
+        "access": "q",
+        "kind": "I",
+        "realm": "I",
+        "session": "I",
+        "source_tool": "I",
+        "harness": "I",
+    }
     assert set(cols) == set(layout)
     got = {name: struct.unpack(f"<3{code}", cols[name]) for name, code in layout.items()}
     t0 = 1_764_000_000_000
@@ -172,7 +236,9 @@ def test_v4_memories_columns_match_the_spec() -> None:
     texts = [mem["text"][a:b].decode() for a, b in itertools.pairwise(offsets)]
     assert texts == ["the build uses ninja", "staging listens on port 8080", "a passing thought"]
     assert mem["texts"] == [[1, "staging listens on port 8081"]]  # the changed text, by row
-    assert mem["tags"] == [[0, ["build"]]] and mem["meta"] == [[1, {"host": "staging", "port": 8080}]]
+    assert mem["tags"] == [[0, ["build"]]] and mem["meta"] == [
+        [1, {"host": "staging", "port": 8080}]
+    ]
     assert mem["put_meta"] == [] and mem["artifacts"] == [] and mem["odd_vectors"] == []
     assert (mem["live"], mem["embedding_dim"], mem["ignored"]) == (2, 4, 0)
     assert mem["max_local"] == [[1, 3]] and mem["touches"] == [[A, [t0 + 10]]]
@@ -208,10 +274,17 @@ def test_v5_word_table_matches_the_spec() -> None:
     vecs = [struct.unpack_from(f"<{dim}f", data, 40 + 16 * i) for i in range(rows)]
     at = 40 + 4 * rows * dim
     lengths = struct.unpack_from(f"<{rows + pending}I", data, at)
-    blob = data[at + 4 * (rows + pending): at + 4 * (rows + pending) + word_bytes]
+    blob = data[at + 4 * (rows + pending) : at + 4 * (rows + pending) + word_bytes]
     ends = list(itertools.accumulate(lengths))
     words = [blob[a:b].decode() for a, b in zip([0, *ends[:-1]], ends)]
-    assert words == ["build", "listens", "ninja", "port", "staging", "uses"]  # the live texts' words, sorted
+    assert words == [
+        "build",
+        "listens",
+        "ninja",
+        "port",
+        "staging",
+        "uses",
+    ]  # the live texts' words, sorted
     want = HashingEmbedder(4).embed(words)
     for v, w in zip(vecs, want):
         norm = math.sqrt(sum(float(x) * float(x) for x in w))
@@ -233,7 +306,16 @@ def test_v5_golden_table_is_adopted_without_embedding() -> None:
     settings = RecallSettings(fusion_alpha=0.5, expansion_weight=0.3)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CheckpointIgnored)
-        with chitta.open(GOLDENS / "checkpoint-v5", read_only=True, embedder=emb, recall_settings=settings) as f:
+        with chitta.open(
+            GOLDENS / "checkpoint-v5", read_only=True, embedder=emb, recall_settings=settings
+        ) as f:
             assert f.checkpoint_loaded == _live(GOLDENS / "checkpoint-v5").name
-            assert f.core.engine.vocabulary.table()[0] == ["build", "listens", "ninja", "port", "staging", "uses"]
+            assert f.core.engine.vocabulary.table()[0] == [
+                "build",
+                "listens",
+                "ninja",
+                "port",
+                "staging",
+                "uses",
+            ]
             assert calls == []

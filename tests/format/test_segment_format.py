@@ -66,8 +66,17 @@ def test_golden_field_replays_to_the_expected_state(field: Path) -> None:
     with chitta.open(field, read_only=True) as f:
         assert sorted(f.ids()) == [a, b]
         ma, mb = f.get(a), f.get(b)
-        assert (ma.text, ma.confidence, ma.access_count, ma.kind) == ("the build uses ninja", 0.9, 1, "decision")
-        assert (mb.text, mb.strength, mb.meta) == ("staging listens on port 8081", 2.0, {"host": "staging", "port": 8080})
+        assert (ma.text, ma.confidence, ma.access_count, ma.kind) == (
+            "the build uses ninja",
+            0.9,
+            1,
+            "decision",
+        )
+        assert (mb.text, mb.strength, mb.meta) == (
+            "staging listens on port 8081",
+            2.0,
+            {"host": "staging", "port": 8080},
+        )
         assert mb.embedding is not None and mb.embedding.tolist() == [0.5, -0.5, 0.25, 1.0]
         assert c not in f
         assert f.stats().forgotten == 1
@@ -102,7 +111,11 @@ def test_flipped_byte_mid_log_is_crc_mismatch_with_segment_and_offset(field: Pat
     assert f"offset {third}" in str(info.value)
     with chitta.open(field, read_only=True, salvage=True) as f:
         (dropped,) = f.salvaged
-        assert (dropped["kind"], dropped["offset"], dropped["segment"]) == ("crc_mismatch", third, seg.name)
+        assert (dropped["kind"], dropped["offset"], dropped["segment"]) == (
+            "crc_mismatch",
+            third,
+            seg.name,
+        )
         assert len(f) == 2  # the third memory's put was the damaged record; the rest applied
     assert chitta.inspect.verify(field)["damages"][0]["kind"] == "crc_mismatch"
 
@@ -216,6 +229,10 @@ def test_records_written_before_a_new_optional_field_still_replay(tmp_path: Path
     with chitta.open(root, read_only=True) as f:
         m = f.get((1 << 32) | 1)
         assert m.text == "the build uses ninja" and m.written_ms == m.created_ms
-    current = [ops.decode(r.op_type, r.payload) for r in parse_records(only_segment(GOLDEN).read_bytes())]
-    older = [ops.decode(r.op_type, r.payload) for r in parse_records(only_segment(root).read_bytes())]
+    current = [
+        ops.decode(r.op_type, r.payload) for r in parse_records(only_segment(GOLDEN).read_bytes())
+    ]
+    older = [
+        ops.decode(r.op_type, r.payload) for r in parse_records(only_segment(root).read_bytes())
+    ]
     assert older == current  # the same ops: the new field's default is what the writer wrote

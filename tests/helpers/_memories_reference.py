@@ -387,8 +387,22 @@ class MemoriesOrgan:
             else:
                 r: MemoryRecord = rec  # type: ignore[assignment]
                 put, emb, live = r.put, r.embedding, r.deleted_ms is None
-                changed.append([pos, r.text, list(r.tags), r.meta, r.confidence, r.strength, r.decay_rate,
-                                r.tier, r.updated_ms, r.last_access_ms, r.access_count, r.deleted_ms])
+                changed.append(
+                    [
+                        pos,
+                        r.text,
+                        list(r.tags),
+                        r.meta,
+                        r.confidence,
+                        r.strength,
+                        r.decay_rate,
+                        r.tier,
+                        r.updated_ms,
+                        r.last_access_ms,
+                        r.access_count,
+                        r.deleted_ms,
+                    ]
+                )
             puts.append(put if put.embedding is None else strip(put, embedding=None))
             if not live:
                 continue
@@ -419,18 +433,27 @@ class MemoriesOrgan:
         }
         return state, ids, vecs
 
-    def restore(self, state: dict[str, Any], ids: npt.NDArray[np.uint64], vecs: npt.NDArray[np.float32]) -> None:
+    def restore(
+        self, state: dict[str, Any], ids: npt.NDArray[np.uint64], vecs: npt.NDArray[np.float32]
+    ) -> None:
         """Load a snapshot into this (fresh) organ. Raises on a malformed map."""
         puts = msgspec.msgpack.decode(state["puts"], type=list[ops.PutPayload])
         _share_labels(puts)
         records: dict[int, MemoryRecord | ops.PutPayload] = dict(zip((p.id for p in puts), puts))
         if len(records) != len(puts):
             raise ValueError("snapshot repeats a memory id")
-        for pos, text, tags, meta, conf, strength, decay, tier, upd, last, count, deleted in state["changed"]:
+        for pos, text, tags, meta, conf, strength, decay, tier, upd, last, count, deleted in state[
+            "changed"
+        ]:
             rec = MemoryRecord(puts[pos])
             rec.text, rec.tags, rec.meta = text, tuple(tags), meta
             rec.confidence, rec.strength, rec.decay_rate, rec.tier = conf, strength, decay, tier
-            rec.updated_ms, rec.last_access_ms, rec.access_count, rec.deleted_ms = upd, last, count, deleted
+            rec.updated_ms, rec.last_access_ms, rec.access_count, rec.deleted_ms = (
+                upd,
+                last,
+                count,
+                deleted,
+            )
             records[puts[pos].id] = rec
         for mid, blob in state["odd_vectors"]:
             rec = records[mid]

@@ -133,7 +133,11 @@ SAMPLES: list[ops.Op] = [
     ops.AddSymCallEdge(caller="a", callee="b", at_ms=1),
     ops.RemoveSymCallEdge(caller="a", callee="b", at_ms=2),
     ops.UpsertCodeFile(
-        path="chitta/ops/__init__.py", project="chitta", mtime_ms=5, content_hash="h", language="python"
+        path="chitta/ops/__init__.py",
+        project="chitta",
+        mtime_ms=5,
+        content_hash="h",
+        language="python",
     ),
     ops.UpdateSparseCode(
         id=5, features=(3, 70, 16383), activations=np.ones(3, "<f4").tobytes(), encoder_version=2

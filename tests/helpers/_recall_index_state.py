@@ -13,7 +13,9 @@ from chitta.organs.recall_index import RecallIndexOrgan
 QUERIES = ("alpha beta gamma", "delta", "gamma delta x", "caf\u00e9 \u65e5\u672c")
 
 
-def organ_state(o: RecallIndexOrgan, ids: list[int], labels: dict[str, set[Any]], speakers: tuple[str, ...] = ()) -> dict[str, Any]:
+def organ_state(
+    o: RecallIndexOrgan, ids: list[int], labels: dict[str, set[Any]], speakers: tuple[str, ...] = ()
+) -> dict[str, Any]:
     def arr(a: Any) -> Any:
         return None if a is None else a.tolist()
 
@@ -22,7 +24,10 @@ def organ_state(o: RecallIndexOrgan, ids: list[int], labels: dict[str, set[Any]]
         "len": len(o),
         "all": arr(everyone),
         "not_staged": arr(o.allowed(include_staged=False)),
-        "time": [arr(o.allowed(since_ms=lo, until_ms=hi)) for lo, hi in ((None, 1005), (1003, 1200), (50, None))],
+        "time": [
+            arr(o.allowed(since_ms=lo, until_ms=hi))
+            for lo, hi in ((None, 1005), (1003, 1200), (50, None))
+        ],
         "staged": sorted(o.staged_ids()),
         "staged_order": list(o.staged_oldest_first()),
         "is_staged": [o.is_staged(mid) for mid in ids],
@@ -46,7 +51,9 @@ def organ_state(o: RecallIndexOrgan, ids: list[int], labels: dict[str, set[Any]]
                 out[key + "+"] = arr(o.allowed(kinds=frozenset({v, "nope"}), include_staged=False))
             else:
                 out[key] = arr(o.allowed(**{field: v}))
-    out["mixed"] = arr(o.allowed(kinds=frozenset(labels.get("kind", set()) - {None}), realm="work", since_ms=1001))
+    out["mixed"] = arr(
+        o.allowed(kinds=frozenset(labels.get("kind", set()) - {None}), realm="work", since_ms=1001)
+    )
     for q in QUERIES:
         out["kw " + q] = o.keyword(q, 50, None).tolist()
         if everyone is not None and len(everyone):
@@ -58,5 +65,7 @@ def organ_state(o: RecallIndexOrgan, ids: list[int], labels: dict[str, set[Any]]
             v /= np.linalg.norm(v)
             ids_, cos = o.dense(v, 20, None)
             out.setdefault("dense", []).append((ids_.tolist(), cos.tolist()))
-            out.setdefault("cos", []).append([None if math.isnan(c) else c for c in o.cosine_array(v, ids).tolist()])
+            out.setdefault("cos", []).append(
+                [None if math.isnan(c) else c for c in o.cosine_array(v, ids).tolist()]
+            )
     return out

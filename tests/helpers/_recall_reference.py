@@ -21,20 +21,33 @@ from chitta.recall.scorer import CandidateView
 
 
 def reference_recall(
-    engine: RecallEngine, *, text: str | None, vector: Any, code: Any, k: int, allowed: Any,
-    now_ms: int, explain: bool = False,
+    engine: RecallEngine,
+    *,
+    text: str | None,
+    vector: Any,
+    code: Any,
+    k: int,
+    allowed: Any,
+    now_ms: int,
+    explain: bool = False,
 ) -> list[Hit]:
     lane_pool = max(engine.settings.pool, 5 * k)
     convex = engine.settings.fusion_alpha is not None and vector is not None
-    pool = max(lane_pool, engine.settings.keyword_pool) if convex else lane_pool  # keyword depth, fusion limit
-    lanes = engine.lanes(text=text, vector=vector, code=code, pool=lane_pool, allowed=allowed, keyword_pool=pool)
+    pool = (
+        max(lane_pool, engine.settings.keyword_pool) if convex else lane_pool
+    )  # keyword depth, fusion limit
+    lanes = engine.lanes(
+        text=text, vector=vector, code=code, pool=lane_pool, allowed=allowed, keyword_pool=pool
+    )
     names = [n for n in lanes if len(lanes[n])]
     if not names:
         return []
     ids, fused, ranks = rrf_fuse(
-        [lanes[n] for n in names], k=engine.settings.rrf_k,
+        [lanes[n] for n in names],
+        k=engine.settings.rrf_k,
         weights=[engine.settings.lane_weights.get(n, 0.0) for n in names],
-        limit=pool, return_ranks=True,
+        limit=pool,
+        return_ranks=True,
     )
     id_list = [int(i) for i in ids]
     cos: dict[int, float] = {}
@@ -53,9 +66,15 @@ def reference_recall(
         kind, created_ms, confidence, strength, tier = state
         edges = engine.graph.neighbours(mid)
         view = CandidateView(
-            fused=float(fused[pos]), cosine=cos.get(mid), access_ms=engine.memories.access_times(mid),
-            created_ms=created_ms, confidence=confidence, strength=strength,
-            staged=engine.index.is_staged(mid), tier=tier, kind=kind,
+            fused=float(fused[pos]),
+            cosine=cos.get(mid),
+            access_ms=engine.memories.access_times(mid),
+            created_ms=created_ms,
+            confidence=confidence,
+            strength=strength,
+            staged=engine.index.is_staged(mid),
+            tier=tier,
+            kind=kind,
             suppressed=suppression(edges, is_live) if edges else 1.0,
         )
         score, factors = engine.scorer.score(view, best_fused=best, now_ms=now_ms)
@@ -67,8 +86,17 @@ def reference_recall(
         if memory is None:
             continue
         lane_ranks = {names[j]: int(ranks[pos, j]) for j in range(len(names)) if ranks[pos, j] > 0}
-        hits.append(Hit(id=mid, text=memory.text, score=-neg_score, memory=memory, lanes=lane_ranks,
-                        fused=float(fused[pos]), factors=factors if explain else ()))
+        hits.append(
+            Hit(
+                id=mid,
+                text=memory.text,
+                score=-neg_score,
+                memory=memory,
+                lanes=lane_ranks,
+                fused=float(fused[pos]),
+                factors=factors if explain else (),
+            )
+        )
     return hits
 
 

@@ -33,13 +33,33 @@ def child_env(**extra: str) -> dict[str, str]:
 class DaemonProcess:
     """``chitta --path FIELD serve --socket SOCK --json`` in a subprocess (cwd outside the repo)."""
 
-    def __init__(self, field: Path, sock: Path, *, durability: str = "flush", env: dict[str, str] | None = None,
-                 extra: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        field: Path,
+        sock: Path,
+        *,
+        durability: str = "flush",
+        env: dict[str, str] | None = None,
+        extra: tuple[str, ...] = (),
+    ) -> None:
         self.field, self.sock = field, sock
         self.proc = subprocess.Popen(
-            [*chitta_command(), "--path", str(field), "serve", "--socket", str(sock), "--json",
-             "--durability", durability, *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=field.parent, env=env or child_env(),
+            [
+                *chitta_command(),
+                "--path",
+                str(field),
+                "serve",
+                "--socket",
+                str(sock),
+                "--json",
+                "--durability",
+                durability,
+                *extra,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=field.parent,
+            env=env or child_env(),
         )
         self.info = self._ready()
 

@@ -50,9 +50,16 @@ def snapshot(root: Path) -> dict[str, Any]:
     return {"memories": memories, "segments": files}
 
 
-def run_python(code: str, *args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run_python(
+    code: str, *args: str, cwd: Path, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     """Run ``python -c code``. ``cwd`` must not be the repository root, where
     ``python -c`` would import the source tree instead of the installed package."""
     return subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        cwd=cwd,
     )

@@ -24,8 +24,12 @@ def other_user() -> tuple[int, int]:
     except KeyError:
         if shutil.which("useradd") is None:
             pytest.skip("useradd is not installed: no second local user can be made")
-        done = subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", NAME],
-                              capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", NAME],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode not in (0, 9):  # 9: it exists (made by a parallel run)
             pytest.skip(f"useradd failed: {done.stderr.strip()}")
         pw = pwd.getpwnam(NAME)
@@ -42,6 +46,14 @@ def python_for_others() -> str:
 
 def run_as(uid: int, gid: int, code: str, **popen: object) -> subprocess.Popen[bytes]:
     """``code`` in a Python process running as (uid, gid), stdout/stderr piped."""
-    return subprocess.Popen([python_for_others(), "-I", "-c", code], user=uid, group=gid, extra_groups=[],
-                            cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE,
-                            **popen)  # type: ignore[call-overload]
+    return subprocess.Popen(
+        [python_for_others(), "-I", "-c", code],
+        user=uid,
+        group=gid,
+        extra_groups=[],
+        cwd="/",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        **popen,
+    )  # type: ignore[call-overload]

@@ -26,17 +26,25 @@ MAGIC = b"CHITTALY"
 
 def _tally(organ: SessionTally, ctx: Any, *, session: str) -> dict[str, Any]:
     counts = organ.counts.get(session, {})
-    return {"session": session, "events": dict(sorted(counts.items())), "total": sum(counts.values())}
+    return {
+        "session": session,
+        "events": dict(sorted(counts.items())),
+        "total": sum(counts.values()),
+    }
 
 
-def _note(organ: SessionTally, ctx: Any, *, session: str, event: str = "register") -> dict[str, Any]:
+def _note(
+    organ: SessionTally, ctx: Any, *, session: str, event: str = "register"
+) -> dict[str, Any]:
     ctx.commit(ops.SessionEvent(event=event, session=session, at_ms=ctx.now_ms()))
     return _tally(organ, ctx, session=session)
 
 
 def _close_open_sessions(organ: SessionTally, ctx: Any) -> int:
     """Maintenance: a session registered and never deregistered gets a deregister event."""
-    stale = sorted(s for s, per in organ.counts.items() if per.get("register", 0) > per.get("deregister", 0))
+    stale = sorted(
+        s for s, per in organ.counts.items() if per.get("register", 0) > per.get("deregister", 0)
+    )
     for session in stale:
         ctx.commit(ops.SessionEvent(event="deregister", session=session, at_ms=ctx.now_ms()))
     return len(stale)
@@ -49,18 +57,27 @@ class SessionTally(OrganBase):
         Operation(
             "session_tally",
             _tally,
-            {"type": "object", "properties": {"session": {"type": "string", "description": "a session id"}},
-             "required": ["session"], "additionalProperties": False},
+            {
+                "type": "object",
+                "properties": {"session": {"type": "string", "description": "a session id"}},
+                "required": ["session"],
+                "additionalProperties": False,
+            },
             "How many session events of each kind the field holds for one agent session.",
             reads=True,
         ),
         Operation(
             "session_note",
             _note,
-            {"type": "object",
-             "properties": {"session": {"type": "string"},
-                            "event": {"type": "string", "enum": sorted(ops.SESSION_EVENTS)}},
-             "required": ["session"], "additionalProperties": False},
+            {
+                "type": "object",
+                "properties": {
+                    "session": {"type": "string"},
+                    "event": {"type": "string", "enum": sorted(ops.SESSION_EVENTS)},
+                },
+                "required": ["session"],
+                "additionalProperties": False,
+            },
             "Record a lifecycle event of an agent session; returns its tally.",
             writes=True,
         ),

@@ -80,7 +80,9 @@ def test_c_program_reads_python_memories_and_python_sees_its_appends(
         assert len(reopened) == 2
 
 
-def test_c_program_creates_a_missing_field_python_then_reads(example_exe: Path, tmp_path: Path) -> None:
+def test_c_program_creates_a_missing_field_python_then_reads(
+    example_exe: Path, tmp_path: Path
+) -> None:
     lines = _run(example_exe, tmp_path / "new")
     assert "records 0 puts 0" in lines
     with chitta.open(tmp_path / "new", embedder=None, create=False) as field:

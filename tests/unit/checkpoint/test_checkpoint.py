@@ -21,7 +21,14 @@ from chitta.checkpoint.run import write_checkpoint
 from chitta.errors import CheckpointIgnored, InvalidArgument, LockedError
 
 NOW = 1_780_000_000.0  # a fixed clock: recency factors are then equal on both sides
-QUERIES = ["topic 3 memory", "changed text", "triplet tea", "nothing like this at all", "item 42", "tea ready"]
+QUERIES = [
+    "topic 3 memory",
+    "changed text",
+    "triplet tea",
+    "nothing like this at all",
+    "item 42",
+    "tea ready",
+]
 
 
 def _open(root: Path, **kw: Any) -> chitta.Field:
@@ -34,7 +41,14 @@ def _build(root: Path, n: int = 300) -> list[int]:
     forgets, touches, typed edges, a triplet, demotion, settings."""
     with _open(root) as f:
         ids = f.remember_many(
-            [{"text": f"memory {i} about topic {i % 7}", "realm": f"r{i % 3}", "tags": [f"t{i % 5}"]} for i in range(n)]
+            [
+                {
+                    "text": f"memory {i} about topic {i % 7}",
+                    "realm": f"r{i % 3}",
+                    "tags": [f"t{i % 5}"],
+                }
+                for i in range(n)
+            ]
         )
         ids.append(f.remember("item 42 has a session", session="s1", kind="decision"))
         ids.append(f.remember("the answer is yes", meta={"recall_context": "is the tea ready"}))
@@ -56,15 +70,22 @@ def _observe(f: chitta.Field) -> dict[str, Any]:
     out["graph"] = {mid: f.core.graph.neighbours(mid) for mid in f.core.memories.all_ids()}
     out["gate"] = f.write_gate_stats()
     stats = f.stats().as_dict()
-    out["stats"] = {k: stats[k] for k in ("memories", "forgotten", "records_applied", "embedding_dim")}
+    out["stats"] = {
+        k: stats[k] for k in ("memories", "forgotten", "records_applied", "embedding_dim")
+    }
     enc = f.core.encoder_organ.encoder
-    out["encoder"] = None if enc is None else (
-        enc.version, enc.atoms.tobytes(), enc.updates.tobytes(), enc.thresholds.tobytes()
+    out["encoder"] = (
+        None
+        if enc is None
+        else (enc.version, enc.atoms.tobytes(), enc.updates.tobytes(), enc.thresholds.tobytes())
     )
     out["codes"] = {mid: f.core.index.code_features(mid) for mid in f.core.index.coded_ids()}
     out["code_versions"] = {mid: f.core.index.code_version(mid) for mid in f.core.index.coded_ids()}
     out["recall"] = [
-        [(h.id, h.score, dict(h.lanes), h.factors) for h in f.recall(q, k=8, explain=True, touch=False)]
+        [
+            (h.id, h.score, dict(h.lanes), h.factors)
+            for h in f.recall(q, k=8, explain=True, touch=False)
+        ]
         for q in QUERIES
     ]
     out["filtered"] = [h.id for h in f.recall("memory", k=20, realm="r1", touch=False)]
@@ -90,7 +111,9 @@ def test_open_from_checkpoint_equals_full_replay(tmp_path: Path) -> None:
     ids = _build(root)
     with _open(root) as f:
         info = f.checkpoint()
-        assert info.memories == len(f) and info.vectors == len(f)  # hashing: every memory has a vector
+        assert info.memories == len(f) and info.vectors == len(
+            f
+        )  # hashing: every memory has a vector
         assert info.clock == f.stats().max_seqno
     observed, stats = _from_checkpoint(root)
     assert observed == _replayed(root)
@@ -105,14 +128,18 @@ def test_open_from_checkpoint_equals_full_replay(tmp_path: Path) -> None:
     replayed = _replayed(root)
     assert observed == replayed
     # remember and update also log sparse codes: 6 records in all
-    assert stats.records_since_checkpoint == replayed["stats"]["records_applied"] - info.records == 6
+    assert (
+        stats.records_since_checkpoint == replayed["stats"]["records_applied"] - info.records == 6
+    )
     assert stats.bytes_since_checkpoint > 0
 
 
 def test_learned_encoder_state_survives_a_checkpoint(tmp_path: Path) -> None:
     root = tmp_path / "f"
     with _open(root) as f:
-        f.remember_many([f"sentence number {i} on subject {i % 31}" for i in range(1100)])  # > one learning step
+        f.remember_many(
+            [f"sentence number {i} on subject {i % 31}" for i in range(1100)]
+        )  # > one learning step
         assert f.core.encoder_organ.version >= 1 and f.core.encoder_organ.encoder.thresholds.any()
         f.checkpoint()
         f.remember_many([f"late sentence {i}" for i in range(20)])
@@ -204,9 +231,13 @@ def _assert_ignored(root: Path, match: str) -> None:
     assert observed == _replayed(root)
 
 
-@pytest.mark.parametrize("name", ["state", "vectors.emb", "units.emb", "codes.bin", "posting.idx", "bm25.idx"])
+@pytest.mark.parametrize(
+    "name", ["state", "vectors.emb", "units.emb", "codes.bin", "posting.idx", "bm25.idx"]
+)
 @pytest.mark.parametrize("where", ["head", "middle", "tail"])
-def test_a_flipped_byte_in_any_file_rebuilds_from_the_log(tmp_path: Path, name: str, where: str) -> None:
+def test_a_flipped_byte_in_any_file_rebuilds_from_the_log(
+    tmp_path: Path, name: str, where: str
+) -> None:
     root, live = _checkpointed(tmp_path)
     path = live / name
     size = path.stat().st_size
@@ -214,7 +245,9 @@ def test_a_flipped_byte_in_any_file_rebuilds_from_the_log(tmp_path: Path, name: 
     _assert_ignored(root, "checkpoint")
 
 
-@pytest.mark.parametrize("name", ["state", "vectors.emb", "units.emb", "codes.bin", "posting.idx", "bm25.idx"])
+@pytest.mark.parametrize(
+    "name", ["state", "vectors.emb", "units.emb", "codes.bin", "posting.idx", "bm25.idx"]
+)
 def test_a_truncated_or_missing_file_rebuilds_from_the_log(tmp_path: Path, name: str) -> None:
     root, live = _checkpointed(tmp_path)
     truncate_by(live / name, 7)
@@ -235,7 +268,9 @@ def test_a_sidecar_from_another_checkpoint_is_refused(tmp_path: Path) -> None:
     _assert_ignored(root, "vectors.emb")
 
 
-@pytest.mark.parametrize("content", [b"", b"garbage\n", b"ckpt-0000000000000001-deadbeef\n", b"x" * 200])
+@pytest.mark.parametrize(
+    "content", [b"", b"garbage\n", b"ckpt-0000000000000001-deadbeef\n", b"x" * 200]
+)
 def test_a_bad_current_pointer_rebuilds_from_the_log(tmp_path: Path, content: bytes) -> None:
     root, _ = _checkpointed(tmp_path)
     (store.checkpoint_dir(root) / "CURRENT").write_bytes(content)

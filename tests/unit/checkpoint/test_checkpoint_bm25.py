@@ -26,12 +26,16 @@ def _open(root: Path, **kw: Any) -> chitta.Field:
 
 
 def _keyword(f: chitta.Field) -> list[list[tuple[int, float]]]:
-    return [[(h.id, h.score) for h in f.recall(q, k=10, lanes=["bm25"], touch=False)] for q in QUERIES]
+    return [
+        [(h.id, h.score) for h in f.recall(q, k=10, lanes=["bm25"], touch=False)] for q in QUERIES
+    ]
 
 
 def _build(root: Path) -> list[int]:
     with _open(root) as f:
-        ids = f.remember_many([{"text": f"memory {i} about topic {i % 7} alpha"} for i in range(200)])
+        ids = f.remember_many(
+            [{"text": f"memory {i} about topic {i % 7} alpha"} for i in range(200)]
+        )
         ids.append(f.remember("the answer is yes", meta={"recall_context": "is the tea ready"}))
         f.forget(ids[4])
         f.update(ids[5], text="item 42 beta")

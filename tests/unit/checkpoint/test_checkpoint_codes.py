@@ -25,7 +25,9 @@ N, DIM = 300, 100  # 100-d: the last code word has padding bits
 
 @pytest.fixture(autouse=True)
 def _small_exact_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(recall_index, "EXACT_DENSE_LIMIT", 50)  # the Hamming path serves fields above 50
+    monkeypatch.setattr(
+        recall_index, "EXACT_DENSE_LIMIT", 50
+    )  # the Hamming path serves fields above 50
 
 
 def _vectors(n: int, seed: int = 0) -> np.ndarray:
@@ -54,11 +56,15 @@ def _scratch(f: chitta.Field) -> HammingRescoreIndex:
     ref = HammingRescoreIndex(DIM, mean=organ.hamming_mean())
     rows = sorted(organ._row.items(), key=lambda kv: kv[1])
     unit = organ._vecs[[r for _, r in rows]]
-    ref.add_coded(np.array([m for m, _ in rows], np.uint64), unit, binarize(unit, organ.hamming_mean()))
+    ref.add_coded(
+        np.array([m for m, _ in rows], np.uint64), unit, binarize(unit, organ.hamming_mean())
+    )
     return ref
 
 
-def _same_search(f: chitta.Field, ref: HammingRescoreIndex, seed: int, *, same_order: bool = True) -> None:
+def _same_search(
+    f: chitta.Field, ref: HammingRescoreIndex, seed: int, *, same_order: bool = True
+) -> None:
     """Same Hamming candidates and rescored results. Ties in Hamming distance go
     by insertion order, so where rows were inserted in another order (changed
     after the checkpoint) compare the candidate sets and the exact rescoring."""
@@ -118,7 +124,10 @@ def _rewrite_codes(root: Path, codes: np.ndarray, mean: np.ndarray) -> None:
     (live / "codes.bin").unlink()
     info = fmt.write_bin(live / "codes.bin", ids, codes, mean)
     _version, state = fmt.read_state(live / "state")
-    state["sidecars"]["codes.bin"] = {**info, "crc": int.from_bytes((live / "codes.bin").read_bytes()[-4:], "little")}
+    state["sidecars"]["codes.bin"] = {
+        **info,
+        "crc": int.from_bytes((live / "codes.bin").read_bytes()[-4:], "little"),
+    }
     fmt.write_state(live / "state", state)
 
 

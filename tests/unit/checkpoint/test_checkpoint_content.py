@@ -45,7 +45,9 @@ def _split_char(state: dict[str, Any]) -> None:
 FORGERIES: dict[str, Callable[[dict[str, Any]], None]] = {
     "invalid_utf8": _bad_utf8,
     "offset_inside_a_character": _split_char,
-    "applied_beyond_the_log": lambda s: s.__setitem__("applied", 9223372036854775824 - 2**63 + 2**62),
+    "applied_beyond_the_log": lambda s: s.__setitem__(
+        "applied", 9223372036854775824 - 2**63 + 2**62
+    ),
     "negative_unrouted": lambda s: s.__setitem__("unrouted", -1),
     "more_memories_than_applied": lambda s: s.__setitem__("applied", 1),
 }

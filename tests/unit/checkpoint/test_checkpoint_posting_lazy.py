@@ -32,7 +32,9 @@ def _posting(f: chitta.Field) -> list[list[int]]:
 
 def _build(root: Path) -> list[int]:
     with _open(root) as f:
-        ids = f.remember_many([{"text": f"memory {i} about topic {i % 7} alpha"} for i in range(120)])
+        ids = f.remember_many(
+            [{"text": f"memory {i} about topic {i % 7} alpha"} for i in range(120)]
+        )
         f.checkpoint()
     return ids
 
@@ -101,7 +103,9 @@ def test_a_damaged_posting_file_fails_the_open_not_the_query(tmp_path: Path) -> 
     assert any(issubclass(w.category, CheckpointIgnored) for w in caught)
 
 
-def test_without_proc_the_index_is_read_at_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_proc_the_index_is_read_at_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from chitta.organs import recall_posting
 
     root = tmp_path / "f"
@@ -123,8 +127,10 @@ def test_a_failed_lazy_read_is_not_retried_through_a_stale_descriptor(tmp_path: 
         assert held is not None
         real = recall_posting.PostingIndex.load
         try:
+
             def broken(path: str) -> Any:
                 raise CorruptionError("simulated read failure")
+
             recall_posting.PostingIndex.load = broken  # type: ignore[method-assign]
             with pytest.raises(CorruptionError, match="simulated"):
                 f.recall("alpha", k=5, lanes=["posting"], touch=False)

@@ -18,8 +18,12 @@ from chitta.checkpoint import format as fmt
 from chitta.errors import CheckpointIgnored
 
 NOW = 1_780_000_000.0
-LABELS = {"kind": {"observation", "decision", "lesson"}, "realm": {None, "r0", "r1", "r2"},
-          "session": {None, "s1", "\u00fc"}, "harness": {None}}
+LABELS = {
+    "kind": {"observation", "decision", "lesson"},
+    "realm": {None, "r0", "r1", "r2"},
+    "session": {None, "s1", "\u00fc"},
+    "harness": {None},
+}
 
 
 def _open(root: Path, **kw: Any) -> chitta.Field:
@@ -28,12 +32,23 @@ def _open(root: Path, **kw: Any) -> chitta.Field:
 
 def _build(root: Path) -> list[int]:
     with _open(root) as f:
-        ids = f.remember_many([
-            {"text": f"m\u00e9moire {i} topic {i % 7}", "realm": f"r{i % 3}", "kind": ("observation", "lesson")[i % 2],
-             "session": (None, "s1", "\u00fc")[i % 3], "at": NOW - 1000 * i,
-             **({"meta": {"recall_context": "tea time", "speaker": "Ana"}} if i % 11 == 0 else {})}
-            for i in range(200)
-        ])
+        ids = f.remember_many(
+            [
+                {
+                    "text": f"m\u00e9moire {i} topic {i % 7}",
+                    "realm": f"r{i % 3}",
+                    "kind": ("observation", "lesson")[i % 2],
+                    "session": (None, "s1", "\u00fc")[i % 3],
+                    "at": NOW - 1000 * i,
+                    **(
+                        {"meta": {"recall_context": "tea time", "speaker": "Ana"}}
+                        if i % 11 == 0
+                        else {}
+                    ),
+                }
+                for i in range(200)
+            ]
+        )
         ids.append(f.remember("a decision late", kind="decision", session="s1"))
         for mid in ids[5:40:3]:
             f.forget(mid)
@@ -67,7 +82,9 @@ def test_columns_round_trip(tmp_path: Path) -> None:
     assert len(want["staged_order"]) > 100
 
 
-def test_state_without_columns_restores_from_the_puts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_state_without_columns_restores_from_the_puts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "f"
     ids = _build(root)
     with _open(root, read_only=True, load_checkpoint=False) as f:
@@ -96,7 +113,9 @@ def test_state_without_columns_restores_from_the_puts(tmp_path: Path, monkeypatc
     assert got == want
 
 
-def test_columns_that_do_not_match_the_memories_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_columns_that_do_not_match_the_memories_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "f"
     _build(root)
     real = fmt.write_state

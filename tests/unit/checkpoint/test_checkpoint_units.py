@@ -42,7 +42,8 @@ def _dense_view(f: chitta.Field) -> tuple[dict[int, bytes], list[list[tuple[int,
         v = f.core.index.vector(mid)
         units[mid] = b"" if v is None else v.tobytes()
     hits = [
-        [(h.id, h.score) for h in f.recall(vector=q, k=7, lanes=("dense",), touch=False)] for q in _vectors(6, 3)
+        [(h.id, h.score) for h in f.recall(vector=q, k=7, lanes=("dense",), touch=False)]
+        for q in _vectors(6, 3)
     ]
     return units, hits
 
@@ -61,12 +62,16 @@ def test_unit_rows_are_mapped_and_equal_the_replayed_field(tmp_path: Path) -> No
     live = store.current(root.absolute())
     assert live is not None and (live / "units.emb").exists()
     _version, state = fmt.read_state(live / "state")
-    assert np.frombuffer(state["organs"]["recall_index"]["units_missing"], "<u8").tolist() == [ids[4]]
+    assert np.frombuffer(state["organs"]["recall_index"]["units_missing"], "<u8").tolist() == [
+        ids[4]
+    ]
     with _from_checkpoint(root) as f:
         assert not f.core.index._vecs.flags.owndata  # a view of the map, not a normalised copy
         observed = _dense_view(f)
         assert f.core.index.vector(ids[4]) is None
-    with chitta.open(root, clock=lambda: NOW, read_only=True, embedder=None, load_checkpoint=False) as f:
+    with chitta.open(
+        root, clock=lambda: NOW, read_only=True, embedder=None, load_checkpoint=False
+    ) as f:
         assert observed == _dense_view(f)
 
 
@@ -82,7 +87,9 @@ def test_writes_after_the_open_grow_the_mapped_matrix(tmp_path: Path) -> None:
         top = f.recall(vector=extra[17], k=1, lanes=("dense",), touch=False)
         assert top[0].id == new[17]
         observed = _dense_view(f)
-    with chitta.open(root, clock=lambda: NOW, read_only=True, embedder=None, load_checkpoint=False) as f:
+    with chitta.open(
+        root, clock=lambda: NOW, read_only=True, embedder=None, load_checkpoint=False
+    ) as f:
         assert observed == _dense_view(f)
     # The file under the copy-on-write map is unchanged: the checkpoint still loads.
     with _from_checkpoint(root) as f:
@@ -99,7 +106,10 @@ def test_units_of_other_ids_are_refused(tmp_path: Path) -> None:
     (live / "units.emb").unlink()
     info = fmt.write_emb(live / "units.emb", ids, rows)
     _version, state = fmt.read_state(live / "state")
-    state["sidecars"]["units.emb"] = {**info, "crc": int.from_bytes((live / "units.emb").read_bytes()[-4:], "little")}
+    state["sidecars"]["units.emb"] = {
+        **info,
+        "crc": int.from_bytes((live / "units.emb").read_bytes()[-4:], "little"),
+    }
     fmt.write_state(live / "state", state)
     with pytest.warns(CheckpointIgnored, match="units.emb"):
         f = chitta.open(root, clock=lambda: NOW, read_only=True, embedder=None)

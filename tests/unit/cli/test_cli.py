@@ -24,11 +24,16 @@ def _chitta_exe() -> str:
 
 
 def run(*args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home or Path.home()),
-           "CHITTA_EMBEDDER": os.environ.get("CHITTA_EMBEDDER", "none")}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home or Path.home()),
+        "CHITTA_EMBEDDER": os.environ.get("CHITTA_EMBEDDER", "none"),
+    }
     if home is not None:
         env["CHITTA_HOME"] = str(home / "field")
-    return subprocess.run([_chitta_exe(), *args], capture_output=True, text=True, timeout=60, env=env, check=False)
+    return subprocess.run(
+        [_chitta_exe(), *args], capture_output=True, text=True, timeout=60, env=env, check=False
+    )
 
 
 def test_version() -> None:
@@ -37,7 +42,16 @@ def test_version() -> None:
 
 
 def test_remember_get_forget_stats_round_trip(tmp_path: Path) -> None:
-    r = run("remember", "deploys need the VPN", "--kind", "decision", "--tag", "ops", "--json", home=tmp_path)
+    r = run(
+        "remember",
+        "deploys need the VPN",
+        "--kind",
+        "decision",
+        "--tag",
+        "ops",
+        "--json",
+        home=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     mid = json.loads(r.stdout)["id"]
     r = run("get", str(mid), "--json", home=tmp_path)
@@ -78,7 +92,9 @@ def test_verify_exit_codes_tell_torn_from_corrupt(tmp_path: Path) -> None:
     seg = segment_files(root)[0]
     truncate_by(seg, 3)
     r = run("verify", str(root), "--json")
-    assert r.returncode == 3 and [d["kind"] for d in json.loads(r.stdout)["damages"]] == ["torn_tail"]
+    assert r.returncode == 3 and [d["kind"] for d in json.loads(r.stdout)["damages"]] == [
+        "torn_tail"
+    ]
     flip_byte(seg, 60)
     r = run("verify", str(root))
     assert r.returncode == 4 and "crc_mismatch" in r.stdout
@@ -115,20 +131,36 @@ def test_help_lists_exit_codes() -> None:
 
 
 def run_demo(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "CHITTA_EMBEDDER": "hashing", "COLUMNS": "160"}
-    return subprocess.run([_chitta_exe(), "demo", *args], capture_output=True, text=True, timeout=120, env=env,
-                          check=False, cwd=Path.home())
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(Path.home()),
+        "CHITTA_EMBEDDER": "hashing",
+        "COLUMNS": "160",
+    }
+    return subprocess.run(
+        [_chitta_exe(), "demo", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+        cwd=Path.home(),
+    )
 
 
 def test_demo_answers_each_question_in_top_5(tmp_path: Path) -> None:
     r = run_demo("--path", str(tmp_path / "demo"), "--json")
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
-    doc = json.loads((Path(chitta.__file__).parent / "data" / "tidepool_chat.json").read_text("utf-8"))
+    doc = json.loads(
+        (Path(chitta.__file__).parent / "data" / "tidepool_chat.json").read_text("utf-8")
+    )
     assert summary["turns"] == summary["memories"] == len(doc["turns"]) >= 250
     assert summary["instances"] == 2 and summary["verify_damages"] == 0
     assert summary["embedder"].startswith("hashing")
-    assert [q["question"] for q in summary["questions"]] == [q["question"] for q in doc["questions"]]
+    assert [q["question"] for q in summary["questions"]] == [
+        q["question"] for q in doc["questions"]
+    ]
     text_of = {t["id"]: f"{t['speaker']}: {t['text']}" for t in doc["turns"]}
     for q, want in zip(summary["questions"], doc["questions"]):
         hits = [h for h in q["hits"] if h["turn"] == want["answer"]]
@@ -143,7 +175,9 @@ def test_demo_prints_tables_and_refuses_an_existing_field(tmp_path: Path) -> Non
     r = run_demo("--path", str(tmp_path / "demo"))
     assert r.returncode == 0, r.stderr
     assert "embedder: hashing-v1-d384 (model-free fallback" in r.stdout
-    assert "Q: Which port does the staging database listen on?" in r.stdout and "<- answer" in r.stdout
+    assert (
+        "Q: Which port does the staging database listen on?" in r.stdout and "<- answer" in r.stdout
+    )
     assert "7 of 7 answers in the top 5" in r.stdout
     again = run_demo("--path", str(tmp_path / "demo"))
     assert again.returncode == 1 and "already holds a field" in again.stderr

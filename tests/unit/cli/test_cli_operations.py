@@ -16,8 +16,16 @@ HELPERS = Path(__file__).resolve().parents[2] / "helpers"
 def _run(field: Path, *args: str) -> subprocess.CompletedProcess[str]:
     path = os.pathsep.join(filter(None, [str(HELPERS), os.environ.get("PYTHONPATH")]))
     env = child_env(CHITTA_ORGANS="toy_organ:SessionTally", PYTHONPATH=path)
-    return subprocess.run([*chitta_command(), "--path", str(field), *args], capture_output=True, text=True,
-                          env=env, cwd=field.parent, timeout=120, stdin=subprocess.DEVNULL, check=False)
+    return subprocess.run(
+        [*chitta_command(), "--path", str(field), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=field.parent,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 def test_operations_are_listed_and_called(tmp_path: Path) -> None:
@@ -25,7 +33,9 @@ def test_operations_are_listed_and_called(tmp_path: Path) -> None:
     listed = _run(field, "operations", "--json")
     assert listed.returncode == 0, listed.stderr
     ops = json.loads(listed.stdout)
-    assert ops["session_note"]["writes"] is True and ops["session_tally"]["schema"]["required"] == ["session"]
+    assert ops["session_note"]["writes"] is True and ops["session_tally"]["schema"]["required"] == [
+        "session"
+    ]
     assert _run(field, "call", "session_note", "session=s1", "event=register").returncode == 0
     done = _run(field, "call", "session_tally", "--args", '{"session": "s1"}')
     assert done.returncode == 0, done.stderr

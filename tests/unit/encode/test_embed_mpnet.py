@@ -22,15 +22,29 @@ SENTENCES = [
     "x",
 ]
 
-needs_model = pytest.mark.skipif(not mpnet.is_available(), reason="the mpnet extra is not installed")
+needs_model = pytest.mark.skipif(
+    not mpnet.is_available(), reason="the mpnet extra is not installed"
+)
 
 
 @pytest.mark.parametrize(
     # hand-computed from the T5/MPNet rule: n = query - key; keys after the query use buckets 16-31;
     # |n| < 8 exact, else 8 + int(log(|n| / 8) / log(16) * 8), at most 15
     ("query", "key", "bucket"),
-    [(0, 0, 0), (1, 0, 1), (0, 1, 17), (7, 0, 7), (8, 0, 8), (20, 4, 10), (0, 16, 26), (127, 0, 15),
-     (200, 0, 15), (0, 200, 31), (31, 0, 11), (32, 0, 12)],
+    [
+        (0, 0, 0),
+        (1, 0, 1),
+        (0, 1, 17),
+        (7, 0, 7),
+        (8, 0, 8),
+        (20, 4, 10),
+        (0, 16, 26),
+        (127, 0, 15),
+        (200, 0, 15),
+        (0, 200, 31),
+        (31, 0, 11),
+        (32, 0, 12),
+    ],
 )
 def test_relative_buckets(query: int, key: int, bucket: int) -> None:
     assert mpnet.relative_buckets(201)[query, key] == bucket
@@ -45,8 +59,11 @@ def test_erf_matches_math_erf() -> None:
 def test_read_safetensors(tmp_path: Path) -> None:
     a = np.arange(6, dtype="<f4").reshape(2, 3)
     b = np.array([7, -1], dtype="<i8")
-    header = {"a": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},
-              "b": {"dtype": "I64", "shape": [2], "data_offsets": [24, 40]}, "__metadata__": {"format": "pt"}}
+    header = {
+        "a": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},
+        "b": {"dtype": "I64", "shape": [2], "data_offsets": [24, 40]},
+        "__metadata__": {"format": "pt"},
+    }
     raw = json.dumps(header).encode()
     path = tmp_path / "t.safetensors"
     path.write_bytes(struct.pack("<Q", len(raw)) + raw + a.tobytes() + b.tobytes())
@@ -69,7 +86,11 @@ def test_wrong_weights_refused(tmp_path: Path) -> None:
 
 def test_names_and_lazy() -> None:
     emb = MpnetEmbedder()
-    assert (emb.dim, emb.name, emb.family) == (768, "all-mpnet-base-v2@78c0197b6159", "all-mpnet-base-v2")
+    assert (emb.dim, emb.name, emb.family) == (
+        768,
+        "all-mpnet-base-v2@78c0197b6159",
+        "all-mpnet-base-v2",
+    )
     assert not emb.loaded  # nothing read before the first embed
     assert family_of(emb.name) == "all-mpnet-base-v2"
     assert emb.embed([]).shape == (0, 768)
@@ -89,7 +110,9 @@ def test_embed_shapes_norms_and_batch_independence() -> None:
 
 
 @needs_model
-@pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None, reason="no sentence-transformers")
+@pytest.mark.skipif(
+    importlib.util.find_spec("sentence_transformers") is None, reason="no sentence-transformers"
+)
 def test_same_vectors_as_sentence_transformers(tmp_path: Path) -> None:
     from sentence_transformers import SentenceTransformer
 

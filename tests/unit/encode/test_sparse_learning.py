@@ -105,8 +105,15 @@ def test_complexity_penalty_acts_on_updated_atoms_in_a_step() -> None:
     results = {}
     for lam in (0.0, 0.05):
         enc = SparseEncoder(
-            3, n_features=2, active=1, complexity=lam, decorrelation=0.0, lr=0.5, max_step=0.5,
-            centring=0.0, settle=True,
+            3,
+            n_features=2,
+            active=1,
+            complexity=lam,
+            decorrelation=0.0,
+            lr=0.5,
+            max_step=0.5,
+            centring=0.0,
+            settle=True,
         )
         set_atoms(enc, atoms)
         op = enc.learn(x)
@@ -128,8 +135,15 @@ def test_centring_hand_case() -> None:
     # centring c removes c * 0.66 from v[0]; then unit norm.
     for c, v0 in ((1.0, 0.0), (0.5, 0.33), (0.0, 0.66)):
         enc = SparseEncoder(
-            2, n_features=2, active=1, lr=0.5, max_step=0.5, centring=c, decorrelation=0.0,
-            complexity=0.0, settle=True,
+            2,
+            n_features=2,
+            active=1,
+            lr=0.5,
+            max_step=0.5,
+            centring=c,
+            decorrelation=0.0,
+            complexity=0.0,
+            settle=True,
         )
         set_atoms(enc, np.array([[0.6, 0.8], [-1.0, 0.0]], np.float32))
         op = enc.learn(np.array([[1.0, 0.0]], np.float32))

@@ -34,20 +34,52 @@ CASES: list[Case] = [
     ("tags as str", lambda f, i: f.remember("t", tags="oops"), errors.InvalidArgument),
     ("tag not str", lambda f, i: f.remember("t", tags=["ok", 3]), errors.InvalidArgument),  # type: ignore[list-item]
     ("tag empty", lambda f, i: f.remember("t", tags=[""]), errors.InvalidArgument),
-    ("too many tags", lambda f, i: f.remember("t", tags=[f"t{k}" for k in range(65)]), errors.InvalidArgument),
+    (
+        "too many tags",
+        lambda f, i: f.remember("t", tags=[f"t{k}" for k in range(65)]),
+        errors.InvalidArgument,
+    ),
     ("confidence > 1", lambda f, i: f.remember("t", confidence=1.5), errors.InvalidArgument),
-    ("confidence NaN", lambda f, i: f.remember("t", confidence=float("nan")), errors.InvalidArgument),
+    (
+        "confidence NaN",
+        lambda f, i: f.remember("t", confidence=float("nan")),
+        errors.InvalidArgument,
+    ),
     ("confidence bool", lambda f, i: f.remember("t", confidence=True), errors.InvalidArgument),
     ("confidence str", lambda f, i: f.remember("t", confidence="high"), errors.InvalidArgument),  # type: ignore[arg-type]
-    ("embedding NaN", lambda f, i: f.remember("t", embedding=[1.0, float("nan"), 0.0]), errors.InvalidArgument),
-    ("embedding inf", lambda f, i: f.remember("t", embedding=[1.0, float("inf"), 0.0]), errors.InvalidArgument),
-    ("embedding wrong dim", lambda f, i: f.remember("t", embedding=[1.0, 2.0]), errors.InvalidArgument),
-    ("embedding 2-D", lambda f, i: f.remember("t", embedding=np.ones((2, 3))), errors.InvalidArgument),
+    (
+        "embedding NaN",
+        lambda f, i: f.remember("t", embedding=[1.0, float("nan"), 0.0]),
+        errors.InvalidArgument,
+    ),
+    (
+        "embedding inf",
+        lambda f, i: f.remember("t", embedding=[1.0, float("inf"), 0.0]),
+        errors.InvalidArgument,
+    ),
+    (
+        "embedding wrong dim",
+        lambda f, i: f.remember("t", embedding=[1.0, 2.0]),
+        errors.InvalidArgument,
+    ),
+    (
+        "embedding 2-D",
+        lambda f, i: f.remember("t", embedding=np.ones((2, 3))),
+        errors.InvalidArgument,
+    ),
     ("embedding str", lambda f, i: f.remember("t", embedding="1,2,3"), errors.InvalidArgument),
-    ("embedding objects", lambda f, i: f.remember("t", embedding=[object()]), errors.InvalidArgument),
+    (
+        "embedding objects",
+        lambda f, i: f.remember("t", embedding=[object()]),
+        errors.InvalidArgument,
+    ),
     ("meta not dict", lambda f, i: f.remember("t", meta=[1, 2]), errors.InvalidArgument),  # type: ignore[arg-type]
     ("meta non-str key", lambda f, i: f.remember("t", meta={1: "x"}), errors.InvalidArgument),  # type: ignore[dict-item]
-    ("meta object value", lambda f, i: f.remember("t", meta={"x": object()}), errors.InvalidArgument),
+    (
+        "meta object value",
+        lambda f, i: f.remember("t", meta={"x": object()}),
+        errors.InvalidArgument,
+    ),
     ("meta too big", lambda f, i: f.remember("t", meta={"x": "y" * 70000}), errors.InvalidArgument),
     ("get unknown id", lambda f, i: f.get(12345), errors.NotFound),
     ("get id str", lambda f, i: f.get("1"), errors.InvalidArgument),  # type: ignore[arg-type]
@@ -60,12 +92,28 @@ CASES: list[Case] = [
     ("update nothing", lambda f, i: f.update(i), errors.InvalidArgument),
     ("update unknown id", lambda f, i: f.update(999, text="x"), errors.NotFound),
     ("update empty text", lambda f, i: f.update(i, text=""), errors.InvalidArgument),
-    ("update bad confidence", lambda f, i: f.update(i, text="ok", confidence=-0.1), errors.InvalidArgument),
+    (
+        "update bad confidence",
+        lambda f, i: f.update(i, text="ok", confidence=-0.1),
+        errors.InvalidArgument,
+    ),
     ("update negative strength", lambda f, i: f.update(i, strength=-1.0), errors.InvalidArgument),
-    ("update wrong embedding dim", lambda f, i: f.update(i, embedding=[1.0]), errors.InvalidArgument),
+    (
+        "update wrong embedding dim",
+        lambda f, i: f.update(i, embedding=[1.0]),
+        errors.InvalidArgument,
+    ),
     ("remember_many str", lambda f, i: f.remember_many("abc"), errors.InvalidArgument),
-    ("remember_many one bad item", lambda f, i: f.remember_many(["ok", ""]), errors.InvalidArgument),
-    ("remember_many bad dict", lambda f, i: f.remember_many([{"txt": "x"}]), errors.InvalidArgument),
+    (
+        "remember_many one bad item",
+        lambda f, i: f.remember_many(["ok", ""]),
+        errors.InvalidArgument,
+    ),
+    (
+        "remember_many bad dict",
+        lambda f, i: f.remember_many([{"txt": "x"}]),
+        errors.InvalidArgument,
+    ),
     ("remember_many non-item", lambda f, i: f.remember_many([3]), errors.InvalidArgument),  # type: ignore[list-item]
 ]
 
@@ -80,7 +128,10 @@ def field_with_one(tmp_path: Path) -> tuple[Path, int]:
 
 @pytest.mark.parametrize("name,call,exc", CASES, ids=[c[0] for c in CASES])
 def test_bad_input_raises_and_leaves_field_unchanged(
-    field_with_one: tuple[Path, int], name: str, call: Callable[[chitta.Field, int], Any], exc: type[BaseException]
+    field_with_one: tuple[Path, int],
+    name: str,
+    call: Callable[[chitta.Field, int], Any],
+    exc: type[BaseException],
 ) -> None:
     root, mid = field_with_one
     before = snapshot(root)
@@ -91,7 +142,9 @@ def test_bad_input_raises_and_leaves_field_unchanged(
     assert snapshot(root) == before
 
 
-def test_invalid_argument_is_also_value_error_and_not_found_key_error(field_with_one: tuple[Path, int]) -> None:
+def test_invalid_argument_is_also_value_error_and_not_found_key_error(
+    field_with_one: tuple[Path, int],
+) -> None:
     root, _ = field_with_one
     with chitta.open(root) as f:
         with pytest.raises(ValueError):

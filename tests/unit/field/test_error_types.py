@@ -33,7 +33,10 @@ def test_recall_times_out_of_range_are_invalid_arguments(field: chitta.Field, si
 def test_a_single_kind_string_is_one_kind(field: chitta.Field) -> None:
     hits = field.recall("cache miss ninja build", kinds="observation", touch=False)
     assert [h.memory.kind for h in hits] == ["observation"]
-    assert {h.memory.kind for h in field.recall("cache miss ninja build", touch=False)} == {"decision", "observation"}
+    assert {h.memory.kind for h in field.recall("cache miss ninja build", touch=False)} == {
+        "decision",
+        "observation",
+    }
 
 
 def test_tags_given_as_a_mapping_are_refused(field: chitta.Field) -> None:
@@ -43,15 +46,21 @@ def test_tags_given_as_a_mapping_are_refused(field: chitta.Field) -> None:
     assert len(field) == n
 
 
-@pytest.mark.parametrize("meta", [{"s": {1, 2}}, {"f": frozenset()}, {"n": [1, {"deep": {3}}]}, {"b": b"raw"}])
-def test_meta_with_sets_or_other_types_is_refused(field: chitta.Field, meta: dict[str, object]) -> None:
+@pytest.mark.parametrize(
+    "meta", [{"s": {1, 2}}, {"f": frozenset()}, {"n": [1, {"deep": {3}}]}, {"b": b"raw"}]
+)
+def test_meta_with_sets_or_other_types_is_refused(
+    field: chitta.Field, meta: dict[str, object]
+) -> None:
     n = len(field)
     with pytest.raises(InvalidArgument, match="meta must hold only"):
         field.remember("x", meta=meta)
     assert len(field) == n
 
 
-def test_deeply_nested_meta_is_an_invalid_argument_not_a_recursion_error(field: chitta.Field) -> None:
+def test_deeply_nested_meta_is_an_invalid_argument_not_a_recursion_error(
+    field: chitta.Field,
+) -> None:
     deep: object = 1
     for _ in range(100_000):
         deep = [deep]
@@ -93,9 +102,14 @@ def test_a_recall_query_over_the_byte_cap_is_refused(field: chitta.Field) -> Non
 def test_a_read_only_handle_does_not_write_a_checkpoint(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder=None) as w:
         w.remember("x")
-    with chitta.open(tmp_path / "f", embedder=None, read_only=True) as r, pytest.raises(InvalidArgument, match="read_only"):
+    with (
+        chitta.open(tmp_path / "f", embedder=None, read_only=True) as r,
+        pytest.raises(InvalidArgument, match="read_only"),
+    ):
         r.checkpoint()
-    assert not (tmp_path / "f" / "checkpoint").exists() or not any((tmp_path / "f" / "checkpoint").iterdir())
+    assert not (tmp_path / "f" / "checkpoint").exists() or not any(
+        (tmp_path / "f" / "checkpoint").iterdir()
+    )
 
 
 def test_a_read_only_file_system_is_a_chitta_io_error(tmp_path: Path) -> None:
@@ -105,8 +119,11 @@ def test_a_read_only_file_system_is_a_chitta_io_error(tmp_path: Path) -> None:
         pytest.skip("mounting a read-only tmpfs needs root")
     mnt = tmp_path / "ro"
     mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], capture_output=True,
-                      check=False).returncode:
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)],
+        capture_output=True,
+        check=False,
+    ).returncode:
         pytest.skip("mount is not permitted here")
     try:
         with chitta.open(mnt / "f", embedder=None) as f:

@@ -32,7 +32,12 @@ def test_remember_get_round_trip(root: Path) -> None:
         )
         m = f.get(mid)
     assert m.text == "ninja builds the core"
-    assert (m.kind, m.realm, m.session, m.source_tool) == ("decision", "build", "s1", "claude-code-cli")
+    assert (m.kind, m.realm, m.session, m.source_tool) == (
+        "decision",
+        "build",
+        "s1",
+        "claude-code-cli",
+    )
     assert m.harness == "claude-code"
     assert m.tags == ("build", "ninja")  # duplicates dropped, order kept
     assert m.confidence == 0.75 and m.strength == 1.0
@@ -97,7 +102,10 @@ def test_remember_many_is_one_batch_record(root: Path) -> None:
 
 def test_reopen_reproduces_identical_state(root: Path) -> None:
     with chitta.open(root) as f:
-        ids = [f.remember(f"memory {i}", tags=[str(i % 3)], embedding=np.full(4, i, np.float32)) for i in range(30)]
+        ids = [
+            f.remember(f"memory {i}", tags=[str(i % 3)], embedding=np.full(4, i, np.float32))
+            for i in range(30)
+        ]
         f.forget(ids[3])
         f.update(ids[4], text="changed", confidence=0.1)
         before = sorted((m for m in f.memories()), key=lambda m: m.id)

@@ -21,7 +21,8 @@ def test_every_read_sees_queued_puts(tmp_path: Path) -> None:
         assert f.get(c).text == "alpha"
         d = f.remember("the deploy succeeded on host nine")
         assert [h.id for h in f.recall("deploy host", k=5, touch=False)] and d in {
-            h.id for h in f.recall("deploy host", k=5, touch=False)}
+            h.id for h in f.recall("deploy host", k=5, touch=False)
+        }
         e = f.remember("beta")
         assert f.stats().memories == 5 and f.stats().records_applied >= 5
         assert f.ids() == [a, b, c, d, e]

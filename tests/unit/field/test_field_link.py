@@ -34,7 +34,9 @@ def test_link_logs_one_edge_that_survives_reopen(tmp_path: Path) -> None:
         (("A", -1), chitta.InvalidArgument),
     ],
 )
-def test_bad_link_raises_and_changes_nothing(tmp_path: Path, args: tuple[object, ...], error: type) -> None:
+def test_bad_link_raises_and_changes_nothing(
+    tmp_path: Path, args: tuple[object, ...], error: type
+) -> None:
     with chitta.open(tmp_path / "f") as field:
         ids = {"A": field.remember("a"), "B": field.remember("b")}
         before = field.stats().max_seqno

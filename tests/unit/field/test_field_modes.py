@@ -53,7 +53,14 @@ def test_everything_in_a_field_is_private_whatever_the_umask(tmp_path: Path, sha
     subprocess.run([sys.executable, "-c", SCRIPT, str(root)], check=True, env=env, timeout=120)
     modes = _modes(root)
     names = set(modes)
-    for wanted in ("segments", "MANIFEST", "checkpoint", "checkpoint/CURRENT", "checkpoint/LOCK", "quarantine"):
+    for wanted in (
+        "segments",
+        "MANIFEST",
+        "checkpoint",
+        "checkpoint/CURRENT",
+        "checkpoint/LOCK",
+        "quarantine",
+    ):
         assert wanted in names, f"{wanted} was not created: {sorted(names)}"
     assert any(n.startswith("checkpoint/ckpt-") and n.endswith("/state") for n in names)
     assert any(n.startswith("quarantine/") and n.endswith(".json") for n in names)

@@ -25,9 +25,13 @@ def test_four_processes_append_concurrently_and_a_reader_sees_all(tmp_path: Path
     n = 300
     with chitta.open(root, read_only=False) as reader:
         procs = [
-            subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(w), str(n)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             cwd=tmp_path)  # not the repo root: `python -c` would import the source tree
+            subprocess.Popen(
+                [sys.executable, "-c", WRITER, str(root), str(w), str(n)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                cwd=tmp_path,
+            )  # not the repo root: `python -c` would import the source tree
             for w in range(4)
         ]
         seen_while_running = 0

@@ -42,13 +42,18 @@ def _write_raw(root: Path) -> int:
     for target in (first[0].id, first[7].id):
         upd = ops.UpdateMemoryContent(id=target, at_ms=5, embedding=_vec(rng))
         log.append(int(ops.OpType.UpdateMemoryContent), ops.encode(upd))
-    log.append(int(ops.OpType.Batch), ops.encode(ops.Batch.of(*[put(n=200 + i, embedding=_vec(rng)) for i in range(25)])))
+    log.append(
+        int(ops.OpType.Batch),
+        ops.encode(ops.Batch.of(*[put(n=200 + i, embedding=_vec(rng)) for i in range(25)])),
+    )
     log.close()
     return 40 + 31 + 25
 
 
 def _state(f: chitta.Field) -> dict[int, tuple]:
-    return {m.id: (m.text, None if m.embedding is None else m.embedding.tobytes()) for m in f.memories()}
+    return {
+        m.id: (m.text, None if m.embedding is None else m.embedding.tobytes()) for m in f.memories()
+    }
 
 
 def test_sink_changes_nothing_but_copies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -85,9 +90,15 @@ def test_a_failed_replay_gives_its_claims_back(tmp_path: Path) -> None:
         # after claiming, before applying anything.
         log = _core.SegmentLog(str(root), instance_id=INST, durability="buffered")
         for i in range(30):
-            log.append(int(ops.OpType.PutPayload),
-                       ops.encode(ops.PutPayload(id=(INST << 32) | (i + 1), text=f"new {i}", embedding=_vec(rng))))
-        log.append(int(ops.OpType.DeleteMemory), ops.encode(ops.DeleteMemory(id=(INST << 32) | 1, at_ms=1)))
+            log.append(
+                int(ops.OpType.PutPayload),
+                ops.encode(
+                    ops.PutPayload(id=(INST << 32) | (i + 1), text=f"new {i}", embedding=_vec(rng))
+                ),
+            )
+        log.append(
+            int(ops.OpType.DeleteMemory), ops.encode(ops.DeleteMemory(id=(INST << 32) | 1, at_ms=1))
+        )
         log.append(int(ops.OpType.PutPayload), b"\xc1")
         log.close()
         with pytest.raises(CorruptionError):

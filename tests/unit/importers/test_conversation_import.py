@@ -45,7 +45,13 @@ def test_vectors_embed_the_previous_turn_of_the_same_session_only(tmp_path: Path
         ids = import_conversation(field, TURNS, context_turns=1)
         got = [field.get(i).embedding for i in ids]
     lines = [f"{t.speaker}: {t.text}" for t in TURNS]
-    expected = [lines[0], lines[0] + "\n" + lines[1], lines[1] + "\n" + lines[2], lines[3], lines[3] + "\n" + lines[4]]
+    expected = [
+        lines[0],
+        lines[0] + "\n" + lines[1],
+        lines[1] + "\n" + lines[2],
+        lines[3],
+        lines[3] + "\n" + lines[4],
+    ]
     want = emb.embed(expected)
     for g, w in zip(got, want):
         np.testing.assert_allclose(unit(g), unit(w), atol=1e-6)
@@ -57,8 +63,11 @@ def test_context_turns_zero_embeds_each_turn_alone(tmp_path: Path) -> None:
         ids = import_conversation(field, TURNS, context_turns=0)
         got = np.stack([field.get(i).embedding for i in ids])
     want = emb.embed([f"{t.speaker}: {t.text}" for t in TURNS])
-    np.testing.assert_allclose(got / np.linalg.norm(got, axis=1, keepdims=True),
-                               want / np.linalg.norm(want, axis=1, keepdims=True), atol=1e-6)
+    np.testing.assert_allclose(
+        got / np.linalg.norm(got, axis=1, keepdims=True),
+        want / np.linalg.norm(want, axis=1, keepdims=True),
+        atol=1e-6,
+    )
 
 
 def test_the_field_records_its_own_embedder_and_reopens(tmp_path: Path) -> None:
@@ -124,7 +133,9 @@ def test_turn_found_by_the_words_of_the_turn_before(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder=None) as field:
         ids = import_conversation(field, TURNS)
         assert field.get(ids[2]).meta == {
-            "speaker": "Ana", CONTEXT_KEY: "Ana: I adopted a dog named Pixel.\nBen: What breed is it?"}
+            "speaker": "Ana",
+            CONTEXT_KEY: "Ana: I adopted a dog named Pixel.\nBen: What breed is it?",
+        }
         assert field.get(ids[2]).text == "Ana: A beagle, very loud."
         hits = field.recall("breed", lanes=("bm25",), touch=False)
     assert {h.id for h in hits} == {ids[1], ids[2]}
@@ -139,7 +150,9 @@ def test_keyword_context_off_and_own_context_wins(tmp_path: Path) -> None:
         assert field.get(ids[2]).meta == {"speaker": "Ana", CONTEXT_KEY: "mine"}
         ids0 = import_conversation(field, TURNS, keyword_context_turns=0)
         assert [field.get(i).meta for i in ids0] == [
-            {"speaker": "Ana", "turn": "a"}, *({"speaker": t.speaker} for t in TURNS[1:])]
+            {"speaker": "Ana", "turn": "a"},
+            *({"speaker": t.speaker} for t in TURNS[1:]),
+        ]
 
 
 @pytest.mark.parametrize("bad", [-1, 17, 1.5, True, "2"])
@@ -156,8 +169,15 @@ def test_turn_view_stores_the_normalised_sum_of_both_views(tmp_path: Path) -> No
         ids = import_conversation(field, TURNS, context_turns=1, turn_view=True)
         got = [field.get(i).embedding for i in ids]
     lines = [f"{t.speaker}: {t.text}" for t in TURNS]
-    with_ctx = emb.embed([lines[0], lines[0] + "\n" + lines[1], lines[1] + "\n" + lines[2], lines[3],
-                          lines[3] + "\n" + lines[4]])
+    with_ctx = emb.embed(
+        [
+            lines[0],
+            lines[0] + "\n" + lines[1],
+            lines[1] + "\n" + lines[2],
+            lines[3],
+            lines[3] + "\n" + lines[4],
+        ]
+    )
     alone = emb.embed(lines)
     for g, a, b in zip(got, with_ctx, alone):
         np.testing.assert_allclose(unit(g), unit(unit(a) + unit(b)), atol=1e-6)

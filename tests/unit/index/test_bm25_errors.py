@@ -24,8 +24,12 @@ def ix() -> BM25:
 def state(index: BM25) -> tuple[Any, ...]:
     ids, scores = index.search("red dog fox brown lazy jumps", 10)
     return (
-        len(index), index.vocabulary_size, index.avg_doc_length,
-        ids.tolist(), scores.tolist(), sorted(index._index.export_docs()),
+        len(index),
+        index.vocabulary_size,
+        index.avg_doc_length,
+        ids.tolist(),
+        scores.tolist(),
+        sorted(index._index.export_docs()),
     )
 
 
@@ -38,14 +42,18 @@ def assert_unchanged_after(index: BM25, exc: type[BaseException], fn: Any, match
 
 def test_add_duplicate_id_in_batch(ix: BM25) -> None:
     assert_unchanged_after(
-        ix, InvalidArgument, lambda: ix.add(np.array([7, 7], dtype=U64), ["a b", "c d"]),
+        ix,
+        InvalidArgument,
+        lambda: ix.add(np.array([7, 7], dtype=U64), ["a b", "c d"]),
         "duplicate id 7",
     )
 
 
 def test_add_existing_id(ix: BM25) -> None:
     assert_unchanged_after(
-        ix, InvalidArgument, lambda: ix.add(np.array([8, 2], dtype=U64), ["new", "again"]),
+        ix,
+        InvalidArgument,
+        lambda: ix.add(np.array([8, 2], dtype=U64), ["new", "again"]),
         "already indexed",
     )
 
@@ -58,14 +66,18 @@ def test_add_pad_id(ix: BM25) -> None:
 
 def test_add_length_mismatch(ix: BM25) -> None:
     assert_unchanged_after(
-        ix, InvalidArgument, lambda: ix.add(np.array([8, 9], dtype=U64), ["only one"]),
+        ix,
+        InvalidArgument,
+        lambda: ix.add(np.array([8, 9], dtype=U64), ["only one"]),
         "2 ids but 1 texts",
     )
 
 
 def test_add_non_str_text(ix: BM25) -> None:
     assert_unchanged_after(
-        ix, InvalidArgument, lambda: ix.add(np.array([8, 9], dtype=U64), ["ok", b"bytes"]),
+        ix,
+        InvalidArgument,
+        lambda: ix.add(np.array([8, 9], dtype=U64), ["ok", b"bytes"]),
         "must be str",
     )
 
@@ -78,7 +90,9 @@ def test_add_texts_as_one_string(ix: BM25) -> None:
 
 def test_add_lone_surrogate_text(ix: BM25) -> None:
     assert_unchanged_after(
-        ix, InvalidArgument, lambda: ix.add(np.array([8, 9], dtype=U64), ["ok", "\udc80"]),
+        ix,
+        InvalidArgument,
+        lambda: ix.add(np.array([8, 9], dtype=U64), ["ok", "\udc80"]),
         "UTF-8",
     )
 

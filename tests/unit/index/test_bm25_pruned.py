@@ -41,7 +41,9 @@ def test_pruned_equals_exhaustive_on_random_zipf_corpora(
 ) -> None:
     rng = np.random.default_rng(seed)
     ix = BM25(k1, b)
-    ids = rng.choice(10 * docs + 10, size=docs, replace=False).astype(np.uint64)  # id order != insertion order
+    ids = rng.choice(10 * docs + 10, size=docs, replace=False).astype(
+        np.uint64
+    )  # id order != insertion order
     lengths = rng.integers(0, 20, size=docs)
     texts = [" ".join(_zipf_words(rng, vocab, s, int(n))) for n in lengths]
     ix.add(ids, texts)
@@ -57,7 +59,9 @@ def test_pruned_equals_exhaustive_on_random_zipf_corpora(
         for k in (1, 2, 10, 50, len(live) + 3):
             _assert_same(ix, query, k, None)
             _assert_same(ix, query, k, np.sort(live[rng.random(len(live)) < 0.5]))
-            few = np.concatenate([live[rng.random(len(live)) < 0.02], np.array([10**12], np.uint64)])
+            few = np.concatenate(
+                [live[rng.random(len(live)) < 0.02], np.array([10**12], np.uint64)]
+            )
             _assert_same(ix, query, k, few)
 
 
@@ -71,7 +75,9 @@ def test_ties_keep_the_exhaustive_order(method: str) -> None:
     want_ids, want_scores = ix.search("red fox", 25, method="exhaustive")
     assert np.array_equal(got_ids, want_ids) and got_scores.tobytes() == want_scores.tobytes()
     tied = got_scores == got_scores[0]
-    assert tied.sum() > 1 and np.all(np.diff(got_ids[tied].astype(np.int64)) > 0)  # smaller id first
+    assert tied.sum() > 1 and np.all(
+        np.diff(got_ids[tied].astype(np.int64)) > 0
+    )  # smaller id first
 
 
 def test_bad_method_rejected() -> None:
@@ -90,7 +96,13 @@ def test_save_load_round_trip(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "bm25.idx"
     ix.save(path)
     back = BM25.load(path)
-    assert (back.k1, back.b, back.stem, back.stopwords, len(back)) == (1.5, 0.6, True, True, len(ix))
+    assert (back.k1, back.b, back.stem, back.stopwords, len(back)) == (
+        1.5,
+        0.6,
+        True,
+        True,
+        len(ix),
+    )
     for q in ("w1 w2", "w30 w7 w7", "w250", "nothing here"):
         a, b = ix.search(q, 20), back.search(q, 20)
         assert np.array_equal(a[0], b[0]) and a[1].tobytes() == b[1].tobytes()
@@ -133,16 +145,27 @@ def test_seeded_bound_with_ties_deleted_and_filtered_best_documents(seed: int) -
     exhaustive top k (ids, bit-for-bit scores, id order among ties)."""
     rng = np.random.default_rng(seed)
     n = 4000
-    shapes = ["r r c", "r c c d", "r", "c d", "c c c d d", "r r r r c d e f g"]  # few distinct texts: ties
+    shapes = [
+        "r r c",
+        "r c c d",
+        "r",
+        "c d",
+        "c c c d d",
+        "r r r r c d e f g",
+    ]  # few distinct texts: ties
     texts = [shapes[i] for i in rng.integers(0, len(shapes), n)]
     ids = rng.choice(10 * n, size=n, replace=False).astype(np.uint64)
     ix = BM25(1.2, 0.75)
     ix.add(ids, texts)
     best = ids[[t.startswith("r r") for t in texts]]
-    ix.remove(best[: len(best) // 2])  # many of the rarest term's best blocks now hold dead documents
+    ix.remove(
+        best[: len(best) // 2]
+    )  # many of the rarest term's best blocks now hold dead documents
     live = np.setdiff1d(ids, best[: len(best) // 2])
     for query in ("r c", "r c d", "r r c e", "c d r g"):
         for k in (1, 10, 50, 200):
             _assert_same(ix, query, k, None)
-            _assert_same(ix, query, k, np.sort(np.setdiff1d(live, best)))  # no best document allowed
+            _assert_same(
+                ix, query, k, np.sort(np.setdiff1d(live, best))
+            )  # no best document allowed
             _assert_same(ix, query, k, np.sort(live[rng.random(len(live)) < 0.3]))

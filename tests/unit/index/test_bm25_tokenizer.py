@@ -14,7 +14,10 @@ def test_ascii_lowercase_and_punctuation_split() -> None:
 
 def test_alnum_and_snake_case_tokens_stay_whole() -> None:
     assert tokenize("Listen on port8080 with v2 of snake_case") == [
-        "listen", "port8080", "v2", "snake_case",
+        "listen",
+        "port8080",
+        "v2",
+        "snake_case",
     ]
 
 
@@ -79,7 +82,9 @@ def test_light_stemming_conflates_forms(words: str, stem: str) -> None:
 
 def test_stemming_leaves_non_alpha_tokens() -> None:
     assert tokenize("port8080s snake_cases Städte", stem=True) == [
-        "port8080s", "snake_cases", "städte",
+        "port8080s",
+        "snake_cases",
+        "städte",
     ]
 
 

@@ -21,7 +21,9 @@ N, DIM = 400, 32
 
 @pytest.fixture(autouse=True)
 def _small_exact_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(recall_index, "EXACT_DENSE_LIMIT", 50)  # the graph serves fields above 50 vectors
+    monkeypatch.setattr(
+        recall_index, "EXACT_DENSE_LIMIT", 50
+    )  # the graph serves fields above 50 vectors
 
 
 def _vectors(n: int, seed: int = 0) -> np.ndarray:
@@ -47,7 +49,9 @@ def test_hnsw_lane_matches_exact_scan_and_survives_a_checkpoint(tmp_path: Path) 
         ids = f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(vecs)])
         assert f.core.index.stats()["dense_path"] == "hnsw"
         got = [_dense(f, q) for q in queries]
-        overlap = np.mean([len(set(g) & set(_exact(ids, vecs, q))) / 10 for g, q in zip(got, queries)])
+        overlap = np.mean(
+            [len(set(g) & set(_exact(ids, vecs, q))) / 10 for g, q in zip(got, queries)]
+        )
         assert overlap >= 0.95
         f.forget(ids[0])
         f.update(ids[1], embedding=-vecs[1])
@@ -56,12 +60,18 @@ def test_hnsw_lane_matches_exact_scan_and_survives_a_checkpoint(tmp_path: Path) 
         got = [_dense(f, q) for q in queries]
         f.checkpoint()
     live = store.current(root)
-    assert live is not None and {"dense.hnsw", "dense.delta.hnsw"} <= {p.name for p in live.iterdir()}
+    assert live is not None and {"dense.hnsw", "dense.delta.hnsw"} <= {
+        p.name for p in live.iterdir()
+    }
     with chitta.open(root, embedder=None, read_only=True) as g:
         assert g.checkpoint_loaded == live.name
-        assert g.core.index._ann is not None and len(g.core.index._ann.graph) > 0  # loaded, not rebuilt
+        assert (
+            g.core.index._ann is not None and len(g.core.index._ann.graph) > 0
+        )  # loaded, not rebuilt
         assert [_dense(g, q) for q in queries] == got
-    with chitta.open(root, embedder=None) as h:  # changes after the watermark reach the loaded graph
+    with chitta.open(
+        root, embedder=None
+    ) as h:  # changes after the watermark reach the loaded graph
         new = h.remember("late", embedding=queries[0])
         h.forget(ids[2])
     with chitta.open(root, embedder=None, read_only=True) as g:
@@ -78,7 +88,9 @@ def test_auto_uses_codes_below_the_graph_size(tmp_path: Path) -> None:
     assert live is not None and not (live / "dense.hnsw").exists()
 
 
-def test_hamming_setting_never_builds_a_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hamming_setting_never_builds_a_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(recall_index_dense, "AUTO_ANN_MIN", 60)
     with chitta.open(tmp_path / "f", embedder=None) as f:
         f.set_dense_index("hamming")
@@ -97,7 +109,9 @@ def test_auto_graph_is_built_by_a_checkpoint_and_newer_vectors_are_scanned(
     queries = _vectors(30, seed=1)
     with chitta.open(root, embedder=None) as f:  # dense_index stays "auto"
         ids = f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(vecs)])
-        assert f.core.index.stats()["dense_path"] == "hamming+rescore"  # no graph until a checkpoint builds one
+        assert (
+            f.core.index.stats()["dense_path"] == "hamming+rescore"
+        )  # no graph until a checkpoint builds one
         f.recall(vector=queries[0], lanes=("dense",), touch=False)
         assert f.core.index._ann is None  # queries never build it
         f.checkpoint()
@@ -106,10 +120,16 @@ def test_auto_graph_is_built_by_a_checkpoint_and_newer_vectors_are_scanned(
     late = _vectors(40, seed=2)
     with chitta.open(root, embedder=None) as f:
         assert f.core.index.stats()["dense_path"] == "hnsw" and f.core.index._ann is not None
-        assert not f.core.index._ann.loaded  # the open does not read the graph; the first dense query does
+        assert (
+            not f.core.index._ann.loaded
+        )  # the open does not read the graph; the first dense query does
         graph_size = len(f.core.index._ann.graph)
-        late_ids = f.remember_many([{"text": f"late{i}", "embedding": v} for i, v in enumerate(late)])
-        f.update(ids[5], embedding=-vecs[5])  # a stale graph entry: the exact scan has the new vector
+        late_ids = f.remember_many(
+            [{"text": f"late{i}", "embedding": v} for i, v in enumerate(late)]
+        )
+        f.update(
+            ids[5], embedding=-vecs[5]
+        )  # a stale graph entry: the exact scan has the new vector
         f.forget(ids[6])
         all_ids = [*ids, *late_ids]
         now = np.concatenate([vecs, late])
@@ -117,15 +137,21 @@ def test_auto_graph_is_built_by_a_checkpoint_and_newer_vectors_are_scanned(
         live_ids = [i for i in all_ids if i != ids[6]]
         live_vecs = np.array([now[all_ids.index(i)] for i in live_ids])
         got = [_dense(f, q) for q in queries]
-        overlap = np.mean([len(set(g) & set(_exact(live_ids, live_vecs, q))) / 10 for g, q in zip(got, queries)])
+        overlap = np.mean(
+            [len(set(g) & set(_exact(live_ids, live_vecs, q))) / 10 for g, q in zip(got, queries)]
+        )
         assert overlap >= 0.95
         for j in (0, 17, 39):  # each newer vector is found exactly, though it is not in the graph
             assert _dense(f, late[j], k=1) == [late_ids[j]]
         assert _dense(f, -vecs[5], k=1) == [ids[5]]
         assert ids[6] not in _dense(f, vecs[6], k=N)
         assert len(f.core.index._ann.graph) <= graph_size  # nothing was inserted at query time
-        assert ids[5] not in f.core.index._ann.graph  # its old vector left the graph when it changed
-        monkeypatch.setattr(recall_index_dense, "AUTO_PENDING_EXACT", 10)  # too many newer vectors: codes instead
+        assert (
+            ids[5] not in f.core.index._ann.graph
+        )  # its old vector left the graph when it changed
+        monkeypatch.setattr(
+            recall_index_dense, "AUTO_PENDING_EXACT", 10
+        )  # too many newer vectors: codes instead
         assert f.core.index.stats()["dense_path"] == "hamming+rescore"
         assert _dense(f, late[3], k=1) == [late_ids[3]]
 
@@ -153,7 +179,9 @@ def test_a_damaged_graph_is_dropped_with_a_warning_and_recall_still_works(
         f.checkpoint()
     live = store.current(root)
     assert live is not None
-    flip_byte(live / "dense.hnsw", (live / "dense.hnsw").stat().st_size // 2)  # the open checks only its trailer
+    flip_byte(
+        live / "dense.hnsw", (live / "dense.hnsw").stat().st_size // 2
+    )  # the open checks only its trailer
     with chitta.open(root, embedder=None, read_only=True) as g:
         assert g.checkpoint_loaded == live.name
         with pytest.warns(CheckpointIgnored, match="saved graph"):
@@ -163,7 +191,9 @@ def test_a_damaged_graph_is_dropped_with_a_warning_and_recall_still_works(
         assert [_dense(g, vecs[j], k=1) for j in (0, 99, 321)] == [[ids[0]], [ids[99]], [ids[321]]]
 
 
-def test_auto_graph_grows_by_a_bounded_step_per_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_graph_grows_by_a_bounded_step_per_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(recall_index_dense, "AUTO_ANN_MIN", 60)
     monkeypatch.setattr(recall_index_dense, "AUTO_BUILD_STEP", 150)
     monkeypatch.setattr(recall_index_dense, "AUTO_PENDING_EXACT", 40)
@@ -179,8 +209,14 @@ def test_auto_graph_grows_by_a_bounded_step_per_checkpoint(tmp_path: Path, monke
             assert ann is not None and ann.pending == N - in_graph
             assert len(ann.graph) == in_graph
             # a graph missing more than AUTO_PENDING_EXACT vectors is not searched: codes instead
-            assert g.core.index.stats()["dense_path"] == ("hnsw" if N - in_graph <= 40 else "hamming+rescore")
-            assert [_dense(g, vecs[j], k=1) for j in (0, 200, 399)] == [[ids[0]], [ids[200]], [ids[399]]]
+            assert g.core.index.stats()["dense_path"] == (
+                "hnsw" if N - in_graph <= 40 else "hamming+rescore"
+            )
+            assert [_dense(g, vecs[j], k=1) for j in (0, 200, 399)] == [
+                [ids[0]],
+                [ids[200]],
+                [ids[399]],
+            ]
 
 
 def test_search_with_pending_drops_a_stale_graph_entry() -> None:

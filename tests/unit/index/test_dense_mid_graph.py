@@ -56,9 +56,13 @@ def test_auto_searches_a_checkpoint_graph_below_the_exact_scan_size(
     assert live is not None and "dense.hnsw" in {p.name for p in live.iterdir()}
     with chitta.open(root, embedder=None, read_only=True) as g:
         assert g.core.index.stats()["dense_path"] == "hnsw"
-        r10 = np.mean([len(set(_lane(g, q)[:10]) & set(_oracle(ids, vecs, q, 10))) / 10 for q in queries])
+        r10 = np.mean(
+            [len(set(_lane(g, q)[:10]) & set(_oracle(ids, vecs, q, 10))) / 10 for q in queries]
+        )
         assert r10 >= 0.95
-    with chitta.open(root, embedder=None) as h:  # written after the checkpoint: scanned exactly beside the graph
+    with chitta.open(
+        root, embedder=None
+    ) as h:  # written after the checkpoint: scanned exactly beside the graph
         new = h.remember("late", embedding=queries[0])
         assert _lane(h, queries[0], k=1) == [new]
 
@@ -67,7 +71,9 @@ def test_small_fields_build_no_graph(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(recall_index_dense, "AUTO_ANN_MIN", 200)
     root = tmp_path / "f"
     with chitta.open(root, embedder=None) as f:
-        f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(_vectors(150, seed=3))])
+        f.remember_many(
+            [{"text": f"m{i}", "embedding": v} for i, v in enumerate(_vectors(150, seed=3))]
+        )
         f.checkpoint()
         assert f.core.index.stats()["dense_path"] == "exact"
     live = store.current(root)
@@ -76,7 +82,9 @@ def test_small_fields_build_no_graph(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_exact_kind_scans_at_any_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(recall_index_dense, "AUTO_ANN_MIN", 200)
-    monkeypatch.setattr(recall_index, "EXACT_DENSE_LIMIT", 100)  # above it "auto" would use codes or a graph
+    monkeypatch.setattr(
+        recall_index, "EXACT_DENSE_LIMIT", 100
+    )  # above it "auto" would use codes or a graph
     vecs, queries = _vectors(600, seed=4), _vectors(20, seed=5)
     root = tmp_path / "f"
     with chitta.open(root, embedder=None) as f:

@@ -37,7 +37,10 @@ def _u64(xs: list[int]) -> np.ndarray:
 
 
 @settings(max_examples=150, deadline=None)
-@given(batches=st.lists(st.lists(ids_st, max_size=30), max_size=12), probes=st.lists(ids_st, max_size=20))
+@given(
+    batches=st.lists(st.lists(ids_st, max_size=30), max_size=12),
+    probes=st.lists(ids_st, max_size=20),
+)
 def test_random_adds_match_dict(batches: list[list[int]], probes: list[int]) -> None:
     m, ref = RowMap(), Oracle()
     for batch in batches:

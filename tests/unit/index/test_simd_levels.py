@@ -45,8 +45,13 @@ pytestmark = pytest.mark.skipif(
 )
 
 KERNEL_LEVEL = {
-    "generic": "generic", "portable": "generic", "sse4.2": "sse42", "avx2": "avx2",
-    "avx512": "avx512", "avx512_vpopcntdq": "avx512", "avx512_vnni": "avx512",
+    "generic": "generic",
+    "portable": "generic",
+    "sse4.2": "sse42",
+    "avx2": "avx2",
+    "avx512": "avx512",
+    "avx512_vpopcntdq": "avx512",
+    "avx512_vnni": "avx512",
 }
 AVX2_BASE = {"sse4_2", "popcnt", "avx", "avx2"}
 AVX512_BASE = AVX2_BASE | {"avx512f"}
@@ -127,7 +132,12 @@ def run_child(tmp_path: Path, level: str | None) -> tuple[dict, dict[str, np.nda
     # cwd: not the repo root, where `python -c` would import the source tree
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, str(stem)],
-        env=env, capture_output=True, text=True, check=True, cwd=tmp_path, timeout=120,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        timeout=120,
     )
     with np.load(f"{stem}.npz") as z:
         arrays = {k: z[k] for k in z.files}
@@ -164,7 +174,9 @@ def test_generic_level_equals_independent_references(generic) -> None:
     dots = a["qs"].astype(np.float64) @ a["vecs"].astype(np.float64).T
     order = np.lexsort((np.broadcast_to(np.arange(500), dots.shape), -dots), axis=1)[:, :30]
     np.testing.assert_array_equal(a["bf_ids"], order)
-    np.testing.assert_array_equal(a["bf_d"], (1 - np.take_along_axis(dots, order, 1)).astype(np.float32))
+    np.testing.assert_array_equal(
+        a["bf_d"], (1 - np.take_along_axis(dots, order, 1)).astype(np.float32)
+    )
     # Word scan: cosine with the unit query, ties by the smaller row.
     for i in range(4):
         cos = a["rows"].astype(np.float64) @ a[f"word_q{i}"].astype(np.float64)
@@ -201,8 +213,20 @@ def test_unset_is_the_best_level_and_reported(tmp_path: Path) -> None:
     assert out["cap"] == "avx512"
     assert out["kernels"] == expected_kernels("avx512")
     assert sorted(_core._cpu_features()) == sorted(
-        f for f in ("sse4_2", "popcnt", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl",
-                    "avx512_vpopcntdq", "avx512_vnni") if f in FLAGS
+        f
+        for f in (
+            "sse4_2",
+            "popcnt",
+            "avx",
+            "avx2",
+            "fma",
+            "avx512f",
+            "avx512bw",
+            "avx512vl",
+            "avx512_vpopcntdq",
+            "avx512_vnni",
+        )
+        if f in FLAGS
     )
 
 

@@ -47,7 +47,11 @@ def test_a_row_gets_the_same_norm_alone_or_among_many() -> None:
 
 def test_bad_arguments() -> None:
     src = np.ones((4, 3), np.float32)
-    for bad_src in (np.ones((4, 3), np.float64), np.ones(12, np.float32), np.ones((3, 4), np.float32).T):
+    for bad_src in (
+        np.ones((4, 3), np.float64),
+        np.ones(12, np.float32),
+        np.ones((3, 4), np.float32).T,
+    ):
         with pytest.raises(InvalidArgument):
             _core._row_norms(bad_src)
         with pytest.raises(InvalidArgument):

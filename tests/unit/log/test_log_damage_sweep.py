@@ -29,8 +29,13 @@ def _write(root: Path) -> list[tuple[int, bytes]]:
     log = _core.SegmentLog(str(root), instance_id=INSTANCE, durability="flush", segment_bytes=1024)
     written = []
     for i in range(14):
-        payload = ops.encode(ops.PutPayload(id=(INSTANCE << 32) | (i + 1), text=f"memory {i} " * 3,
-                                            created_ms=1_700_000_000_000 + i))
+        payload = ops.encode(
+            ops.PutPayload(
+                id=(INSTANCE << 32) | (i + 1),
+                text=f"memory {i} " * 3,
+                created_ms=1_700_000_000_000 + i,
+            )
+        )
         log.append(0, payload)
         written.append((0, payload))
     log.close()
@@ -47,7 +52,9 @@ def _read(root: Path) -> list[tuple[int, bytes]]:
 
 
 @pytest.fixture(scope="module")
-def field(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[int, bytes]], list[Path]]:
+def field(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, list[tuple[int, bytes]], list[Path]]:
     root = tmp_path_factory.mktemp("sweep") / "field"
     written = _write(root)
     segs = sorted((root / "segments").glob("*.seg"))
@@ -57,7 +64,9 @@ def field(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[in
     return root, written, segs
 
 
-def test_every_bit_flip_is_located_corruption(field: tuple[Path, list[tuple[int, bytes]], list[Path]]) -> None:
+def test_every_bit_flip_is_located_corruption(
+    field: tuple[Path, list[tuple[int, bytes]], list[Path]],
+) -> None:
     root, written, segs = field
     silent = []
     for seg in segs:
@@ -107,11 +116,15 @@ def test_every_cut_is_corruption_or_a_torn_tail_of_the_last_segment(
             got = _read(root)  # the last segment: the records before the cut, no more
             kept = sum(1 for r in records if r.offset + 21 + len(r.payload) <= cut)
             assert got == written[: in_first + kept]
-            torn = [d for d in _core.verify_segments(str(root))["damages"] if d["kind"] == "torn_tail"]
+            torn = [
+                d for d in _core.verify_segments(str(root))["damages"] if d["kind"] == "torn_tail"
+            ]
             if cut in starts:
                 assert torn == []
             else:
-                assert [(d["segment"], d["offset"]) for d in torn] == [(last.name, max(s for s in starts if s < cut))]
+                assert [(d["segment"], d["offset"]) for d in torn] == [
+                    (last.name, max(s for s in starts if s < cut))
+                ]
         seg.write_bytes(original)
     assert _read(root) == written
 
@@ -138,6 +151,10 @@ def test_the_owner_keeps_what_it_cuts_and_refuses_damage(tmp_path: Path) -> None
     assert last.read_bytes() == original[: final.offset]
     (report,) = (root / "quarantine").glob("*.json")
     meta = json.loads(report.read_text())
-    assert (meta["segment"], meta["offset"], meta["bytes"]) == (last.name, final.offset, len(original) - 5 - final.offset)
+    assert (meta["segment"], meta["offset"], meta["bytes"]) == (
+        last.name,
+        final.offset,
+        len(original) - 5 - final.offset,
+    )
     assert report.with_suffix(".bin").read_bytes() == original[final.offset : -5]
     assert _read(root) == written[:-1]

@@ -24,7 +24,11 @@ FIELDS = P.__struct_fields__
 texts = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=300)
 names = st.none() | st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=40)
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats(allow_nan=False) | texts,
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats(allow_nan=False)
+    | texts,
     lambda kids: st.lists(kids, max_size=3) | st.dictionaries(texts, kids, max_size=3),
     max_leaves=8,
 )
@@ -34,7 +38,10 @@ puts = st.builds(
     text=texts,
     kind=st.sampled_from(sorted(ops.MEMORY_KINDS)) | texts,
     created_ms=st.integers(-(2**63), 2**63 - 1),
-    realm=names, session=names, source_tool=names, harness=names,
+    realm=names,
+    session=names,
+    source_tool=names,
+    harness=names,
     tags=st.lists(texts, max_size=5).map(tuple),
     confidence=st.floats(allow_nan=False),
     strength=st.floats(allow_nan=False),
@@ -47,8 +54,23 @@ puts = st.builds(
 
 def args15(p: P) -> tuple:
     meta = None if p.meta is None else ENC(p.meta)
-    return (p.id, p.text, p.kind, p.created_ms, p.realm, p.session, p.source_tool, p.harness, p.tags,
-            p.confidence, p.strength, p.embedding, meta, p.artifacts, p.written_ms)
+    return (
+        p.id,
+        p.text,
+        p.kind,
+        p.created_ms,
+        p.realm,
+        p.session,
+        p.source_tool,
+        p.harness,
+        p.tags,
+        p.confidence,
+        p.strength,
+        p.embedding,
+        meta,
+        p.artifacts,
+        p.written_ms,
+    )
 
 
 @settings(max_examples=300, deadline=None)
@@ -57,21 +79,44 @@ def test_encode_put_is_byte_identical_to_ops_encode(p: P) -> None:
     assert _core.encode_put(*args15(p)) == ops.encode(p)
 
 
-@given(st.integers(0, 2**64 - 1), texts, st.integers(-(2**63), 2**63 - 1), st.integers(-(2**63), 2**63 - 1))
-def test_simple_form_is_byte_identical_to_defaults(mid: int, text: str, created: int, written: int) -> None:
+@given(
+    st.integers(0, 2**64 - 1),
+    texts,
+    st.integers(-(2**63), 2**63 - 1),
+    st.integers(-(2**63), 2**63 - 1),
+)
+def test_simple_form_is_byte_identical_to_defaults(
+    mid: int, text: str, created: int, written: int
+) -> None:
     want = ops.encode(P(id=mid, text=text, created_ms=created, written_ms=written))
     assert _core.encode_put(mid, text, created, written) == want
 
 
-@pytest.mark.parametrize("text", ["a", "x" * 31, "x" * 32, "x" * 255, "x" * 256, "x" * 65536, "é" * 100, "𝄞✓"])
+@pytest.mark.parametrize(
+    "text", ["a", "x" * 31, "x" * 32, "x" * 255, "x" * 256, "x" * 65536, "é" * 100, "𝄞✓"]
+)
 def test_encode_put_string_length_formats(text: str) -> None:
     assert _core.encode_put(1, text, 0, 0) == ops.encode(P(id=1, text=text))
 
 
 @pytest.mark.parametrize(
     ("index", "value"),
-    [(0, -1), (0, 2**64), (0, "1"), (1, b"x"), (1, "\ud800"), (3, 2**63), (8, "tag"), (8, (1,)),
-     (9, 1), (10, "1.0"), (11, "vec"), (12, b"\x01"), (13, None), (14, 1.5)],
+    [
+        (0, -1),
+        (0, 2**64),
+        (0, "1"),
+        (1, b"x"),
+        (1, "\ud800"),
+        (3, 2**63),
+        (8, "tag"),
+        (8, (1,)),
+        (9, 1),
+        (10, "1.0"),
+        (11, "vec"),
+        (12, b"\x01"),
+        (13, None),
+        (14, 1.5),
+    ],
 )
 def test_encode_put_bad_argument_is_invalid_argument(index: int, value: object) -> None:
     args = list(args15(P(id=1, text="t")))
@@ -95,7 +140,9 @@ def _read(root: str):
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(puts, min_size=1, max_size=20))
-def test_decode_records_equals_msgspec(tmp_path_factory: pytest.TempPathFactory, batch: list[P]) -> None:
+def test_decode_records_equals_msgspec(
+    tmp_path_factory: pytest.TempPathFactory, batch: list[P]
+) -> None:
     root = str(tmp_path_factory.mktemp("f"))
     log = _core.SegmentLog(root, instance_id=1, durability="buffered")
     for p in batch:
@@ -115,14 +162,23 @@ def test_decode_records_equals_msgspec(tmp_path_factory: pytest.TempPathFactory,
 @pytest.mark.parametrize(
     "payload",
     [
-        ENC([1, "t", "observation", 5, None, None, None, None, [], 1, 1.0, None, None, [], 0]),  # int confidence
+        ENC(
+            [1, "t", "observation", 5, None, None, None, None, [], 1, 1.0, None, None, [], 0]
+        ),  # int confidence
         ENC([1, "t"]),  # an older writer: trailing fields missing
-        ENC([1, "t", "thought", 5, None, None, None, None, [], 1.0, 1.0, None, None, [], 0, "new"]),  # newer
-        ENC([1, "t", "observation", 5, None, None, None, None, [], 1.0, 1.0, None, {"k": 1}, [], 0]),
-        b"\x9f\x01\xa1\xff" + ENC(["observation", 5, None, None, None, None, [], 1.0, 1.0, None, None, [], 0])[1:],
+        ENC(
+            [1, "t", "thought", 5, None, None, None, None, [], 1.0, 1.0, None, None, [], 0, "new"]
+        ),  # newer
+        ENC(
+            [1, "t", "observation", 5, None, None, None, None, [], 1.0, 1.0, None, {"k": 1}, [], 0]
+        ),
+        b"\x9f\x01\xa1\xff"
+        + ENC(["observation", 5, None, None, None, None, [], 1.0, 1.0, None, None, [], 0])[1:],
     ],
 )
-def test_unusual_payloads_decode_as_msgspec_does(tmp_path: os.PathLike[str], payload: bytes) -> None:
+def test_unusual_payloads_decode_as_msgspec_does(
+    tmp_path: os.PathLike[str], payload: bytes
+) -> None:
     log = _core.SegmentLog(str(tmp_path), instance_id=1)
     log.append(0, payload)
     log.close()
@@ -155,13 +211,38 @@ def test_remember_fast_path_writes_the_ops_encode_bytes(tmp_path: os.PathLike[st
         assert f.get(mid).text == "héllo wörld"
     result = _read(root)
     assert [bytes(result.payload(i)) for i in range(3)] == [
-        ops.encode(P(id=mid, text="héllo wörld", created_ms=1_700_000_000_123, written_ms=1_700_000_000_123)),
-        ops.encode(P(id=mid2, text="plain ascii", created_ms=1_700_000_000_123, written_ms=1_700_000_000_123)),
-        ops.encode(P(id=mid3, text="with a tag", tags=("t",), created_ms=1_700_000_000_123,
-                     written_ms=1_700_000_000_123)),
+        ops.encode(
+            P(
+                id=mid,
+                text="héllo wörld",
+                created_ms=1_700_000_000_123,
+                written_ms=1_700_000_000_123,
+            )
+        ),
+        ops.encode(
+            P(
+                id=mid2,
+                text="plain ascii",
+                created_ms=1_700_000_000_123,
+                written_ms=1_700_000_000_123,
+            )
+        ),
+        ops.encode(
+            P(
+                id=mid3,
+                text="with a tag",
+                tags=("t",),
+                created_ms=1_700_000_000_123,
+                written_ms=1_700_000_000_123,
+            )
+        ),
     ]
     with chitta.open(root, read_only=True, embedder=None) as g:
-        assert [g.get(m).text for m in (mid, mid2, mid3)] == ["héllo wörld", "plain ascii", "with a tag"]
+        assert [g.get(m).text for m in (mid, mid2, mid3)] == [
+            "héllo wörld",
+            "plain ascii",
+            "with a tag",
+        ]
         assert g.get(mid).created_ms == 1_700_000_000_123
 
 
@@ -199,7 +280,9 @@ def _hammer(threads: int, per: int, append) -> list[list[int]]:
 
 
 @pytest.mark.parametrize("threads", [1, 8, 32])
-def test_group_commit_acknowledges_each_record_once_and_durably(tmp_path: os.PathLike[str], threads: int) -> None:
+def test_group_commit_acknowledges_each_record_once_and_durably(
+    tmp_path: os.PathLike[str], threads: int
+) -> None:
     per = 40
     log = _core.SegmentLog(str(tmp_path), instance_id=9, durability="fsync")
     ap = log.put_appender()

@@ -27,7 +27,14 @@ def _records(root: Path) -> list[tuple[int, bytes]]:
     return out
 
 
-TEXTS = ["a", "plain ascii text", "caf\u00e9 \u2014 na\u00efve", "emoji \U0001f600", " padded ", "x" * 5000]
+TEXTS = [
+    "a",
+    "plain ascii text",
+    "caf\u00e9 \u2014 na\u00efve",
+    "emoji \U0001f600",
+    " padded ",
+    "x" * 5000,
+]
 
 
 def test_bytes_on_disk_are_ops_encode_of_the_put(tmp_path: Path) -> None:
@@ -36,7 +43,9 @@ def test_bytes_on_disk_are_ops_encode_of_the_put(tmp_path: Path) -> None:
         ids = [f.remember(t) for t in TEXTS]
     want = [
         ops.encode(ops.PutPayload(id=mid, text=t, created_ms=ms, written_ms=ms))
-        for mid, t, ms in zip(ids, TEXTS, [(1_700_000_000 + 7 * i) * 1000 + 123 for i in range(len(TEXTS))])
+        for mid, t, ms in zip(
+            ids, TEXTS, [(1_700_000_000 + 7 * i) * 1000 + 123 for i in range(len(TEXTS))]
+        )
     ]
     assert _records(tmp_path / "f") == [(int(ops.OpType.PutPayload), w) for w in want]
 
@@ -57,7 +66,9 @@ def test_system_clock_is_epoch_ms(tmp_path: Path) -> None:
     ["", " ", "\t\n", "\x1c\x1d", "\u3000\u2003", "\ud800", "a\udfffb", b"bytes", 5, None, ["x"]],
     ids=repr,
 )
-def test_bad_text_raises_what_validate_raises_and_changes_nothing(tmp_path: Path, bad: object) -> None:
+def test_bad_text_raises_what_validate_raises_and_changes_nothing(
+    tmp_path: Path, bad: object
+) -> None:
     with pytest.raises(InvalidArgument) as want:
         v.text(bad)
     with chitta.open(tmp_path / "f", embedder=None) as f:
@@ -109,8 +120,11 @@ def test_used_up_ids_raise_and_change_nothing(tmp_path: Path) -> None:
         f.core.pending_puts.start_ids(2**32 - 1)
         last = f.remember("the last one")
         assert last & 0xFFFFFFFF == 2**32 - 1
-        for call in (lambda: f.remember("one more"), lambda: f.remember("tagged", tags=["t"]),
-                     lambda: f.remember_many(["x"])):
+        for call in (
+            lambda: f.remember("one more"),
+            lambda: f.remember("tagged", tags=["t"]),
+            lambda: f.remember_many(["x"]),
+        ):
             with pytest.raises(ChittaError, match="used all 2\\*\\*32 memory ids"):
                 call()
         assert f.ids() == [last]
@@ -137,7 +151,10 @@ def test_queue_takes_columns_in_order_and_drains_at_its_limit(tmp_path: Path) ->
     drained: list[int] = []
     q.set_drain(lambda: drained.append(len(q)), 3)
     ids = [q.put(t) for t in ("one", "tw\u00f6", "three", "four")]
-    assert drained == [3, 4]  # called after each put while `limit` or more wait (Field's drain takes them)
+    assert drained == [
+        3,
+        4,
+    ]  # called after each put while `limit` or more wait (Field's drain takes them)
     assert [i & 0xFFFFFFFF for i in ids] == [1, 2, 3, 4] and len(q) == 4  # type: ignore[operator]
     taken = q.take()
     assert taken is not None and len(q) == 0 and q.take() is None
@@ -177,6 +194,7 @@ def test_threads_get_unique_ids_and_every_put_is_applied(tmp_path: Path) -> None
     per, threads = 1500, 6
     got: list[list[int]] = [[] for _ in range(threads)]
     with chitta.open(root, embedder=None) as f:
+
         def work(t: int) -> None:
             for i in range(per):
                 got[t].append(f.remember(f"thread {t} note {i}"))
@@ -188,10 +206,10 @@ def test_threads_get_unique_ids_and_every_put_is_applied(tmp_path: Path) -> None
             th.join()
         flat = [m for run in got for m in run]
         assert len(set(flat)) == per * threads and len(f) == per * threads
-        texts = {f.get(m).text for m in flat[:: 97]}
+        texts = {f.get(m).text for m in flat[::97]}
     with chitta.open(root, embedder=None, read_only=True) as g:
         assert sorted(g.ids()) == sorted(flat)
-        assert {g.get(m).text for m in flat[:: 97]} == texts
+        assert {g.get(m).text for m in flat[::97]} == texts
     assert os.path.isdir(root)
 
 
@@ -245,12 +263,16 @@ def test_the_entry_does_not_keep_its_field_alive(tmp_path: Path) -> None:
     with pytest.raises(ReferenceError, match="keep it in a variable"):
         entry("with a keyword", tags=["t"])  # the Python path needs its field
     del entry  # it held the log (as a bound method would hold the field)
-    with chitta.open(tmp_path / "f", embedder=None, instance_id=31) as g:  # its instance lock was released
+    with chitta.open(
+        tmp_path / "f", embedder=None, instance_id=31
+    ) as g:  # its instance lock was released
         assert len(g) == 2 and g.get(late).text == "after the field is gone"
 
 
 def test_remember_on_a_field_used_in_one_expression(tmp_path: Path) -> None:
-    mid = chitta.open(tmp_path / "f", embedder=None).remember("one expression")  # ReferenceError before
+    mid = chitta.open(tmp_path / "f", embedder=None).remember(
+        "one expression"
+    )  # ReferenceError before
     with chitta.open(tmp_path / "f", embedder=None) as g:
         assert g.get(mid).text == "one expression"
 

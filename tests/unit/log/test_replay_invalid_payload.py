@@ -53,7 +53,9 @@ def invalid_payload(op_type: OpType) -> bytes:
 
 
 def _good(i: int) -> ops.PutPayload:
-    return ops.PutPayload(id=(7 << 32) | i, text=f"good memory {i}", created_ms=1_700_000_000_000 + i)
+    return ops.PutPayload(
+        id=(7 << 32) | i, text=f"good memory {i}", created_ms=1_700_000_000_000 + i
+    )
 
 
 @pytest.mark.parametrize("op_type", list(OpType), ids=lambda t: t.name)
@@ -79,8 +81,9 @@ def test_invalid_payload_is_located_corruption(tmp_path: Path, op_type: OpType) 
         assert sorted(f.ids()) == [(7 << 32) | 1, (7 << 32) | 2]
 
 
-@pytest.mark.parametrize("op_type", [OpType.UpdateSparseEncoder, OpType.Batch, OpType.PutPayload],
-                         ids=lambda t: t.name)
+@pytest.mark.parametrize(
+    "op_type", [OpType.UpdateSparseEncoder, OpType.Batch, OpType.PutPayload], ids=lambda t: t.name
+)
 def test_verify_reports_the_invalid_payload(tmp_path: Path, op_type: OpType) -> None:
     root = tmp_path / "field"
     log = _core.SegmentLog(str(root), instance_id=7, durability="flush")

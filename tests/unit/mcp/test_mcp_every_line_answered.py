@@ -22,19 +22,31 @@ REPLY_S = 30.0
 
 
 def _req(rid: int, method: str, params: Any) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode() + b"\n"
+    return (
+        json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
+        + b"\n"
+    )
 
 
 def _remember(rid: int, text_json: bytes) -> bytes:
-    return (b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"remember","arguments":{"text":"'
-            % rid + text_json + b'"}}}\n')
+    return (
+        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"remember","arguments":{"text":"'
+        % rid
+        + text_json
+        + b'"}}}\n'
+    )
 
 
 class Raw:
     def __init__(self, field: Path) -> None:
-        self.proc = subprocess.Popen([*chitta_command(), "--path", str(field), "mcp", "--no-host"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     cwd=field.parent, env=child_env())
+        self.proc = subprocess.Popen(
+            [*chitta_command(), "--path", str(field), "mcp", "--no-host"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=field.parent,
+            env=child_env(),
+        )
         self.buf = b""
 
     def send(self, data: bytes) -> None:
@@ -52,7 +64,9 @@ class Raw:
                 raise AssertionError("the server sent no answer")
             chunk = self.proc.stdout.read1(65536)  # type: ignore[attr-defined]
             if not chunk:
-                raise AssertionError(f"the server exited: {self.proc.stderr.read() if self.proc.stderr else b''!r}")
+                raise AssertionError(
+                    f"the server exited: {self.proc.stderr.read() if self.proc.stderr else b''!r}"
+                )
             self.buf += chunk
         line, self.buf = self.buf.split(b"\n", 1)
         return dict(json.loads(line))
@@ -70,8 +84,17 @@ def test_every_request_line_gets_an_answer_and_nothing_bad_is_stored(tmp_path: P
     field = tmp_path / "field"
     raw = Raw(field)
     try:
-        raw.send(_req(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                        "clientInfo": {"name": "raw-bytes", "version": "1"}}))
+        raw.send(
+            _req(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw-bytes", "version": "1"},
+                },
+            )
+        )
         assert raw.reply()["id"] == 1
         raw.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
 
@@ -91,7 +114,9 @@ def test_every_request_line_gets_an_answer_and_nothing_bad_is_stored(tmp_path: P
         r = raw.reply()
         assert (r["id"], r["error"]["code"]) == (4, -32700) and "UTF-8" in r["error"]["message"]
 
-        raw.send(b'{"jsonrpc":"2.0","method":"notifications/bogus","params":7}\n')  # never answered (JSON-RPC)
+        raw.send(
+            b'{"jsonrpc":"2.0","method":"notifications/bogus","params":7}\n'
+        )  # never answered (JSON-RPC)
         raw.send(_remember(5, b"the only memory"))
         r = raw.reply()
         assert r["id"] == 5 and "error" not in r and not r["result"].get("isError")

@@ -42,8 +42,13 @@ class Host:
     """``chitta --path FIELD mcp-host --json`` in a subprocess."""
 
     def __init__(self, field: Path) -> None:
-        self.proc = subprocess.Popen([*chitta_command(), "--path", str(field), "mcp-host", "--json"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/", env=child_env())
+        self.proc = subprocess.Popen(
+            [*chitta_command(), "--path", str(field), "mcp-host", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd="/",
+            env=child_env(),
+        )
         assert self.proc.stdout is not None
         with selectors.DefaultSelector() as sel:
             sel.register(self.proc.stdout, selectors.EVENT_READ)
@@ -76,32 +81,58 @@ def host(tmp_path: Path, runtime: Path) -> Iterator[Host]:
 
 
 @asynccontextmanager
-async def session(field: Path, client: str = "claude-code", *extra: str) -> AsyncIterator[ClientSession]:
+async def session(
+    field: Path, client: str = "claude-code", *extra: str
+) -> AsyncIterator[ClientSession]:
     cmd = chitta_command()
-    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "--path", str(field), "mcp", *extra],
-                                   cwd="/", env=child_env())
+    params = StdioServerParameters(
+        command=cmd[0],
+        args=[*cmd[1:], "--path", str(field), "mcp", *extra],
+        cwd="/",
+        env=child_env(),
+    )
     info = types.Implementation(name=client, version="1")
-    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=info) as s:
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, client_info=info) as s,
+    ):
         with anyio.fail_after(STARTUP_S):
             await s.initialize()
         yield s
 
 
-def test_forwarded_session_serves_every_tool_and_rejects_bad_arguments(tmp_path: Path, host: Host) -> None:
+def test_forwarded_session_serves_every_tool_and_rejects_bad_arguments(
+    tmp_path: Path, host: Host
+) -> None:
     field = tmp_path / "field"
 
     async def main() -> None:
         async with session(field, "codex") as s:
             tools = {t.name for t in (await s.list_tools()).tools}
-            assert {"remember", "recall", "get", "forget", "link", "write_gate_stats", "stats"} <= tools
-            a = (await s.call_tool("remember", {"text": "the CI runs on 2 cores"})).structured_content["id"]
+            assert {
+                "remember",
+                "recall",
+                "get",
+                "forget",
+                "link",
+                "write_gate_stats",
+                "stats",
+            } <= tools
+            a = (
+                await s.call_tool("remember", {"text": "the CI runs on 2 cores"})
+            ).structured_content["id"]
             hits = (await s.call_tool("recall", {"query": "CI cores"})).structured_content["hits"]
             assert hits[0]["id"] == a
             got = (await s.call_tool("get", {"id": a})).structured_content
             assert got["source_tool"] == "codex" and got["harness"] == "codex"
             stats = (await s.call_tool("stats", {})).structured_content
             assert stats["memories"] == 2  # the seeded one too: the host serves this field
-            for name, args in [("remember", {"txt": "x"}), ("remember", {"text": "  "}), ("recall", {}), ("nope", {})]:
+            for name, args in [
+                ("remember", {"txt": "x"}),
+                ("remember", {"text": "  "}),
+                ("recall", {}),
+                ("nope", {}),
+            ]:
                 with pytest.raises(MCPError) as info:
                     await s.call_tool(name, args)
                 assert info.value.error.code == types.INVALID_PARAMS, (name, args)
@@ -112,18 +143,31 @@ def test_forwarded_session_serves_every_tool_and_rejects_bad_arguments(tmp_path:
     assert host.proc.poll() is None  # the host outlives its sessions
     host.stop()
     with chitta.open(field, read_only=True) as local:
-        assert sorted(m.text for m in local.memories()) == ["seeded before the host started", "the CI runs on 2 cores"]
+        assert sorted(m.text for m in local.memories()) == [
+            "seeded before the host started",
+            "the CI runs on 2 cores",
+        ]
 
 
-def test_two_concurrent_sessions_are_two_instances_with_their_client_names(tmp_path: Path, host: Host) -> None:
+def test_two_concurrent_sessions_are_two_instances_with_their_client_names(
+    tmp_path: Path, host: Host
+) -> None:
     field = tmp_path / "field"
 
     async def main() -> None:
         async with session(field, "claude-code") as one, session(field, "codex") as two:
-            a = (await one.call_tool("remember", {"text": "staging listens on 8081"})).structured_content["id"]
-            b = (await two.call_tool("remember", {"text": "production listens on 443"})).structured_content["id"]
-            assert (await two.call_tool("get", {"id": a})).structured_content["source_tool"] == "claude-code"
-            assert (await one.call_tool("get", {"id": b})).structured_content["source_tool"] == "codex"
+            a = (
+                await one.call_tool("remember", {"text": "staging listens on 8081"})
+            ).structured_content["id"]
+            b = (
+                await two.call_tool("remember", {"text": "production listens on 443"})
+            ).structured_content["id"]
+            assert (await two.call_tool("get", {"id": a})).structured_content[
+                "source_tool"
+            ] == "claude-code"
+            assert (await one.call_tool("get", {"id": b})).structured_content[
+                "source_tool"
+            ] == "codex"
             s1 = (await one.call_tool("stats", {})).structured_content
             s2 = (await two.call_tool("stats", {})).structured_content
             assert s1["instance_id"] != s2["instance_id"]  # each window is its own writer instance
@@ -146,8 +190,15 @@ def test_host_killed_mid_session_ends_the_client_stream(tmp_path: Path, host: Ho
 
 
 def test_second_host_for_the_same_field_is_refused(tmp_path: Path, host: Host) -> None:
-    proc = subprocess.run([*chitta_command(), "--path", str(tmp_path / "field"), "mcp-host"], check=False,
-                          cwd="/", env=child_env(), capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [*chitta_command(), "--path", str(tmp_path / "field"), "mcp-host"],
+        check=False,
+        cwd="/",
+        env=child_env(),
+        capture_output=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 1 and b"already serves" in proc.stderr
     conn = mcp_forward.connect(host.info["socket"])
     assert conn is not None  # the first still listens
@@ -188,8 +239,14 @@ def test_without_a_host_the_first_session_starts_one(tmp_path: Path, runtime: Pa
     field = tmp_path / "field"
 
     async def first() -> int:
-        async with session(field, "codex") as s:  # served in-process; a host starts in the background
-            return int((await s.call_tool("remember", {"text": "written before any host"})).structured_content["id"])
+        async with session(
+            field, "codex"
+        ) as s:  # served in-process; a host starts in the background
+            return int(
+                (
+                    await s.call_tool("remember", {"text": "written before any host"})
+                ).structured_content["id"]
+            )
 
     mid = anyio.run(first)
     path = mcp_forward.host_socket(field)
@@ -202,9 +259,12 @@ def test_without_a_host_the_first_session_starts_one(tmp_path: Path, runtime: Pa
     pid = mcp_forward.peer_cred(conn)[0]  # type: ignore[index]
     conn.close()
     try:
+
         async def second() -> None:
             async with session(field, "claude-code") as s:
-                assert (await s.call_tool("get", {"id": mid})).structured_content["text"] == "written before any host"
+                assert (await s.call_tool("get", {"id": mid})).structured_content[
+                    "text"
+                ] == "written before any host"
 
         anyio.run(second)
     finally:
@@ -215,33 +275,57 @@ def test_without_a_host_the_first_session_starts_one(tmp_path: Path, runtime: Pa
     assert not path.exists()
 
 
-def test_fast_path_parses_only_plain_mcp_command_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fast_path_parses_only_plain_mcp_command_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     parse = mcp_forward._argv_field
     monkeypatch.setenv("CHITTA_HOME", str(tmp_path / "home"))
     assert parse(["mcp"]) == tmp_path / "home"
-    assert parse(["--path", "/f", "mcp"]) == Path("/f") and parse(["--path=/f", "mcp"]) == Path("/f")
-    for argv in (["mcp", "--no-host"], ["mcp", "--http"], ["stats"], [], ["--path", "mcp"], ["-v", "x", "mcp"]):
+    assert parse(["--path", "/f", "mcp"]) == Path("/f") and parse(["--path=/f", "mcp"]) == Path(
+        "/f"
+    )
+    for argv in (
+        ["mcp", "--no-host"],
+        ["mcp", "--http"],
+        ["stats"],
+        [],
+        ["--path", "mcp"],
+        ["-v", "x", "mcp"],
+    ):
         assert parse(argv) is None, argv
     from chitta.field import default_path
 
-    for env in ({"CHITTA_HOME": "~/x"}, {"CHITTA_HOME": "", "XDG_DATA_HOME": "/d"}, {"CHITTA_HOME": ""}):
+    for env in (
+        {"CHITTA_HOME": "~/x"},
+        {"CHITTA_HOME": "", "XDG_DATA_HOME": "/d"},
+        {"CHITTA_HOME": ""},
+    ):
         for k, v in env.items():
             monkeypatch.setenv(k, v)
         assert mcp_forward.default_field() == default_path()
 
 
 def test_forwarder_imports_only_the_standard_library() -> None:
-    code = ("import sys, chitta.mcp.forward; heavy = {'numpy', 'msgspec', 'click', 'rich', 'mcp', 'anyio', "
-            "'pydantic', 'chitta._core'} & set(sys.modules); print(sorted(heavy))")
-    out = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, check=True)
+    code = (
+        "import sys, chitta.mcp.forward; heavy = {'numpy', 'msgspec', 'click', 'rich', 'mcp', 'anyio', "
+        "'pydantic', 'chitta._core'} & set(sys.modules); print(sorted(heavy))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd="/", capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "[]"
 
 
 def test_idle_host_exits_and_removes_its_socket(tmp_path: Path, runtime: Path) -> None:
     with chitta.open(tmp_path / "field", embedder=None):
         pass
-    proc = subprocess.Popen([*chitta_command(), "--path", str(tmp_path / "field"), "mcp-host", "--idle-exit", "0.5"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", env=child_env())
+    proc = subprocess.Popen(
+        [*chitta_command(), "--path", str(tmp_path / "field"), "mcp-host", "--idle-exit", "0.5"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd="/",
+        env=child_env(),
+    )
     try:
         assert proc.wait(timeout=STARTUP_S) == 0
     finally:

@@ -28,8 +28,13 @@ from chitta.mcp.http import check_host, is_loopback, url_for
 
 
 def spawn(field: Path, *extra: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([*chitta_command(), "--path", str(field), "mcp", "--http", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=field.parent, env=child_env())
+    return subprocess.Popen(
+        [*chitta_command(), "--path", str(field), "mcp", "--http", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=field.parent,
+        env=child_env(),
+    )
 
 
 def ready_line(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
@@ -59,7 +64,10 @@ def http_server(field: Path) -> Iterator[tuple[subprocess.Popen[bytes], dict[str
 @asynccontextmanager
 async def session(url: str, client: str) -> AsyncIterator[ClientSession]:
     info = types.Implementation(name=client, version="1")
-    async with streamable_http_client(url) as (read, write), ClientSession(read, write, client_info=info) as s:
+    async with (
+        streamable_http_client(url) as (read, write),
+        ClientSession(read, write, client_info=info) as s,
+    ):
         await s.initialize()
         yield s
 
@@ -71,19 +79,45 @@ def test_tools_over_http_remember_recall_and_bad_argument(tmp_path: Path) -> Non
         assert info["pid"] == proc.pid and Path(info["path"]) == field
 
         async def main() -> None:
-            async with session(info["url"], "codex") as one, session(info["url"], "claude-code") as two:
+            async with (
+                session(info["url"], "codex") as one,
+                session(info["url"], "claude-code") as two,
+            ):
                 tools = {t.name for t in (await one.list_tools()).tools}
-                assert {"remember", "recall", "get", "forget", "link", "write_gate_stats", "stats"} <= tools
-                a = (await one.call_tool("remember", {"text": "the deploy key lives in vault"})).structured_content
-                b = (await two.call_tool("remember", {"text": "tests run on two cores"})).structured_content
-                hits = (await two.call_tool("recall", {"query": "deploy key", "k": 3})).structured_content["hits"]
-                assert hits[0]["id"] == a["id"] and hits[0]["text"] == "the deploy key lives in vault"
+                assert {
+                    "remember",
+                    "recall",
+                    "get",
+                    "forget",
+                    "link",
+                    "write_gate_stats",
+                    "stats",
+                } <= tools
+                a = (
+                    await one.call_tool("remember", {"text": "the deploy key lives in vault"})
+                ).structured_content
+                b = (
+                    await two.call_tool("remember", {"text": "tests run on two cores"})
+                ).structured_content
+                hits = (
+                    await two.call_tool("recall", {"query": "deploy key", "k": 3})
+                ).structured_content["hits"]
+                assert (
+                    hits[0]["id"] == a["id"] and hits[0]["text"] == "the deploy key lives in vault"
+                )
                 # each HTTP session keeps its own client name (clientInfo) -> harness
-                assert (await two.call_tool("get", {"id": a["id"]})).structured_content["harness"] == "codex"
-                assert (await one.call_tool("get", {"id": b["id"]})).structured_content["harness"] == "claude-code"
+                assert (await two.call_tool("get", {"id": a["id"]})).structured_content[
+                    "harness"
+                ] == "codex"
+                assert (await one.call_tool("get", {"id": b["id"]})).structured_content[
+                    "harness"
+                ] == "claude-code"
                 with pytest.raises(MCPError) as bad:
                     await one.call_tool("remember", {"text": "x", "kind": "poem"})
-                assert bad.value.error.code == types.INVALID_PARAMS and "kind" in bad.value.error.message
+                assert (
+                    bad.value.error.code == types.INVALID_PARAMS
+                    and "kind" in bad.value.error.message
+                )
                 with pytest.raises(MCPError) as unknown:
                     await one.call_tool("nope", {})
                 assert unknown.value.error.code == types.INVALID_PARAMS
@@ -93,7 +127,10 @@ def test_tools_over_http_remember_recall_and_bad_argument(tmp_path: Path) -> Non
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0  # graceful: sessions ended, field closed
     with chitta.open(field, read_only=True) as local:
-        assert sorted(m.text for m in local.memories()) == ["tests run on two cores", "the deploy key lives in vault"]
+        assert sorted(m.text for m in local.memories()) == [
+            "tests run on two cores",
+            "the deploy key lives in vault",
+        ]
 
 
 def test_sigint_flushes_the_field_and_exits_zero(tmp_path: Path) -> None:
@@ -114,9 +151,16 @@ def test_sigint_flushes_the_field_and_exits_zero(tmp_path: Path) -> None:
 def test_foreign_host_header_is_refused_dns_rebinding(tmp_path: Path) -> None:
     with http_server(tmp_path / "field") as (_, info):
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
-        req = urllib.request.Request(info["url"], data=body, method="POST", headers={
-            "Host": "evil.example:80", "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream"})
+        req = urllib.request.Request(
+            info["url"],
+            data=body,
+            method="POST",
+            headers={
+                "Host": "evil.example:80",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(req, timeout=30)
         err.value.close()
@@ -134,8 +178,14 @@ def test_non_loopback_host_is_refused_without_allow_remote(tmp_path: Path, host:
 
 
 def test_http_options_need_http(tmp_path: Path) -> None:
-    proc = subprocess.run([*chitta_command(), "--path", str(tmp_path / "f"), "mcp", "--port", "9"],
-                          capture_output=True, cwd=tmp_path, env=child_env(), timeout=60, check=False)
+    proc = subprocess.run(
+        [*chitta_command(), "--path", str(tmp_path / "f"), "mcp", "--port", "9"],
+        capture_output=True,
+        cwd=tmp_path,
+        env=child_env(),
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2 and b"go with --http" in proc.stderr
 
 

@@ -23,10 +23,17 @@ import chitta
 @asynccontextmanager
 async def session(field: Path, client: str = "claude-code") -> AsyncIterator[ClientSession]:
     cmd = chitta_command()
-    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "--path", str(field), "mcp", "--no-host"],
-                                   cwd=str(field.parent), env=child_env())
+    params = StdioServerParameters(
+        command=cmd[0],
+        args=[*cmd[1:], "--path", str(field), "mcp", "--no-host"],
+        cwd=str(field.parent),
+        env=child_env(),
+    )
     info = types.Implementation(name=client, version="1")
-    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=info) as s:
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, client_info=info) as s,
+    ):
         await s.initialize()
         yield s
 
@@ -41,27 +48,59 @@ def test_tools_remember_recall_and_bad_arguments(tmp_path: Path) -> None:
     async def main() -> None:
         async with session(field, client="codex") as s:
             tools = {t.name: t for t in (await s.list_tools()).tools}
-            assert {"remember", "recall", "get", "forget", "link", "write_gate_stats", "stats"} <= set(tools)
-            assert tools["recall"].input_schema["required"] == ["query"] and tools["recall"].description
+            assert {
+                "remember",
+                "recall",
+                "get",
+                "forget",
+                "link",
+                "write_gate_stats",
+                "stats",
+            } <= set(tools)
+            assert (
+                tools["recall"].input_schema["required"] == ["query"]
+                and tools["recall"].description
+            )
 
-            a = (await s.call_tool("remember", {"text": "the CI runs on 2 cores", "tags": ["ci"]})).structured_content["id"]
-            b = (await s.call_tool("remember", {"text": "CI jobs time out after 10 minutes",
-                                                "source_tool": "claude-code-bash"})).structured_content["id"]
+            a = (
+                await s.call_tool("remember", {"text": "the CI runs on 2 cores", "tags": ["ci"]})
+            ).structured_content["id"]
+            b = (
+                await s.call_tool(
+                    "remember",
+                    {
+                        "text": "CI jobs time out after 10 minutes",
+                        "source_tool": "claude-code-bash",
+                    },
+                )
+            ).structured_content["id"]
             res = await s.call_tool("recall", {"query": "CI cores", "k": 5})
             assert not res.is_error and res.structured_content["hits"][0]["id"] == a
             assert "the CI runs on 2 cores" in res.content[0].text
             got = (await s.call_tool("get", {"id": a})).structured_content
-            assert got["harness"] == "codex" and got["source_tool"] == "codex"  # from clientInfo.name
-            assert (await s.call_tool("get", {"id": b})).structured_content["harness"] == "claude-code"
-            assert not (await s.call_tool("link", {"src": a, "dst": b, "edge": "Supports"})).is_error
+            assert (
+                got["harness"] == "codex" and got["source_tool"] == "codex"
+            )  # from clientInfo.name
+            assert (await s.call_tool("get", {"id": b})).structured_content[
+                "harness"
+            ] == "claude-code"
+            assert not (
+                await s.call_tool("link", {"src": a, "dst": b, "edge": "Supports"})
+            ).is_error
             stats = (await s.call_tool("stats", {})).structured_content
             assert stats["memories"] == 2
             assert "staged_count" in (await s.call_tool("write_gate_stats", {})).structured_content
 
-            for name, args in [("remember", {"txt": "x"}), ("remember", {"text": 3}), ("remember", {"text": "  "}),
-                               ("remember", {"text": "x", "kind": "poem"}), ("recall", {}),
-                               ("recall", {"query": "x", "k": 0}), ("link", {"src": a, "dst": a}),
-                               ("nope", {})]:
+            for name, args in [
+                ("remember", {"txt": "x"}),
+                ("remember", {"text": 3}),
+                ("remember", {"text": "  "}),
+                ("remember", {"text": "x", "kind": "poem"}),
+                ("recall", {}),
+                ("recall", {"query": "x", "k": 0}),
+                ("link", {"src": a, "dst": a}),
+                ("nope", {}),
+            ]:
                 with pytest.raises(MCPError) as info:
                     await s.call_tool(name, args)
                 assert info.value.error.code == types.INVALID_PARAMS, (name, args)
@@ -81,15 +120,23 @@ def test_two_servers_on_one_field_see_each_others_writes(tmp_path: Path) -> None
 
     async def main() -> None:
         async with session(field) as one, session(field, client="codex") as two:
-            a = (await one.call_tool("remember", {"text": "staging listens on port 8081"})).structured_content["id"]
-            hits = (await two.call_tool("recall", {"query": "staging port"})).structured_content["hits"]
+            a = (
+                await one.call_tool("remember", {"text": "staging listens on port 8081"})
+            ).structured_content["id"]
+            hits = (await two.call_tool("recall", {"query": "staging port"})).structured_content[
+                "hits"
+            ]
             assert [h["id"] for h in hits] == [a]
-            b = (await two.call_tool("remember", {"text": "production listens on port 443"})).structured_content["id"]
+            b = (
+                await two.call_tool("remember", {"text": "production listens on port 443"})
+            ).structured_content["id"]
             got = (await one.call_tool("get", {"id": b})).structured_content
             assert got["text"] == "production listens on port 443" and got["harness"] == "codex"
             s1 = (await one.call_tool("stats", {})).structured_content
             s2 = (await two.call_tool("stats", {})).structured_content
-            assert s1["instance_id"] != s2["instance_id"] and s1["instances"] == s2["instances"] == 2
+            assert (
+                s1["instance_id"] != s2["instance_id"] and s1["instances"] == s2["instances"] == 2
+            )
 
     run(main)
 
@@ -100,9 +147,18 @@ def test_not_a_field_exits_before_serving(tmp_path: Path) -> None:
     bad = tmp_path / "notes"
     bad.mkdir()
     (bad / "todo.txt").write_text("not a field\n")
-    proc = subprocess.run([*chitta_command(), "--path", str(bad), "mcp"], stdin=subprocess.DEVNULL, check=False,
-                          capture_output=True, cwd=tmp_path, env=child_env(), timeout=120)
-    assert proc.returncode == 5 and proc.stdout == b""  # EXIT_NOT_FOUND; nothing written to the protocol stream
+    proc = subprocess.run(
+        [*chitta_command(), "--path", str(bad), "mcp"],
+        stdin=subprocess.DEVNULL,
+        check=False,
+        capture_output=True,
+        cwd=tmp_path,
+        env=child_env(),
+        timeout=120,
+    )
+    assert (
+        proc.returncode == 5 and proc.stdout == b""
+    )  # EXIT_NOT_FOUND; nothing written to the protocol stream
     assert b"NotAFieldError" in proc.stderr
     assert sorted(p.name for p in bad.iterdir()) == ["todo.txt"]
 
@@ -125,5 +181,7 @@ def test_state_opens_on_a_thread_and_reraises_its_error(tmp_path: Path) -> None:
     with pytest.raises(chitta.NotAFieldError):
         broken.field()
     with pytest.raises(chitta.InvalidArgument):
-        broken.call("remember", {"txt": "x"}, None)  # arguments are checked before the field is needed
+        broken.call(
+            "remember", {"txt": "x"}, None
+        )  # arguments are checked before the field is needed
     broken.close()

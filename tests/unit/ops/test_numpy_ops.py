@@ -26,12 +26,16 @@ def test_layer_norm_uses_the_callers_epsilon() -> None:
     x = (np.array([[1.0, -1.0] * 8]) * 1e-4).astype(np.float32)
     one, zero = np.ones(16, np.float32), np.zeros(16, np.float32)
     assert np.allclose(np.abs(layer_norm(x, one, zero, eps=nomic.EPS)), 1.0, rtol=1e-3)
-    assert np.allclose(np.abs(layer_norm(x, one, zero, eps=mpnet.EPS)), 1 / math.sqrt(1 + 1e3), rtol=1e-3)
+    assert np.allclose(
+        np.abs(layer_norm(x, one, zero, eps=mpnet.EPS)), 1 / math.sqrt(1 + 1e3), rtol=1e-3
+    )
 
 
 def test_softmax_last_rows_are_distributions() -> None:
     rng = np.random.default_rng(12)
-    s = (rng.standard_normal((2, 3, 4, 7)) * 40).astype(np.float32)  # large scores: the max shift matters
+    s = (rng.standard_normal((2, 3, 4, 7)) * 40).astype(
+        np.float32
+    )  # large scores: the max shift matters
     s64 = s.astype(np.float64)
     want = np.exp(s64 - s64.max(-1, keepdims=True))
     want /= want.sum(-1, keepdims=True)
@@ -44,4 +48,7 @@ def test_masked_mean_averages_only_unmasked_tokens() -> None:
     x = np.arange(2 * 3 * 2, dtype=np.float32).reshape(2, 3, 2)
     mask = np.array([[1, 1, 0], [0, 0, 0]], np.float32)
     got = masked_mean(x, mask)
-    assert got.tolist() == [[1.0, 2.0], [0.0, 0.0]]  # mean of rows 0, 1; an all-pad row pools to zeros
+    assert got.tolist() == [
+        [1.0, 2.0],
+        [0.0, 0.0],
+    ]  # mean of rows 0, 1; an all-pad row pools to zeros

@@ -66,7 +66,6 @@ CHITTA_CODES = {"Batch": 64, "UpdateSparseEncoder": 65, "ConfigureField": 66}
 UNKNOWN_CODES = [*range(30, 39), 49, 63, 67, 128, 200, 255, -1, 256]
 
 
-
 # ---------------------------------------------------------------- the table
 
 

@@ -12,9 +12,18 @@ def _vec(*xs: float) -> bytes:
 
 PUTS = [
     PutPayload(id=(7 << 32) | 1, text="plain", created_ms=5, written_ms=6),
-    PutPayload(id=(7 << 32) | 2, text="ünïcödé ✓", kind="decision", realm="r", session="s", created_ms=9),
-    PutPayload(id=(7 << 32) | 3, text="", source_tool="codex", harness="codex", confidence=0.25, strength=2.0,
-               embedding=_vec(1, 2, 3)),
+    PutPayload(
+        id=(7 << 32) | 2, text="ünïcödé ✓", kind="decision", realm="r", session="s", created_ms=9
+    ),
+    PutPayload(
+        id=(7 << 32) | 3,
+        text="",
+        source_tool="codex",
+        harness="codex",
+        confidence=0.25,
+        strength=2.0,
+        embedding=_vec(1, 2, 3),
+    ),
     PutPayload(id=(7 << 32) | 4, text="tags", tags=("a", "b"), embedding=_vec(4, 5, 6)),
     PutPayload(id=(7 << 32) | 5, text="meta", meta={"speaker": "Ana"}, realm="r"),
     PutPayload(id=(7 << 32) | 6, text="odd vector", embedding=_vec(1, 2)),
@@ -41,6 +50,8 @@ def test_empty_run_and_equality():
     a, b = PutColumns.from_puts(PUTS), PutColumns.from_puts(list(PUTS))
     assert a.same_as(b)
     changed = list(PUTS)
-    changed[1] = PutPayload(id=(7 << 32) | 2, text="ünïcödé ✓", kind="decision", realm="r", session="t", created_ms=9)
+    changed[1] = PutPayload(
+        id=(7 << 32) | 2, text="ünïcödé ✓", kind="decision", realm="r", session="t", created_ms=9
+    )
     assert not a.same_as(PutColumns.from_puts(changed))
     assert not a.same_as(empty)

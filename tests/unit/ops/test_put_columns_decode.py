@@ -21,7 +21,9 @@ ENC = msgspec.msgpack.Encoder().encode
 labels = st.one_of(st.none(), st.sampled_from(["r", "s", "ünï", "x" * 70, ""]))
 vectors = st.one_of(
     st.none(),
-    st.lists(st.floats(width=32, allow_nan=False), min_size=1, max_size=4).map(lambda xs: np.array(xs, "<f4").tobytes()),
+    st.lists(st.floats(width=32, allow_nan=False), min_size=1, max_size=4).map(
+        lambda xs: np.array(xs, "<f4").tobytes()
+    ),
     st.sampled_from([b"", b"\x00\x00"]),  # no float / not whole floats: extras
 )
 texts = st.one_of(st.text(max_size=40), st.sampled_from(["", "a" * 300, "café ✓ 😀"]))
@@ -68,7 +70,9 @@ def _reference(result, start: int, end: int) -> PutColumns:
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(puts, max_size=25), st.data())
-def test_random_runs_equal_the_reference(tmp_path_factory: pytest.TempPathFactory, batch: list[P], data) -> None:
+def test_random_runs_equal_the_reference(
+    tmp_path_factory: pytest.TempPathFactory, batch: list[P], data
+) -> None:
     result = _write(str(tmp_path_factory.mktemp("f")), [ops.encode(p) for p in batch])
     n = len(result)
     start = data.draw(st.integers(0, n))
@@ -81,7 +85,23 @@ def test_random_runs_equal_the_reference(tmp_path_factory: pytest.TempPathFactor
 
 
 def _plain(i: int, changes: dict | None = None) -> list:
-    fields = [i, f"text {i}", "observation", 5, None, None, None, None, [], 1.0, 1.0, None, None, [], 7]
+    fields = [
+        i,
+        f"text {i}",
+        "observation",
+        5,
+        None,
+        None,
+        None,
+        None,
+        [],
+        1.0,
+        1.0,
+        None,
+        None,
+        [],
+        7,
+    ]
     for k, v in (changes or {}).items():
         fields[k] = v
     return fields
@@ -140,7 +160,9 @@ def test_invalid_utf8_label_is_corruption(tmp_path: os.PathLike[str]) -> None:
         ENC({"id": 1}),  # not an array
     ],
 )
-def test_damaged_record_raises_as_decode_records(tmp_path: os.PathLike[str], payload: bytes) -> None:
+def test_damaged_record_raises_as_decode_records(
+    tmp_path: os.PathLike[str], payload: bytes
+) -> None:
     result = _write(str(tmp_path), [ENC(_plain(0)), payload])
     with pytest.raises(CorruptionError) as want:
         ops.decode_records(result, 0, 0, 2)
@@ -158,8 +180,14 @@ def test_bad_range_is_an_index_error(tmp_path: os.PathLike[str]) -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 2**64 - 1), st.text(min_size=1, max_size=10), st.integers(0, 2**62)),
-                max_size=20))
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2**64 - 1), st.text(min_size=1, max_size=10), st.integers(0, 2**62)
+        ),
+        max_size=20,
+    )
+)
 def test_pending_columns_equal_the_reference(run: list[tuple[int, str, int]]) -> None:
     from chitta.field.core import pending_columns
 
@@ -173,14 +201,42 @@ def test_reopened_field_replays_columns_to_the_same_memories(tmp_path: os.PathLi
     root = str(tmp_path)
     with chitta.open(root, embedder="hashing") as f:
         ids = [f.remember(f"plain {i} ✓" if i % 3 else f"plain {i}") for i in range(5)]
-        ids.append(f.remember("tagged", tags=("a",), meta={"speaker": "Ana"}, kind="decision", realm="r"))
+        ids.append(
+            f.remember("tagged", tags=("a",), meta={"speaker": "Ana"}, kind="decision", realm="r")
+        )
         ids.append(f.remember("own vector", embedding=np.ones(384, np.float32)))
         ids += f.remember_many(["one", {"text": "two", "session": "s1"}])
         f.forget(ids[1])
         f.update(ids[2], text="changed", confidence=0.5)
-        before = [(m.id, m.text, m.kind, m.realm, m.session, m.tags, m.meta, m.confidence, m.updated_ms,
-                   None if m.embedding is None else m.embedding.tobytes()) for m in f.memories()]
+        before = [
+            (
+                m.id,
+                m.text,
+                m.kind,
+                m.realm,
+                m.session,
+                m.tags,
+                m.meta,
+                m.confidence,
+                m.updated_ms,
+                None if m.embedding is None else m.embedding.tobytes(),
+            )
+            for m in f.memories()
+        ]
     with chitta.open(root, embedder="hashing", read_only=True) as f:
-        after = [(m.id, m.text, m.kind, m.realm, m.session, m.tags, m.meta, m.confidence, m.updated_ms,
-                  None if m.embedding is None else m.embedding.tobytes()) for m in f.memories()]
+        after = [
+            (
+                m.id,
+                m.text,
+                m.kind,
+                m.realm,
+                m.session,
+                m.tags,
+                m.meta,
+                m.confidence,
+                m.updated_ms,
+                None if m.embedding is None else m.embedding.tobytes(),
+            )
+            for m in f.memories()
+        ]
     assert after == before and len(before) == len(ids) - 1

@@ -40,7 +40,9 @@ SAMPLE_BY_TYPE = {int(op.op_type): op for op in SAMPLES}
 # (test_reserved_id_is_located_corruption) covers that; here it meets the other memories.
 SAMPLE_BY_TYPE[int(ops.OpType.PutPayload)] = msgspec.structs.replace(SAMPLES[0], id=(7 << 32) | 1)
 # The ConfigureField sample records another embedder, which a writer would then refuse to mix with.
-SAMPLE_BY_TYPE[int(ops.OpType.ConfigureField)] = ops.ConfigureField(key="dense_index", value="hnsw", at_ms=1)
+SAMPLE_BY_TYPE[int(ops.OpType.ConfigureField)] = ops.ConfigureField(
+    key="dense_index", value="hnsw", at_ms=1
+)
 
 
 @pytest.fixture(autouse=True)
@@ -59,13 +61,22 @@ ORGANS = list(FACTORIES)
 def _open(root: Path, **kw: Any) -> chitta.Field:
     """A writer (hashing vectors, so the dense organs get work), or with
     ``read_only=True`` a view that embeds nothing (the samples reconfigure the embedder)."""
-    return chitta.open(root, embedder=None if kw.get("read_only") else HashingEmbedder(dim=64), **kw)
+    return chitta.open(
+        root, embedder=None if kw.get("read_only") else HashingEmbedder(dim=64), **kw
+    )
 
 
 def _raw_append(root: Path, records: list[tuple[int, bytes]]) -> None:
     """Append records as another writer instance would, bypassing Field's checks."""
-    log = _core.SegmentLog(str(root), instance_id=0, durability="flush", segment_bytes=256 << 20,
-                           create=False, read_only=False, salvage=False)
+    log = _core.SegmentLog(
+        str(root),
+        instance_id=0,
+        durability="flush",
+        segment_bytes=256 << 20,
+        create=False,
+        read_only=False,
+        salvage=False,
+    )
     try:
         for code, payload in records:
             log.append(code, payload)
@@ -77,8 +88,12 @@ def _workload(root: Path, seed: int) -> None:
     """Public-API writes that reach every built-in organ, then one sample op of every
     op type any registered organ handles (as another writer's records)."""
     with _open(root) as f:
-        ids = [f.remember(f"note {seed} {i} about the build cache and port {8000 + i}", tags=[f"t{i % 3}"])
-               for i in range(24)]
+        ids = [
+            f.remember(
+                f"note {seed} {i} about the build cache and port {8000 + i}", tags=[f"t{i % 3}"]
+            )
+            for i in range(24)
+        ]
         f.update(ids[0], text="the build cache lives in ~/.cache/chitta", confidence=0.7)
         f.forget(ids[1])
         f.link(ids[2], ids[3], "Supports")
@@ -89,8 +104,14 @@ def _workload(root: Path, seed: int) -> None:
         f.call("session_note", session="s-a", event="deregister")
         f.remember_many([f"batched {seed} {i}" for i in range(5)])
     handled = {int(t) for name in ORGANS for t in _organ(name).handles}
-    _raw_append(root, [(code, ops.encode(SAMPLE_BY_TYPE[code])) for code in sorted(handled)
-                       if code in SAMPLE_BY_TYPE and code != int(ops.OpType.UpdateSparseEncoder)])
+    _raw_append(
+        root,
+        [
+            (code, ops.encode(SAMPLE_BY_TYPE[code]))
+            for code in sorted(handled)
+            if code in SAMPLE_BY_TYPE and code != int(ops.OpType.UpdateSparseEncoder)
+        ],
+    )
 
 
 def _organ(name: str) -> Any:
@@ -101,7 +122,9 @@ def _state(field: chitta.Field, name: str, where: Path) -> tuple[Any, dict[str, 
     """An organ's snapshot map and its sidecars' bytes, written into ``where``."""
     where.mkdir(parents=True)
     ctx = SnapshotFiles(where)
-    for organ in field.core.organs:  # in registry order: later organs read what earlier ones published
+    for (
+        organ
+    ) in field.core.organs:  # in registry order: later organs read what earlier ones published
         state = organ.snapshot(ctx)
         if organ.name == name:
             break
@@ -122,9 +145,10 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("name", ORGANS)
 def test_two_replays_give_identical_state(built: Path, tmp_path: Path, name: str) -> None:
-    with _open(built, read_only=True, load_checkpoint=False) as a, _open(
-        built, read_only=True, load_checkpoint=False
-    ) as b:
+    with (
+        _open(built, read_only=True, load_checkpoint=False) as a,
+        _open(built, read_only=True, load_checkpoint=False) as b,
+    ):
         assert a.organ(name) is not b.organ(name)
         assert _state(a, name, tmp_path / "a") == _state(b, name, tmp_path / "b")
 
@@ -137,10 +161,15 @@ def test_checkpoint_then_reopen_equals_full_replay(tmp_path: Path, name: str) ->
         f.checkpoint()
         f.remember("written after the checkpoint")
         f.call("session_note", session="s-b", event="register")
-    with _open(root, read_only=True) as warm, _open(root, read_only=True, load_checkpoint=False) as cold:
+    with (
+        _open(root, read_only=True) as warm,
+        _open(root, read_only=True, load_checkpoint=False) as cold,
+    ):
         assert warm.checkpoint_loaded is not None and cold.checkpoint_loaded is None
-        (state_w, files_w), (state_c, files_c) = _state(warm, name, tmp_path / "warm"), _state(
-            cold, name, tmp_path / "cold")
+        (state_w, files_w), (state_c, files_c) = (
+            _state(warm, name, tmp_path / "warm"),
+            _state(cold, name, tmp_path / "cold"),
+        )
         assert state_w == state_c and warm.organ(name).stats() == cold.organ(name).stats()
         # Native index files may lay out the same content differently after a restore
         # (bm25.idx keeps restored and new documents in separate blocks): the names must
@@ -154,10 +183,16 @@ def _malformed(code: int) -> list[bytes]:
     good = msgspec.msgpack.decode(ops.encode(SAMPLE_BY_TYPE[code]))
     wrong_type = list(good)
     wrong_type[0] = {"not": "this"}
-    return [b"\xc1", msgspec.msgpack.encode("a string, not an array"), msgspec.msgpack.encode(wrong_type)]
+    return [
+        b"\xc1",
+        msgspec.msgpack.encode("a string, not an array"),
+        msgspec.msgpack.encode(wrong_type),
+    ]
 
 
-HANDLED = sorted({(name, int(t)) for name in ORGANS for t in _organ(name).handles if int(t) in SAMPLE_BY_TYPE})
+HANDLED = sorted(
+    {(name, int(t)) for name in ORGANS for t in _organ(name).handles if int(t) in SAMPLE_BY_TYPE}
+)
 
 
 @pytest.mark.parametrize(("name", "code"), HANDLED)
@@ -173,7 +208,9 @@ def test_a_malformed_payload_is_located_corruption_strict_and_skipped_under_salv
     _raw_append(root, [(code, payload) for payload in bad])
     with pytest.raises(CorruptionError) as info:
         _open(root, read_only=True)
-    assert getattr(info.value, "segment", None) and isinstance(getattr(info.value, "offset", None), int)
+    assert getattr(info.value, "segment", None) and isinstance(
+        getattr(info.value, "offset", None), int
+    )
     with _open(root, read_only=True, salvage=True) as salvaged:
         assert len(salvaged.salvaged) == len(bad)
         assert {d["kind"] for d in salvaged.salvaged} == {"CorruptionError"}
@@ -181,7 +218,9 @@ def test_a_malformed_payload_is_located_corruption_strict_and_skipped_under_salv
 
 
 @pytest.mark.parametrize(("name", "code"), HANDLED)
-def test_unknown_trailing_fields_from_a_newer_writer_are_ignored(tmp_path: Path, name: str, code: int) -> None:
+def test_unknown_trailing_fields_from_a_newer_writer_are_ignored(
+    tmp_path: Path, name: str, code: int
+) -> None:
     sample = SAMPLE_BY_TYPE[code]
     plain, newer = tmp_path / "plain", tmp_path / "newer"
     with _open(plain) as f:

@@ -25,7 +25,9 @@ def _same(o: MemoriesOrgan, probe: list[int]) -> None:
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.lists(puts, max_size=14), min_size=1, max_size=4), st.lists(changes, max_size=25))
+@given(
+    st.lists(st.lists(puts, max_size=14), min_size=1, max_size=4), st.lists(changes, max_size=25)
+)
 def test_memories_equals_get_of_each(runs: list[list[ops.PutPayload]], later: list[ops.Op]) -> None:
     o = MemoriesOrgan()
     for run in runs:
@@ -44,31 +46,71 @@ def test_the_arena_stays_growable() -> None:
     o = MemoriesOrgan()
     o.apply_columns(PutColumns.from_puts([ops.PutPayload(id=i, text=f"t{i}") for i in range(1, 5)]))
     o.memories([1, 2])
-    o.apply(ops.PutPayload(id=9, text="after"))  # grows the arena in place: BufferError while an export is held
+    o.apply(
+        ops.PutPayload(id=9, text="after")
+    )  # grows the arena in place: BufferError while an export is held
     assert o.memories([9])[0].text == "after"  # type: ignore[union-attr]
 
 
 def test_meta_is_a_copy_and_embedding_a_fresh_array() -> None:
     o = MemoriesOrgan()
-    o.apply_columns(PutColumns.from_puts([ops.PutPayload(id=1, text="a", meta={"k": [1]}, embedding=_vec(3, 0))]))
+    o.apply_columns(
+        PutColumns.from_puts(
+            [ops.PutPayload(id=1, text="a", meta={"k": [1]}, embedding=_vec(3, 0))]
+        )
+    )
     m1, m2 = o.memories([1, 1])
     assert m1 is not m2 and m1.meta == {"k": [1]} and m1.meta is not m2.meta
-    assert m1.embedding is not None and m1.embedding.flags.owndata and m1.embedding.dtype == np.float32
+    assert (
+        m1.embedding is not None and m1.embedding.flags.owndata and m1.embedding.dtype == np.float32
+    )
     m1.embedding[0] = 42.0
     assert o.get(1).embedding[0] == 0.0  # type: ignore[union-attr]
 
 
 def test_build_refuses_bad_arguments() -> None:
     o = MemoriesOrgan()
-    o.apply_columns(PutColumns.from_puts([ops.PutPayload(id=1, text="a"), ops.PutPayload(id=2, text="b")]))
+    o.apply_columns(
+        PutColumns.from_puts([ops.PutPayload(id=1, text="a"), ops.PutPayload(id=2, text="b")])
+    )
     o.apply(ops.DeleteMemory(id=2, at_ms=1))
     s = o._s
     c = s.c
-    args: list[Any] = [Memory, _MEMORY_SLOTS, [1, 2, 3], s.map, c["dead"],
-                       tuple(c[n] for n in ("created", "written", "updated", "last_access", "confidence", "strength",
-                                            "decay", "tier", "access")),
-                       tuple((c[n], s.labels[n].values) for n in ("kind", "realm", "session", "source_tool", "harness")),
-                       s.arena, s.text_off, s.texts, s.tags, s.meta, s.artifacts, c["vec"], s.vecs, s.base, s.odd]
+    args: list[Any] = [
+        Memory,
+        _MEMORY_SLOTS,
+        [1, 2, 3],
+        s.map,
+        c["dead"],
+        tuple(
+            c[n]
+            for n in (
+                "created",
+                "written",
+                "updated",
+                "last_access",
+                "confidence",
+                "strength",
+                "decay",
+                "tier",
+                "access",
+            )
+        ),
+        tuple(
+            (c[n], s.labels[n].values)
+            for n in ("kind", "realm", "session", "source_tool", "harness")
+        ),
+        s.arena,
+        s.text_off,
+        s.texts,
+        s.tags,
+        s.meta,
+        s.artifacts,
+        c["vec"],
+        s.vecs,
+        s.base,
+        s.odd,
+    ]
     assert _core._build_memories(*args) == [o.get(1), None, None]
     with pytest.raises(OverflowError):
         _core._build_memories(*args[:2], [-1], *args[3:])
@@ -96,8 +138,14 @@ def test_build_refuses_bad_arguments() -> None:
 
 def test_odd_vectors_are_read_as_numpy_reads_them() -> None:
     o = MemoriesOrgan()
-    o.apply_columns(PutColumns.from_puts([ops.PutPayload(id=1, text="a", embedding=_vec(3, 0)),
-                                          ops.PutPayload(id=2, text="b", embedding=_vec(2, 5))]))  # 2 floats: odd
+    o.apply_columns(
+        PutColumns.from_puts(
+            [
+                ops.PutPayload(id=1, text="a", embedding=_vec(3, 0)),
+                ops.PutPayload(id=2, text="b", embedding=_vec(2, 5)),
+            ]
+        )
+    )  # 2 floats: odd
     assert 1 in o._s.odd  # row 1 holds the odd-width vector
     got = o.memories([2, 1])
     assert [_mem(m) for m in got] == [_mem(o.get(2)), _mem(o.get(1))]
@@ -115,23 +163,67 @@ def test_fields_are_addressed_by_name_not_position() -> None:
     import dataclasses
 
     o = MemoriesOrgan()
-    o.apply_columns(PutColumns.from_puts([ops.PutPayload(id=1, text="by name", kind="decision", tags=("t",),
-                                                         confidence=0.25, meta={"m": 1}, embedding=_vec(4, 1))]))
+    o.apply_columns(
+        PutColumns.from_puts(
+            [
+                ops.PutPayload(
+                    id=1,
+                    text="by name",
+                    kind="decision",
+                    tags=("t",),
+                    confidence=0.25,
+                    meta={"m": 1},
+                    embedding=_vec(4, 1),
+                )
+            ]
+        )
+    )
     fields = [(f.name, f.type) for f in dataclasses.fields(Memory)]
     Reordered = dataclasses.make_dataclass("Reordered", list(reversed(fields)), slots=True)
     slots = tuple(Reordered.__dict__[name] for name, _ in reversed(fields))
     s = o._s
     c = s.c
-    cols = tuple(c[n] for n in ("created", "written", "updated", "last_access", "confidence", "strength",
-                                "decay", "tier", "access"))
-    labels = tuple((c[n], s.labels[n].values) for n in ("kind", "realm", "session", "source_tool", "harness"))
-    rest = (s.arena, s.text_off, s.texts, s.tags, s.meta, s.artifacts, c["vec"], s.vecs, s.base, s.odd)
+    cols = tuple(
+        c[n]
+        for n in (
+            "created",
+            "written",
+            "updated",
+            "last_access",
+            "confidence",
+            "strength",
+            "decay",
+            "tier",
+            "access",
+        )
+    )
+    labels = tuple(
+        (c[n], s.labels[n].values) for n in ("kind", "realm", "session", "source_tool", "harness")
+    )
+    rest = (
+        s.arena,
+        s.text_off,
+        s.texts,
+        s.tags,
+        s.meta,
+        s.artifacts,
+        c["vec"],
+        s.vecs,
+        s.base,
+        s.odd,
+    )
     (built,) = _core._build_memories(Reordered, slots, [1], s.map, c["dead"], cols, labels, *rest)
     want = o.get(1)
     for name, _ in fields:
         got, expected = getattr(built, name), getattr(want, name)
-        assert (np.array_equal(got, expected) if isinstance(expected, np.ndarray) else got == expected), name
-    Other = dataclasses.make_dataclass("Other", [*fields[:-1], ("not_a_memory_field", int)], slots=True)
-    other_slots = tuple(Other.__dict__[name] for name, _ in [*fields[:-1], ("not_a_memory_field", int)])
+        assert (
+            np.array_equal(got, expected) if isinstance(expected, np.ndarray) else got == expected
+        ), name
+    Other = dataclasses.make_dataclass(
+        "Other", [*fields[:-1], ("not_a_memory_field", int)], slots=True
+    )
+    other_slots = tuple(
+        Other.__dict__[name] for name, _ in [*fields[:-1], ("not_a_memory_field", int)]
+    )
     with pytest.raises(TypeError, match="not_a_memory_field"):
         _core._build_memories(Other, other_slots, [1], s.map, c["dead"], cols, labels, *rest)

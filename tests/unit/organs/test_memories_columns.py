@@ -41,20 +41,37 @@ puts = st.builds(
     tags=st.one_of(st.just(()), st.lists(st.sampled_from(["a", "b", "ç"]), max_size=2).map(tuple)),
     confidence=st.floats(0, 1),
     strength=st.floats(0, 3),
-    embedding=st.one_of(st.none(), st.none(), st.builds(_vec, st.sampled_from([3, 3, 3, 2]), st.integers(0, 9))),
-    meta=st.one_of(st.none(), st.none(), st.fixed_dictionaries({"speaker": st.sampled_from(["Ana", "Bo"])})),
+    embedding=st.one_of(
+        st.none(), st.none(), st.builds(_vec, st.sampled_from([3, 3, 3, 2]), st.integers(0, 9))
+    ),
+    meta=st.one_of(
+        st.none(), st.none(), st.fixed_dictionaries({"speaker": st.sampled_from(["Ana", "Bo"])})
+    ),
     artifacts=st.one_of(st.just(()), st.just(("/x/y",))),
     written_ms=st.integers(0, 10**6),
 )
 changes = st.one_of(
     st.builds(ops.DeleteMemory, id=ids, at_ms=st.integers(0, 10**6)),
-    st.builds(ops.UpdateState, id=ids, at_ms=st.integers(0, 10**6), strength=st.one_of(st.none(), st.floats(0, 2)),
-              confidence=st.one_of(st.none(), st.floats(0, 1)), decay_rate=st.one_of(st.none(), st.floats(0, 1)),
-              touch=st.booleans()),
-    st.builds(ops.UpdateMemoryContent, id=ids, at_ms=st.integers(0, 10**6), text=st.one_of(st.none(), st.text(max_size=5)),
-              embedding=st.one_of(st.none(), st.builds(_vec, st.sampled_from([3, 2, 4]), st.integers(0, 9))),
-              tags=st.one_of(st.none(), st.just(()), st.just(("t",))),
-              meta=st.one_of(st.none(), st.just({"speaker": "Cy"}))),
+    st.builds(
+        ops.UpdateState,
+        id=ids,
+        at_ms=st.integers(0, 10**6),
+        strength=st.one_of(st.none(), st.floats(0, 2)),
+        confidence=st.one_of(st.none(), st.floats(0, 1)),
+        decay_rate=st.one_of(st.none(), st.floats(0, 1)),
+        touch=st.booleans(),
+    ),
+    st.builds(
+        ops.UpdateMemoryContent,
+        id=ids,
+        at_ms=st.integers(0, 10**6),
+        text=st.one_of(st.none(), st.text(max_size=5)),
+        embedding=st.one_of(
+            st.none(), st.builds(_vec, st.sampled_from([3, 2, 4]), st.integers(0, 9))
+        ),
+        tags=st.one_of(st.none(), st.just(()), st.just(("t",))),
+        meta=st.one_of(st.none(), st.just({"speaker": "Cy"})),
+    ),
     st.builds(ops.DemoteMemory, id=ids, tier=st.integers(0, 3), at_ms=st.integers(0, 10**6)),
 )
 
@@ -83,10 +100,35 @@ def _answers(o: Any, probe: list[int]) -> dict[str, Any]:
         "is_live": [o.is_live(m) for m in probe],
         "access": [o.access_times(m) for m in probe],
         "scoring_state": [o.scoring_state(m) for m in probe],
-        "states": (st_.live.tolist(), st_.kind, st_.created_ms.tolist(), st_.confidence.tolist(),
-                   st_.strength.tolist(), st_.tier.tolist(), st_.access_ms),
-        "live_puts": (ids_, [(p.id, p.text, p.kind, p.realm, p.session, p.source_tool, p.harness, p.created_ms,
-                              p.written_ms, p.meta, p.artifacts) for p in puts_], texts),
+        "states": (
+            st_.live.tolist(),
+            st_.kind,
+            st_.created_ms.tolist(),
+            st_.confidence.tolist(),
+            st_.strength.tolist(),
+            st_.tier.tolist(),
+            st_.access_ms,
+        ),
+        "live_puts": (
+            ids_,
+            [
+                (
+                    p.id,
+                    p.text,
+                    p.kind,
+                    p.realm,
+                    p.session,
+                    p.source_tool,
+                    p.harness,
+                    p.created_ms,
+                    p.written_ms,
+                    p.meta,
+                    p.artifacts,
+                )
+                for p in puts_
+            ],
+            texts,
+        ),
     }
 
 
@@ -99,7 +141,9 @@ def _restored(o: MemoriesOrgan) -> MemoriesOrgan:
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.lists(st.lists(puts, max_size=14), min_size=1, max_size=4), st.lists(changes, max_size=25))
+@given(
+    st.lists(st.lists(puts, max_size=14), min_size=1, max_size=4), st.lists(changes, max_size=25)
+)
 def test_columns_match_the_oracle(runs: list[list[ops.PutPayload]], later: list[ops.Op]) -> None:
     oracle, by_cols, by_run, by_op = Reference(), MemoriesOrgan(), MemoriesOrgan(), MemoriesOrgan()
     for run in runs:
@@ -124,16 +168,25 @@ def test_columns_match_the_oracle(runs: list[list[ops.PutPayload]], later: list[
     for op in later[:5]:  # a restored organ goes on applying like the rest
         oracle.apply(op)
         again.apply(op)
-    more = [ops.PutPayload(id=(3 << 32) | 41, text="after", embedding=_vec(3, 1)), ops.PutPayload(id=(3 << 32) | 42, text="x")]
+    more = [
+        ops.PutPayload(id=(3 << 32) | 41, text="after", embedding=_vec(3, 1)),
+        ops.PutPayload(id=(3 << 32) | 42, text="x"),
+    ]
     for p in more:
         oracle.apply(p)
         again.apply(p)
-    assert _answers(again, probe + [p.id for p in more]) == _answers(oracle, probe + [p.id for p in more])
+    assert _answers(again, probe + [p.id for p in more]) == _answers(
+        oracle, probe + [p.id for p in more]
+    )
 
 
 def test_memories_is_many_gets() -> None:
     o = MemoriesOrgan()
-    o.apply_columns(PutColumns.from_puts([ops.PutPayload(id=i, text=f"t{i}", embedding=_vec(2, i)) for i in range(1, 20)]))
+    o.apply_columns(
+        PutColumns.from_puts(
+            [ops.PutPayload(id=i, text=f"t{i}", embedding=_vec(2, i)) for i in range(1, 20)]
+        )
+    )
     o.apply(ops.DeleteMemory(id=5, at_ms=1))
     asked = [3, 5, 99, 19, 3]
     assert [_mem(m) for m in o.memories(asked)] == [_mem(o.get(m)) for m in asked]

@@ -11,14 +11,24 @@ from chitta.organs.memories import MemoriesOrgan
 
 
 def _put(mid: int, emb: bool = False) -> ops.PutPayload:
-    return ops.PutPayload(id=mid, text=f"t{mid}", created_ms=mid & 0xFFFF,
-                          embedding=ops.f32_bytes([1.0, 2.0]) if emb else None)
+    return ops.PutPayload(
+        id=mid,
+        text=f"t{mid}",
+        created_ms=mid & 0xFFFF,
+        embedding=ops.f32_bytes([1.0, 2.0]) if emb else None,
+    )
 
 
 def _state(o: MemoriesOrgan) -> tuple[object, ...]:
     mems = [o.get(m) for m in o.live_ids()]
-    return (len(o), o.forgotten, o.ignored, o.embedding_dim, dict(o._max_local),
-            [(m.id, m.text, m.tags, m.confidence, m.strength, m.tier, m.updated_ms) for m in mems if m])
+    return (
+        len(o),
+        o.forgotten,
+        o.ignored,
+        o.embedding_dim,
+        dict(o._max_local),
+        [(m.id, m.text, m.tags, m.confidence, m.strength, m.tier, m.updated_ms) for m in mems if m],
+    )
 
 
 def _apply_each(o: MemoriesOrgan, op_type: OpType, run: list[ops.Op]) -> None:
@@ -65,7 +75,9 @@ def test_scoring_states_match_the_per_id_calls() -> None:
     for op in (
         ops.UpdateState(id=(1 << 32) | 2, at_ms=70, confidence=0.25, strength=2.0),
         ops.UpdateState(id=(1 << 32) | 2, at_ms=80, touch=True),
-        ops.UpdateState(id=(1 << 32) | 3, at_ms=90, touch=True),  # touched, still a fresh put otherwise
+        ops.UpdateState(
+            id=(1 << 32) | 3, at_ms=90, touch=True
+        ),  # touched, still a fresh put otherwise
         ops.DemoteMemory(id=(1 << 32) | 5, tier=2, at_ms=95),
         ops.DeleteMemory(id=(1 << 32) | 6, at_ms=99),
     ):
@@ -79,8 +91,13 @@ def test_scoring_states_match_the_per_id_calls() -> None:
             assert not got.live[pos] and got.kind[pos] == "" and got.access_ms[pos] == ()
             continue
         assert got.live[pos]
-        row = (got.kind[pos], int(got.created_ms[pos]), float(got.confidence[pos]),
-               float(got.strength[pos]), int(got.tier[pos]))
+        row = (
+            got.kind[pos],
+            int(got.created_ms[pos]),
+            float(got.confidence[pos]),
+            float(got.strength[pos]),
+            int(got.tier[pos]),
+        )
         assert row == state
         assert got.access_ms[pos] == organ.access_times(mid)
     empty = organ.scoring_states([])

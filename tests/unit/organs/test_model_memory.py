@@ -13,9 +13,28 @@ NAMES = [f.name for f in dataclasses.fields(Memory)]
 def _values(i: int) -> tuple:
     emb = None if i % 2 else np.arange(4, dtype=np.float32) * i
     meta = {"speaker": f"s{i}"} if i % 3 == 0 else None
-    return ((1 << 32) | i, f"text {i}", "decision" if i % 2 else "observation", "r" if i % 4 else None, None, "codex",
-            None, ("a", f"t{i}"), 0.5 + i / 100, 1.0 + i, 0.01 * i, i % 3, 1000 + i, 2000 + i, 3000 + i, i, meta, emb,
-            (f"/p/{i}",), 4000 + i)
+    return (
+        (1 << 32) | i,
+        f"text {i}",
+        "decision" if i % 2 else "observation",
+        "r" if i % 4 else None,
+        None,
+        "codex",
+        None,
+        ("a", f"t{i}"),
+        0.5 + i / 100,
+        1.0 + i,
+        0.01 * i,
+        i % 3,
+        1000 + i,
+        2000 + i,
+        3000 + i,
+        i,
+        meta,
+        emb,
+        (f"/p/{i}",),
+        4000 + i,
+    )
 
 
 @pytest.mark.parametrize("i", range(6))

@@ -33,5 +33,10 @@ def test_a_pass_runs_once_per_cadence_and_logs_what_it_changes(tmp_path: Path) -
         assert "session_tally.close_open_sessions" not in f.maintain()  # not due yet
         now[0] += 2
         assert f.maintain()["session_tally.close_open_sessions"] == 1  # "c", an hour later
-    with chitta.open(tmp_path / "f", embedder=None, read_only=True) as again:  # the pass's ops are in the log
-        assert again.call("session_tally", session="c")["events"] == {"deregister": 1, "register": 1}
+    with chitta.open(
+        tmp_path / "f", embedder=None, read_only=True
+    ) as again:  # the pass's ops are in the log
+        assert again.call("session_tally", session="c")["events"] == {
+            "deregister": 1,
+            "register": 1,
+        }

@@ -32,7 +32,10 @@ def test_the_toy_organ_answers_through_the_daemon_handle(tmp_path: Path) -> None
             assert after["events"] == {"register": 1}
             remote.call("session_note", session="w1", event="heartbeat")
             assert remote.call("session_tally", session="w1") == {
-                "session": "w1", "events": {"heartbeat": 1, "register": 1}, "total": 2}
+                "session": "w1",
+                "events": {"heartbeat": 1, "register": 1},
+                "total": 2,
+            }
             with pytest.raises(chitta.InvalidArgument, match="event must be one of"):
                 remote.call("session_note", session="w1", event="exploded")
             with pytest.raises(chitta.InvalidArgument, match="unknown method"):
@@ -64,12 +67,19 @@ def test_the_toy_organ_is_an_mcp_tool(tmp_path: Path) -> None:
 
     field = tmp_path / "field"
     cmd = chitta_command()
-    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "--path", str(field), "mcp", "--no-host"],
-                                   cwd=str(field.parent), env=_env())
+    params = StdioServerParameters(
+        command=cmd[0],
+        args=[*cmd[1:], "--path", str(field), "mcp", "--no-host"],
+        cwd=str(field.parent),
+        env=_env(),
+    )
 
     async def main() -> dict[str, Any]:
         info = types.Implementation(name="toy-test", version="1")
-        async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=info) as s:
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, client_info=info) as s,
+        ):
             await s.initialize()
             tools = {t.name: t for t in (await s.list_tools()).tools}
             assert {"session_tally", "session_note", "remember", "recall"} <= set(tools)

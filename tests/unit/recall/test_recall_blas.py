@@ -9,7 +9,9 @@ import pytest
 
 from chitta.recall import blas
 
-needs_openblas = pytest.mark.skipif(not blas.available(), reason="numpy is not linked to an OpenBLAS found here")
+needs_openblas = pytest.mark.skipif(
+    not blas.available(), reason="numpy is not linked to an OpenBLAS found here"
+)
 
 
 def threads() -> list[int]:

@@ -20,21 +20,28 @@ MIDS = [(5 << 32) | i for i in range(1, 41)]
 
 
 def _code(rng: np.random.Generator, mid: int, version: int, odd: bool) -> ops.UpdateSparseCode:
-    n = ACTIVE if not odd or rng.random() > 0.1 else 3  # a few codes of another count: never indexed
+    n = (
+        ACTIVE if not odd or rng.random() > 0.1 else 3
+    )  # a few codes of another count: never indexed
     feats = tuple(sorted(rng.choice(16384, n, replace=False).tolist()))
     acts = rng.random(n).astype("<f4").tobytes()
     return ops.UpdateSparseCode(id=mid, features=feats, activations=acts, encoder_version=version)
 
 
 def _state(o: RecallIndexOrgan) -> tuple:
-    probes = [np.sort(np.random.default_rng(i).choice(16384, ACTIVE, replace=False)).astype(np.uint32)
-              for i in range(3)]
+    probes = [
+        np.sort(np.random.default_rng(i).choice(16384, ACTIVE, replace=False)).astype(np.uint32)
+        for i in range(3)
+    ]
     return (
         sorted(o.coded_ids()),
         {mid: (o.code_version(mid), o.code_features(mid)) for mid in MIDS},
         [o.posting(p, 20, None).tolist() for p in probes],
-        [o.posting(np.array(o.code_features(m), np.uint32), 5, None).tolist() for m in MIDS if o.code_features(m)
-         and len(o.code_features(m)) == ACTIVE],
+        [
+            o.posting(np.array(o.code_features(m), np.uint32), 5, None).tolist()
+            for m in MIDS
+            if o.code_features(m) and len(o.code_features(m)) == ACTIVE
+        ],
     )
 
 
@@ -48,7 +55,9 @@ def test_apply_code_columns_equals_per_op(seed: int, steps: int) -> None:
         o.apply_run(ops.OpType.PutPayload, puts)
     for version in range(1, steps + 1):
         odd = rng.random() < 0.3
-        run = [_code(rng, int(rng.choice(MIDS)), version, odd) for _ in range(int(rng.integers(1, 60)))]
+        run = [
+            _code(rng, int(rng.choice(MIDS)), version, odd) for _ in range(int(rng.integers(1, 60)))
+        ]
         for op in run:
             per_op.apply(op)
         cols, others = CodeColumns.from_ops(run, ACTIVE)
@@ -61,7 +70,11 @@ def test_apply_code_columns_equals_per_op(seed: int, steps: int) -> None:
             per_op.posting(np.arange(ACTIVE, dtype=np.uint32), 1, None)
             by_run.posting(np.arange(ACTIVE, dtype=np.uint32), 1, None)
         for mid in rng.choice(MIDS, 3).tolist():  # forgets and re-puts between runs
-            op: ops.Op = ops.DeleteMemory(id=mid, at_ms=1) if rng.random() < 0.6 else ops.PutPayload(id=mid, text="again")
+            op: ops.Op = (
+                ops.DeleteMemory(id=mid, at_ms=1)
+                if rng.random() < 0.6
+                else ops.PutPayload(id=mid, text="again")
+            )
             per_op.apply(op)
             by_run.apply(op)
         assert _state(by_run) == _state(per_op)

@@ -34,11 +34,17 @@ class Clock:
 def _build(root: Path, n: int, seed: int, checkpoint: bool) -> None:
     rng = np.random.default_rng(seed)
     with chitta.open(root, embedder="hashing", clock=Clock(T0), instance_id=0x5EED) as f:
-        f.remember_many([
-            {"text": " ".join(rng.choice(WORDS, size=int(rng.integers(3, 9)))), "realm": str(rng.choice(["a", "b"])),
-             "session": str(rng.choice(["s1", "s2", "s3"])), "at": T0 - float(rng.random() * 1e7)}
-            for _ in range(n)
-        ])
+        f.remember_many(
+            [
+                {
+                    "text": " ".join(rng.choice(WORDS, size=int(rng.integers(3, 9)))),
+                    "realm": str(rng.choice(["a", "b"])),
+                    "session": str(rng.choice(["s1", "s2", "s3"])),
+                    "at": T0 - float(rng.random() * 1e7),
+                }
+                for _ in range(n)
+            ]
+        )
         if checkpoint:
             f.checkpoint()
 
@@ -108,7 +114,9 @@ def test_pending_and_stale_vectors_beside_the_graph(tmp_path: Path, small_graph:
     with chitta.open(root, embedder="hashing", clock=Clock(T0 + 10)) as f:
         rng = np.random.default_rng(4)
         f.remember_many([{"text": " ".join(rng.choice(WORDS, 5)), "realm": "a"} for _ in range(30)])
-        for mid in list(f.ids())[:10]:  # a new vector for a graphed memory: its graph entry is stale
+        for mid in list(f.ids())[
+            :10
+        ]:  # a new vector for a graphed memory: its graph entry is stale
             f.update(mid, text=" ".join(rng.choice(WORDS, 4)))
         dense = f.core.index
         q = np.asarray(dense.recent_vectors(1)[0], np.float32)

@@ -36,8 +36,12 @@ def test_alpha_one_is_keyword_only_and_zero_is_cosine_only() -> None:
 
 def test_equal_cosines_count_fully_and_no_vector_counts_nothing() -> None:
     none = np.zeros(2, np.int64)
-    np.testing.assert_allclose(convex_fused(none, np.array([0.3, 0.3]), np.zeros(0), 0.25), [0.75, 0.75])
-    np.testing.assert_allclose(convex_fused(np.array([0, 1]), None, np.array([4.0]), 0.25), [0.0, 0.25])
+    np.testing.assert_allclose(
+        convex_fused(none, np.array([0.3, 0.3]), np.zeros(0), 0.25), [0.75, 0.75]
+    )
+    np.testing.assert_allclose(
+        convex_fused(np.array([0, 1]), None, np.array([4.0]), 0.25), [0.0, 0.25]
+    )
     assert len(convex_fused(np.zeros(0, np.int64), None, np.zeros(0), 0.5)) == 0
 
 
@@ -93,18 +97,24 @@ def _field(tmp_path: Path, alpha: float | None) -> tuple[Any, dict[str, int]]:
 
 
 @pytest.mark.parametrize("explain", [False, True])
-def test_convex_fusion_orders_by_score_size_where_rrf_orders_by_rank(tmp_path: Path, explain: bool) -> None:
+def test_convex_fusion_orders_by_score_size_where_rrf_orders_by_rank(
+    tmp_path: Path, explain: bool
+) -> None:
     q = np.array([1, 0, 0, 0], np.float32)
     rrf, ids = _field(tmp_path, None)
     with rrf:
         # RRF (bm25 1.0, dense 0.5, k 20): a = 1/21 + 0.5/22 > b = 0.5/21
-        assert [h.id for h in rrf.recall("violin", vector=q, k=3, touch=False, explain=explain)][:2] == [ids["a"], ids["b"]]
+        assert [h.id for h in rrf.recall("violin", vector=q, k=3, touch=False, explain=explain)][
+            :2
+        ] == [ids["a"], ids["b"]]
     convex, ids = _field(tmp_path, 0.2)
     with convex:
         hits = convex.recall("violin", vector=q, k=3, touch=False, explain=explain)
     # cosines 0.5 / 0.99 / 0.2 -> min-max 0.3797 / 1 / 0; a = 0.2 + 0.8 * 0.3797, b = 0.8, c = 0
     assert [h.id for h in hits] == [ids["b"], ids["a"], ids["c"]]
-    np.testing.assert_allclose([h.fused for h in hits], [0.8, 0.2 + 0.8 * 0.3 / 0.79, 0.0], atol=1e-5)
+    np.testing.assert_allclose(
+        [h.fused for h in hits], [0.8, 0.2 + 0.8 * 0.3 / 0.79, 0.0], atol=1e-5
+    )
 
 
 def test_convex_without_a_query_vector_falls_back_to_rrf(tmp_path: Path) -> None:
@@ -120,5 +130,7 @@ def test_a_lane_alone_is_not_blended(tmp_path: Path) -> None:
     with field:
         kw = field.recall("violin", vector=q, k=3, touch=False, lanes=("bm25",))
         dense = field.recall("violin", vector=q, k=3, touch=False, lanes=("dense",))
-    assert [h.id for h in kw] == [ids["a"]] and kw[0].fused == pytest.approx(1 / 21)  # RRF of one lane
+    assert [h.id for h in kw] == [ids["a"]] and kw[0].fused == pytest.approx(
+        1 / 21
+    )  # RRF of one lane
     assert [h.id for h in dense] == [ids["b"], ids["a"], ids["c"]]

@@ -40,16 +40,24 @@ TEXTS = [
     "the kids loved the dinosaur museum and the planetarium",
     "she ran a charity race for mental health awareness",
 ]
-QUERIES = ["What activities does Melanie partake in?", "Where did they go camping?", "What did the kids enjoy?"]
+QUERIES = [
+    "What activities does Melanie partake in?",
+    "Where did they go camping?",
+    "What did the kids enjoy?",
+]
 
 
 def _open(path: Path, emb: Counting | None = None, **kw: Any) -> chitta.Field:
     # a fixed clock: scores carry recency, so "bit for bit" needs the same now
-    return chitta.open(path, embedder=emb or Counting(), recall_settings=SETTINGS, clock=lambda: 1.78e9, **kw)
+    return chitta.open(
+        path, embedder=emb or Counting(), recall_settings=SETTINGS, clock=lambda: 1.78e9, **kw
+    )
 
 
 def _recalls(f: chitta.Field) -> list[list[tuple[int, float, dict[str, int]]]]:
-    return [[(h.id, h.score, dict(h.lanes)) for h in f.recall(q, k=5, touch=False)] for q in QUERIES]
+    return [
+        [(h.id, h.score, dict(h.lanes)) for h in f.recall(q, k=5, touch=False)] for q in QUERIES
+    ]
 
 
 def _table(f: chitta.Field) -> tuple[list[str], bytes, list[str]]:
@@ -61,7 +69,9 @@ def _field_words(texts: Sequence[str]) -> set[str]:
     return set().union(*(vocabulary_words(t) for t in texts))
 
 
-def _written(path: Path) -> tuple[list[int], list[list[tuple[int, float, dict[str, int]]]], tuple[Any, ...]]:
+def _written(
+    path: Path,
+) -> tuple[list[int], list[list[tuple[int, float, dict[str, int]]]], tuple[Any, ...]]:
     with _open(path) as f:
         ids = f.remember_many(TEXTS[:6])
         ids.append(f.remember(TEXTS[6]))
@@ -71,8 +81,11 @@ def _written(path: Path) -> tuple[list[int], list[list[tuple[int, float, dict[st
 
 
 def _store(path: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
-            and p.parent.name != "locks" and p.name not in ("LOCK", "MANIFEST")}
+    return {
+        str(p.relative_to(path)): p.read_bytes()
+        for p in sorted(path.rglob("*"))
+        if p.is_file() and p.parent.name != "locks" and p.name not in ("LOCK", "MANIFEST")
+    }
 
 
 def _live(path: Path) -> Path:
@@ -116,7 +129,9 @@ def test_the_log_after_the_checkpoint_is_embedded_at_open(tmp_path: Path) -> Non
     emb = Counting()
     with _open(path, emb) as f:
         assert f.stats().records_since_checkpoint > 0
-        assert set(emb.take()) == _field_words(TEXTS[7:]) - _field_words(TEXTS[:7] + ["snorkelling"])
+        assert set(emb.take()) == _field_words(TEXTS[7:]) - _field_words(
+            TEXTS[:7] + ["snorkelling"]
+        )
         assert _table(f) == table and _recalls(f) == before
         assert emb.take() == QUERIES
 
@@ -131,7 +146,9 @@ def test_a_checkpoint_without_a_table_builds_it_once_at_open(tmp_path: Path) -> 
     del state["vocabulary"], state["sidecars"]["vocab.emb"]
     (live / "vocab.emb").unlink()
     payload = msgspec.msgpack.encode(state)
-    fmt._write_atomic_file(live / "state", [struct.pack("<8sIIQ", b"CHITSTAT", 4, 0, len(payload)), payload])
+    fmt._write_atomic_file(
+        live / "state", [struct.pack("<8sIIQ", b"CHITSTAT", 4, 0, len(payload)), payload]
+    )
     assert fmt.read_state(live / "state")[0] == 4 and version == 5
     emb = Counting()
     with warnings.catch_warnings():
@@ -139,7 +156,9 @@ def test_a_checkpoint_without_a_table_builds_it_once_at_open(tmp_path: Path) -> 
         with _open(path, emb) as f:
             assert f.checkpoint_loaded == live.name
             words = emb.take()
-            assert set(words) == set(f.core.engine.vocabulary.table()[0]) and len(words) == len(set(words))
+            assert set(words) == set(f.core.engine.vocabulary.table()[0]) and len(words) == len(
+                set(words)
+            )
             assert f.recall(QUERIES[0], k=5, touch=False) and emb.take() == [QUERIES[0]]
             f.checkpoint()  # now with a table
     with _open(path, emb) as f:
@@ -162,8 +181,12 @@ def test_a_table_of_another_embedder_is_rebuilt_and_the_checkpoint_kept(tmp_path
             assert _recalls(f) == before
 
 
-@pytest.mark.parametrize("damage", ["flip_vector", "flip_word", "truncate", "missing", "state_record"])
-def test_a_damaged_word_table_ignores_the_checkpoint_and_changes_nothing(tmp_path: Path, damage: str) -> None:
+@pytest.mark.parametrize(
+    "damage", ["flip_vector", "flip_word", "truncate", "missing", "state_record"]
+)
+def test_a_damaged_word_table_ignores_the_checkpoint_and_changes_nothing(
+    tmp_path: Path, damage: str
+) -> None:
     path = tmp_path / "f"
     _ids, _before, table = _written(path)
     side = _live(path) / "vocab.emb"
@@ -193,7 +216,9 @@ def test_a_damaged_word_table_ignores_the_checkpoint_and_changes_nothing(tmp_pat
         assert set(emb.take()) == set(replayed_table[0]) and _table(f) == replayed_table
         assert _recalls(f) == replayed
     assert _store(path) == store
-    assert set(replayed_table[0]) | {"sunday"} == set(table[0])  # the replaced text's word: only the writer saw it
+    assert set(replayed_table[0]) | {"sunday"} == set(
+        table[0]
+    )  # the replaced text's word: only the writer saw it
 
 
 def test_a_checkpoint_written_without_the_embedder_carries_the_table_on(tmp_path: Path) -> None:
@@ -212,8 +237,9 @@ def test_a_checkpoint_written_without_the_embedder_carries_the_table_on(tmp_path
     with _open(path, emb) as f:
         assert f.stats().records_since_checkpoint == 0
         assert sorted(emb.take()) == saved.pending  # the pending words, at open
-        assert sorted(_table(f)[0]) == sorted(table[0]) and [[h[0] for h in r] for r in _recalls(f)] == [
-            [h[0] for h in r] for r in before]
+        assert sorted(_table(f)[0]) == sorted(table[0]) and [
+            [h[0] for h in r] for r in _recalls(f)
+        ] == [[h[0] for h in r] for r in before]
 
 
 _CHILD = """
@@ -234,8 +260,15 @@ def test_another_process_writes_enter_the_table_at_refresh(tmp_path: Path) -> No
         f.remember_many(TEXTS[:3])
         emb.take()
         env = {k: v for k, v in os.environ.items() if k != "CHITTA_EMBEDDER"}
-        out = subprocess.run([sys.executable, "-c", _CHILD, str(path), json.dumps(TEXTS[3:])], cwd=tmp_path,
-                             env=env, capture_output=True, text=True, timeout=120, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(path), json.dumps(TEXTS[3:])],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
         child_ids = json.loads(out.stdout)
         assert f.refresh() > 0 and all(i in f for i in child_ids)
         new = _field_words(TEXTS[3:]) - _field_words(TEXTS[:3])
@@ -246,7 +279,9 @@ def test_another_process_writes_enter_the_table_at_refresh(tmp_path: Path) -> No
 
 
 def test_no_table_is_written_when_the_field_does_not_expand(tmp_path: Path) -> None:
-    with chitta.open(tmp_path / "f", embedder=HashingEmbedder(64), recall_settings=RecallSettings()) as f:
+    with chitta.open(
+        tmp_path / "f", embedder=HashingEmbedder(64), recall_settings=RecallSettings()
+    ) as f:
         f.remember_many(TEXTS)
         assert f.core.engine.vocabulary is None
         f.checkpoint()
@@ -257,7 +292,11 @@ def test_no_table_is_written_when_the_field_does_not_expand(tmp_path: Path) -> N
 
 def test_restore_refuses_a_malformed_table() -> None:
     vocab = Vocabulary(lambda ws: np.zeros((len(ws), 2), np.float32), "x", 2)
-    for words, vecs in ((["a", "b"], np.zeros((1, 2))), (["a", "a"], np.zeros((2, 2))), (["a"], np.zeros(2))):
+    for words, vecs in (
+        (["a", "b"], np.zeros((1, 2))),
+        (["a", "a"], np.zeros((2, 2))),
+        (["a"], np.zeros(2)),
+    ):
         with pytest.raises(InvalidArgument):
             vocab.restore(words, np.asarray(vecs, np.float32))
     vocab.restore(["a"], np.ones((1, 2), np.float32))
@@ -267,9 +306,15 @@ def test_restore_refuses_a_malformed_table() -> None:
 
 def test_read_vocab_refuses_what_the_spec_forbids(tmp_path: Path) -> None:
     good = tmp_path / "good"
-    vocab_format.write_vocab(good, vocab_format.VocabTable("e", ["ab", "cd"], np.eye(2, dtype=np.float32), ["ef"]))
+    vocab_format.write_vocab(
+        good, vocab_format.VocabTable("e", ["ab", "cd"], np.eye(2, dtype=np.float32), ["ef"])
+    )
     table = vocab_format.read_vocab(good)
-    assert (table.words, table.pending, table.vecs.tolist()) == (["ab", "cd"], ["ef"], [[1, 0], [0, 1]])
+    assert (table.words, table.pending, table.vecs.tolist()) == (
+        ["ab", "cd"],
+        ["ef"],
+        [[1, 0], [0, 1]],
+    )
     body = good.read_bytes()[:-4]
 
     def framed(data: bytes) -> Path:
@@ -279,7 +324,7 @@ def test_read_vocab_refuses_what_the_spec_forbids(tmp_path: Path) -> None:
 
     head = struct.Struct("<8sIIQQQ")
     magic, version, dim, rows, pending, nbytes = head.unpack_from(body)
-    rest = body[head.size:]
+    rest = body[head.size :]
     nan = struct.pack("<f", float("nan"))
     for data, err in (
         (b"CHITVOCX" + body[8:], "magic"),
@@ -305,7 +350,9 @@ def _flip(path: Path) -> Path:
     return out
 
 
-def test_a_large_build_at_open_reports_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_large_build_at_open_reports_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Above PROGRESS_WORDS pending words an open embeds them with a progress bar, batch by batch."""
     from chitta.field import vocab as field_vocab
     from chitta.recall import expand
@@ -318,9 +365,13 @@ def test_a_large_build_at_open_reports_progress(tmp_path: Path, monkeypatch: pyt
     real = expand.Vocabulary.refresh
     monkeypatch.setattr(field_vocab, "PROGRESS_WORDS", 10)
     monkeypatch.setattr(expand, "EMBED_BATCH", 16)
-    monkeypatch.setattr(expand.Vocabulary, "refresh",
-                        lambda self, progress=None: real(self, progress and (lambda d, t: (heard.append((d, t)),
-                                                                                           progress(d, t)))))
+    monkeypatch.setattr(
+        expand.Vocabulary,
+        "refresh",
+        lambda self, progress=None: real(
+            self, progress and (lambda d, t: (heard.append((d, t)), progress(d, t)))
+        ),
+    )
     with _open(path) as f:
         total = len(_field_words(TEXTS))
         assert len(f.core.engine.vocabulary) == total and f.core.engine.vocabulary.pending == 0
@@ -337,14 +388,24 @@ def test_the_real_model_reopens_bit_for_bit(tmp_path: Path) -> None:
     except Exception as exc:  # noqa: BLE001  (the model package is an extra)
         pytest.skip(f"MiniLM not available: {exc}")
     settings = RecallSettings(fusion_alpha=0.55, expansion_weight=0.2)
-    with chitta.open(tmp_path / "f", embedder=model, recall_settings=settings, clock=lambda: 1.78e9) as f:
+    with chitta.open(
+        tmp_path / "f", embedder=model, recall_settings=settings, clock=lambda: 1.78e9
+    ) as f:
         f.remember_many(TEXTS)
-        before = [[(h.id, h.score, dict(h.lanes)) for h in f.recall(q, k=5, touch=False)] for q in QUERIES]
+        before = [
+            [(h.id, h.score, dict(h.lanes)) for h in f.recall(q, k=5, touch=False)] for q in QUERIES
+        ]
         f.checkpoint()
-    with chitta.open(tmp_path / "f", embedder=model, recall_settings=settings, clock=lambda: 1.78e9) as f:
+    with chitta.open(
+        tmp_path / "f", embedder=model, recall_settings=settings, clock=lambda: 1.78e9
+    ) as f:
         assert f.stats().records_since_checkpoint == 0 and f.core.engine.vocabulary.pending == 0
-        after = [[(h.id, h.score, dict(h.lanes)) for h in f.recall(q, k=5, touch=False)] for q in QUERIES]
-    assert after == before and any("expansion" in lanes for hits in before for _i, _s, lanes in hits)
+        after = [
+            [(h.id, h.score, dict(h.lanes)) for h in f.recall(q, k=5, touch=False)] for q in QUERIES
+        ]
+    assert after == before and any(
+        "expansion" in lanes for hits in before for _i, _s, lanes in hits
+    )
 
 
 def test_an_embedder_that_fails_at_open_leaves_the_words_pending(tmp_path: Path) -> None:

@@ -16,7 +16,9 @@ def test_actr_base_level_activation_by_hand() -> None:
     # accesses 1 s and 4 s ago, d = 0.5: B = ln(1^-0.5 + 4^-0.5) = ln(1.5)
     assert f.base_level_activation([NOW - 1000, NOW - 4000], NOW) == pytest.approx(math.log(1.5))
     # 100 s and 10000 s ago: ln(0.1 + 0.01)
-    assert f.base_level_activation([NOW - 100_000, NOW - 10_000_000], NOW) == pytest.approx(math.log(0.11))
+    assert f.base_level_activation([NOW - 100_000, NOW - 10_000_000], NOW) == pytest.approx(
+        math.log(0.11)
+    )
     # an access "in the future" or right now counts as 1 s old
     assert f.base_level_activation([NOW + 5000], NOW) == pytest.approx(0.0)
     assert f.activation([], NOW) == 0.0
@@ -52,13 +54,30 @@ def test_multipliers_by_hand() -> None:
 
 def test_scorer_score_is_its_explained_arithmetic() -> None:
     view = CandidateView(
-        fused=0.02, cosine=0.6, access_ms=(NOW - 3_600_000, NOW - 60_000), created_ms=NOW - 5 * 86_400_000,
-        confidence=0.5, strength=2.0, staged=True, tier=1, kind="decision",
+        fused=0.02,
+        cosine=0.6,
+        access_ms=(NOW - 3_600_000, NOW - 60_000),
+        created_ms=NOW - 5 * 86_400_000,
+        confidence=0.5,
+        strength=2.0,
+        staged=True,
+        tier=1,
+        kind="decision",
     )
     score, factors = Scorer().score(view, best_fused=0.04, now_ms=NOW)
     by_name = {x.name: x for x in factors}
     # every factor this issue names is present and explained
-    for name in ("fused", "similarity", "activation", "freshness", "confidence", "strength", "staged", "tier", "kind"):
+    for name in (
+        "fused",
+        "similarity",
+        "activation",
+        "freshness",
+        "confidence",
+        "strength",
+        "staged",
+        "tier",
+        "kind",
+    ):
         assert name in by_name
     additive = sum(x.weight * x.value for x in factors if x.kind == "additive")
     product = math.prod(x.value for x in factors if x.kind == "multiplier")
@@ -68,8 +87,11 @@ def test_scorer_score_is_its_explained_arithmetic() -> None:
     assert sum(x.contribution for x in factors if x.kind != "context") == pytest.approx(score)
     ctx = next(x for x in factors if x.name == "context" and x.kind == "multiplier")
     s = Scorer().settings
-    expected_ctx = 1 - s.w_activation - s.w_freshness + sum(
-        x.weight * x.value for x in factors if x.kind == "context"
+    expected_ctx = (
+        1
+        - s.w_activation
+        - s.w_freshness
+        + sum(x.weight * x.value for x in factors if x.kind == "context")
     )
     assert ctx.value == pytest.approx(expected_ctx)
     assert by_name["fused"].value == pytest.approx(0.5)

@@ -26,10 +26,22 @@ class Clock:
 
 NOTES = [
     ("the staging server listens on port 8080", "ops", "s1", "codex-cli", "observation"),
-    ("production listens on port 8443 behind the load balancer", "ops", "s1", "codex-cli", "observation"),
+    (
+        "production listens on port 8443 behind the load balancer",
+        "ops",
+        "s1",
+        "codex-cli",
+        "observation",
+    ),
     ("deploys happen on tuesdays after the standup", "ops", "s2", "claude", "decision"),
     ("priya owns the on-call rotation in december", "people", "s2", "claude", "observation"),
-    ("marco reviews every c++ change and asks for a sanitizer run", "people", "s3", "claude", "observation"),
+    (
+        "marco reviews every c++ change and asks for a sanitizer run",
+        "people",
+        "s3",
+        "claude",
+        "observation",
+    ),
     ("the flaky integration test races the database container", "ci", "s3", "codex-cli", "thought"),
 ]
 
@@ -102,13 +114,17 @@ def test_stale_staged_memories_are_pruned_after_seven_days(field: chitta.Field) 
     pruned = field.write_gate_pass()
     assert pruned == len(NOTES) - 1
     assert set(field.ids()) == {kept, fresh}
-    with chitta.open(field.path, read_only=True, embedder="hashing") as again:  # the prune is in the log
+    with chitta.open(
+        field.path, read_only=True, embedder="hashing"
+    ) as again:  # the prune is in the log
         assert set(again.ids()) == {kept, fresh}
 
 
 def test_write_gate_pass_reads_only_the_old_end_of_the_staged_queue(field: chitta.Field) -> None:
     field.test_clock.t += 8 * DAY  # type: ignore[attr-defined]
-    young = field.remember_many([f"young note {i}" for i in range(2000)])  # the gate runs by itself here
+    young = field.remember_many(
+        [f"young note {i}" for i in range(2000)]
+    )  # the gate runs by itself here
     assert set(field.ids()) == set(young)  # the old staged ones went
     reads: list[int] = []
     real_get = field.core.memories.get
@@ -150,9 +166,14 @@ def test_recall_after_reopen_equals_recall_before(tmp_path: Path) -> None:
         for text, *_ in NOTES:
             f.remember(text)
         f.recall("priya", k=1)  # a touch, so state is not only puts
-        before = [(h.id, round(h.score, 9), h.lanes) for h in f.recall("port production load balancer", touch=False)]
+        before = [
+            (h.id, round(h.score, 9), h.lanes)
+            for h in f.recall("port production load balancer", touch=False)
+        ]
     with chitta.open(tmp_path / "f", embedder="hashing", clock=clock, read_only=True) as f:
-        after = [(h.id, round(h.score, 9), h.lanes) for h in f.recall("port production load balancer")]
+        after = [
+            (h.id, round(h.score, 9), h.lanes) for h in f.recall("port production load balancer")
+        ]
     assert before == after and before
 
 
@@ -160,7 +181,9 @@ def test_triplets_are_glossed_into_a_linked_alias(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder="hashing") as f:
         t_id, a_id = f.remember_triplet("jeff", "uses", "rust")
         assert f.get(a_id).text == "Jeff uses rust." and f.get(a_id).kind == "alias"
-        assert f.get(t_id).text == "jeff | uses | rust" and f.get(t_id).meta == {"triplet": ["jeff", "uses", "rust"]}
+        assert f.get(t_id).text == "jeff | uses | rust" and f.get(t_id).meta == {
+            "triplet": ["jeff", "uses", "rust"]
+        }
         assert f.get(a_id).embedding.tolist() == f.get(t_id).embedding.tolist()  # type: ignore[union-attr]
         ids = [h.id for h in f.recall("what does jeff use", k=5, touch=False)]
         assert a_id in ids and t_id in ids
@@ -182,7 +205,9 @@ def test_neighbour_lane_brings_co_retrieved_memories(tmp_path: Path) -> None:
         hits = f.recall("alpha project", k=5, lanes=("bm25", "neighbour"), touch=False)
         by_id = {h.id: h for h in hits}
         assert by_id[x].lanes.get("bm25") == 1
-        assert y in by_id and by_id[y].lanes == {"neighbour": 1}  # no keyword match: only the edge brings it
+        assert y in by_id and by_id[y].lanes == {
+            "neighbour": 1
+        }  # no keyword match: only the edge brings it
 
 
 def test_caller_vectors_are_recorded_and_never_mixed_with_a_model(tmp_path: Path) -> None:
@@ -206,7 +231,9 @@ def test_mismatched_embedder_is_refused_unless_reembedding(tmp_path: Path) -> No
     with chitta.open(tmp_path / "f", embedder=HashingEmbedder(128), reembed=True) as f:
         assert f.get(mid).embedding is not None and f.get(mid).embedding.shape == (128,)  # type: ignore[union-attr]
         assert f.recall("staging port", k=1, touch=False)[0].id == mid
-    with chitta.open(tmp_path / "f", embedder=HashingEmbedder(128)) as f:  # now recorded as the 128-d family
+    with chitta.open(
+        tmp_path / "f", embedder=HashingEmbedder(128)
+    ) as f:  # now recorded as the 128-d family
         assert f.stats().embedding_dim in (128, 384)
         assert f.recall("staging port", k=1, touch=False)[0].id == mid
 
@@ -238,7 +265,9 @@ def test_bad_recall_arguments(field: chitta.Field, kwargs: dict[str, object]) ->
 
 def test_reencode_rewrites_only_codes_whose_features_changed(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder="hashing") as f:
-        ids = f.remember_many([f"note {i} about topic {i % 7} and project {i % 3}" for i in range(300)])
+        ids = f.remember_many(
+            [f"note {i} about topic {i % 7} and project {i % 3}" for i in range(300)]
+        )
         before = {mid: f.core.index.code_features(mid) for mid in ids}
         version = f.learn_encoder()
         assert version == 1

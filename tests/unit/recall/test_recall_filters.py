@@ -23,19 +23,38 @@ DAY = 86_400.0
 KINDS = ("observation", "decision", "lesson", "thought")
 
 
-def reference_allowed(f: chitta.Field, *, kinds: Any = None, realm: Any = None, session: Any = None,
-                      harness: Any = None, since_ms: Any = None, until_ms: Any = None,
-                      include_staged: bool = True) -> Any:
+def reference_allowed(
+    f: chitta.Field,
+    *,
+    kinds: Any = None,
+    realm: Any = None,
+    session: Any = None,
+    harness: Any = None,
+    since_ms: Any = None,
+    until_ms: Any = None,
+    include_staged: bool = True,
+) -> Any:
     """Filters applied to the field's public memories one by one (staged: the organ's set)."""
-    if kinds is None and realm is None and session is None and harness is None and since_ms is None \
-            and until_ms is None and include_staged:
+    if (
+        kinds is None
+        and realm is None
+        and session is None
+        and harness is None
+        and since_ms is None
+        and until_ms is None
+        and include_staged
+    ):
         return None
     staged = f.core.index.staged_ids()
     result = [
-        m.id for m in f.memories()
-        if (kinds is None or m.kind in kinds) and (realm is None or m.realm == realm)
-        and (session is None or m.session == session) and (harness is None or m.harness == harness)
-        and (since_ms is None or m.created_ms >= since_ms) and (until_ms is None or m.created_ms <= until_ms)
+        m.id
+        for m in f.memories()
+        if (kinds is None or m.kind in kinds)
+        and (realm is None or m.realm == realm)
+        and (session is None or m.session == session)
+        and (harness is None or m.harness == harness)
+        and (since_ms is None or m.created_ms >= since_ms)
+        and (until_ms is None or m.created_ms <= until_ms)
         and (include_staged or m.id not in staged)
     ]
     return np.array(sorted(result), np.uint64)
@@ -49,9 +68,14 @@ def reference_dense(idx: RecallIndexOrgan, vector: Any, k: int, allowed: Any) ->
 def random_filters(rng: np.random.Generator) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if rng.random() < 0.4:
-        out["kinds"] = frozenset(rng.choice([*KINDS, "wisdom"], int(rng.integers(0, 3)), replace=False).tolist())
-    for name, values in (("realm", ["r0", "r1", "r2", "nope"]), ("session", ["s0", "s1"]),
-                         ("harness", ["codex", "claude-code"])):
+        out["kinds"] = frozenset(
+            rng.choice([*KINDS, "wisdom"], int(rng.integers(0, 3)), replace=False).tolist()
+        )
+    for name, values in (
+        ("realm", ["r0", "r1", "r2", "nope"]),
+        ("session", ["s0", "s1"]),
+        ("harness", ["codex", "claude-code"]),
+    ):
         if rng.random() < 0.3:
             out[name] = str(rng.choice(values))
     if rng.random() < 0.4:
@@ -66,13 +90,19 @@ def random_filters(rng: np.random.Generator) -> dict[str, Any]:
 
 
 def write_some(f: chitta.Field, rng: np.random.Generator, n: int) -> list[int]:
-    items = [{
-        "text": f"note {int(rng.integers(0, 50))} about w{int(rng.integers(0, 20))}",
-        "kind": str(rng.choice(KINDS)), "realm": str(rng.choice(["r0", "r1", "r2"])),
-        "session": str(rng.choice(["s0", "s1", "s2"])),
-        "source_tool": str(rng.choice(["codex-cli", "claude", "bash"])) if rng.random() < 0.8 else None,
-        "at": T0 - float(rng.random() * 30 * DAY),
-    } for _ in range(n)]
+    items = [
+        {
+            "text": f"note {int(rng.integers(0, 50))} about w{int(rng.integers(0, 20))}",
+            "kind": str(rng.choice(KINDS)),
+            "realm": str(rng.choice(["r0", "r1", "r2"])),
+            "session": str(rng.choice(["s0", "s1", "s2"])),
+            "source_tool": str(rng.choice(["codex-cli", "claude", "bash"]))
+            if rng.random() < 0.8
+            else None,
+            "at": T0 - float(rng.random() * 30 * DAY),
+        }
+        for _ in range(n)
+    ]
     for item in items:
         if item["source_tool"] is None:
             del item["source_tool"]
@@ -80,7 +110,9 @@ def write_some(f: chitta.Field, rng: np.random.Generator, n: int) -> list[int]:
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_allowed_and_filtered_dense_equal_the_set_based_reference(tmp_path: Path, seed: int) -> None:
+def test_allowed_and_filtered_dense_equal_the_set_based_reference(
+    tmp_path: Path, seed: int
+) -> None:
     rng = np.random.default_rng(seed)
     with chitta.open(tmp_path / "f", embedder="hashing", clock=lambda: T0) as f:
         ids = write_some(f, rng, 400)

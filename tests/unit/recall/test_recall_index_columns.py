@@ -52,9 +52,13 @@ def _put(rng: np.random.Generator, mid: int, dim: int) -> ops.PutPayload:
     elif v < 0.55:
         emb = _vec(rng, dim + 2)  # an odd width
     return ops.PutPayload(
-        id=mid, text=" ".join(rng.choice(WORDS, int(rng.integers(0, 5)))), created_ms=1000 + int(rng.integers(0, 300)),
+        id=mid,
+        text=" ".join(rng.choice(WORDS, int(rng.integers(0, 5)))),
+        created_ms=1000 + int(rng.integers(0, 300)),
         **{f: vals[int(rng.integers(0, len(vals)))] for f, vals in LABEL_VALUES.items()},  # type: ignore[arg-type]
-        tags=("t",) if rng.random() < 0.1 else (), meta=meta, embedding=emb,
+        tags=("t",) if rng.random() < 0.1 else (),
+        meta=meta,
+        embedding=emb,
     )
 
 
@@ -67,11 +71,17 @@ def _other(rng: np.random.Generator, mid: int, dim: int) -> ops.Op:
     if r < 0.8:
         return ops.UpdateMemoryContent(id=mid, at_ms=7, text="beta " + str(rng.choice(WORDS)))
     if r < 0.87:
-        return ops.UpdateMemoryContent(id=mid, at_ms=7, meta={"recall_context": "alpha", "speaker": "Cy"})
+        return ops.UpdateMemoryContent(
+            id=mid, at_ms=7, meta={"recall_context": "alpha", "speaker": "Cy"}
+        )
     if r < 0.94:
         feats = tuple(sorted(rng.choice(16384, 64, replace=False).tolist()))
-        return ops.UpdateSparseCode(id=mid, features=feats, activations=np.ones(64, "<f4").tobytes(),
-                                    encoder_version=int(rng.integers(0, 3)))
+        return ops.UpdateSparseCode(
+            id=mid,
+            features=feats,
+            activations=np.ones(64, "<f4").tobytes(),
+            encoder_version=int(rng.integers(0, 3)),
+        )
     return ops.UpdateMemoryContent(id=mid, at_ms=7, embedding=_vec(rng, dim))
 
 
@@ -83,9 +93,17 @@ def _check(seed: int, rounds: int, dim: int, exact_limit: int | None = None) -> 
     rng = np.random.default_rng(seed)
     per_op, by_run, cols_organ = (RecallIndexOrgan(exact_limit=exact_limit) for _ in range(3))
     ids: list[int] = []
-    space = [0, 2**64 - 2, 2**63 + 5, *range(1, 60)]  # 0 and ids with the high bit (2**64-1 is BM25's pad id)
+    space = [
+        0,
+        2**64 - 2,
+        2**63 + 5,
+        *range(1, 60),
+    ]  # 0 and ids with the high bit (2**64-1 is BM25's pad id)
     for _ in range(rounds):
-        run = [_put(rng, space[int(rng.integers(len(space)))], dim) for _ in range(int(rng.integers(0, 40)))]
+        run = [
+            _put(rng, space[int(rng.integers(len(space)))], dim)
+            for _ in range(int(rng.integers(0, 40)))
+        ]
         ids = sorted(set(ids) | {p.id for p in run})
         cols = PutColumns.from_puts(run)
         for op in run:
@@ -99,7 +117,9 @@ def _check(seed: int, rounds: int, dim: int, exact_limit: int | None = None) -> 
             op = _other(rng, ids[int(rng.integers(len(ids)))] if ids else 1, dim)
             for o in (per_op, by_run, cols_organ):
                 o.apply(op)
-        assert organ_state(cols_organ, ids, _labels(), SPEAKERS) == organ_state(per_op, ids, _labels(), SPEAKERS)
+        assert organ_state(cols_organ, ids, _labels(), SPEAKERS) == organ_state(
+            per_op, ids, _labels(), SPEAKERS
+        )
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -113,13 +133,18 @@ def test_long_random_history() -> None:
 
 
 def test_long_random_history_through_binary_codes() -> None:
-    _check(777, rounds=30, dim=70, exact_limit=5)  # the dense lane searches Hamming codes + rescoring
+    _check(
+        777, rounds=30, dim=70, exact_limit=5
+    )  # the dense lane searches Hamming codes + rescoring
 
 
 def test_first_vector_of_odd_width_sets_the_dimension() -> None:
     run = [
         ops.PutPayload(id=1, text="a", created_ms=1, embedding=np.ones(3, "<f4").tobytes()),
-        *(ops.PutPayload(id=i, text="b", created_ms=i, embedding=np.ones(5, "<f4").tobytes()) for i in range(2, 5)),
+        *(
+            ops.PutPayload(id=i, text="b", created_ms=i, embedding=np.ones(5, "<f4").tobytes())
+            for i in range(2, 5)
+        ),
     ]
     a, b = RecallIndexOrgan(), RecallIndexOrgan()
     for op in run:

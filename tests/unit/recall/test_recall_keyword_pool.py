@@ -23,7 +23,9 @@ from chitta.recall.query import keyword_query
 WORDS = [f"w{i}" for i in range(40)]
 
 
-def field_of(root: Path, settings: RecallSettings, n: int = 400, embedder: str | None = "hashing") -> chitta.Field:
+def field_of(
+    root: Path, settings: RecallSettings, n: int = 400, embedder: str | None = "hashing"
+) -> chitta.Field:
     rng = np.random.default_rng(7)
     f = chitta.open(root, embedder=embedder, recall_settings=settings)
     # every memory holds "common", so the keyword lane can fill any depth up to n
@@ -36,8 +38,14 @@ def lanes_for(f: chitta.Field, text: str, k: int) -> dict[str, np.ndarray]:
     s = engine.settings
     lane_pool = max(s.pool, 5 * k)
     vec = f.core.encoding.embed([text])[0]
-    return engine.lanes(text=text, vector=vec / np.linalg.norm(vec), code=None, pool=lane_pool, allowed=None,
-                        keyword_pool=max(lane_pool, s.keyword_pool))
+    return engine.lanes(
+        text=text,
+        vector=vec / np.linalg.norm(vec),
+        code=None,
+        pool=lane_pool,
+        allowed=None,
+        keyword_pool=max(lane_pool, s.keyword_pool),
+    )
 
 
 def test_default_keyword_pool_is_100() -> None:
@@ -45,13 +53,17 @@ def test_default_keyword_pool_is_100() -> None:
     assert RecallSettings().pool == 50
 
 
-@pytest.mark.parametrize(("pool", "keyword_pool", "k", "want_bm25", "want_dense"), [
-    (10, 40, 1, 40, 10),     # the keyword lane deeper than the others
-    (10, 40, 12, 60, 60),    # 5 k above both: every lane asks 5 k
-    (30, 20, 1, 30, 30),     # keyword_pool under the lanes' pool: the pool wins
-])
-def test_keyword_lane_depth(tmp_path: Path, pool: int, keyword_pool: int, k: int, want_bm25: int,
-                            want_dense: int) -> None:
+@pytest.mark.parametrize(
+    ("pool", "keyword_pool", "k", "want_bm25", "want_dense"),
+    [
+        (10, 40, 1, 40, 10),  # the keyword lane deeper than the others
+        (10, 40, 12, 60, 60),  # 5 k above both: every lane asks 5 k
+        (30, 20, 1, 30, 30),  # keyword_pool under the lanes' pool: the pool wins
+    ],
+)
+def test_keyword_lane_depth(
+    tmp_path: Path, pool: int, keyword_pool: int, k: int, want_bm25: int, want_dense: int
+) -> None:
     f = field_of(tmp_path / "f", RecallSettings(pool=pool, keyword_pool=keyword_pool))
     text = "common w3 w7"
     lanes = lanes_for(f, text, k)
@@ -63,17 +75,29 @@ def test_keyword_lane_depth(tmp_path: Path, pool: int, keyword_pool: int, k: int
     f.close()
 
 
-@pytest.mark.parametrize(("alpha", "with_vector", "k", "want"), [
-    (0.55, True, 10, 100),   # convex fusion: the keyword lane goes to keyword_pool
-    (0.55, True, 30, 150),   # 5 k above keyword_pool
-    (None, True, 10, 50),    # weighted RRF: the lanes' pool
-    (0.55, False, 10, 50),   # no query vector: RRF, the lanes' pool
-])
+@pytest.mark.parametrize(
+    ("alpha", "with_vector", "k", "want"),
+    [
+        (0.55, True, 10, 100),  # convex fusion: the keyword lane goes to keyword_pool
+        (0.55, True, 30, 150),  # 5 k above keyword_pool
+        (None, True, 10, 50),  # weighted RRF: the lanes' pool
+        (0.55, False, 10, 50),  # no query vector: RRF, the lanes' pool
+    ],
+)
 def test_recall_asks_the_keyword_depth_only_for_convex_fusion(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, alpha: float | None, with_vector: bool, k: int, want: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    alpha: float | None,
+    with_vector: bool,
+    k: int,
+    want: int,
 ) -> None:
     # without a vector: a field with no embedder, so the recall has the text alone
-    f = field_of(tmp_path / "f", RecallSettings(fusion_alpha=alpha), embedder="hashing" if with_vector else None)
+    f = field_of(
+        tmp_path / "f",
+        RecallSettings(fusion_alpha=alpha),
+        embedder="hashing" if with_vector else None,
+    )
     engine = f.core.engine
     seen: list[tuple[int, int | None]] = []
     real = engine.lanes

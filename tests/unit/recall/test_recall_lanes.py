@@ -52,8 +52,13 @@ class Memories:
     def scoring_states(self, ids: list[int]) -> ScoringStates:
         n = len(ids)
         return ScoringStates(
-            live=np.ones(n, bool), kind=["observation"] * n, created_ms=np.full(n, NOW, np.int64),
-            confidence=np.ones(n), strength=np.ones(n), tier=np.zeros(n, np.int64), access_ms=[(NOW,)] * n,
+            live=np.ones(n, bool),
+            kind=["observation"] * n,
+            created_ms=np.full(n, NOW, np.int64),
+            confidence=np.ones(n),
+            strength=np.ones(n),
+            tier=np.zeros(n, np.int64),
+            access_ms=[(NOW,)] * n,
         )
 
 

@@ -34,7 +34,14 @@ DAY = 86_400.0
 WORDS = [f"w{i}" for i in range(50)]
 KINDS = ("observation", "decision", "lesson", "thought", "episode", "code_fact")
 SPEAKERS = ("Ana", "Bo Lee", "Cy")
-LANE_SETS = (None, ("bm25",), ("dense",), ("posting",), ("bm25", "neighbour"), ("dense", "posting", "neighbour"))
+LANE_SETS = (
+    None,
+    ("bm25",),
+    ("dense",),
+    ("posting",),
+    ("bm25", "neighbour"),
+    ("dense", "posting", "neighbour"),
+)
 DATES = ("", " in May 2026", " in 2025", " on 3 April 2026", " in June")
 
 
@@ -54,7 +61,9 @@ def random_field(root: Path, seed: int, n: int = 300) -> tuple[chitta.Field, np.
     for i in range(n):
         words = rng.choice(WORDS, size=int(rng.integers(3, 9)))
         item: dict[str, Any] = {
-            "text": " ".join(words), "kind": str(rng.choice(KINDS)), "realm": str(rng.choice(["a", "b"])),
+            "text": " ".join(words),
+            "kind": str(rng.choice(KINDS)),
+            "realm": str(rng.choice(["a", "b"])),
             "confidence": float(rng.choice([1.0, 0.5, rng.random()])),
             "at": T0 - float(rng.choice([0.0, 1.0, rng.random() * 500 * DAY])),
         }
@@ -65,7 +74,9 @@ def random_field(root: Path, seed: int, n: int = 300) -> tuple[chitta.Field, np.
     for mid in rng.choice(ids, 30, replace=False).tolist():
         f.update(mid, strength=float(rng.choice([0.0, 0.3, 2.5])), confidence=float(rng.random()))
     for mid in rng.choice(ids, 20, replace=False).tolist():
-        f.core.commit_group([ops.DemoteMemory(id=mid, tier=int(rng.integers(1, 4)), at_ms=int(clock.t * 1000))])
+        f.core.commit_group(
+            [ops.DemoteMemory(id=mid, tier=int(rng.integers(1, 4)), at_ms=int(clock.t * 1000))]
+        )
     for _ in range(20):
         a, b = rng.choice(ids, 2, replace=False).tolist()
         f.link(a, b, str(rng.choice(["Supersedes", "Contradicts", "RelatedTo"])))
@@ -115,9 +126,16 @@ def test_native_tail_equals_the_python_path(tmp_path: Path, seed: int) -> None:
         assert f.core.graph.suppression_targets  # the fields exercise suppression
         for _ in range(60):
             lanes = LANE_SETS[int(rng.integers(len(LANE_SETS)))]
-            filters = [{}, {"realm": "a"}, {"include_staged": False}, {"kinds": ["decision", "lesson"]}]
+            filters = [
+                {},
+                {"realm": "a"},
+                {"include_staged": False},
+                {"kinds": ["decision", "lesson"]},
+            ]
             kw: dict[str, Any] = dict(filters[int(rng.integers(len(filters)))])
-            native, python = both_paths(f, query=query(rng), k=int(rng.choice([1, 5, 10, 30])), lanes=lanes, **kw)
+            native, python = both_paths(
+                f, query=query(rng), k=int(rng.choice([1, 5, 10, 30])), lanes=lanes, **kw
+            )
             assert_same(native, python)
             compared += len(native)
     assert compared > 600  # the fields and filters left real work to compare
@@ -127,7 +145,12 @@ def test_speaker_and_time_priors_go_through_the_native_tail(tmp_path: Path) -> N
     f, _rng = random_field(tmp_path / "f", 21)
     with f:
         assert f.core.index.speaker_ids("what did Ana say") is not None
-        for text in ("what did Ana say about w1 w2", "w3 w4 in May 2026", "Bo Lee w5 in 2025", "w1 w2 w3 in June"):
+        for text in (
+            "what did Ana say about w1 w2",
+            "w3 w4 in May 2026",
+            "Bo Lee w5 in 2025",
+            "w1 w2 w3 in June",
+        ):
             native, python = both_paths(f, query=text, k=20)
             assert native
             assert_same(native, python)
@@ -201,32 +224,53 @@ def test_rank_refuses_inputs_of_the_wrong_length(tmp_path: Path) -> None:
     f, _rng = random_field(tmp_path / "f", 26, n=60)
     with f:
         mem, idx = _columns(f)
-        cands = _core._recall_gather([np.array(f.core.memories.live_id_array()[:5])], [1.0], 20.0, 50, mem, idx)
+        cands = _core._recall_gather(
+            [np.array(f.core.memories.live_id_array()[:5])], [1.0], 20.0, 50, mem, idx
+        )
         w = (1.0, 0.02, 0.05, 0.1, 0.01, 0.5, 0.8, 0.25)
-        ids, scores, fused, ranks, every = cands.rank(None, None, None, None, None, cands.best, 0, w, 3)
+        ids, scores, fused, ranks, every = cands.rank(
+            None, None, None, None, None, cands.best, 0, w, 3
+        )
         assert len(ids) == len(scores) == len(fused) == len(ranks) == 3 and len(every) == 5
-        assert scores == sorted(every.tolist(), reverse=True)[:3] and set(ids) <= set(cands.kept_ids.tolist())
+        assert scores == sorted(every.tolist(), reverse=True)[:3] and set(ids) <= set(
+            cands.kept_ids.tolist()
+        )
         assert all(len(r) == 1 and r[0] >= 1 for r in ranks)
         with pytest.raises(InvalidArgument, match="cosine"):
             cands.rank(None, np.zeros(4), None, None, None, cands.best, 0, w, 3)
         with pytest.raises(InvalidArgument, match="go together"):
             cands.rank(None, None, None, np.zeros(6, np.int64), None, cands.best, 0, w, 3)
         with pytest.raises(InvalidArgument, match="trace offsets"):
-            cands.rank(None, None, None, np.array([0, 1, 1, 1, 1, 9]), np.zeros(2, np.int64), cands.best, 0, w, 3)
+            cands.rank(
+                None,
+                None,
+                None,
+                np.array([0, 1, 1, 1, 1, 9]),
+                np.zeros(2, np.int64),
+                cands.best,
+                0,
+                w,
+                3,
+            )
         with pytest.raises(InvalidArgument, match="8 floats"):
             cands.rank(None, None, None, None, None, cands.best, 0, w[:7], 3)
 
 
 def test_memory_of_builds_what_the_constructor_builds() -> None:
     values = {f.name: i for i, f in enumerate(dataclasses.fields(Memory))}
-    values.update(text="t", kind="observation", tags=("x",), meta={"a": 1}, embedding=None, artifacts=())
+    values.update(
+        text="t", kind="observation", tags=("x",), meta={"a": 1}, embedding=None, artifacts=()
+    )
     m = memory_of(tuple(values.values()))
     assert m == Memory(**values) and type(m) is Memory
     with pytest.raises(TypeError, match="fields"):
         memory_of((1, 2))
     with pytest.raises(TypeError):
-        _core._new_slotted(Hit, tuple(Memory.__dict__[f.name] for f in dataclasses.fields(Memory)),
-                           tuple(values.values()))  # Memory's slots on a Hit: refused by the descriptors
+        _core._new_slotted(
+            Hit,
+            tuple(Memory.__dict__[f.name] for f in dataclasses.fields(Memory)),
+            tuple(values.values()),
+        )  # Memory's slots on a Hit: refused by the descriptors
 
 
 def test_cosines_come_from_numpys_own_dot_when_it_is_found(tmp_path: Path) -> None:
@@ -234,7 +278,9 @@ def test_cosines_come_from_numpys_own_dot_when_it_is_found(tmp_path: Path) -> No
 
     address = native_dot.sdot_address()
     if address is None:
-        pytest.skip("numpy's BLAS exposes no 64-bit-integer cblas_sdot here: the tail uses numpy for cosines")
+        pytest.skip(
+            "numpy's BLAS exposes no 64-bit-integer cblas_sdot here: the tail uses numpy for cosines"
+        )
     f, _rng = random_field(tmp_path / "f", 27, n=150)
     with f:
         native, python = both_paths(f, query="w1 w2 w3", k=20)
@@ -244,11 +290,18 @@ def test_cosines_come_from_numpys_own_dot_when_it_is_found(tmp_path: Path) -> No
         vec = vec / np.linalg.norm(vec)
         mem, idx = _columns(f)
         lists = [np.array(f.core.memories.live_id_array()[:40])]
-        cands = _core._recall_gather(lists, [1.0], 20.0, 50, mem, idx, vec, f.core.index.recall_columns()[1])
+        cands = _core._recall_gather(
+            lists, [1.0], 20.0, 50, mem, idx, vec, f.core.index.recall_columns()[1]
+        )
         rows = cands.vector_row
-        want = [float(f.core.index.recall_columns()[1][r] @ vec) if r >= 0 else float("nan") for r in rows.tolist()]
+        want = [
+            float(f.core.index.recall_columns()[1][r] @ vec) if r >= 0 else float("nan")
+            for r in rows.tolist()
+        ]
         np.testing.assert_array_equal(cands.cosine, np.array(want))  # bit for bit numpy's dot
         with pytest.raises(InvalidArgument, match="go together"):
             _core._recall_gather(lists, [1.0], 20.0, 50, mem, idx, vec, None)
         with pytest.raises(InvalidArgument, match="width"):
-            _core._recall_gather(lists, [1.0], 20.0, 50, mem, idx, vec[:-1].copy(), f.core.index.recall_columns()[1])
+            _core._recall_gather(
+                lists, [1.0], 20.0, 50, mem, idx, vec[:-1].copy(), f.core.index.recall_columns()[1]
+            )

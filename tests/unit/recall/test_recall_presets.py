@@ -48,8 +48,9 @@ def test_packaged_embedders_preferences() -> None:
     assert settings_for(NomicEmbedder()).lane_weights["dense"] == 1.0  # nothing is loaded for this
     assert MpnetEmbedder.recall_dense_weight == 0.75 and MpnetEmbedder.recall_turn_view is True
     # the default install: weights and views unchanged; convex fusion (docs/DECISIONS.md D-025)
-    assert settings_for(OnnxMiniLM()) == RecallSettings(fusion_alpha=0.55, expansion_weight=0.2,
-                                                        dense_query_without_speaker=True)
+    assert settings_for(OnnxMiniLM()) == RecallSettings(
+        fusion_alpha=0.55, expansion_weight=0.2, dense_query_without_speaker=True
+    )
     assert not hasattr(OnnxMiniLM, "recall_turn_view")
     assert settings_for(NomicEmbedder()).fusion_alpha == 0.3
     assert settings_for(MpnetEmbedder()).fusion_alpha == 0.45
@@ -77,7 +78,9 @@ def test_import_follows_the_embedders_turn_view(tmp_path: Path) -> None:
     ctx, alone = emb.embed([lines[0] + "\n" + lines[1]])[0], emb.embed([lines[1]])[0]
     mean = ctx / np.linalg.norm(ctx) + alone / np.linalg.norm(alone)
     np.testing.assert_allclose(got / np.linalg.norm(got), mean / np.linalg.norm(mean), atol=1e-6)
-    np.testing.assert_allclose(got_off / np.linalg.norm(got_off), ctx / np.linalg.norm(ctx), atol=1e-6)
+    np.testing.assert_allclose(
+        got_off / np.linalg.norm(got_off), ctx / np.linalg.norm(ctx), atol=1e-6
+    )
 
 
 def test_settings_for_name_free_dense_query_takes_only_a_bool() -> None:

@@ -19,10 +19,16 @@ from chitta.recall.rewrite import declarative
         ("What is Caroline's identity?", "Caroline's identity"),
         ("What kind of art does Caroline make?", "Caroline make art"),
         ("In which month was John in Italy?", "John in Italy month"),
-        ("Who supports Caroline?", "supports Caroline"),  # no inverted auxiliary: only the wh-word goes
+        (
+            "Who supports Caroline?",
+            "supports Caroline",
+        ),  # no inverted auxiliary: only the wh-word goes
         ("Would Caroline pursue writing as a career?", "Caroline pursue writing as a career"),
         ("How does Gina stay confident?", "Gina stay confident"),
-        ("Caroline went to a support group.", "Caroline went to a support group."),  # a statement: unchanged
+        (
+            "Caroline went to a support group.",
+            "Caroline went to a support group.",
+        ),  # a statement: unchanged
         ("What?", "What?"),  # nothing left: unchanged
         ("", ""),
     ],
@@ -33,7 +39,8 @@ def test_declarative(question: str, statement: str) -> None:
 
 def test_noun_phrase_kept_in_place() -> None:
     assert declarative("What activities does Melanie partake in?", move_noun_phrase=False) == (
-        "activities Melanie partake in")
+        "activities Melanie partake in"
+    )
 
 
 def test_long_noun_phrase_is_not_searched_past_four_words() -> None:

@@ -11,10 +11,21 @@ NOW = 1_700_000_000_000
 DAY = 86_400_000
 
 
-def view(fused: float, cosine: float | None = None, *, age_days: float = 1000, staged: bool = False) -> CandidateView:
+def view(
+    fused: float, cosine: float | None = None, *, age_days: float = 1000, staged: bool = False
+) -> CandidateView:
     created = NOW - int(age_days * DAY)
-    return CandidateView(fused=fused, cosine=cosine, access_ms=(created,), created_ms=created, confidence=1.0,
-                         strength=1.0, staged=staged, tier=0, kind="observation")
+    return CandidateView(
+        fused=fused,
+        cosine=cosine,
+        access_ms=(created,),
+        created_ms=created,
+        confidence=1.0,
+        strength=1.0,
+        staged=staged,
+        tier=0,
+        kind="observation",
+    )
 
 
 def score(c: CandidateView, best: float = 1.0, settings: FactorSettings | None = None) -> float:
@@ -50,4 +61,6 @@ def test_explanation_names_every_factor_and_adds_up() -> None:
     assert names[:4] == ["fused", "similarity", "activation", "freshness"]
     assert "context" in names and "staged" in names
     relevance = sum(f.contribution for f in factors if f.kind == "additive")
-    assert relevance + sum(f.contribution for f in factors if f.kind == "multiplier") == pytest.approx(total)
+    assert relevance + sum(
+        f.contribution for f in factors if f.kind == "multiplier"
+    ) == pytest.approx(total)

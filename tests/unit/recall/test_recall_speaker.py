@@ -76,7 +76,11 @@ def test_explain_shows_what_the_speaker_prior_added(tmp_path: Path) -> None:
         by_id = {h.id: h for h in hits}
         speaker = [x for x in by_id[b].factors if x.name == "speaker"]
         assert not [x for x in by_id[a].factors if x.name == "speaker"]  # Ana was not named
-        assert len(speaker) == 1 and speaker[0].kind == "prior" and speaker[0].value == pytest.approx(1.3)
+        assert (
+            len(speaker) == 1
+            and speaker[0].kind == "prior"
+            and speaker[0].value == pytest.approx(1.3)
+        )
         f.core.engine.settings = dataclasses.replace(f.core.engine.settings, speaker_prior=0.0)
         plain = {h.id: h.score for h in f.recall("Does Ben like green tea?", touch=False)}
         # the oracle: the same recall with the prior off (a few ms later: freshness moves in the 11th digit)
@@ -127,7 +131,9 @@ def test_replay_and_checkpoint_keep_speakers(tmp_path: Path) -> None:
 def test_state_without_speakers_reads_them_from_the_puts(tmp_path: Path) -> None:
     assert fmt.STATE_VERSION >= 3
     state = {"organs": {"recall_index": {}}}
-    assert snapshot._MIGRATIONS[2](state) is state  # the v2 -> v3 step: the key is optional, nothing to add
+    assert (
+        snapshot._MIGRATIONS[2](state) is state
+    )  # the v2 -> v3 step: the key is optional, nothing to add
     root = tmp_path / "f"
     with chitta.open(root, embedder=None) as f:
         a, b = _two_speakers(f)

@@ -35,10 +35,16 @@ def day(y: int, m: int, d: int) -> tuple[int, int]:
         ("What did we do in May?", [], {5}),
         ("her birthday, June 3rd", [], {6}),
         ("Jan 5, 2024 meeting", [day(2024, 1, 5)], set()),
-        ("in June 2023 and in July 2023", [(ms(2023, 6, 1), ms(2023, 7, 1)), (ms(2023, 7, 1), ms(2023, 8, 1))], set()),
+        (
+            "in June 2023 and in July 2023",
+            [(ms(2023, 6, 1), ms(2023, 7, 1)), (ms(2023, 7, 1), ms(2023, 8, 1))],
+            set(),
+        ),
     ],
 )
-def test_query_times_finds_the_dates(query: str, spans: list[tuple[int, int]], months: set[int]) -> None:
+def test_query_times_finds_the_dates(
+    query: str, spans: list[tuple[int, int]], months: set[int]
+) -> None:
     assert query_times(query) == QueryTimes(tuple(spans), frozenset(months))
 
 
@@ -61,8 +67,17 @@ def test_query_times_ignores_what_is_not_a_date(query: str) -> None:
 
 def test_mask_spans_months_and_slack() -> None:
     when = QueryTimes((day(2023, 5, 8),), frozenset({12}))
-    times = np.array([ms(2023, 5, 8) + 3_600_000, ms(2023, 5, 9), ms(2023, 5, 12), ms(2021, 12, 31),
-                      ms(2022, 1, 3), ms(2022, 3, 1)], np.int64)
+    times = np.array(
+        [
+            ms(2023, 5, 8) + 3_600_000,
+            ms(2023, 5, 9),
+            ms(2023, 5, 12),
+            ms(2021, 12, 31),
+            ms(2022, 1, 3),
+            ms(2022, 3, 1),
+        ],
+        np.int64,
+    )
     assert when.mask(times).tolist() == [True, False, False, True, False, False]
     # 5 days of slack: up to 5 days after each span (and after each December)
     assert when.mask(times, slack_days=5).tolist() == [True, True, True, True, True, False]
@@ -81,7 +96,9 @@ def test_dated_mask_is_none_when_nothing_matches() -> None:
 def _same_text_two_dates(field: chitta.Field) -> tuple[int, int]:
     # the same text on two days: without a prior they tie (id order decides)
     a = field.remember("went hiking with the dog", at=datetime(2023, 5, 8, 12, tzinfo=timezone.utc))
-    b = field.remember("went hiking with the dog", at=datetime(2023, 6, 20, 12, tzinfo=timezone.utc))
+    b = field.remember(
+        "went hiking with the dog", at=datetime(2023, 6, 20, 12, tzinfo=timezone.utc)
+    )
     return a, b
 
 
@@ -92,7 +109,10 @@ def test_a_named_date_ranks_its_memories_first(tmp_path: Path) -> None:
         assert [h.id for h in f.recall("Who went hiking in June 2023?", touch=False)] == [b, a]
         assert [h.id for h in f.recall("Who went hiking in June?", touch=False)] == [b, a]
         assert [h.id for h in f.recall("Who went hiking on 8 May, 2023?", touch=False)] == [a, b]
-        assert [h.id for h in f.recall("Who went hiking in 2019?", touch=False)] == [a, b]  # none there
+        assert [h.id for h in f.recall("Who went hiking in 2019?", touch=False)] == [
+            a,
+            b,
+        ]  # none there
         hits = f.recall("hiking in June 2023", lanes=("bm25",), touch=False)
         # b was second in the keyword lane (RRF k 20: 1/22), times 1 + RecallSettings.time_prior
         assert [h.id for h in hits] == [b, a]
@@ -115,10 +135,21 @@ def test_slack_days_reach_memories_told_after_the_date(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder=None) as f:
         b = f.remember("went hiking with the dog", at=datetime(2023, 8, 30, tzinfo=timezone.utc))
         a = f.remember("went hiking with the dog", at=datetime(2023, 7, 2, tzinfo=timezone.utc))
-        assert [h.id for h in f.recall("hiking in June 2023", touch=False)] == [b, a]  # neither in June: tie
-        f.core.engine.settings = dataclasses.replace(f.core.engine.settings, time_prior_slack_days=7.0)
-        assert [h.id for h in f.recall("hiking in June 2023", touch=False)] == [a, b]  # 2 July: 2 days after
-        assert [h.id for h in f.recall("hiking in May 2023", touch=False)] == [b, a]  # 2 July: 32 days after
+        assert [h.id for h in f.recall("hiking in June 2023", touch=False)] == [
+            b,
+            a,
+        ]  # neither in June: tie
+        f.core.engine.settings = dataclasses.replace(
+            f.core.engine.settings, time_prior_slack_days=7.0
+        )
+        assert [h.id for h in f.recall("hiking in June 2023", touch=False)] == [
+            a,
+            b,
+        ]  # 2 July: 2 days after
+        assert [h.id for h in f.recall("hiking in May 2023", touch=False)] == [
+            b,
+            a,
+        ]  # 2 July: 32 days after
 
 
 def test_the_prefilter_never_hides_a_date() -> None:
@@ -128,9 +159,34 @@ def test_the_prefilter_never_hides_a_date() -> None:
     from chitta.recall import timeq
 
     rng = np.random.default_rng(11)
-    pieces = ["8 May 2023", "May 8, 2023", "2023-05-08", "in December 2023", "in 2022", "in June", "Sept 3",
-              "the 3rd of March", "March on", "Jan", "w12", "x2023", "May", "june", "DECEMBER 2023", "hiking",
-              "what did", "we", "Caroline", "Sat", "Augusta", "Octopus", "1999", "20th", ",", "?"]
+    pieces = [
+        "8 May 2023",
+        "May 8, 2023",
+        "2023-05-08",
+        "in December 2023",
+        "in 2022",
+        "in June",
+        "Sept 3",
+        "the 3rd of March",
+        "March on",
+        "Jan",
+        "w12",
+        "x2023",
+        "May",
+        "june",
+        "DECEMBER 2023",
+        "hiking",
+        "what did",
+        "we",
+        "Caroline",
+        "Sat",
+        "Augusta",
+        "Octopus",
+        "1999",
+        "20th",
+        ",",
+        "?",
+    ]
     texts = [" ".join(rng.choice(pieces, size=int(rng.integers(1, 7)))) for _ in range(3000)]
     seen_dates = 0
     for text in texts:

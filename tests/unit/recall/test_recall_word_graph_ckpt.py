@@ -38,8 +38,10 @@ def _texts(n: int, seed: int, words_per: int = 8) -> list[str]:
     vowels = np.array(list("aeiou"))
     out = []
     for _ in range(n):
-        words = ["".join(f"{c}{v}" for c, v in zip(rng.choice(letters, 3), rng.choice(vowels, 3)))
-                 for _ in range(words_per)]
+        words = [
+            "".join(f"{c}{v}" for c, v in zip(rng.choice(letters, 3), rng.choice(vowels, 3)))
+            for _ in range(words_per)
+        ]
         out.append(" ".join(words))
     return out
 
@@ -56,11 +58,15 @@ def small_limit(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _open(path: Path, emb: Counting | None = None, **kw: Any) -> chitta.Field:
-    return chitta.open(path, embedder=emb or Counting(DIM), recall_settings=SETTINGS, clock=lambda: 1.78e9, **kw)
+    return chitta.open(
+        path, embedder=emb or Counting(DIM), recall_settings=SETTINGS, clock=lambda: 1.78e9, **kw
+    )
 
 
 def _recalls(f: chitta.Field) -> list[list[tuple[int, float, dict[str, int]]]]:
-    return [[(h.id, h.score, dict(h.lanes)) for h in f.recall(q, k=5, touch=False)] for q in QUERIES]
+    return [
+        [(h.id, h.score, dict(h.lanes)) for h in f.recall(q, k=5, touch=False)] for q in QUERIES
+    ]
 
 
 def _graph_bytes(f: chitta.Field, tmp: Path) -> bytes:
@@ -82,7 +88,7 @@ def _written(path: Path, tmp: Path) -> tuple[Any, ...]:
     """A field whose table crosses the limit while it is written, checkpointed."""
     with _open(path) as f:
         for i in range(0, len(TEXTS), 16):
-            f.remember_many(TEXTS[i:i + 16])
+            f.remember_many(TEXTS[i : i + 16])
         f.checkpoint()
         assert f.core.engine.vocabulary._graph is not None
         return _recalls(f), _nearest(f), _graph_bytes(f, tmp), f.core.engine.vocabulary.table()[0]
@@ -93,8 +99,11 @@ def _live(path: Path) -> Path:
 
 
 def _store(path: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
-            and p.parent.name != "locks" and p.name not in ("LOCK", "MANIFEST")}
+    return {
+        str(p.relative_to(path)): p.read_bytes()
+        for p in sorted(path.rglob("*"))
+        if p.is_file() and p.parent.name != "locks" and p.name not in ("LOCK", "MANIFEST")
+    }
 
 
 def _catch_ups(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, list[tuple[int, int]]]]:
@@ -125,7 +134,8 @@ def _set_state(live: Path, edit: Any) -> None:
 
 
 def test_the_graph_is_saved_and_reopen_gives_the_writers_graph_bit_for_bit(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "f"
     before, nearest, graph, words = _written(path, tmp_path)
     live = _live(path)
@@ -152,7 +162,9 @@ def test_the_log_after_the_checkpoint_extends_the_loaded_graph(tmp_path: Path) -
         before, nearest, graph = _recalls(f), _nearest(f), _graph_bytes(f, tmp_path)
     with _open(path) as f:
         assert f.stats().records_since_checkpoint > 0
-        assert _graph_bytes(f, tmp_path) == graph and _nearest(f) == nearest and _recalls(f) == before
+        assert (
+            _graph_bytes(f, tmp_path) == graph and _nearest(f) == nearest and _recalls(f) == before
+        )
 
 
 def test_a_graph_of_fewer_rows_than_the_table_is_extended(tmp_path: Path) -> None:
@@ -173,8 +185,11 @@ def test_a_graph_of_fewer_rows_than_the_table_is_extended(tmp_path: Path) -> Non
     def edit(state: dict[str, Any]) -> None:
         assert state["vocabulary"]["rows"] > rows_old
         state["vocabulary"]["graph_rows"] = rows_old
-        state["sidecars"]["vocab.hnsw"] = {"bytes": old.stat().st_size,
-                                           "crc": int.from_bytes(old.read_bytes()[-4:], "little")}
+        state["sidecars"]["vocab.hnsw"] = {
+            "bytes": old.stat().st_size,
+            "crc": int.from_bytes(old.read_bytes()[-4:], "little"),
+        }
+
     _set_state(live, edit)
     emb = Counting(DIM)
     with warnings.catch_warnings():
@@ -185,7 +200,8 @@ def test_a_graph_of_fewer_rows_than_the_table_is_extended(tmp_path: Path) -> Non
 
 
 def test_a_checkpoint_without_the_graph_builds_it_at_open_with_progress(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An earlier state-5 checkpoint (table, no graph): the graph is built at open, in steps
     with progress, equal to the writer's; the next checkpoint saves it."""
     path = tmp_path / "f"
@@ -194,6 +210,7 @@ def test_a_checkpoint_without_the_graph_builds_it_at_open_with_progress(
 
     def edit(state: dict[str, Any]) -> None:
         del state["vocabulary"]["graph_rows"], state["sidecars"]["vocab.hnsw"]
+
     _set_state(live, edit)
     (live / "vocab.hnsw").unlink()
     monkeypatch.setattr(field_vocab, "PROGRESS_GRAPH_ROWS", 100)
@@ -202,10 +219,14 @@ def test_a_checkpoint_without_the_graph_builds_it_at_open_with_progress(
         warnings.simplefilter("error", CheckpointIgnored)
         with _open(path) as f:
             assert f.checkpoint_loaded == live.name
-            (built, heard), = calls
+            ((built, heard),) = calls
             assert built == len(words) and heard[-1] == (len(words), len(words)) and len(heard) > 3
             assert [d for d, _ in heard] == sorted({d for d, _ in heard})
-            assert _graph_bytes(f, tmp_path) == graph and _nearest(f) == nearest and _recalls(f) == before
+            assert (
+                _graph_bytes(f, tmp_path) == graph
+                and _nearest(f) == nearest
+                and _recalls(f) == before
+            )
             f.checkpoint()
     assert (_live(path) / "vocab.hnsw").read_bytes() == graph
 
@@ -227,9 +248,21 @@ def test_a_checkpoint_written_without_the_embedder_carries_the_graph_on(tmp_path
         assert _graph_bytes(f, tmp_path) == graph and _recalls(f) == before
 
 
-@pytest.mark.parametrize("damage", ["flip_link", "flip_vector_and_crc", "truncate", "missing",
-                                    "rows_record", "sidecar_record", "another_table"])
-def test_a_damaged_graph_ignores_the_checkpoint_and_changes_nothing(tmp_path: Path, damage: str) -> None:
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "flip_link",
+        "flip_vector_and_crc",
+        "truncate",
+        "missing",
+        "rows_record",
+        "sidecar_record",
+        "another_table",
+    ],
+)
+def test_a_damaged_graph_ignores_the_checkpoint_and_changes_nothing(
+    tmp_path: Path, damage: str
+) -> None:
     path = tmp_path / "f"
     _written(path, tmp_path)
     live = _live(path)
@@ -246,13 +279,18 @@ def test_a_damaged_graph_ignores_the_checkpoint_and_changes_nothing(tmp_path: Pa
         data[at] ^= 0x01
         data[-4:] = crc32c(memoryview(bytes(data))[8:-4]).to_bytes(4, "little")
         side.write_bytes(bytes(data))
-        _set_state(live, lambda s: s["sidecars"]["vocab.hnsw"].update(crc=int.from_bytes(data[-4:], "little")))
+        _set_state(
+            live,
+            lambda s: s["sidecars"]["vocab.hnsw"].update(crc=int.from_bytes(data[-4:], "little")),
+        )
     elif damage == "truncate":
         side.write_bytes(bytes(data[: len(data) // 2]))
     elif damage == "missing":
         side.unlink()
     elif damage == "rows_record":
-        _set_state(live, lambda s: s["vocabulary"].update(graph_rows=s["vocabulary"]["graph_rows"] - 1))
+        _set_state(
+            live, lambda s: s["vocabulary"].update(graph_rows=s["vocabulary"]["graph_rows"] - 1)
+        )
     elif damage == "sidecar_record":
         _set_state(live, lambda s: s["sidecars"]["vocab.hnsw"].update(bytes=len(data) + 1))
     elif damage == "another_table":  # a valid graph of another field's words, recorded as this one
@@ -262,8 +300,12 @@ def test_a_damaged_graph_ignores_the_checkpoint_and_changes_nothing(tmp_path: Pa
             g.core.engine.vocabulary.save_graph(str(other))
         raw = other.read_bytes()
         side.write_bytes(raw)
-        _set_state(live, lambda s: s["sidecars"]["vocab.hnsw"].update(
-            bytes=len(raw), crc=int.from_bytes(raw[-4:], "little")))
+        _set_state(
+            live,
+            lambda s: s["sidecars"]["vocab.hnsw"].update(
+                bytes=len(raw), crc=int.from_bytes(raw[-4:], "little")
+            ),
+        )
     store = _store(path)
     with _open(path, read_only=True, load_checkpoint=False) as f:  # what the log alone gives
         replayed = _recalls(f)

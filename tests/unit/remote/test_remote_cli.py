@@ -19,22 +19,34 @@ def _exe() -> str:
     return found
 
 
-def _run(sw: Seaweed, home: Path, *args: str, remote: str | None = None) -> subprocess.CompletedProcess[str]:
+def _run(
+    sw: Seaweed, home: Path, *args: str, remote: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "CHITTA_EMBEDDER": "none", **sw.env()}
     if remote is not None:
         env["CHITTA_REMOTE"] = remote
-    r = subprocess.run([_exe(), "--path", str(home / "field"), *args], capture_output=True, text=True,
-                       timeout=60, env=env, check=False)
+    r = subprocess.run(
+        [_exe(), "--path", str(home / "field"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     return r
 
 
-def test_remember_on_one_machine_recall_on_another(tmp_path: Path, s3env: Seaweed, remote_url: str) -> None:
+def test_remember_on_one_machine_recall_on_another(
+    tmp_path: Path, s3env: Seaweed, remote_url: str
+) -> None:
     a, b = tmp_path / "machine-a", tmp_path / "machine-b"
     out = _run(s3env, a, "--remote", remote_url, "remember", "the build box has 64 cores", "--json")
     mid = json.loads(out.stdout)["id"]
     _run(s3env, a, "remember", "deploys need the VPN", remote=remote_url)  # $CHITTA_REMOTE
-    hits = json.loads(_run(s3env, b, "--remote", remote_url, "recall", "build box cores", "--json").stdout)["hits"]
+    hits = json.loads(
+        _run(s3env, b, "--remote", remote_url, "recall", "build box cores", "--json").stdout
+    )["hits"]
     assert hits and hits[0]["id"] == mid and "64 cores" in hits[0]["text"]
     got = json.loads(_run(s3env, b, "get", str(mid), "--json", remote=remote_url).stdout)
     assert got["text"] == "the build box has 64 cores"

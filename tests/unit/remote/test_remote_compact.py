@@ -23,7 +23,9 @@ def _same_segments(x: Path, y: Path) -> None:
             assert (x / "segments" / name).read_bytes() == (y / "segments" / name).read_bytes()
 
 
-def test_compaction_merges_sealed_chunks_and_readers_take_either_form(tmp_path: Path, remote_url: str) -> None:
+def test_compaction_merges_sealed_chunks_and_readers_take_either_form(
+    tmp_path: Path, remote_url: str
+) -> None:
     a = open_(tmp_path / "a", remote_url, remote_durability="sync", segment_bytes=4096)
     for i in range(24):  # sync, one writer: one chunk per record
         a.remember(f"compaction record {i} " + "w" * 150)
@@ -56,7 +58,9 @@ def test_compaction_merges_sealed_chunks_and_readers_take_either_form(tmp_path: 
     a.close()
     with open_(tmp_path / "b", remote_url) as b:  # a new machine: compacted objects only
         assert len(b) == 61
-    with open_(tmp_path / "c", remote_url) as c:  # half caught up: the rest out of compacted objects
+    with open_(
+        tmp_path / "c", remote_url
+    ) as c:  # half caught up: the rest out of compacted objects
         assert len(c) == 61 and not c.remote_status()["rejected"]
     _same_segments(tmp_path / "a", tmp_path / "b")
     _same_segments(tmp_path / "a", tmp_path / "c")

@@ -26,7 +26,7 @@ def _cut_to_record(path: Path, k: int) -> bytes:
     result = log.read_new()
     offsets = [int(o) for o, i in zip(result.offsets, result.instances) if int(i) == INST]
     log.close()
-    (first, _size), = local_segments(path)[INST]
+    ((first, _size),) = local_segments(path)[INST]
     seg = path / "segments" / segment_name(INST, first)
     data = seg.read_bytes()
     os.truncate(seg, offsets[k])
@@ -46,7 +46,7 @@ def test_power_loss_shorter_copy_is_completed_rewritten_copy_is_reported_and_rep
     whole = _cut_to_record(a, 20)  # the last 10 records' bytes are gone locally
     with open_(a, remote_url) as f:  # a new instance; the shorter copy of INST is completed
         assert len(f) == 30 and not f.remote_status()["diverged"]
-    (first, _), = local_segments(a)[INST]
+    ((first, _),) = local_segments(a)[INST]
     assert (a / "segments" / segment_name(INST, first)).read_bytes() == whole
 
     _cut_to_record(a, 20)
@@ -68,7 +68,10 @@ def test_power_loss_shorter_copy_is_completed_rewritten_copy_is_reported_and_rep
     with open_(a, remote_url) as f:
         texts = {m.text for m in f.memories()}
         assert texts >= {f"shipped before the power loss {i}" for i in range(30)}
-        assert not any(t.startswith("written after") for t in texts) and not f.remote_status()["diverged"]
+        assert (
+            not any(t.startswith("written after") for t in texts)
+            and not f.remote_status()["diverged"]
+        )
         f.remember("after the repair")
         wait_for(lambda: f.remote_status()["lag_bytes"] == 0)
     with open_(tmp_path / "b", remote_url) as b:

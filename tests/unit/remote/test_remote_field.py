@@ -35,7 +35,9 @@ def open_(path: Path, url: str, **kw: Any) -> chitta.Field:
     return chitta.open(path, remote=url, embedder=None, **kw)
 
 
-def test_two_machines_see_each_other_and_replay_identically(tmp_path: Path, remote_url: str) -> None:
+def test_two_machines_see_each_other_and_replay_identically(
+    tmp_path: Path, remote_url: str
+) -> None:
     a = open_(tmp_path / "a", remote_url)
     b = open_(tmp_path / "b", remote_url)
     ids_a = [a.remember(f"from a {i}") for i in range(200)]
@@ -55,7 +57,9 @@ def test_two_machines_see_each_other_and_replay_identically(tmp_path: Path, remo
     for inst, segs in local_segments(tmp_path / "a").items():
         for first, _size in segs:
             name = segment_name(inst, first)
-            assert (tmp_path / "a/segments" / name).read_bytes() == (tmp_path / "b/segments" / name).read_bytes()
+            assert (tmp_path / "a/segments" / name).read_bytes() == (
+                tmp_path / "b/segments" / name
+            ).read_bytes()
 
 
 def test_order_follows_the_log_not_wall_clocks(tmp_path: Path, remote_url: str) -> None:
@@ -77,8 +81,11 @@ def test_order_follows_the_log_not_wall_clocks(tmp_path: Path, remote_url: str) 
         log.close()
         assert len(seqnos) == 2 and seqnos == sorted(seqnos)
         assert insts == [a.instance_id, b.instance_id]  # a's record replays first on both machines
-    assert replay(tmp_path / "a") == replay(tmp_path / "b") == [
-        (first, "written first, clock ahead"), (second, "written second, clock behind")]
+    assert (
+        replay(tmp_path / "a")
+        == replay(tmp_path / "b")
+        == [(first, "written first, clock ahead"), (second, "written second, clock behind")]
+    )
 
 
 def test_a_prefix_holding_another_field_is_refused(tmp_path: Path, remote_url: str) -> None:
@@ -88,21 +95,26 @@ def test_a_prefix_holding_another_field_is_refused(tmp_path: Path, remote_url: s
         o.remember("a field of its own")
     with pytest.raises(RemoteError, match="another field"):
         open_(tmp_path / "other", remote_url)
-    with open_(tmp_path / "b", remote_url + "-elsewhere") as b:  # b is now attached to another prefix
+    with open_(
+        tmp_path / "b", remote_url + "-elsewhere"
+    ) as b:  # b is now attached to another prefix
         b.remember("b")
     with pytest.raises(RemoteError, match="holds another field"):
         open_(tmp_path / "b", remote_url)
     assert len(chitta.open(tmp_path / "other", embedder=None)) == 1  # nothing changed locally
 
 
-def test_missing_bucket_bad_credentials_and_no_server(tmp_path: Path, s3env: Any,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_bucket_bad_credentials_and_no_server(
+    tmp_path: Path, s3env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with pytest.raises(RemoteError, match="does not exist"):
         open_(tmp_path / "a", "s3://no-such-bucket-here/p")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret")
     with pytest.raises(RemoteError, match="credentials"):
         open_(tmp_path / "a", "s3://chitta-tests/p")
-    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
+    monkeypatch.setenv(
+        "AWS_ENDPOINT_URL", "http://127.0.0.1:9"
+    )  # nothing listens on the discard port
     with pytest.raises(RemoteUnavailable, match="cannot be reached"):
         chitta.open(tmp_path / "a", remote="s3://chitta-tests/p", embedder=None, remote_timeout=1)
     assert not (tmp_path / "a" / "segments").exists()
@@ -112,13 +124,15 @@ def _put_raw(url: str, key: str, data: bytes) -> None:
     ObjectStore(parse_url(url)).put_new(key, data)
 
 
-def test_corrupt_and_foreign_chunks_are_reported_never_applied(tmp_path: Path, remote_url: str) -> None:
+def test_corrupt_and_foreign_chunks_are_reported_never_applied(
+    tmp_path: Path, remote_url: str
+) -> None:
     with open_(tmp_path / "a", remote_url) as a:
         a.remember("good record")
         inst = a.instance_id
         assert inst is not None
         wait_for(lambda: a.remote_status()["lag_bytes"] == 0)
-    (first, size), = local_segments(tmp_path / "a")[inst]
+    ((first, size),) = local_segments(tmp_path / "a")[inst]
     fid = bytes.fromhex((tmp_path / "a/remote/FIELD_ID").read_text().strip())
     good = (tmp_path / "a/segments" / segment_name(inst, first)).read_bytes()
     # a chunk with a bad checksum at the next offset, and a chunk of another field after it
@@ -177,12 +191,22 @@ def test_listing_pages_beyond_a_thousand_chunks(tmp_path: Path, remote_url: str)
             w.remember(t)
         inst = w.instance_id
         assert inst is not None
-    (first, size), = local_segments(tmp_path / "w")[inst]
+    ((first, size),) = local_segments(tmp_path / "w")[inst]
     data = (tmp_path / "w/segments" / segment_name(inst, first)).read_bytes()
     cuts, pos = [], 0
     while pos < size:
-        n, _, _ = whole_records(data[pos : pos + (32 if pos == 0 else 0) + RECORD_HEAD + int.from_bytes(
-            data[pos + (32 if pos == 0 else 0) : pos + (36 if pos == 0 else 4)], "little")], pos, 0)
+        n, _, _ = whole_records(
+            data[
+                pos : pos
+                + (32 if pos == 0 else 0)
+                + RECORD_HEAD
+                + int.from_bytes(
+                    data[pos + (32 if pos == 0 else 0) : pos + (36 if pos == 0 else 4)], "little"
+                )
+            ],
+            pos,
+            0,
+        )
         cuts.append((pos, n))
         pos += n
     assert len(cuts) == 1100

@@ -37,10 +37,21 @@ def test_urls_parse_and_tls_is_the_default(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.delenv("AWS_ENDPOINT_URL_S3", raising=False)
     u = parse_url("s3://my-bucket/team/field?region=eu-west-1")
-    assert (u.bucket, u.prefix, u.endpoint, u.region) == ("my-bucket", "team/field/", None, "eu-west-1")
+    assert (u.bucket, u.prefix, u.endpoint, u.region) == (
+        "my-bucket",
+        "team/field/",
+        None,
+        "eu-west-1",
+    )
     assert parse_url("s3://my-bucket?endpoint=s3.example.com").endpoint == "https://s3.example.com"
-    assert parse_url("s3://my-bucket/p?endpoint=http://127.0.0.1:9000").endpoint == "http://127.0.0.1:9000"
-    assert parse_url("s3://my-bucket/p?endpoint=http://10.0.0.5&insecure=1").endpoint == "http://10.0.0.5"
+    assert (
+        parse_url("s3://my-bucket/p?endpoint=http://127.0.0.1:9000").endpoint
+        == "http://127.0.0.1:9000"
+    )
+    assert (
+        parse_url("s3://my-bucket/p?endpoint=http://10.0.0.5&insecure=1").endpoint
+        == "http://10.0.0.5"
+    )
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://localhost:8333")
     assert parse_url("s3://my-bucket").endpoint == "http://localhost:8333"
 
@@ -77,7 +88,7 @@ def test_record_scan_matches_the_log_reader(tmp_path: Path) -> None:
             f.remember(f"memory number {i} " + "x" * (i * 7))
         inst = f.instance_id
         assert inst is not None
-    (first, size), = local_segments(tmp_path / "f")[inst]
+    ((first, size),) = local_segments(tmp_path / "f")[inst]
     data = (tmp_path / "f" / "segments" / segment_name(inst, first)).read_bytes()
     n, last, damaged = whole_records(data, 0, 0)
     assert (n, damaged) == (size, False)
@@ -85,7 +96,9 @@ def test_record_scan_matches_the_log_reader(tmp_path: Path) -> None:
     result = log.read_new()
     assert len(result) == 50 and last == max(int(s) for s in result.seqnos)
     log.close()
-    cut, _, damaged = whole_records(data[: size - 5], 0, 0)  # torn tail: the last record is left out
+    cut, _, damaged = whole_records(
+        data[: size - 5], 0, 0
+    )  # torn tail: the last record is left out
     assert cut == int(result.offsets[-1]) and not damaged
     mid = int(result.offsets[10])
     rest, _, _ = whole_records(data[mid:], mid, 0)

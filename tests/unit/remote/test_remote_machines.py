@@ -16,9 +16,15 @@ import chitta
 WORKER = str(Path(__file__).parent / "machine.py")
 
 
-def _start(path: Path, url: str, name: str, count: int, mode: str, pause: float) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, WORKER, str(path), url, name, str(count), mode, str(pause)],
-                            stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+def _start(
+    path: Path, url: str, name: str, count: int, mode: str, pause: float
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, WORKER, str(path), url, name, str(count), mode, str(pause)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+    )
 
 
 def _acks(proc: subprocess.Popen[str]) -> list[int]:
@@ -42,11 +48,14 @@ def test_three_machines_with_a_kill_9_converge(tmp_path: Path, remote_url: str) 
     c.stdout.close()
     acked = _acks(a) + _acks(b) + acked_c
     assert a.returncode == 0 and b.returncode == 0
-    c2 = _start(tmp_path / "c", remote_url, "c-again", 20, "async", 0)  # restarted: ships c's orphan tail
+    c2 = _start(
+        tmp_path / "c", remote_url, "c-again", 20, "async", 0
+    )  # restarted: ships c's orphan tail
     acked += _acks(c2)
     assert c2.returncode == 0
     handles = [chitta.open(tmp_path / m, remote=remote_url, embedder=None) for m in "abc"]
     try:
+
         def converged() -> bool:
             for h in handles:
                 h.refresh()

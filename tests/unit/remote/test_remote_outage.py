@@ -25,11 +25,17 @@ def test_outage_async_goes_on_sync_raises_then_everything_arrives(
             monkeypatch.setenv(k, v)
         url = "s3://outage/f"
         a = chitta.open(tmp_path / "a", remote=url, embedder=None)
-        s = chitta.open(tmp_path / "s", remote=url, embedder=None, remote_durability="sync", remote_timeout=2)
+        s = chitta.open(
+            tmp_path / "s", remote=url, embedder=None, remote_durability="sync", remote_timeout=2
+        )
         acked = [s.remember(f"sync ok {i}") for i in range(20)]
         server.stop()
         before = [a.remember(f"offline {i}") for i in range(100)]  # local writes go on
-        wait_for(lambda: a.remote_status()["lag_bytes"] > 0 and a.remote_status()["last_error"] is not None)
+        wait_for(
+            lambda: (
+                a.remote_status()["lag_bytes"] > 0 and a.remote_status()["last_error"] is not None
+            )
+        )
         t0 = time.monotonic()
         with pytest.raises(RemoteUnavailable, match="not acknowledged"):
             s.remember("never acknowledged")
@@ -40,7 +46,9 @@ def test_outage_async_goes_on_sync_raises_then_everything_arrives(
         acked.append(s.remember("sync after the outage"))
         wait_for(lambda: a.remote_status()["lag_bytes"] == 0, timeout=30)
         b = chitta.open(tmp_path / "b", remote=url, embedder=None)
-        wait_for(lambda: (b.refresh(), len(b))[1] == 122, timeout=30)  # the unacknowledged one arrives too
+        wait_for(
+            lambda: (b.refresh(), len(b))[1] == 122, timeout=30
+        )  # the unacknowledged one arrives too
         assert all(i in b for i in acked + before)
         for f in (a, s, b):
             f.refresh()
@@ -52,7 +60,9 @@ def test_outage_async_goes_on_sync_raises_then_everything_arrives(
         server.stop()
 
 
-def test_a_new_machine_bootstraps_from_the_published_checkpoint(tmp_path: Path, remote_url: str) -> None:
+def test_a_new_machine_bootstraps_from_the_published_checkpoint(
+    tmp_path: Path, remote_url: str
+) -> None:
     with chitta.open(tmp_path / "a", remote=remote_url, embedder=None) as a:
         a.remember_many([f"before the checkpoint {i}" for i in range(500)])
         name = a.remote.publish_checkpoint()

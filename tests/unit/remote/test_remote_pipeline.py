@@ -36,7 +36,9 @@ def _field_id(path: Path) -> bytes:
     return bytes.fromhex((path / "remote/FIELD_ID").read_text().strip())
 
 
-def test_a_later_chunk_landing_first_is_not_acknowledged_nor_applied(tmp_path: Path, remote_url: str) -> None:
+def test_a_later_chunk_landing_first_is_not_acknowledged_nor_applied(
+    tmp_path: Path, remote_url: str
+) -> None:
     with open_(tmp_path / "a", remote_url):
         pass  # the prefix's field id
     fid = _field_id(tmp_path / "a")
@@ -48,25 +50,31 @@ def test_a_later_chunk_landing_first_is_not_acknowledged_nor_applied(tmp_path: P
         progress = Progress()
         shipper = Shipper(tmp_path / "w", store, fid, inst, progress, inflight=4)
         assert shipper.ship_once() == 1  # the chunk at 0 goes out (and is held)
-        (first, size1), = local_segments(tmp_path / "w")[inst]
+        ((first, size1),) = local_segments(tmp_path / "w")[inst]
         for i in range(3):
             w.remember(f"later record {i} " + "y" * 300)
-        (_, size2), = local_segments(tmp_path / "w")[inst]
+        ((_, size2),) = local_segments(tmp_path / "w")[inst]
         assert shipper.ship_once() >= 1  # the later records: a second upload while the first waits
         listed = lambda: {k for k, _ in store.list(layout.instance_prefix(inst)).keys}
         wait_for(lambda: layout.chunk_key(inst, first, size1) in listed())
         assert layout.chunk_key(inst, first, 0) not in listed()
         with progress.lock:
-            assert progress.remote_end.get((inst, first), 0) == 0  # nothing acknowledged past the gap
+            assert (
+                progress.remote_end.get((inst, first), 0) == 0
+            )  # nothing acknowledged past the gap
         reader = Fetcher(tmp_path / "b", store, fid, 0, Progress())
         (tmp_path / "b/segments").mkdir(parents=True)
         assert reader.pull_once() == 0  # the gap stops the reader too
         store.release.set()
-        wait_for(lambda: (shipper.ship_once(), progress.remote_end.get((inst, first), 0))[1] == size2)
+        wait_for(
+            lambda: (shipper.ship_once(), progress.remote_end.get((inst, first), 0))[1] == size2
+        )
         assert reader.pull_once() == 2
         shipper.close()
     name = segment_name(inst, first)
-    assert (tmp_path / "b/segments" / name).read_bytes() == (tmp_path / "w/segments" / name).read_bytes()
+    assert (tmp_path / "b/segments" / name).read_bytes() == (
+        tmp_path / "w/segments" / name
+    ).read_bytes()
 
 
 def test_overlapping_objects_give_the_same_bytes(tmp_path: Path, remote_url: str) -> None:
@@ -83,7 +91,7 @@ def test_overlapping_objects_give_the_same_bytes(tmp_path: Path, remote_url: str
     log = chitta._core.SegmentLog(str(tmp_path / "w"), read_only=True)
     offsets = [int(o) for o in log.read_new().offsets]
     log.close()
-    (first, size), = local_segments(tmp_path / "w")[inst]
+    ((first, size),) = local_segments(tmp_path / "w")[inst]
     data = (tmp_path / "w/segments" / segment_name(inst, first)).read_bytes()
     store = ObjectStore(parse_url(remote_url))
     a, b, c = offsets[10], offsets[20], offsets[30]

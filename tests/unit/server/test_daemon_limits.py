@@ -27,7 +27,9 @@ def _sock(tmp_path: Path) -> Path:
     return d / "d.sock"
 
 
-def test_running_out_of_file_descriptors_refuses_connections_and_the_daemon_keeps_serving(tmp_path: Path) -> None:
+def test_running_out_of_file_descriptors_refuses_connections_and_the_daemon_keeps_serving(
+    tmp_path: Path,
+) -> None:
     daemon = DaemonProcess(tmp_path / "field", _sock(tmp_path), extra=("--maintain-every", "0"))
     pid = daemon.info["pid"]
     held: list[socket.socket] = []
@@ -63,14 +65,24 @@ def test_running_out_of_file_descriptors_refuses_connections_and_the_daemon_keep
     assert daemon.proc.returncode == 0
 
 
-def test_over_the_connection_cap_one_more_is_refused_and_the_rest_are_served(tmp_path: Path) -> None:
-    daemon = DaemonProcess(tmp_path / "field", _sock(tmp_path), extra=("--max-connections", "4", "--maintain-every", "0"))
+def test_over_the_connection_cap_one_more_is_refused_and_the_rest_are_served(
+    tmp_path: Path,
+) -> None:
+    daemon = DaemonProcess(
+        tmp_path / "field",
+        _sock(tmp_path),
+        extra=("--max-connections", "4", "--maintain-every", "0"),
+    )
     try:
         idle = [raw_connect(daemon.sock) for _ in range(4)]
         assert request(idle[0], 1, "__len__")["result"] == 0  # the four are being served
         extra = raw_connect(daemon.sock)
         reply = read_reply(extra)
-        assert reply is not None and reply["error"]["type"] == "ChittaIOError" and "cap" in reply["error"]["message"]
+        assert (
+            reply is not None
+            and reply["error"]["type"] == "ChittaIOError"
+            and "cap" in reply["error"]["message"]
+        )
         assert read_reply(extra) is None  # and closed
         extra.close()
         with pytest.raises(ChittaIOError, match="cap"):
@@ -87,7 +99,9 @@ def test_over_the_connection_cap_one_more_is_refused_and_the_rest_are_served(tmp
 
 
 def test_a_slow_sender_is_cut_off_and_others_are_served_meanwhile(tmp_path: Path) -> None:
-    daemon = DaemonProcess(tmp_path / "field", _sock(tmp_path), extra=("--frame-timeout", "1", "--maintain-every", "0"))
+    daemon = DaemonProcess(
+        tmp_path / "field", _sock(tmp_path), extra=("--frame-timeout", "1", "--maintain-every", "0")
+    )
     try:
         slow = [raw_connect(daemon.sock) for _ in range(3)]
         for s in slow:
@@ -102,7 +116,9 @@ def test_a_slow_sender_is_cut_off_and_others_are_served_meanwhile(tmp_path: Path
             assert read_reply(s) is None  # closed
             s.close()
         assert time.monotonic() - t0 < 15
-        idle = raw_connect(daemon.sock)  # between frames a connection may idle longer than the timeout
+        idle = raw_connect(
+            daemon.sock
+        )  # between frames a connection may idle longer than the timeout
         time.sleep(1.5)
         assert request(idle, 1, "__len__")["result"] == 1
         idle.close()
@@ -112,7 +128,11 @@ def test_a_slow_sender_is_cut_off_and_others_are_served_meanwhile(tmp_path: Path
 
 def test_three_hundred_clients_connecting_at_once_all_get_in(tmp_path: Path) -> None:
     n = 300
-    daemon = DaemonProcess(tmp_path / "field", _sock(tmp_path), extra=("--max-connections", "1000", "--maintain-every", "0"))
+    daemon = DaemonProcess(
+        tmp_path / "field",
+        _sock(tmp_path),
+        extra=("--max-connections", "1000", "--maintain-every", "0"),
+    )
     start = threading.Barrier(n)
     errors: list[BaseException] = []
     handles: list[object] = []
@@ -143,7 +163,9 @@ def test_three_hundred_clients_connecting_at_once_all_get_in(tmp_path: Path) -> 
         daemon.close()
 
 
-def test_an_oversized_recall_query_is_an_invalid_argument_through_the_daemon(tmp_path: Path) -> None:
+def test_an_oversized_recall_query_is_an_invalid_argument_through_the_daemon(
+    tmp_path: Path,
+) -> None:
     daemon = DaemonProcess(tmp_path / "field", _sock(tmp_path), extra=("--maintain-every", "0"))
     try:
         with chitta.connect(daemon.sock, timeout=30) as r:

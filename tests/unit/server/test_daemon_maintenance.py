@@ -33,10 +33,14 @@ def _wait(cond: object, timeout: float = 60) -> None:
 
 def test_maintenance_thread_checkpoints_when_due(tmp_path: Path) -> None:
     root, sock = tmp_path / "f", tmp_path / "s.sock"
-    daemon, thread = _serve(root, sock, maintain_every=0.2, checkpoint_policy=CheckpointPolicy(records=1000))
+    daemon, thread = _serve(
+        root, sock, maintain_every=0.2, checkpoint_policy=CheckpointPolicy(records=1000)
+    )
     try:
         with chitta.connect(sock) as remote:
-            ids = remote.remember_many([f"fact {i}" for i in range(10)])  # ~20 records (+ maintenance's): not due
+            ids = remote.remember_many(
+                [f"fact {i}" for i in range(10)]
+            )  # ~20 records (+ maintenance's): not due
             assert daemon.maintainer is not None
             _wait(lambda: daemon.maintainer.runs >= 2)  # type: ignore[union-attr]
             assert store.current(root) is None and daemon.maintainer.checkpoints == 0

@@ -33,14 +33,18 @@ def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
 def test_remote_field_answers_with_field_types_and_errors(daemon: DaemonProcess) -> None:
     with chitta.connect(daemon.sock) as remote:
         assert remote.path == daemon.field and remote.instance_id == daemon.info["instance_id"]
-        a = remote.remember("deploys need the VPN", kind="decision", tags=["ops"], embedding=np.ones(8))
+        a = remote.remember(
+            "deploys need the VPN", kind="decision", tags=["ops"], embedding=np.ones(8)
+        )
         b = remote.remember("the VPN is wireguard", embedding=np.full(8, 0.5, np.float32))
         remote.link(a, b, "Supports")
         memory = remote.get(a)
         assert isinstance(memory, chitta.Memory) and memory.tags == ("ops",)
         assert isinstance(memory.embedding, np.ndarray) and memory.embedding.shape == (8,)
         hits = remote.recall("VPN", k=5)
-        assert {h.id for h in hits} == {a, b} and all(isinstance(h, chitta.recall.hit.Hit) for h in hits)
+        assert {h.id for h in hits} == {a, b} and all(
+            isinstance(h, chitta.recall.hit.Hit) for h in hits
+        )
         assert isinstance(remote.stats(), chitta.FieldStats) and len(remote) == 2 and a in remote
         assert isinstance(remote.remember_triplet("ci", "runs on", "2 cores"), tuple)
         with pytest.raises(chitta.NotFound):
@@ -67,7 +71,9 @@ def test_peer_of_another_uid_is_refused(tmp_path: Path) -> None:
     os.chmod(public, 0o755)
     daemon = DaemonProcess(tmp_path / "field", public / "run" / "d.sock")
     try:
-        os.chmod(daemon.sock.parent, 0o755)  # let the other uid reach the socket: SO_PEERCRED must stop it
+        os.chmod(
+            daemon.sock.parent, 0o755
+        )  # let the other uid reach the socket: SO_PEERCRED must stop it
         os.chmod(daemon.sock, 0o666)
         _connect_as_nobody(daemon)
         assert daemon.proc.poll() is None
@@ -83,8 +89,15 @@ def _connect_as_nobody(daemon: DaemonProcess) -> None:
         "data = s.recv(4096);"
         "print('ChittaIOError' in data.decode('latin-1'), s.recv(10) == b'')"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", timeout=60, check=False,
-                         env=child_env())
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        timeout=60,
+        check=False,
+        env=child_env(),
+    )
     assert out.stdout.split() == ["True", "True"], out.stderr
 
 
@@ -97,7 +110,10 @@ def test_concurrent_clients_all_land(daemon: DaemonProcess) -> None:
         try:
             with chitta.connect(daemon.sock) as remote:
                 results[c] = [remote.remember(f"client {c} note {i}") for i in range(per_client)]
-                assert all(remote.get(mid).text == f"client {c} note {i}" for i, mid in enumerate(results[c]))
+                assert all(
+                    remote.get(mid).text == f"client {c} note {i}"
+                    for i, mid in enumerate(results[c])
+                )
         except BaseException as exc:  # noqa: BLE001  reported by the main thread
             failures.append(exc)
 
@@ -116,12 +132,19 @@ def test_concurrent_clients_all_land(daemon: DaemonProcess) -> None:
 def test_client_killed_mid_request_leaves_others_served(daemon: DaemonProcess) -> None:
     # One child sends half a frame, another a whole request it never reads; both are SIGKILLed.
     half = "import socket,time; s=socket.socket(socket.AF_UNIX); s.connect(%r); s.sendall(b'\\x00\\x00\\x10\\x00abc'); print('go', flush=True); time.sleep(60)"
-    whole_req = protocol.frame(protocol.pack({"id": 1, "method": "remember_many", "params": {"items": ["x"] * 2000}}))
+    whole_req = protocol.frame(
+        protocol.pack({"id": 1, "method": "remember_many", "params": {"items": ["x"] * 2000}})
+    )
     whole = "import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.connect(%r); s.sendall(sys.stdin.buffer.read()); print('go', flush=True); time.sleep(60)"
     kids = []
     for code, stdin in ((half, b""), (whole, whole_req)):
-        p = subprocess.Popen([sys.executable, "-c", code % str(daemon.sock)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, cwd="/", env=child_env())
+        p = subprocess.Popen(
+            [sys.executable, "-c", code % str(daemon.sock)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd="/",
+            env=child_env(),
+        )
         assert p.stdin is not None and p.stdout is not None
         p.stdin.write(stdin)
         p.stdin.close()
@@ -176,11 +199,19 @@ def test_oversized_frame_closes_only_that_connection(daemon: DaemonProcess) -> N
 
 @pytest.mark.parametrize(
     "body",
-    [b"\xc1\xc1", protocol.pack([1, 2]), protocol.pack({"method": "stats"}), protocol.pack({"id": 3, "method": "close"}),
-     protocol.pack({"id": 4, "method": "get", "params": {"id": 1, "bogus": 2}}), b""],
+    [
+        b"\xc1\xc1",
+        protocol.pack([1, 2]),
+        protocol.pack({"method": "stats"}),
+        protocol.pack({"id": 3, "method": "close"}),
+        protocol.pack({"id": 4, "method": "get", "params": {"id": 1, "bogus": 2}}),
+        b"",
+    ],
     ids=["not-msgpack", "not-a-map", "no-id", "unknown-method", "unknown-param", "empty"],
 )
-def test_malformed_frame_gets_an_error_and_the_connection_stays_usable(daemon: DaemonProcess, body: bytes) -> None:
+def test_malformed_frame_gets_an_error_and_the_connection_stays_usable(
+    daemon: DaemonProcess, body: bytes
+) -> None:
     s = raw_connect(daemon.sock)
     try:
         s.sendall(protocol.HEADER.pack(len(body)) + body)

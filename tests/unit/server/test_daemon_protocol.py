@@ -35,12 +35,16 @@ def test_every_table_method_has_the_same_signature_on_field_and_remote_field() -
     for name in protocol.METHODS:
         assert hasattr(chitta.Field, name), name
         assert hasattr(RemoteField, name), name
-        assert inspect.signature(getattr(chitta.Field, name)) == inspect.signature(getattr(RemoteField, name)), name
+        assert inspect.signature(getattr(chitta.Field, name)) == inspect.signature(
+            getattr(RemoteField, name)
+        ), name
 
 
 def test_every_public_field_method_is_in_the_table_or_declared_local() -> None:
     missing = _public_methods(chitta.Field) - set(protocol.METHODS) - set(LOCAL_ONLY)
-    assert not missing, f"add these to chitta.server.protocol.METHODS (or LOCAL_ONLY here): {sorted(missing)}"
+    assert not missing, (
+        f"add these to chitta.server.protocol.METHODS (or LOCAL_ONLY here): {sorted(missing)}"
+    )
 
 
 def test_mcp_schemas_name_only_real_parameters() -> None:
@@ -55,7 +59,13 @@ def test_memory_hit_and_stats_round_trip_as_the_same_types(tmp_path: Path) -> No
         mid = field.remember("the build uses ninja", tags=["build", "ci"], meta={"n": 1})
         hits = field.recall("ninja", explain=True)
         memory, stats = field.get(mid), field.stats()
-    value = {"m": memory, "hits": hits, "stats": stats, "pair": (1, 2), "arr": np.arange(6, dtype="<i8").reshape(2, 3)}
+    value = {
+        "m": memory,
+        "hits": hits,
+        "stats": stats,
+        "pair": (1, 2),
+        "arr": np.arange(6, dtype="<i8").reshape(2, 3),
+    }
     back = protocol.unpack(protocol.pack(value))
     assert isinstance(back["m"], chitta.Memory) and back["m"] == memory
     assert back["m"].tags == ("build", "ci") and back["m"].embedding.dtype == np.float32
@@ -65,8 +75,13 @@ def test_memory_hit_and_stats_round_trip_as_the_same_types(tmp_path: Path) -> No
 
 
 def test_error_reply_recreates_the_same_class() -> None:
-    for exc in (errors.NotFound("no memory with id 5"), errors.InvalidArgument("bad"), errors.LockedError("held"),
-                errors.CrcMismatch("crc"), protocol.ProtocolError("frame")):
+    for exc in (
+        errors.NotFound("no memory with id 5"),
+        errors.InvalidArgument("bad"),
+        errors.LockedError("held"),
+        errors.CrcMismatch("crc"),
+        protocol.ProtocolError("frame"),
+    ):
         again = protocol.error_from(protocol.unpack(protocol.pack(protocol.error_body(exc))))
         assert type(again) is type(exc) and str(again) == str(exc)
     assert type(protocol.error_from(protocol.error_body(RuntimeError("x")))) is errors.ChittaError
@@ -94,8 +109,14 @@ def test_check_call_refuses_unknown_methods_and_parameters() -> None:
 def test_check_arguments_follows_the_json_schema() -> None:
     recall = protocol.METHODS["recall"]
     assert protocol.check_arguments(recall, {"query": "x", "k": 3}) == {"query": "x", "k": 3}
-    for bad in ({}, {"query": 3}, {"query": "x", "k": True}, {"query": "x", "k": 0}, {"query": "x", "kinds": [1]},
-                {"query": "x", "nope": 1}):
+    for bad in (
+        {},
+        {"query": 3},
+        {"query": "x", "k": True},
+        {"query": "x", "k": 0},
+        {"query": "x", "kinds": [1]},
+        {"query": "x", "nope": 1},
+    ):
         with pytest.raises(errors.InvalidArgument):
             protocol.check_arguments(recall, bad)
 
@@ -108,7 +129,9 @@ def test_lifecycle_reports_cross_the_wire_as_themselves() -> None:
     values = [
         CurationReport(examined=5, expired=1, deduplicated=2, decayed=3, bad_expiry=0, at_ms=7),
         DedupReport(examined=4, exact=1, near=1, merges=((1, 2), (3, 4))),
-        ContradictionPair(a=1, b=2, score=0.6, reason="kind_mismatch", realm=None, prefix="the build uses"),
+        ContradictionPair(
+            a=1, b=2, score=0.6, reason="kind_mismatch", realm=None, prefix="the build uses"
+        ),
     ]
     for value in values:
         back = protocol.unpack(protocol.pack(value))

@@ -76,15 +76,25 @@ def _start(uid_gid: tuple[int, int], sock: Path, make_dir: bool, fd: int = -1): 
 
     from tests.helpers.otheruser import python_for_others
 
-    proc = subprocess.Popen([python_for_others(), "-I", "-c", LISTENER, str(sock), "1" if make_dir else "0", str(fd)],
-                            user=uid_gid[0], group=uid_gid[1], extra_groups=[], cwd="/", pass_fds=(fd,) if fd >= 0 else (),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [python_for_others(), "-I", "-c", LISTENER, str(sock), "1" if make_dir else "0", str(fd)],
+        user=uid_gid[0],
+        group=uid_gid[1],
+        extra_groups=[],
+        cwd="/",
+        pass_fds=(fd,) if fd >= 0 else (),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout is not None
     r, _, _ = select.select([proc.stdout], [], [], 30)
     line = proc.stdout.readline() if r else b""
     if line.strip() != b"ready":
         proc.kill()
-        raise AssertionError(f"the other user's listener did not start: {proc.stderr.read() if proc.stderr else b''!r}")
+        raise AssertionError(
+            f"the other user's listener did not start: {proc.stderr.read() if proc.stderr else b''!r}"
+        )
     return proc
 
 
@@ -114,7 +124,9 @@ def test_a_directory_planted_by_another_user_is_refused(tmp_path: Path, runtime:
     assert (conns, got) == (0, 0)  # the attacker never even saw a connection
 
 
-def test_a_listener_of_another_user_behind_our_own_socket_file_is_refused(tmp_path: Path, runtime: Path) -> None:
+def test_a_listener_of_another_user_behind_our_own_socket_file_is_refused(
+    tmp_path: Path, runtime: Path
+) -> None:
     ids = other_user()
     d = runtime / "chitta"
     d.mkdir(mode=0o700)
@@ -133,7 +145,9 @@ def test_a_listener_of_another_user_behind_our_own_socket_file_is_refused(tmp_pa
     assert got == 0  # nothing was sent to it: the check comes before the first request
 
 
-def test_a_symlinked_directory_planted_by_another_user_is_refused(tmp_path: Path, runtime: Path) -> None:
+def test_a_symlinked_directory_planted_by_another_user_is_refused(
+    tmp_path: Path, runtime: Path
+) -> None:
     ids = other_user()
     field = tmp_path / "field"
     sock = default_socket(field)
@@ -146,8 +160,20 @@ def test_a_symlinked_directory_planted_by_another_user_is_refused(tmp_path: Path
 
     from tests.helpers.otheruser import python_for_others
 
-    subprocess.run([python_for_others(), "-I", "-c", f"import os; os.symlink({str(real)!r}, {str(sock.parent)!r})"],
-                   user=ids[0], group=ids[1], extra_groups=[], cwd="/", check=True, timeout=30)
+    subprocess.run(
+        [
+            python_for_others(),
+            "-I",
+            "-c",
+            f"import os; os.symlink({str(real)!r}, {str(sock.parent)!r})",
+        ],
+        user=ids[0],
+        group=ids[1],
+        extra_groups=[],
+        cwd="/",
+        check=True,
+        timeout=30,
+    )
     try:
         assert stat.S_ISLNK(os.lstat(sock.parent).st_mode)
         with pytest.raises(UntrustedSocket, match="symlink"):

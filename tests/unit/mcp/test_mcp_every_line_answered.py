@@ -15,8 +15,9 @@ import pytest
 
 pytest.importorskip("mcp")
 
+from daemontools import child_env, chitta_command
+
 import chitta
-from tests.helpers.daemontools import child_env, chitta_command
 
 REPLY_S = 30.0
 

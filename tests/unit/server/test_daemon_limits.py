@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
+from daemontools import DaemonProcess, raw_connect, read_reply, request
 
 import chitta
 from chitta.errors import ChittaIOError, InvalidArgument
 from chitta.ops import checks
-from tests.helpers.daemontools import DaemonProcess, raw_connect, read_reply, request
 
 
 def _sock(tmp_path: Path) -> Path:

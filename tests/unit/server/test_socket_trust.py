@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from otheruser import other_user
 
 import chitta
 from chitta.mcp import forward as mcp_forward
 from chitta.server.daemon import Daemon, default_socket
 from chitta.server.sockets import UntrustedSocket, check_dir
-from tests.helpers.otheruser import other_user
 
 # Runs as the other user: listen on argv's socket (creating its directory 0755 when
 # asked), say "ready", count connections and bytes received until stdin closes.
@@ -74,7 +74,7 @@ def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def _start(uid_gid: tuple[int, int], sock: Path, make_dir: bool, fd: int = -1):  # type: ignore[no-untyped-def]
     import subprocess
 
-    from tests.helpers.otheruser import python_for_others
+    from otheruser import python_for_others
 
     proc = subprocess.Popen(
         [python_for_others(), "-I", "-c", LISTENER, str(sock), "1" if make_dir else "0", str(fd)],
@@ -158,7 +158,7 @@ def test_a_symlinked_directory_planted_by_another_user_is_refused(
     listener.listen(8)
     import subprocess
 
-    from tests.helpers.otheruser import python_for_others
+    from otheruser import python_for_others
 
     subprocess.run(
         [

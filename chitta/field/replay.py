@@ -45,6 +45,8 @@ def _check_put_columns(cols: Any) -> None:
     kinds = cols.labels["kind"].values
     if any(k is not None and k not in _KINDS for k in kinds):
         raise CorruptionError("a PutPayload kind is not one of the documented kinds")
+    if len(cols.ids) and int(cols.ids.max()) == ops.RESERVED_ID:
+        raise CorruptionError("a PutPayload id is 2**64-1, reserved as the indexes' padding id")
 
 
 def _count_puts(unit: tuple[int, int, int, Any]) -> int:

@@ -96,6 +96,9 @@ from chitta.ops.memory import (
     UpdateState,
 )
 
+RESERVED_ID = 2**64 - 1
+"""The one memory id no put may carry: the native indexes pad their answers with it."""
+
 Op: TypeAlias = OpBase
 """Any op payload (every schema derives from :class:`OpBase`)."""
 
@@ -354,6 +357,8 @@ def validate(op: Op) -> None:
     an encoder update's rows and atoms agree with its shape, and a Batch holds decodable, non-nested ops. Raises InvalidArgument.
     """
     name = type(op).__name__
+    if isinstance(op, PutPayload) and op.id == RESERVED_ID:
+        raise InvalidArgument("PutPayload.id 2**64-1 is reserved (the indexes' padding id)")
     for field, allowed in op.enums.items():
         value = getattr(op, field)
         if value is not None and value not in allowed:
@@ -462,6 +467,7 @@ __all__ = [
     "MEMORY_KINDS",
     "OP_CLASSES",
     "PREDICTOR_EVENTS",
+    "RESERVED_ID",
     "SESSION_EVENTS",
     "SYMBOL_EVENTS",
     "SYMBOL_KINDS",

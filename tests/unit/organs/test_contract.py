@@ -251,3 +251,21 @@ def test_the_toy_organ_answers_through_python(tmp_path: Path) -> None:
         assert again.call("session_tally", session="s")["total"] == 2
         with pytest.raises(chitta.InvalidArgument, match="read_only"):
             again.call("session_note", session="s")
+
+
+def test_reserved_id_is_located_corruption(tmp_path: Path) -> None:
+    """A put with id 2**64-1 (the indexes' padding id) from another writer: strict open
+    refuses it at its segment and offset; salvage skips it and the field still checkpoints."""
+    root = tmp_path / "f"
+    with _open(root) as f:
+        f.remember("an ordinary memory")
+    pad = msgspec.structs.replace(SAMPLES[0], id=ops.RESERVED_ID, embedding=None)
+    with pytest.raises(chitta.InvalidArgument, match="reserved"):
+        ops.validate(pad)
+    _raw_append(root, [(int(ops.OpType.PutPayload), ops.encode(pad))])
+    with pytest.raises(CorruptionError, match="reserved") as info:
+        _open(root, read_only=True)
+    assert getattr(info.value, "offset", None) is not None
+    with chitta.open(root, embedder=None, salvage=True) as salvaged:
+        assert len(salvaged) == 1 and [d["kind"] for d in salvaged.salvaged] == ["CorruptionError"]
+        salvaged.checkpoint()  # the padding id never reached the indexes

@@ -248,7 +248,7 @@ def forget(ctx: click.Context, memory_id: str, as_json: bool) -> None:
     with _errors_to_exit(), chitta.open(_field_path(ctx), create=False) as field:
         field.forget(mid)
     if as_json:
-        _emit_json({"forgotten": mid})
+        _emit_json({"forgotten": str(mid)})  # an id, as a string (D-038)
     else:
         click.echo(f"forgot {mid}")
 

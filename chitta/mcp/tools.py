@@ -78,7 +78,7 @@ def _get(field: Field, args: dict[str, Any], client: str | None) -> Answer:
 
 def _forget(field: Field, args: dict[str, Any], client: str | None) -> Answer:
     field.forget(args["id"])
-    return f"forgot {args['id']}", {"forgotten": args["id"]}
+    return f"forgot {args['id']}", {"forgotten": str(args["id"])}
 
 
 def _link(field: Field, args: dict[str, Any], client: str | None) -> Answer:

@@ -4,8 +4,9 @@ Memory ids (and writer instance ids) are u64, mostly above 2**53; a JSON reader
 that reads numbers as doubles (JavaScript, jq 1.6) rounds them silently. Every
 JSON door (MCP ``structuredContent`` and text, ``chitta ... --json``) passes
 its value through :func:`json_safe`: a value under an id key (``id``, ``ids``,
-``src``, ``dst``, ``forgotten``, ``*_id``, ``*_ids``) becomes a string, and so
-does any other integer beyond 2**53 - 1. The doors take both forms back
+``src``, ``dst``, ``*_id``, ``*_ids``) becomes a string, and so does any
+other integer beyond 2**53 - 1; a door that writes an id under another key
+writes it as a string itself. The doors take both forms back
 (:func:`chitta.ops.checks.memory_id`). Decision: docs/DECISIONS.md D-038.
 """
 
@@ -16,7 +17,7 @@ import numbers
 from typing import Any
 
 MAX_SAFE_INT = 2**53 - 1  # the largest integer every double-reading JSON parser keeps exact
-ID_KEYS = frozenset({"id", "ids", "src", "dst", "forgotten"})
+ID_KEYS = frozenset({"id", "ids", "src", "dst"})  # ("forgotten" is a count in stats)
 ID_SUFFIXES = ("_id", "_ids")
 
 #: JSON Schema of an id as the JSON doors write it and take it.

@@ -66,6 +66,54 @@ _EDGES = {
 }
 
 
+@dataclasses.dataclass(frozen=True)
+class Method:
+    """One remotely callable operation: a ``Field`` method, or an organ's operation.
+
+    ``schema`` (JSON Schema of the parameters) is given for the methods offered
+    as MCP tools (an organ operation always has one); ``result`` turns the decoded
+    reply back into the type Field returns (MessagePack has no tuples); ``reads``
+    marks the calls before which a long-lived server refreshes its view of other
+    writers. ``operation`` is set for an organ's operation (run through
+    ``Field.call``); ``doors`` says where it is offered.
+    """
+
+    name: str
+    reads: bool = False
+    schema: dict[str, Any] | None = None
+    description: str = ""
+    result: Callable[[Any], Any] | None = None
+    operation: Operation | None = None
+    doors: frozenset[str] = frozenset({"python", "daemon", "mcp"})
+
+    def signature(self) -> inspect.Signature:
+        if self.operation is not None:
+            return _schema_signature(self.operation)
+        from chitta.field import Field
+
+        return inspect.signature(getattr(Field, self.name))
+
+    def params(self) -> tuple[str, ...]:
+        return tuple(self.signature().parameters)[1:]  # without self
+
+    def invoke(self, field: Any, params: dict[str, Any]) -> Any:
+        """Run this method on ``field`` (a Field) with checked ``params``."""
+        if self.operation is not None:
+            return field.call(self.name, **params)
+        return getattr(field, self.name)(**params)
+
+
+def _schema_signature(operation: Operation) -> inspect.Signature:
+    """A keyword-only signature (after ``self``) made from an operation's schema."""
+    props = operation.schema.get("properties", {})
+    required = set(operation.schema.get("required", ()))
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for name in props:
+        default = inspect.Parameter.empty if name in required else None
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default))
+    return inspect.Signature(params)
+
+
 def _obj(props: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
     return {
         "type": "object",

@@ -73,11 +73,10 @@ def build_server(state: ChittaMCP) -> Any:
         return types.ListToolsResult(tools=tools)
 
     def failed(exc: ChittaError) -> Any:
-        # SEP-1303: bad arguments are tool results the model reads and corrects
+        # SEP-1303: bad arguments are tool results the model reads and corrects. No
+        # structuredContent: clients validate it against the output schema even here.
         return types.CallToolResult(
-            content=[types.TextContent(text=f"{type(exc).__name__}: {exc}")],
-            is_error=True,
-            structured_content={"error": type(exc).__name__, "message": str(exc)},
+            content=[types.TextContent(text=f"{type(exc).__name__}: {exc}")], is_error=True
         )
 
     async def call_tool(ctx: Any, params: Any) -> Any:

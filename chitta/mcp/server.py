@@ -110,7 +110,7 @@ def build_server(state: ChittaMCP) -> Any:
                 f"no resource {uri!r:.120}; read {STATS_URI} or {MEMORY_URI_PREFIX}<id>",
             )
         try:
-            text, data = await anyio.to_thread.run_sync(state.call, *call, None)
+            _text, data = await anyio.to_thread.run_sync(state.call, *call, None)
         except InvalidArgument as exc:
             raise MCPError(types.INVALID_PARAMS, f"{uri}: {exc}") from exc
         except ChittaError as exc:
@@ -184,9 +184,7 @@ def _recall_prompt(types: Any) -> Any:
         description="Before starting a task, recall what the shared memory already knows "
         "about it, then remember what you learn.",
         arguments=[
-            types.PromptArgument(
-                name="task", description="the task, in a sentence", required=False
-            )
+            types.PromptArgument(name="task", description="the task, in a sentence", required=False)
         ],
     )
 

@@ -35,7 +35,7 @@ _TAGS = {
     "type": "array",
     "items": {"type": "string", "minLength": 1, "maxLength": 128},
     "maxItems": 64,
-    "description": "short labels to filter and group by, e.g. [\"ci\", \"deploy\"] (at most 64)",
+    "description": 'short labels to filter and group by, e.g. ["ci", "deploy"] (at most 64)',
 }
 _SESSION = {
     **_OPT_S,
@@ -342,7 +342,9 @@ def _check_value(value: Any, schema: Mapping[str, Any], where: str) -> Any:
         if "maxItems" in schema and len(value) > schema["maxItems"]:
             raise InvalidArgument(f"{where} must have at most {schema['maxItems']} items")
         if "items" in schema:
-            value = [_check_value(item, schema["items"], f"{where}[{i}]") for i, item in enumerate(value)]
+            value = [
+                _check_value(item, schema["items"], f"{where}[{i}]") for i, item in enumerate(value)
+            ]
         if schema.get("uniqueItems") and len(set(map(repr, value))) != len(value):
             raise InvalidArgument(f"{where} must not repeat an item")
     return value

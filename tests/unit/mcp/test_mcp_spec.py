@@ -87,9 +87,7 @@ def wrong_type(schema: dict[str, Any]) -> Any:
     allowed = [allowed] if isinstance(allowed, str) else allowed
     for value in ({"x": 1}, [1], "many", 1.5, True):
         kind = {dict: "object", list: "array", str: "string", float: "number", bool: "boolean"}
-        if kind[type(value)] not in allowed and not (
-            type(value) is float and "number" in allowed
-        ):
+        if kind[type(value)] not in allowed and not (type(value) is float and "number" in allowed):
             return value
     raise AssertionError(f"no wrong type for {schema}")
 
@@ -153,7 +151,9 @@ def test_value_errors_and_unknown_tools(tmp_path: Path) -> None:
             assert missing.is_error and missing.content[0].text.startswith("NotFound")
             with pytest.raises(MCPError) as info:  # the one protocol error: no such tool
                 await s.call_tool("nope", {})
-            assert info.value.error.code == types.INVALID_PARAMS and "nope" in info.value.error.message
+            assert (
+                info.value.error.code == types.INVALID_PARAMS and "nope" in info.value.error.message
+            )
 
     anyio.run(main)
     assert disk_bytes(field) == before
@@ -212,7 +212,11 @@ def test_annotations_output_schemas_and_big_ids(tmp_path: Path) -> None:
             assert (await s.call_tool("get", {"id": new})).structured_content["text"] == (
                 "a new note"
             )
-            assert results["link"][0] == {"src": str(ids[0]), "dst": str(ids[1]), "edge": "Supports"}
+            assert results["link"][0] == {
+                "src": str(ids[0]),
+                "dst": str(ids[1]),
+                "edge": "Supports",
+            }
             assert results["forget"][0] == {"forgotten": str(ids[2])}
             assert results["stats"][0]["instance_id"].isdigit()
 

@@ -29,6 +29,7 @@ import chitta
 from chitta import errors, ops
 from chitta.inspect import iter_records, verify
 from chitta.ops import checks as _validate
+from chitta.ops import json_ids
 
 EXIT_ERROR = 1
 EXIT_TORN = 3
@@ -66,7 +67,8 @@ def _errors_to_exit() -> Iterator[None]:
 
 
 def _emit_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, default=str, ensure_ascii=False))
+    """Print ``value`` as JSON, ids as strings (chitta/ops/json_ids.py, D-038)."""
+    click.echo(json_ids.dumps(value, indent=2))
 
 
 def _field_path(ctx: click.Context, path: str | None = None) -> Path:
@@ -246,7 +248,7 @@ def forget(ctx: click.Context, memory_id: str, as_json: bool) -> None:
     with _errors_to_exit(), chitta.open(_field_path(ctx), create=False) as field:
         field.forget(mid)
     if as_json:
-        _emit_json({"forgotten": mid})
+        _emit_json({"forgotten": str(mid)})  # an id, as a string (D-038)
     else:
         click.echo(f"forgot {mid}")
 
@@ -340,7 +342,7 @@ def dump(
             if limit is not None and n >= limit:
                 break
             if as_json:
-                click.echo(json.dumps(rec, default=str, ensure_ascii=False))
+                click.echo(json_ids.dumps(rec))
             else:
                 fields = json.dumps(rec["fields"], default=str, ensure_ascii=False)
                 click.echo(f"{rec['seqno']:>10} {rec['instance']:08x} {rec['op']:<20} {fields}")

@@ -220,7 +220,9 @@ def run_demo(path: str | None, *, as_json: bool, console: Console) -> dict[str, 
         "questions": answers,
     }
     if as_json:
-        console.print_json(data=summary)
+        from chitta.ops.json_ids import json_safe
+
+        console.print_json(data=json_safe(summary))
         return summary
     found = summary["answered_in_top_k"]
     console.print(

@@ -81,7 +81,9 @@ def serve(
 
     def ready(daemon: Any) -> None:
         if as_json:
-            click.echo(json.dumps(daemon.info()))
+            from chitta.ops.json_ids import dumps  # instance_id as a string (D-038)
+
+            click.echo(dumps(daemon.info()))
         else:
             click.echo(
                 f"chitta serve: {daemon.field.path} on {daemon.socket_path} (pid {daemon.info()['pid']})"

@@ -10,11 +10,12 @@ the SDK is still importing (``chitta/mcp/server.py``).
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from chitta.ops import json_ids
 
 if TYPE_CHECKING:
     from chitta.field import Field
@@ -72,12 +73,12 @@ def _recall(field: Field, args: dict[str, Any], client: str | None) -> Answer:
 
 def _get(field: Field, args: dict[str, Any], client: str | None) -> Answer:
     data = memory_json(field.get(args["id"]))
-    return json.dumps(data, ensure_ascii=False, default=str), data
+    return json_ids.dumps(data), data
 
 
 def _forget(field: Field, args: dict[str, Any], client: str | None) -> Answer:
     field.forget(args["id"])
-    return f"forgot {args['id']}", {"forgotten": args["id"]}
+    return f"forgot {args['id']}", {"forgotten": str(args["id"])}
 
 
 def _link(field: Field, args: dict[str, Any], client: str | None) -> Answer:
@@ -96,7 +97,7 @@ def _plain(method: str) -> Tool:
         data = value.as_dict() if hasattr(value, "as_dict") else value
         if not isinstance(data, dict):
             data = {"result": data}
-        return json.dumps(data, ensure_ascii=False, default=str), data
+        return json_ids.dumps(data), data
 
     return run
 
@@ -179,7 +180,8 @@ class ChittaMCP:
                 self._field = None
 
     def call(self, name: str, arguments: dict[str, Any] | None, client: str | None) -> Answer:
-        """Run one tool (in a worker thread); InvalidArgument for bad arguments."""
+        """Run one tool (in a worker thread); InvalidArgument for bad arguments.
+        The dict has ids as decimal strings (chitta/ops/json_ids.py, D-038)."""
         from chitta.server import methods
 
         method = methods.table()[name]
@@ -189,8 +191,10 @@ class ChittaMCP:
             if method.reads:
                 field.refresh()
             if method.operation is not None:
-                return _answer(field.call(name, **args))
-            return TOOLS[name](field, args, client)
+                text, data = _answer(field.call(name, **args))
+            else:
+                text, data = TOOLS[name](field, args, client)
+        return text, json_ids.json_safe(data)
 
 
 def _answer(value: Any) -> Answer:
@@ -198,7 +202,7 @@ def _answer(value: Any) -> Answer:
     data = value.as_dict() if hasattr(value, "as_dict") else value
     if not isinstance(data, dict):
         data = {"result": data}
-    return json.dumps(data, ensure_ascii=False, default=str), data
+    return json_ids.dumps(data), data
 
 
 def tool_methods() -> dict[str, Any]:

@@ -128,13 +128,28 @@ def non_negative_float(value: object, what: str) -> float:
     return f
 
 
+MAX_ID_DIGITS = len(str(MAX_ID))  # 20: the longest decimal id string taken
+
+
 def memory_id(value: object) -> int:
+    """A memory id from an int or a decimal string of digits (JSON doors send ids as
+    strings, docs/DECISIONS.md D-038)."""
     if isinstance(value, bool):
-        raise InvalidArgument("a memory id must be an int, not bool")
+        raise InvalidArgument("a memory id must be an int or a decimal string, not bool")
+    if isinstance(value, str):
+        # length first: int() of a huge string is slow; digits only (no sign, space, 0x, _)
+        if not 0 < len(value) <= MAX_ID_DIGITS or not (value.isascii() and value.isdigit()):
+            raise InvalidArgument(
+                f"a memory id must be an int or a string of 1-{MAX_ID_DIGITS} decimal digits,"
+                f" got {value!r:.40}"
+            )
+        value = int(value)
     try:
         i = operator.index(value)  # type: ignore[arg-type]
     except TypeError:
-        raise InvalidArgument(f"a memory id must be an int, not {type(value).__name__}") from None
+        raise InvalidArgument(
+            f"a memory id must be an int or a decimal string, not {type(value).__name__}"
+        ) from None
     if not 0 < i <= MAX_ID:
         raise InvalidArgument(f"a memory id must be between 1 and 2**64-1, got {i}")
     return i

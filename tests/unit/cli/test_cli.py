@@ -108,7 +108,9 @@ def test_dump_lists_records_in_replay_order(tmp_path: Path) -> None:
     r = run("dump", str(root), "--json")
     recs = [json.loads(line) for line in r.stdout.splitlines()]
     assert [x["op"] for x in recs] == ["PutPayload", "DeleteMemory"]
-    assert recs[0]["fields"]["text"] == "first" and recs[1]["fields"]["id"] == a
+    assert recs[0]["fields"]["text"] == "first" and recs[1]["fields"]["id"] == str(
+        a
+    )  # ids as strings (D-038)
     assert recs[0]["seqno"] < recs[1]["seqno"]
     r = run("dump", str(root))
     assert r.returncode == 0 and "PutPayload" in r.stdout

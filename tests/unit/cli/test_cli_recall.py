@@ -66,7 +66,7 @@ def test_json_matches_the_python_api(field: Path) -> None:
     r = run(field, "rate limiting library", "--k", "3", "--json", "--no-touch")
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)["hits"]
-    assert [h["id"] for h in got] == [h.id for h in want]
+    assert [h["id"] for h in got] == [str(h.id) for h in want]  # ids as strings (D-038)
     assert [h["lanes"] for h in got] == [h.lanes for h in want]
     assert [h["score"] for h in got] == pytest.approx([h.score for h in want])
     assert got[0]["text"] == "we picked slowapi for rate limiting" and got[0]["rank"] == 1

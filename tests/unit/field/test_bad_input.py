@@ -82,7 +82,10 @@ CASES: list[Case] = [
     ),
     ("meta too big", lambda f, i: f.remember("t", meta={"x": "y" * 70000}), errors.InvalidArgument),
     ("get unknown id", lambda f, i: f.get(12345), errors.NotFound),
-    ("get id str", lambda f, i: f.get("1"), errors.InvalidArgument),  # type: ignore[arg-type]
+    ("get id str not digits", lambda f, i: f.get("0x1"), errors.InvalidArgument),  # type: ignore[arg-type]
+    ("get id str signed", lambda f, i: f.get("+1"), errors.InvalidArgument),  # type: ignore[arg-type]
+    ("get id str too long", lambda f, i: f.get("1" * 21), errors.InvalidArgument),  # type: ignore[arg-type]
+    ("get id str unknown", lambda f, i: f.get("12345"), errors.NotFound),  # type: ignore[arg-type]
     ("get id zero", lambda f, i: f.get(0), errors.InvalidArgument),
     ("get id negative", lambda f, i: f.get(-5), errors.InvalidArgument),
     ("get id too big", lambda f, i: f.get(2**64), errors.InvalidArgument),

@@ -127,15 +127,16 @@ def test_forwarded_session_serves_every_tool_and_rejects_bad_arguments(
             assert got["source_tool"] == "codex" and got["harness"] == "codex"
             stats = (await s.call_tool("stats", {})).structured_content
             assert stats["memories"] == 2  # the seeded one too: the host serves this field
-            for name, args in [
+            for name, args in [  # SEP-1303: tool results with isError, naming the argument
                 ("remember", {"txt": "x"}),
                 ("remember", {"text": "  "}),
                 ("recall", {}),
-                ("nope", {}),
             ]:
-                with pytest.raises(MCPError) as info:
-                    await s.call_tool(name, args)
-                assert info.value.error.code == types.INVALID_PARAMS, (name, args)
+                res = await s.call_tool(name, args)
+                assert res.is_error and "InvalidArgument" in res.content[0].text, (name, args)
+            with pytest.raises(MCPError) as info:  # an unknown tool is a protocol error
+                await s.call_tool("nope", {})
+            assert info.value.error.code == types.INVALID_PARAMS
             missing = await s.call_tool("get", {"id": 12345})
             assert missing.is_error and "NotFound" in missing.content[0].text
 

@@ -99,11 +99,12 @@ def test_tools_remember_recall_and_bad_arguments(tmp_path: Path) -> None:
                 ("recall", {}),
                 ("recall", {"query": "x", "k": 0}),
                 ("link", {"src": a, "dst": a}),
-                ("nope", {}),
-            ]:
-                with pytest.raises(MCPError) as info:
-                    await s.call_tool(name, args)
-                assert info.value.error.code == types.INVALID_PARAMS, (name, args)
+            ]:  # SEP-1303: tool results with isError, not JSON-RPC errors
+                res = await s.call_tool(name, args)
+                assert res.is_error and "InvalidArgument" in res.content[0].text, (name, args)
+            with pytest.raises(MCPError) as info:  # an unknown tool is a protocol error
+                await s.call_tool("nope", {})
+            assert info.value.error.code == types.INVALID_PARAMS
             missing = await s.call_tool("get", {"id": 12345})
             assert missing.is_error and "NotFound" in missing.content[0].text
             assert not (await s.call_tool("forget", {"id": b})).is_error

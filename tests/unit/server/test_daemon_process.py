@@ -32,7 +32,7 @@ def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
 
 def test_remote_field_answers_with_field_types_and_errors(daemon: DaemonProcess) -> None:
     with chitta.connect(daemon.sock) as remote:
-        assert remote.path == daemon.field and remote.instance_id == daemon.info["instance_id"]
+        assert remote.path == daemon.field and remote.instance_id == int(daemon.info["instance_id"])
         a = remote.remember(
             "deploys need the VPN", kind="decision", tags=["ops"], embedding=np.ones(8)
         )

@@ -1,0 +1,244 @@
+"""``chitta mcp`` to the MCP spec 2025-11-25, checked with the SDK's own client over a
+real ``chitta mcp --no-host`` (the toy organ registered, so organ operations are
+tools too): SEP-1303 validation results for every tool, protocol errors only for
+an unknown tool, annotations checked against what reaches the disk, structured
+content validated by ``jsonschema``, ids above 2**53 as strings (D-038),
+resources and the prompt. Params that are not an object (a malformed request)
+are covered by test_mcp_every_line_answered.py."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+jsonschema = pytest.importorskip("jsonschema")
+import anyio
+import mcp_types as types
+from daemontools import child_env, chitta_command
+from fieldtools import segment_files
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+
+import chitta
+
+HELPERS = Path(__file__).resolve().parents[2] / "helpers"
+INSTANCE = 0xDEADBEEF  # ids of this writer are above 2**53
+TOOLS = {"remember", "recall", "get", "forget", "link", "write_gate_stats", "stats"}
+
+
+@asynccontextmanager
+async def session(field: Path) -> AsyncIterator[ClientSession]:
+    cmd = chitta_command()
+    env = child_env(CHITTA_ORGANS="toy_organ:SessionTally")
+    env["PYTHONPATH"] = f"{HELPERS}:{env.get('PYTHONPATH', '')}"
+    params = StdioServerParameters(
+        command=cmd[0],
+        args=[*cmd[1:], "--path", str(field), "mcp", "--no-host"],
+        cwd=str(field.parent),
+        env=env,
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+        await s.initialize()
+        yield s
+
+
+def seeded(tmp_path: Path) -> tuple[Path, list[int]]:
+    """A field with three memories written by a writer whose ids exceed 2**53."""
+    field = tmp_path / "field"
+    with chitta.open(field, instance_id=INSTANCE, embedder=None) as f:
+        ids = [
+            f.remember("the staging database listens on port 5433", tags=["ops"]),
+            f.remember("deploys need the VPN", kind="decision"),
+            f.remember("the CI runs on 2 cores"),
+        ]
+    assert all(i > 2**53 for i in ids)  # the case a double cannot hold
+    return field, ids
+
+
+def disk_bytes(field: Path) -> int:
+    return sum(p.stat().st_size for p in segment_files(field))
+
+
+def valid_args(name: str, ids: list[int]) -> dict[str, Any]:
+    """Good arguments per tool; a tool missing here fails the test (cover new tools)."""
+    return {
+        "remember": {"text": "a new note"},
+        "recall": {"query": "staging database port"},
+        "get": {"id": str(ids[0])},
+        "forget": {"id": str(ids[2])},
+        "link": {"src": str(ids[0]), "dst": str(ids[1]), "edge": "Supports"},
+        "write_gate_stats": {},
+        "stats": {},
+        "session_tally": {"session": "s1"},
+        "session_note": {"session": "s1"},
+    }[name]
+
+
+def wrong_type(schema: dict[str, Any]) -> Any:
+    """A value of a JSON type the property's schema does not allow."""
+    allowed = schema.get("type", [])
+    allowed = [allowed] if isinstance(allowed, str) else allowed
+    for value in ({"x": 1}, [1], "many", 1.5, True):
+        kind = {dict: "object", list: "array", str: "string", float: "number", bool: "boolean"}
+        if kind[type(value)] not in allowed and not (type(value) is float and "number" in allowed):
+            return value
+    raise AssertionError(f"no wrong type for {schema}")
+
+
+def test_every_tool_reports_bad_arguments_as_tool_errors(tmp_path: Path) -> None:
+    field, ids = seeded(tmp_path)
+    before = disk_bytes(field)
+
+    async def main() -> int:
+        calls = 0
+        async with session(field) as s:
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            assert TOOLS | {"session_tally", "session_note"} <= set(tools)
+            for name, tool in tools.items():
+                good = valid_args(name, ids)
+                props = tool.input_schema["properties"]
+                cases: list[tuple[str, dict[str, Any]]] = [
+                    ("zz_unknown", {**good, "zz_unknown": 1})
+                ]
+                for req in tool.input_schema.get("required", []):
+                    cases.append((req, {k: v for k, v in good.items() if k != req}))
+                for prop, schema in props.items():
+                    cases.append((prop, {**good, prop: wrong_type(schema)}))
+                for arg, bad in cases:
+                    res = await s.call_tool(name, bad)  # never an MCPError (SEP-1303)
+                    text = res.content[0].text
+                    assert res.is_error, (name, bad)
+                    assert text.startswith("InvalidArgument") and arg in text, (name, bad, text)
+                    assert res.structured_content is None  # the message is the content
+                    calls += 1
+        return calls
+
+    calls = anyio.run(main)
+    assert calls > 40
+    assert disk_bytes(field) == before  # nothing written by any refused call
+    with chitta.open(field, read_only=True, embedder=None) as f:
+        assert sorted(f.ids()) == sorted(ids)
+
+
+def test_value_errors_and_unknown_tools(tmp_path: Path) -> None:
+    field, ids = seeded(tmp_path)
+    before = disk_bytes(field)
+
+    async def main() -> None:
+        async with session(field) as s:
+            for name, args, needle in [
+                ("remember", {"text": "  "}, "text"),
+                ("remember", {"text": "x", "kind": "poem"}, "kind"),
+                ("remember", {"text": "x", "confidence": 2}, "confidence"),
+                ("recall", {"query": "x", "k": 0}, "k"),
+                ("recall", {"query": "x", "kinds": ["poem"]}, "kinds[0]"),
+                ("get", {"id": "12ab"}, "id"),
+                ("get", {"id": "0"}, "id"),
+                ("get", {"id": str(2**64)}, "id"),
+                ("link", {"src": str(ids[0]), "dst": str(ids[0])}, "itself"),
+                ("link", {"src": str(ids[0]), "dst": str(ids[1]), "weight": 0}, "weight"),
+            ]:
+                res = await s.call_tool(name, args)
+                assert res.is_error and needle in res.content[0].text, (name, args, res)
+            missing = await s.call_tool("get", {"id": "12345"})
+            assert missing.is_error and missing.content[0].text.startswith("NotFound")
+            with pytest.raises(MCPError) as info:  # the one protocol error: no such tool
+                await s.call_tool("nope", {})
+            assert (
+                info.value.error.code == types.INVALID_PARAMS and "nope" in info.value.error.message
+            )
+
+    anyio.run(main)
+    assert disk_bytes(field) == before
+
+
+def test_annotations_output_schemas_and_big_ids(tmp_path: Path) -> None:
+    field, ids = seeded(tmp_path)
+    results: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with session(field) as s:
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            recall_kinds = tools["recall"].input_schema["properties"]["kinds"]
+            assert recall_kinds["type"] == "array" and "decision" in recall_kinds["items"]["enum"]
+            for prop in ("kind", "session", "tags", "confidence"):
+                assert tools["remember"].input_schema["properties"][prop]["description"]
+            for prop in ("edge", "weight"):
+                assert tools["link"].input_schema["properties"][prop]["description"]
+            assert tools["recall"].input_schema["properties"]["include_staged"]["description"]
+            # every tool: schema valid, annotations present, the hints checked on disk
+            order = ["stats", "write_gate_stats", "get", "session_tally", "recall", "remember"]
+            order += ["link", "session_note", "forget"]
+            assert set(order) == set(tools)
+            for name in order:
+                tool = tools[name]
+                hints = tool.annotations
+                assert hints is not None and hints.open_world_hint is False, name
+                jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+                jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+                size = disk_bytes(field)
+                res = await s.call_tool(name, valid_args(name, ids))
+                assert not res.is_error, (name, res)
+                jsonschema.validate(res.structured_content, tool.output_schema)
+                wrote = disk_bytes(field) != size
+                assert wrote is not hints.read_only_hint, (name, wrote)
+                size = disk_bytes(field)
+                again = await s.call_tool(name, valid_args(name, ids))
+                if hints.idempotent_hint:  # a repeat changes nothing more (forget: NotFound)
+                    assert disk_bytes(field) == size, name
+                elif name != "recall":  # recall of the same query records accesses again
+                    assert disk_bytes(field) != size, name
+                results[name] = (res.structured_content, again)
+            assert tools["forget"].annotations.destructive_hint is True
+            assert tools["get"].annotations.destructive_hint is False
+
+            # ids above 2**53: strings on the wire, both forms taken back
+            hit = results["recall"][0]["hits"][0]
+            assert hit["id"] == str(ids[0])
+            as_js = json.loads(json.dumps(results["recall"][0]), parse_int=float)
+            assert as_js["hits"][0]["id"] == str(ids[0])  # a double reader keeps it exact
+            for form in (str(ids[1]), ids[1]):
+                got = (await s.call_tool("get", {"id": form})).structured_content
+                assert got["id"] == str(ids[1]) and got["kind"] == "decision"
+            new = results["remember"][0]["id"]
+            assert isinstance(new, str) and new.isdigit()
+            assert (await s.call_tool("get", {"id": new})).structured_content["text"] == (
+                "a new note"
+            )
+            assert results["link"][0] == {
+                "src": str(ids[0]),
+                "dst": str(ids[1]),
+                "edge": "Supports",
+            }
+            assert results["forget"][0] == {"forgotten": str(ids[2])}
+            assert results["stats"][0]["instance_id"].isdigit()
+
+            # resources and the prompt
+            listed = [r.uri for r in (await s.list_resources()).resources]
+            assert "chitta://stats" in [str(u) for u in listed]
+            templates = (await s.list_resource_templates()).resource_templates
+            assert [t.uri_template for t in templates] == ["chitta://memory/{id}"]
+            body = (await s.read_resource(f"chitta://memory/{ids[0]}")).contents[0]
+            memory = json.loads(body.text, parse_int=float)
+            assert memory["id"] == str(ids[0]) and memory["text"].startswith("the staging")
+            stats = json.loads((await s.read_resource("chitta://stats")).contents[0].text)
+            assert stats["memories"] == 4  # 3 seeded + 2 remembered - 1 forgotten
+            with pytest.raises(MCPError):
+                await s.read_resource(f"chitta://memory/{ids[2]}")  # forgotten
+            prompts = (await s.list_prompts()).prompts
+            assert [p.name for p in prompts] == ["recall-before-you-start"]
+            prompt = await s.get_prompt("recall-before-you-start", {"task": "fixing CI"})
+            assert "fixing CI" in prompt.messages[0].content.text
+            assert "recall" in prompt.messages[0].content.text
+
+    anyio.run(main)
+    with chitta.open(field, read_only=True, embedder=None) as f:
+        assert ids[2] not in f and len(f) == 4
+        assert f.get(ids[0]).text.startswith("the staging")

@@ -20,6 +20,7 @@ from chitta import inspect, ops
 from chitta.errors import InvalidArgument, NotFound
 from chitta.field import read
 from chitta.field.core import FieldCore
+from chitta.field.link import check_legal
 from chitta.lifecycle import curation, dedup, surprise, tiers
 from chitta.lifecycle.contradictions import ContradictionPair, detect_contradictions
 from chitta.lifecycle.curation import CurationReport
@@ -53,6 +54,7 @@ def _edge(core: FieldCore, src: object, dst: object, edge: str) -> None:
     a, b = core.live_id(src), core.live_id(dst)
     if a == b:
         raise InvalidArgument(f"a memory cannot be linked to itself by {edge}")
+    check_legal(core, a, b, edge)
     core.commit(ops.AddAssocEdge(src=a, dst=b, edge=edge, at_ms=core.now_ms()))
 
 

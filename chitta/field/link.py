@@ -13,6 +13,7 @@ import math
 from chitta import ops
 from chitta.errors import InvalidArgument
 from chitta.field.core import FieldCore
+from chitta.lifecycle.edge_legality import check_edge
 from chitta.ops import checks as v
 
 MAX_EDGE_WEIGHT = 1e6
@@ -26,6 +27,7 @@ def link(core: FieldCore, src: int, dst: int, edge: str = "RelatedTo", weight: f
     if a == b:
         raise InvalidArgument("a memory cannot be linked to itself")
     kind = v.choice(edge, ops.EDGE_KINDS, "edge")
+    check_legal(core, a, b, kind)
     if isinstance(weight, bool) or not isinstance(weight, (int, float)):
         raise InvalidArgument(f"weight must be a number, not {type(weight).__name__}")
     if not math.isfinite(weight) or not 0 < weight <= MAX_EDGE_WEIGHT:
@@ -33,3 +35,9 @@ def link(core: FieldCore, src: int, dst: int, edge: str = "RelatedTo", weight: f
     core.commit(
         ops.AddAssocEdge(src=a, dst=b, edge=kind, weight=float(weight), at_ms=core.now_ms())
     )
+
+
+def check_legal(core: FieldCore, a: int, b: int, edge: str) -> None:
+    """The edge-legality matrix (chitta/lifecycle/edge_legality.py) for two live ids."""
+    ka, kb = core.memories.scoring_state(a), core.memories.scoring_state(b)
+    check_edge(edge, a, "" if ka is None else ka[0], b, "" if kb is None else kb[0])

@@ -19,11 +19,15 @@ from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.errors import InvalidArgument
 from chitta.field.core import FieldCore
+from chitta.lifecycle.kinds import infer_kind
 from chitta.ops import Op
 from chitta.ops import checks as v
 from chitta.recall.blas import one_thread
 
 NO_TAGS: tuple[str, ...] = ()  # remember()'s default tags, compared by identity
+# The default kind: a str of its own (not the interned literal), so an explicit
+# kind="observation" is told apart; only the default is inferred (docs/KINDS.md).
+DEFAULT_KIND = "".join(("observ", "ation"))  # noqa: FLY002
 _MEMORY_KINDS = ops.MEMORY_KINDS
 _PutPayload = ops.PutPayload
 
@@ -50,7 +54,7 @@ def put_op(
     core: FieldCore,
     mid: int,
     text: object,
-    kind: object = "observation",
+    kind: object = DEFAULT_KIND,
     realm: object = None,
     session: object = None,
     source_tool: object = None,
@@ -65,7 +69,7 @@ def put_op(
     # is the hot path: see benchmarks/bench_log.py).
     tool = None if source_tool is None else v.name(source_tool, "source_tool")
     now = core.now_ms()
-    return _PutPayload(
+    op = _PutPayload(
         id=mid,
         text=v.text(text),
         kind=kind
@@ -82,6 +86,9 @@ def put_op(
         embedding=None if embedding is None else v.embedding(embedding, vector_dim(core)),
         meta=None if meta is None else v.meta(meta),
     )
+    if kind is DEFAULT_KIND and (inferred := infer_kind(op.text, op.realm, op.tags)) != op.kind:
+        op = msgspec.structs.replace(op, kind=inferred)
+    return op
 
 
 def vector_dim(core: FieldCore) -> int | None:

@@ -30,7 +30,7 @@ from chitta.ops import checks as v
 
 _PUT = int(OpType.PutPayload)
 _ENCODE = ops._ENCODER.encode  # ops.encode without its isinstance check (the op is ours)
-_OBSERVATION = "observation"  # remember()'s defaults, compared by identity on the fast path
+_OBSERVATION = putops.DEFAULT_KIND  # remember()'s defaults, compared by identity
 _ONE = 1.0
 _REMEMBER_KEYS = frozenset(
     {

@@ -7,6 +7,7 @@ Each write records the field's clock as the op's record time (``recorded_ms``).
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from chitta import ops
@@ -30,7 +31,9 @@ def _name(value: object, what: str) -> str:
         raise InvalidArgument(f"{what} must be a str, not {type(value).__name__}")
     if not entity_key(value):
         raise InvalidArgument(f"{what} is empty; give a name with at least one visible character")
-    if len(value) > MAX_NAME_CHARS or checks._has_control(value):
+    if len(value) > MAX_NAME_CHARS or any(
+        unicodedata.category(c) in ("Cc", "Cf", "Cs") and not c.isspace() for c in value
+    ):
         raise InvalidArgument(
             f"{what} must be 1-{MAX_NAME_CHARS} printable characters, got {value!r:.80}"
         )

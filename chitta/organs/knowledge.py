@@ -251,9 +251,10 @@ class KnowledgeOrgan(OrganBase):
         return {"triplets": len(rows), "entities": len(self.names), "ignored": self.ignored}
 
     def restore(self, state: dict[str, Any], ctx: RestoreContext) -> None:
-        for subject, predicate, obj, assertions, invalidations in ctx.read_records(
-            SIDECAR, MAGIC, VERSION
-        ):
+        # A state migrated from before this organ is empty and has no sidecar.
+        empty = int(state["triplets"]) == 0 and SIDECAR not in ctx.sidecars
+        rows = [] if empty else ctx.read_records(SIDECAR, MAGIC, VERSION)
+        for subject, predicate, obj, assertions, invalidations in rows:
             key = self._key(str(subject), str(predicate), str(obj))
             if key is None or key in self.triplets:
                 raise ValueError("knowledge: a sidecar row has an empty or repeated triplet")

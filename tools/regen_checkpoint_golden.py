@@ -36,7 +36,7 @@ def main() -> None:
         with chitta.open(
             root, read_only=True, embedder=HashingEmbedder(4), recall_settings=settings
         ) as f:
-            write_checkpoint(root, vocabulary=f._engine.vocabulary)
+            write_checkpoint(root, vocabulary=f.core.engine.vocabulary)
         shutil.copytree(root, out, ignore=shutil.ignore_patterns("LOCK", "locks", "MANIFEST"))
     for p in sorted(out.rglob("*")):
         print(p.relative_to(HERE))

@@ -344,11 +344,21 @@ def _v4_to_v5(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+def _v5_to_v6(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 6 added the knowledge organ. A version-5 writer counted its op types
+    (AddTriplet, InvalidateTriplet) as unrouted: with none unrouted, the organ starts
+    empty; otherwise it stays absent and the field replays its log."""
+    if int(state["unrouted"]) == 0:
+        state["organs"].setdefault("knowledge", {"triplets": 0, "entities": 0, "ignored": 0})
+    return state
+
+
 _MIGRATIONS = {
     1: _v1_to_v2,
     2: _v2_to_v3,
     3: _v3_to_v4,
     4: _v4_to_v5,
+    5: _v5_to_v6,
 }  # version -> step to version + 1
 
 

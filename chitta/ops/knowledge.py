@@ -34,7 +34,8 @@ class AddTriplet(OpBase, frozen=True, kw_only=True, array_like=True):
     """Add a knowledge-graph triplet ``(subject, predicate, object)``.
 
     A triplet is keyed by the three strings: adding one that exists reinforces
-    its weight. ``valid_from_ms`` is when the fact became true.
+    its weight. ``valid_from_ms`` is when the fact became true (valid time);
+    ``recorded_ms`` is when the field learned it (record time, the writer's clock).
     """
 
     op_type: ClassVar[OpType] = OpType.AddTriplet
@@ -46,12 +47,15 @@ class AddTriplet(OpBase, frozen=True, kw_only=True, array_like=True):
     valid_from_ms: I64 = 0
     source_memory_id: U64 | None = None
     confidence: float = 1.0
+    recorded_ms: I64 = 0
 
 
 class InvalidateTriplet(OpBase, frozen=True, kw_only=True, array_like=True):
     """Mark the triplet ``(subject, predicate, object)`` superseded at ``at_ms``.
 
-    ``reason`` says why (a superseding fact, ``"refuted_by:<rule>"``, ...).
+    ``at_ms`` is the valid time it stopped being true; ``recorded_ms`` when the
+    field learned that (record time). ``reason`` says why (a superseding fact,
+    ``"refuted_by:<rule>"``, ...).
     """
 
     op_type: ClassVar[OpType] = OpType.InvalidateTriplet
@@ -61,6 +65,7 @@ class InvalidateTriplet(OpBase, frozen=True, kw_only=True, array_like=True):
     object: str
     at_ms: I64
     reason: str | None = None
+    recorded_ms: I64 = 0
 
 
 class AssertFact(OpBase, frozen=True, kw_only=True, array_like=True):

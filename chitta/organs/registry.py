@@ -21,6 +21,7 @@ from chitta.errors import InvalidArgument
 from chitta.organs.contract import Organ
 from chitta.organs.encoder import EncoderOrgan
 from chitta.organs.graph import GraphOrgan
+from chitta.organs.knowledge import KnowledgeOrgan
 from chitta.organs.memories import MemoriesOrgan
 from chitta.organs.recall_index import RecallIndexOrgan
 from chitta.organs.settings import SettingsOrgan
@@ -33,6 +34,7 @@ BUILTIN: tuple[OrganFactory, ...] = (
     SettingsOrgan,
     RecallIndexOrgan,
     EncoderOrgan,
+    KnowledgeOrgan,
 )
 
 _registered: list[OrganFactory] = []

@@ -112,8 +112,11 @@ SAMPLES: list[ops.Op] = [
         valid_from_ms=7,
         source_memory_id=11,
         confidence=0.7,
+        recorded_ms=9,
     ),
-    ops.InvalidateTriplet(subject="jeff", predicate="uses", object="rust", at_ms=8, reason="moved"),
+    ops.InvalidateTriplet(
+        subject="jeff", predicate="uses", object="rust", at_ms=8, reason="moved", recorded_ms=10
+    ),
     ops.UpsertSymbol(
         name="chitta.ops.decode",
         kind="function",

@@ -123,10 +123,13 @@ ANNOTATIONS: dict[str, dict[str, Any]] = {
 }
 
 
-def operation_annotations(name: str, writes: bool) -> dict[str, Any]:
+def operation_annotations(
+    name: str, writes: bool, idempotent: bool | None = None
+) -> dict[str, Any]:
     """An organ operation's hints from its ``writes`` flag: one that writes may
-    change or hide what exists (destructive, not idempotent: the contract says no more)."""
-    return _hints(not writes, writes, not writes, name.replace("_", " ").capitalize())
+    change or hide what exists (destructive; idempotent only when the operation says so)."""
+    repeat = (not writes) if idempotent is None else idempotent
+    return _hints(not writes, writes, repeat, name.replace("_", " ").capitalize())
 
 
 __all__ = ["ANNOTATIONS", "GENERIC_OUTPUT", "OUTPUT", "operation_annotations"]

@@ -40,7 +40,7 @@ def _tool_list(types: Any) -> tuple[dict[str, Any], list[Any]]:
     for name, m in offered.items():
         if m.operation is not None:
             output = schemas.GENERIC_OUTPUT
-            hints = schemas.operation_annotations(name, m.operation.writes)
+            hints = schemas.operation_annotations(name, m.operation.writes, m.operation.idempotent)
         else:
             output, hints = schemas.OUTPUT[name], schemas.ANNOTATIONS[name]
         tools.append(

@@ -48,7 +48,9 @@ class Operation:
     the JSON Schema of the arguments (an object schema; the doors check it before
     the handler runs). ``reads``: a long-lived server refreshes its view of other
     writers first. ``writes``: the operation appends ops (refused on a read-only
-    field). ``doors``: where it is offered (``"python"``, ``"daemon"``, ``"mcp"``).
+    field). ``idempotent``: a repeat with the same arguments changes nothing more
+    (None: exactly when it does not write); MCP reports it as ``idempotentHint``.
+    ``doors``: where it is offered (``"python"``, ``"daemon"``, ``"mcp"``).
     """
 
     name: str
@@ -58,6 +60,7 @@ class Operation:
     reads: bool = False
     writes: bool = False
     doors: frozenset[str] = frozenset({"python", "daemon", "mcp"})
+    idempotent: bool | None = None
 
 
 @dataclasses.dataclass(frozen=True)

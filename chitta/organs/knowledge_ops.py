@@ -277,6 +277,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "Mark a current fact as no longer true from a time on; past queries still see "
         "it. Returns the triplet with its invalidated_at.",
         writes=True,
+        idempotent=True,  # a repeat finds no current fact and is refused: nothing more changes
     ),
     Operation(
         "kg_alias",

@@ -50,7 +50,9 @@ def test_everything_in_a_field_is_private_whatever_the_umask(tmp_path: Path, sha
     env.pop("CHITTA_SHARED_GROUP", None)
     if shared:
         env["CHITTA_SHARED_GROUP"] = "1"
-    subprocess.run([sys.executable, "-c", SCRIPT, str(root)], check=True, env=env, timeout=120)
+    subprocess.run(  # cwd outside the repository: the installed package, not the source tree
+        [sys.executable, "-c", SCRIPT, str(root)], check=True, env=env, timeout=120, cwd=tmp_path
+    )
     modes = _modes(root)
     names = set(modes)
     for wanted in (

@@ -78,6 +78,11 @@ def valid_args(name: str, ids: list[int]) -> dict[str, Any]:
         "stats": {},
         "session_tally": {"session": "s1"},
         "session_note": {"session": "s1"},
+        "kg_add": {"subject": "staging", "predicate": "listens_on", "object": "5433"},
+        "kg_invalidate": {"subject": "staging", "predicate": "listens_on", "object": "5433"},
+        "kg_alias": {"alias": "stg", "canonical": "staging"},
+        "kg_query": {"subject": "staging"},
+        "kg_entities": {},
     }[name]
 
 
@@ -175,7 +180,16 @@ def test_annotations_output_schemas_and_big_ids(tmp_path: Path) -> None:
             assert tools["recall"].input_schema["properties"]["include_staged"]["description"]
             # every tool: schema valid, annotations present, the hints checked on disk
             order = ["stats", "write_gate_stats", "get", "session_tally", "recall", "remember"]
-            order += ["link", "session_note", "forget"]
+            order += [
+                "link",
+                "session_note",
+                "forget",
+                "kg_query",
+                "kg_entities",
+                "kg_add",
+                "kg_alias",
+            ]
+            order += ["kg_invalidate"]
             assert set(order) == set(tools)
             for name in order:
                 tool = tools[name]

@@ -84,7 +84,7 @@ def plain_ops(draw: st.DrawFn) -> ops.Op:
 # One hand-written op per type, every field set away from its default.
 SAMPLES: list[ops.Op] = [
     ops.PutPayload(
-        id=2**64 - 1,
+        id=2**64 - 2,  # the largest id a put may carry (2**64-1 is reserved: ops.RESERVED_ID)
         text="the build uses scikit-build-core",
         kind="decision",
         created_ms=1_700_000_000_000,

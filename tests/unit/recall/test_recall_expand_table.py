@@ -149,7 +149,7 @@ def test_a_checkpoint_without_a_table_builds_it_once_at_open(tmp_path: Path) -> 
     fmt._write_atomic_file(
         live / "state", [struct.pack("<8sIIQ", b"CHITSTAT", 4, 0, len(payload)), payload]
     )
-    assert fmt.read_state(live / "state")[0] == 4 and version == 5
+    assert fmt.read_state(live / "state")[0] == 4 and version == fmt.STATE_VERSION
     emb = Counting()
     with warnings.catch_warnings():
         warnings.simplefilter("error", CheckpointIgnored)

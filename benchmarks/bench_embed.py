@@ -33,7 +33,7 @@ import pytest
 
 from chitta.encode import HashingEmbedder, OnnxMiniLM, SentenceTransformerEmbedder
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "unit"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "helpers"))
 import _hashembed_ref
 import embed_sentences
 

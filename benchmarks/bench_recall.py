@@ -240,8 +240,12 @@ def stage_times(field: chitta.Field, qv: np.ndarray, qt: list[str], nq: int) -> 
     ``field`` the recall's time outside the engine (argument checks, query vector, filters)."""
     spent: dict[str, int] = {}
     wrapped = []
+    core = getattr(field, "core", None)  # this layout: the organs hang off field.core
     for label, owner_name, attr in STAGES:
-        owner = getattr(field, owner_name, None)
+        if core is not None:
+            owner = getattr(core, owner_name.lstrip("_"), None)
+        else:  # an older checkout: the Field's own private attributes
+            owner = getattr(field, owner_name, None)
         if owner is None or not hasattr(owner, attr):
             continue
 

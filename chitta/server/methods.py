@@ -422,13 +422,22 @@ def _operation_method(operation: Operation) -> Method:
     )
 
 
+_TABLE: tuple[tuple[Any, ...], dict[str, Method]] | None = (
+    None  # (registered factories, their table)
+)
+
+
 def table() -> dict[str, Method]:
     """:data:`METHODS` plus the operations of every registered organ (chitta.organs.registry).
     InvalidArgument when an organ's operation reuses a name or has no object schema."""
+    global _TABLE
     from chitta.organs import registry
 
+    factories = registry.factories()
+    if _TABLE is not None and _TABLE[0] == factories:  # the daemon asks on every request
+        return dict(_TABLE[1])
     out = dict(METHODS)
-    for factory in registry.factories():
+    for factory in factories:
         for operation in getattr(factory, "operations", ()):
             if operation.name in out and out[operation.name].operation is not operation:
                 raise InvalidArgument(
@@ -439,7 +448,8 @@ def table() -> dict[str, Method]:
                     f"organ operation {operation.name!r} needs an object JSON schema"
                 )
             out[operation.name] = _operation_method(operation)
-    return out
+    _TABLE = (factories, out)
+    return dict(out)
 
 
 __all__ = ["METHODS", "Method", "check_arguments", "check_call", "table"]

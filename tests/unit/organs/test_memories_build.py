@@ -68,38 +68,30 @@ def test_meta_is_a_copy_and_embedding_a_fresh_array() -> None:
     assert o.get(1).embedding[0] == 0.0  # type: ignore[union-attr]
 
 
-def test_build_refuses_bad_arguments() -> None:
-    o = MemoriesOrgan()
-    o.apply_columns(
-        PutColumns.from_puts([ops.PutPayload(id=1, text="a"), ops.PutPayload(id=2, text="b")])
-    )
-    o.apply(ops.DeleteMemory(id=2, at_ms=1))
+def _build_args(o: MemoriesOrgan, cls: type, slots: tuple[Any, ...], ids: list[int]) -> list[Any]:
+    """The 17 arguments of ``_core._build_memories`` for organ ``o`` (as MemoriesOrgan.memories gives)."""
     s = o._s
     c = s.c
-    args: list[Any] = [
-        Memory,
-        _MEMORY_SLOTS,
-        [1, 2, 3],
+    cols = (
+        "created",
+        "written",
+        "updated",
+        "last_access",
+        "confidence",
+        "strength",
+        "decay",
+        "tier",
+        "access",
+    )
+    labels = ("kind", "realm", "session", "source_tool", "harness")
+    return [
+        cls,
+        slots,
+        ids,
         s.map,
         c["dead"],
-        tuple(
-            c[n]
-            for n in (
-                "created",
-                "written",
-                "updated",
-                "last_access",
-                "confidence",
-                "strength",
-                "decay",
-                "tier",
-                "access",
-            )
-        ),
-        tuple(
-            (c[n], s.labels[n].values)
-            for n in ("kind", "realm", "session", "source_tool", "harness")
-        ),
+        tuple(c[n] for n in cols),
+        tuple((c[n], s.labels[n].values) for n in labels),
         s.arena,
         s.text_off,
         s.texts,
@@ -111,6 +103,17 @@ def test_build_refuses_bad_arguments() -> None:
         s.base,
         s.odd,
     ]
+
+
+def test_build_refuses_bad_arguments() -> None:
+    o = MemoriesOrgan()
+    o.apply_columns(
+        PutColumns.from_puts([ops.PutPayload(id=1, text="a"), ops.PutPayload(id=2, text="b")])
+    )
+    o.apply(ops.DeleteMemory(id=2, at_ms=1))
+    s = o._s
+    c = s.c
+    args = _build_args(o, Memory, _MEMORY_SLOTS, [1, 2, 3])
     assert _core._build_memories(*args) == [o.get(1), None, None]
     with pytest.raises(OverflowError):
         _core._build_memories(*args[:2], [-1], *args[3:])
@@ -181,38 +184,8 @@ def test_fields_are_addressed_by_name_not_position() -> None:
     fields = [(f.name, f.type) for f in dataclasses.fields(Memory)]
     Reordered = dataclasses.make_dataclass("Reordered", list(reversed(fields)), slots=True)
     slots = tuple(Reordered.__dict__[name] for name, _ in reversed(fields))
-    s = o._s
-    c = s.c
-    cols = tuple(
-        c[n]
-        for n in (
-            "created",
-            "written",
-            "updated",
-            "last_access",
-            "confidence",
-            "strength",
-            "decay",
-            "tier",
-            "access",
-        )
-    )
-    labels = tuple(
-        (c[n], s.labels[n].values) for n in ("kind", "realm", "session", "source_tool", "harness")
-    )
-    rest = (
-        s.arena,
-        s.text_off,
-        s.texts,
-        s.tags,
-        s.meta,
-        s.artifacts,
-        c["vec"],
-        s.vecs,
-        s.base,
-        s.odd,
-    )
-    (built,) = _core._build_memories(Reordered, slots, [1], s.map, c["dead"], cols, labels, *rest)
+    args = _build_args(o, Reordered, slots, [1])
+    (built,) = _core._build_memories(*args)
     want = o.get(1)
     for name, _ in fields:
         got, expected = getattr(built, name), getattr(want, name)
@@ -226,4 +199,4 @@ def test_fields_are_addressed_by_name_not_position() -> None:
         Other.__dict__[name] for name, _ in [*fields[:-1], ("not_a_memory_field", int)]
     )
     with pytest.raises(TypeError, match="not_a_memory_field"):
-        _core._build_memories(Other, other_slots, [1], s.map, c["dead"], cols, labels, *rest)
+        _core._build_memories(Other, other_slots, *args[2:])

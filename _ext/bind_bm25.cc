@@ -1,7 +1,7 @@
 // _ext/bind_bm25.cc
 // chitta._core bindings of the BM25 index and tokenizer (csrc/bm25/). Converts
 // arguments, releases the GIL for bulk work, maps Status to chitta.errors.
-// The typed, validating surface is chitta/index/bm25.py.
+// The typed, validating surface is chitta/organs/index/bm25.py.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 

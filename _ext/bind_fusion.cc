@@ -1,6 +1,6 @@
 // _ext/bind_fusion.cc
 // chitta._core binding of weighted reciprocal rank fusion (csrc/fusion/rrf.h).
-// chitta/index/fusion.py converts and validates the inputs first.
+// chitta/organs/index/fusion.py converts and validates the inputs first.
 #include <pybind11/numpy.h>
 
 #include <string>
@@ -63,7 +63,7 @@ CHITTA_BIND(fusion) {
         return py::make_tuple(ids, scores, ranks);
       },
       py::arg("lists"), py::arg("weights"), py::arg("k"), py::arg("limit"),
-      py::arg("return_ranks"), "Weighted reciprocal rank fusion (see chitta.index.fusion).");
+      py::arg("return_ranks"), "Weighted reciprocal rank fusion (see chitta.organs.index.fusion).");
 }
 
 }  // namespace chitta_ext

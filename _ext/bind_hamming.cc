@@ -57,7 +57,7 @@ CHITTA_BIND(hamming) {
       return chitta::hamming::Binarize(vectors.data(), n, dim, mean.data(), out.mutable_data());
     });
     return out;
-  }, py::arg("vectors"), py::arg("mean"), "Sign codes of vectors - mean (see chitta.index.hamming).");
+  }, py::arg("vectors"), py::arg("mean"), "Sign codes of vectors - mean (see chitta.organs.index.hamming).");
 
   py::class_<HammingIndex>(m, "HammingIndex")
       .def(py::init([](uint64_t bits) {

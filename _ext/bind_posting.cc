@@ -1,6 +1,6 @@
 // _ext/bind_posting.cc
 // chitta._core._PostingIndex: converts numpy arrays, releases the GIL, maps
-// Status to chitta.errors. No logic: chitta/index/posting.py is the typed
+// Status to chitta.errors. No logic: chitta/organs/index/posting.py is the typed
 // surface and csrc/posting/ does the work.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -115,7 +115,7 @@ py::array_t<uint64_t> LiveIds(const PostingIndex& self) {
 
 CHITTA_BIND(posting) {
   py::class_<PostingIndex>(m, "_PostingIndex",
-                           "Native sparse-code posting index; use chitta.index.PostingIndex.")
+                           "Native sparse-code posting index; use chitta.organs.index.PostingIndex.")
       .def(py::init(&Make), py::arg("n_features"), py::arg("active"),
            py::arg("compact_fraction") = chitta::posting::kDefaultCompactFraction)
       .def("add", &Add, py::arg("ids"), py::arg("features"), py::arg("activations"))

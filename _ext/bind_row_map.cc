@@ -1,7 +1,7 @@
 // _ext/bind_row_map.cc
 // chitta._core.RowMap: the native id -> row map (csrc/util/row_map.h).
 // Converts numpy arrays (refused, never cast), releases the GIL for bulk
-// calls, maps Status. chitta/index/row_map.py is the typed surface.
+// calls, maps Status. chitta/organs/index/row_map.py is the typed surface.
 #include <pybind11/numpy.h>
 
 #include <algorithm>

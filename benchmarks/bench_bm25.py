@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from chitta.index import BM25, rrf_fuse, tokenize
+from chitta.organs.index import BM25, rrf_fuse, tokenize
 
 N = int(os.environ.get("CHITTA_BENCH_N", "2000"))
 NQ = int(os.environ.get("CHITTA_BENCH_NQ", "30"))

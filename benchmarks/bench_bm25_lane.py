@@ -31,7 +31,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from chitta.index.bm25 import BM25, tokenize
+from chitta.organs.index.bm25 import BM25, tokenize
 
 VOCAB = [f"w{i}" for i in range(5000)]
 

@@ -35,7 +35,7 @@ from bench_log import (
 )
 
 from chitta import _core
-from chitta._native_paths import c_build_command
+from chitta.field.native_paths import c_build_command
 
 THREADS = [int(t) for t in os.environ.get("CHITTA_BENCH_CAPI_THREADS", "16,64,256").split(",")]
 

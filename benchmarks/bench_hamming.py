@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from chitta import _core
-from chitta.index.hamming import HammingIndex, simd_level
+from chitta.organs.index.hamming import HammingIndex, simd_level
 
 BITS = 256
 K = 400
@@ -195,7 +195,7 @@ def recall_table() -> None:
     """recall@10 of HammingRescoreIndex vs exact cosine, by candidate count."""
     import datagen
 
-    from chitta.index.hamming import HammingRescoreIndex
+    from chitta.organs.index.hamming import HammingRescoreIndex
 
     nq = 100
     print("| n | spread | candidates | recall@10 | ms/query |")

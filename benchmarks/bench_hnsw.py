@@ -38,7 +38,7 @@ import psutil
 import pytest
 
 from chitta import _core
-from chitta.index import HNSW
+from chitta.organs.index import HNSW
 
 N = int(os.environ.get("CHITTA_BENCH_N", "5000"))
 NQ = int(os.environ.get("CHITTA_BENCH_NQ", "500"))

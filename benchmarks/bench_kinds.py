@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 
 import chitta
-from chitta.lifecycle.kinds import infer_kind
+from chitta.policies.kinds import infer_kind
 
 TEXT = (
     "The user prefers dark mode in every editor, wants terse commit messages and "

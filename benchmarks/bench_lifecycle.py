@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import chitta
-from chitta.lifecycle import dedup
+from chitta.policies import dedup
 
 N = int(os.environ.get("CHITTA_BENCH_N", "2000"))
 DIM = 64

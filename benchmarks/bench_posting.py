@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from chitta.index import PostingIndex
+from chitta.organs.index import PostingIndex
 
 NF, ACTIVE, K, NQ = 16384, 64, 10, 200
 SIZES = [int(s) for s in os.environ.get("CHITTA_BENCH_N", "20000").split(",")]

@@ -7,7 +7,7 @@ so that memory is the field's alone:
 
 * bytes on disk: segments, checkpoint;
 * open time from the log only, and from a checkpoint (+ replay after it);
-* checkpoint time (``chitta.checkpoint.run.write_checkpoint``);
+* checkpoint time (``chitta.field.checkpoint.run.write_checkpoint``);
 * resident memory per memory, with and without the vectors (float32 copies);
 * recall latency p50/p99 per lane set and end to end (query vector = a stored
   vector plus noise, query text = 4 words of a stored memory; the first query,
@@ -95,7 +95,7 @@ CHILD = r"""
 import gc, json, sys, time
 import numpy as np, psutil
 import chitta
-from chitta.checkpoint.run import write_checkpoint
+from chitta.field.checkpoint.run import write_checkpoint
 root, what, nq = sys.argv[1], sys.argv[2], int(sys.argv[3])
 proc = psutil.Process()
 gc.collect()

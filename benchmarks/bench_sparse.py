@@ -47,7 +47,7 @@ import numpy as np
 import pytest
 
 from chitta.encode.sparse import SparseEncoder
-from chitta.index.posting import PostingIndex
+from chitta.organs.index.posting import PostingIndex
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import datagen

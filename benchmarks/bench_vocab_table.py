@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_locomo import DEFAULT_DATA, turns
 
 import chitta
-from chitta.checkpoint import format as fmt
+from chitta.field.checkpoint import format as fmt
 from chitta.recall.engine import RecallSettings
 
 ON = RecallSettings(fusion_alpha=0.55, expansion_weight=0.2)

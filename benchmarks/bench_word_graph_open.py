@@ -35,8 +35,8 @@ from rich.progress import Progress
 from rich.table import Table
 
 import chitta
-from chitta.checkpoint import format as fmt
 from chitta.errors import CheckpointIgnored
+from chitta.field.checkpoint import format as fmt
 from chitta.recall.engine import RecallSettings
 
 SETTINGS = RecallSettings(fusion_alpha=0.55, expansion_weight=0.2)

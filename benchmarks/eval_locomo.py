@@ -3,7 +3,7 @@
 Method (as in ../shared/data/locomo/README.md): one field per conversation,
 each dialogue turn one memory ("Speaker: text", plus the shared image's
 caption), dated with its session's date, stored with
-``chitta.importers.import_conversation`` (the recommended way to import a
+``chitta.field.importers.import_conversation`` (the recommended way to import a
 dialogue: each turn's vector embeds it with ``--context-turns`` earlier turns
 of its session); the question is the query (embedded once, then passed as
 ``vector=`` with the text to every configuration); the keyword lane also
@@ -51,7 +51,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 import chitta
-from chitta.importers import Turn, import_conversation
+from chitta.field.importers import Turn, import_conversation
 from chitta.recall.engine import RecallSettings
 from chitta.recall.query import dense_query_text
 

@@ -17,7 +17,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from chitta import errors
-from chitta._native_paths import get_include, get_lib_dir
 from chitta.errors import (
     ChittaError,
     ClosedError,
@@ -31,9 +30,10 @@ from chitta.errors import (
 )
 
 if TYPE_CHECKING:  # the lazy names, for type checkers
-    from chitta import inspect, ops
-    from chitta._version import __version__
-    from chitta.field import Field, default_path, open
+    __version__: str
+    from chitta import ops
+    from chitta.field import Field, default_path, inspect, open
+    from chitta.field.native_paths import get_include, get_lib_dir
     from chitta.model import FieldStats, Memory
     from chitta.server.client import RemoteField, connect
 
@@ -64,9 +64,10 @@ __all__ = [
 
 # public name -> (module, attribute or None for the module itself)
 _LAZY: dict[str, tuple[str, str | None]] = {
-    "inspect": ("chitta.inspect", None),
+    "inspect": ("chitta.field.inspect", None),
     "ops": ("chitta.ops", None),
-    "__version__": ("chitta._version", "__version__"),
+    "get_include": ("chitta.field.native_paths", "get_include"),
+    "get_lib_dir": ("chitta.field.native_paths", "get_lib_dir"),
     "RemoteField": ("chitta.server.client", "RemoteField"),
     "connect": ("chitta.server.client", "connect"),
     "Field": ("chitta.field", "Field"),
@@ -77,7 +78,19 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 }
 
 
+def _installed_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("chitta")
+    except PackageNotFoundError:  # running from a source tree without install
+        return "0.0.0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = found = _installed_version()
+        return found
     try:
         module, attr = _LAZY[name]
     except KeyError:

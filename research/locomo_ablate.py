@@ -1,7 +1,7 @@
 """LoCoMo ablation lab: the recall pipeline's pieces, recombined cheaply.
 
 Builds each lane's ranked list once per (conversation, question, variant) from
-chitta's own components (``chitta.index.bm25.BM25``, exact cosine over the
+chitta's own components (``chitta.organs.index.bm25.BM25``, exact cosine over the
 cached MiniLM vectors, the posting lane of a real field) and re-fuses them
 with weighted RRF the way ``chitta.recall.engine`` does, so one setting costs
 milliseconds instead of a field rebuild. The numbers it prints are for

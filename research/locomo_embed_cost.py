@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from eval_locomo import DEFAULT_DATA, turns
 
 from chitta.encode import embed_query
-from chitta.importers import Turn, context_texts
+from chitta.field.importers import Turn, context_texts
 
 
 def _candidates() -> list[tuple[str, Any]]:

@@ -41,7 +41,7 @@ from chitta.recall.engine import RecallSettings
 
 class NumpyWords(expand.Vocabulary):
     """The word search before the native word index (expand.py at fc77190): a numpy exact scan up to
-    4,096 words, a chitta.index.hnsw.HNSW graph (beam 64) above, run inline."""
+    4,096 words, a chitta.organs.index.hnsw.HNSW graph (beam 64) above, run inline."""
 
     _old_graph: Any = None
     LIMIT = 4096
@@ -53,7 +53,7 @@ class NumpyWords(expand.Vocabulary):
                 np.arange(start, len(self._words), dtype=np.uint64), self._vecs[start:]
             )
         elif len(self._words) > self.LIMIT:
-            from chitta.index.hnsw import HNSW
+            from chitta.organs.index.hnsw import HNSW
 
             self._old_graph = HNSW(int(self._vecs.shape[1]))
             self._old_graph.add(np.arange(len(self._words), dtype=np.uint64), self._vecs)

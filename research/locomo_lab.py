@@ -1,5 +1,5 @@
 """LoCoMo ablation lab, the shared pieces: conversations loaded once, each lane's ranked list
-built from chitta's own components (``chitta.index.bm25.BM25``, exact cosine over cached vectors,
+built from chitta's own components (``chitta.organs.index.bm25.BM25``, exact cosine over cached vectors,
 ``rrf_fuse``), and the scoring of a ranker on the tune / held-out halves.
 
 The rounds (``locomo_variants*.py``) build rankers from these; ``locomo_ablate.py`` runs them.
@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from eval_locomo import DEFAULT_DATA, normalise_evidence, turns
 from locomo_cache import CachedEmbedder
 
-from chitta.importers import Turn, context_texts
-from chitta.index.bm25 import BM25, PAD_ID
-from chitta.index.fusion import rrf_fuse
+from chitta.field.importers import Turn, context_texts
+from chitta.organs.index.bm25 import BM25, PAD_ID
+from chitta.organs.index.fusion import rrf_fuse
 
 KS = (1, 5, 10, 20)
 POOL = 100

@@ -13,7 +13,7 @@ import numpy as np
 from locomo_lab import Conv, adjacent, bm25_rank, ctx_vectors, dense_rank, fuse
 
 import chitta
-from chitta.importers import Turn, import_conversation
+from chitta.field.importers import Turn, import_conversation
 from chitta.recall.query import keyword_query
 
 Ranker = Callable[[Conv, int], list[int]]
@@ -88,7 +88,7 @@ def hybrid(
             lists["adj"] = adjacent(c, fuse(lists, w, k)[:seeds])
         ids = fuse(lists, {**w, "adj": adj}, k)
         if cos_tie and ids:  # the scorer: fused / best + 0.02 * cosine
-            from chitta.index.fusion import rrf_fuse
+            from chitta.organs.index.fusion import rrf_fuse
 
             names = [n for n in lists if lists[n] and {**w, "adj": adj}.get(n, 0) > 0]
             fid, fs = rrf_fuse(
@@ -385,7 +385,7 @@ def round4(emb: Any) -> Iterator[tuple[str, Ranker]]:
                 B: bm25_rank(c, q, stem=True, texts=ctx_boost(2, 3), key="boost3"),
                 D: dense_rank(ctx_vectors(c, emb, 1), c.qvecs[qi]),
             }
-            from chitta.index.fusion import rrf_fuse
+            from chitta.organs.index.fusion import rrf_fuse
 
             fid, fs = rrf_fuse(
                 [np.array(v, np.uint64) for v in lists.values()],
@@ -408,7 +408,7 @@ def round4(emb: Any) -> Iterator[tuple[str, Ranker]]:
 
 def round6(emb: Any) -> Iterator[tuple[str, Ranker]]:
     """Session prior (cluster hypothesis): a turn gains from the fused relevance of its session."""
-    from chitta.index.fusion import rrf_fuse
+    from chitta.organs.index.fusion import rrf_fuse
 
     def session_prior(lam: float, top: int) -> Ranker:
         def r(c: Conv, qi: int) -> list[int]:

@@ -18,8 +18,8 @@ import numpy as np
 from locomo_lab import Conv, ctx_vectors, dense_rank
 from locomo_variants import ctx_boost
 
-from chitta.index.bm25 import BM25, PAD_ID, tokenize
-from chitta.index.fusion import rrf_fuse
+from chitta.organs.index.bm25 import BM25, PAD_ID, tokenize
+from chitta.organs.index.fusion import rrf_fuse
 from chitta.recall.query import QUERY_STOPWORDS, keyword_query
 
 Ranker = Callable[[Conv, int], list[int]]

@@ -24,7 +24,7 @@ import numpy as np
 from locomo_lab import Conv, ctx_vectors, dense_rank
 from locomo_variants2 import finish, fuse_scores, kw_search
 
-from chitta.index.bm25 import tokenize
+from chitta.organs.index.bm25 import tokenize
 from chitta.recall.query import QUERY_STOPWORDS, keyword_query, named_speaker
 
 Ranker = Callable[[Conv, int], list[int]]

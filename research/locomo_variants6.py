@@ -32,7 +32,7 @@ from locomo_variants3 import speaker_prior
 from locomo_variants4 import time_prior
 from locomo_variants5 import adopted_settings, paired  # noqa: F401  (paired: used by locomo_ablate --round 34)
 
-from chitta.index.bm25 import tokenize
+from chitta.organs.index.bm25 import tokenize
 from chitta.recall.query import QUERY_STOPWORDS, keyword_query, named_speaker
 
 Ranker = Callable[[Conv, int], list[int]]

@@ -18,9 +18,9 @@ sys.path.insert(0, str(HERE / "tests" / "format"))
 from golden import write_golden
 
 import chitta
-from chitta.checkpoint import format as fmt
-from chitta.checkpoint.run import write_checkpoint
 from chitta.encode import HashingEmbedder
+from chitta.field.checkpoint import format as fmt
+from chitta.field.checkpoint.run import write_checkpoint
 from chitta.recall.engine import RecallSettings
 
 

@@ -27,7 +27,7 @@ from rich.table import Table
 
 import chitta
 from chitta import errors, ops
-from chitta.inspect import iter_records, verify
+from chitta.field.inspect import iter_records, verify
 from chitta.ops import checks as _validate
 from chitta.ops import json_ids
 

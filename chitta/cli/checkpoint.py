@@ -40,8 +40,8 @@ def checkpoint(
       chitta checkpoint
       chitta --path ./field checkpoint --if-needed --json
     """
-    from chitta.checkpoint.policy import CheckpointPolicy
-    from chitta.checkpoint.run import write_checkpoint
+    from chitta.field.checkpoint.policy import CheckpointPolicy
+    from chitta.field.checkpoint.run import write_checkpoint
 
     policy = None
     if if_needed:

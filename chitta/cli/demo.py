@@ -1,6 +1,6 @@
 """``chitta demo``: ingest a bundled team chat, then ask it questions.
 
-The bundled conversation (``chitta/data/tidepool_chat.json``, written for
+The bundled conversation (``chitta/cli/data/tidepool_chat.json``, written for
 chitta) is a fictional team of two people and a coding agent building a booking
 service over ten dated sessions. Two writer instances store it at the same time
 (the people's turns and the agent's turns, as two windows would); a read-only
@@ -30,10 +30,10 @@ from rich.table import Table
 import chitta
 from chitta.encode.field_encoding import resolve_embedder
 from chitta.errors import InvalidArgument
-from chitta.inspect import verify
+from chitta.field.inspect import verify
 from chitta.recall.hit import Hit
 
-DATA = "data/tidepool_chat.json"
+DATA = "cli/data/tidepool_chat.json"
 TOP_K = 5
 CHUNK = 16  # turns per remember_many call (one embedding batch, one atomic record)
 

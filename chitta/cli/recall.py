@@ -11,7 +11,7 @@ import chitta
 from chitta import ops
 from chitta.cli.app import EPILOG, _emit_json, _errors_to_exit, _field_path, console, main
 
-# ---- recall and MEMORY.md sync (chitta/importers/memory_md.py) ---------------------------------
+# ---- recall and MEMORY.md sync (chitta/field/importers/memory_md.py) ---------------------------------
 
 
 def _iso(value: str | None, what: str) -> Any:
@@ -183,7 +183,7 @@ def sync_memory_md(ctx: click.Context, memory_md: str, budget: int, as_json: boo
       chitta sync-memory-md ~/.claude/projects/myproj/memory/MEMORY.md
       chitta sync-memory-md ./MEMORY.md --budget 1024 --json
     """
-    from chitta.importers import memory_md as mm
+    from chitta.field.importers import memory_md as mm
 
     with _errors_to_exit(), chitta.open(_field_path(ctx)) as field:
         report = mm.sync(field, memory_md, budget_bytes=budget)

@@ -91,7 +91,7 @@ def serve(
         sys.stdout.flush()
 
     with _errors_to_exit():
-        from chitta.checkpoint import CheckpointPolicy
+        from chitta.field.checkpoint import CheckpointPolicy
 
         policy = (
             CheckpointPolicy()

@@ -1,7 +1,7 @@
 r"""The learned sparse encoder: exactly ``active`` (64) of ``n_features`` (16,384) features.
 
 A memory's sparse code is the set of the ``active`` atoms that project most
-strongly onto its embedding. The posting index (:mod:`chitta.index.posting`)
+strongly onto its embedding. The posting index (:mod:`chitta.organs.index.posting`)
 recalls by counting shared features, so two memories about the same thing
 should share many winners and unrelated ones almost none. The atoms start as a
 seeded random expansion and are then learned from the stored embeddings with

@@ -24,19 +24,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from chitta.checkpoint.snapshot import CheckpointInfo
 from chitta.encode.field_encoding import FieldEncoding
 from chitta.errors import InvalidArgument, NotAFieldError
-from chitta.field import checkpoint, lifecycle, link, maintain, read, recall, replay, vocab, write
+from chitta.field import lifecycle, link, maintain, read, recall, replay, vocab, write
+from chitta.field.checkpoint import open_write
+from chitta.field.checkpoint.snapshot import CheckpointInfo
 from chitta.field.core import FieldCore
 from chitta.field.puts import NO_TAGS, infer_harness
 from chitta.field.write import _OBSERVATION, _ONE
-from chitta.lifecycle.contradictions import ContradictionPair
-from chitta.lifecycle.curation import CurationReport
-from chitta.lifecycle.dedup import DedupReport
 from chitta.model import FieldStats, Memory
 from chitta.ops import checks as v
 from chitta.organs import Organ
+from chitta.policies.contradictions import ContradictionPair
+from chitta.policies.curation import CurationReport
+from chitta.policies.dedup import DedupReport
 from chitta.recall.engine import RecallSettings
 from chitta.recall.hit import Hit
 from chitta.recall.presets import settings_for
@@ -147,7 +148,7 @@ class Field:
         )
         try:
             if load_checkpoint:
-                checkpoint.load(core)
+                open_write.load(core)
             core.replay()
         except BaseException:
             core.close()
@@ -532,32 +533,32 @@ class Field:
         return lifecycle.confirm(self._core, a, b)
 
     def detect_contradictions(self) -> list[ContradictionPair]:
-        """Candidate conflicts by the reconciler R0 (``chitta.lifecycle.contradictions``):
+        """Candidate conflicts by the reconciler R0 (``chitta.policies.contradictions``):
         same realm and first six words; 0.6 for a kind mismatch, 0.4 for diverging
         bodies; at most 50 pairs. Writes nothing."""
         return lifecycle.find_contradictions(self._core)
 
     def demote_pass(self) -> int:
         """Move every live memory down to the tier its access recency and frequency
-        earn (``chitta.lifecycle.tiers``): one ``DemoteMemory`` per move. Returns the
+        earn (``chitta.policies.tiers``): one ``DemoteMemory`` per move. Returns the
         number of moves. Run by ``maintain()``."""
         return lifecycle.demote_pass(self._core)
 
     def surprise_pass(self) -> int:
         """Set each vector-bearing memory's ``decay_rate`` from its surprise under the
-        current sparse encoder (``chitta.lifecycle.surprise``): ``UpdateState`` ops
+        current sparse encoder (``chitta.policies.surprise``): ``UpdateState`` ops
         where the rate changed. Returns how many. Run by ``maintain()``."""
         return lifecycle.surprise_pass(self._core)
 
     def dedup_pass(self) -> DedupReport:
         """Merge exact duplicates (same realm, kind, canonical hash) and near duplicates
-        (F_merge < 0, significant tokens equal; ``chitta.lifecycle.dedup``). Each merge
+        (F_merge < 0, significant tokens equal; ``chitta.policies.dedup``). Each merge
         is one atomic group: the survivor's ``meta["merged_from"]`` gains the others,
         which are forgotten."""
         return lifecycle.dedup_pass(self._core)
 
     def curate(self, *, now: datetime | float | None = None) -> CurationReport:
-        """Expire, exact-dedupe and decay confidence (``chitta.lifecycle.curation``).
+        """Expire, exact-dedupe and decay confidence (``chitta.policies.curation``).
         ``now``: a datetime or epoch seconds (default: the field's clock)."""
         return lifecycle.curate(self._core, now=now)
 
@@ -575,7 +576,7 @@ class Field:
         memories must be live; ``weight`` is a finite number in (0, 1e6]."""
         return link.link(self._core, src, dst, edge, weight)
 
-    # ---- checkpoints (chitta/field/checkpoint.py) ----------------------------------------
+    # ---- checkpoints (chitta/field/checkpoint/open_write.py) ----------------------------------------
 
     def checkpoint(self) -> CheckpointInfo:
         """Write the field's derived state as a new checkpoint (``<root>/checkpoint/``)
@@ -585,7 +586,7 @@ class Field:
         built by a separate read-only view, so writers (this one included) go on
         appending meanwhile. LockedError if another process is writing one;
         InvalidArgument on a read-only handle (use ``chitta checkpoint``)."""
-        return checkpoint.checkpoint(self._core)
+        return open_write.checkpoint(self._core)
 
 
 def open(

@@ -2,7 +2,7 @@
 
 Functions over a :class:`~chitta.field.core.FieldCore`, called by the
 :class:`~chitta.field.Field` facade. The policies live in
-:mod:`chitta.lifecycle`; this module reads the organs, asks the policies what
+:mod:`chitta.policies`; this module reads the organs, asks the policies what
 should change and commits their ops through the log (``_commit_group``), so a
 reopened field replays to the same state. Nothing here changes an organ
 directly.
@@ -21,12 +21,12 @@ from chitta.errors import InvalidArgument, NotFound
 from chitta.field import read
 from chitta.field.core import FieldCore
 from chitta.field.link import check_legal
-from chitta.lifecycle import curation, dedup, surprise, tiers
-from chitta.lifecycle.contradictions import ContradictionPair, detect_contradictions
-from chitta.lifecycle.curation import CurationReport
-from chitta.lifecycle.dedup import DedupReport
 from chitta.model import Memory
 from chitta.ops import checks as v
+from chitta.policies import curation, dedup, surprise, tiers
+from chitta.policies.contradictions import ContradictionPair, detect_contradictions
+from chitta.policies.curation import CurationReport
+from chitta.policies.dedup import DedupReport
 
 CHUNK = 512  # ops per Batch in passes whose ops need not land together
 _RESOLVING_EDGES = ("Supersedes", "Contradicts")

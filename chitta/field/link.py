@@ -13,8 +13,8 @@ import math
 from chitta import ops
 from chitta.errors import InvalidArgument
 from chitta.field.core import FieldCore
-from chitta.lifecycle.edge_legality import check_edge
 from chitta.ops import checks as v
+from chitta.policies.edge_legality import check_edge
 
 MAX_EDGE_WEIGHT = 1e6
 
@@ -38,6 +38,6 @@ def link(core: FieldCore, src: int, dst: int, edge: str = "RelatedTo", weight: f
 
 
 def check_legal(core: FieldCore, a: int, b: int, edge: str) -> None:
-    """The edge-legality matrix (chitta/lifecycle/edge_legality.py) for two live ids."""
+    """The edge-legality matrix (chitta/policies/edge_legality.py) for two live ids."""
     ka, kb = core.memories.scoring_state(a), core.memories.scoring_state(b)
     check_edge(edge, a, "" if ka is None else ka[0], b, "" if kb is None else kb[0])

@@ -19,9 +19,9 @@ from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.errors import InvalidArgument
 from chitta.field.core import FieldCore
-from chitta.lifecycle.kinds import infer_kind
 from chitta.ops import Op
 from chitta.ops import checks as v
+from chitta.policies.kinds import infer_kind
 from chitta.recall.blas import one_thread
 
 NO_TAGS: tuple[str, ...] = ()  # remember()'s default tags, compared by identity

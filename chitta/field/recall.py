@@ -180,7 +180,7 @@ def _recall(
 def _touch(core: FieldCore, hits: list[Hit]) -> None:
     now = core.now_ms()
     group: list[ops.Op] = [ops.UpdateState(id=h.id, at_ms=now, touch=True) for h in hits]
-    # Access promotes a demoted memory one tier back toward 0 (chitta.lifecycle.tiers).
+    # Access promotes a demoted memory one tier back toward 0 (chitta.policies.tiers).
     group.extend(
         ops.DemoteMemory(id=h.id, tier=h.memory.tier - 1, at_ms=now)
         for h in hits

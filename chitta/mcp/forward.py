@@ -52,9 +52,9 @@ def host_socket(field_path: str | os.PathLike[str]) -> Path:
     """The MCP host's socket of a field: ``$XDG_RUNTIME_DIR/chitta/mcp-<hash>.sock``, else
     ``/tmp/chitta-<uid>/mcp-<hash>.sock``. ``<hash>``: 16 hex digits of SHA-256 of the
     field's absolute path and the chitta version (an upgraded chitta starts its own host)."""
-    from chitta._version import __version__
+    import chitta
 
-    key = f"{Path(field_path).expanduser().absolute()}\0{__version__}"
+    key = f"{Path(field_path).expanduser().absolute()}\0{chitta.__version__}"
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     base = Path(runtime) / "chitta" if runtime else Path(f"/tmp/chitta-{os.getuid()}")

@@ -64,7 +64,7 @@ def build_server(state: ChittaMCP) -> Any:
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
 
-    from chitta._version import __version__
+    import chitta
     from chitta.errors import ChittaError, InvalidArgument
 
     offered, tools = _tool_list(types)
@@ -140,7 +140,7 @@ def build_server(state: ChittaMCP) -> Any:
 
     return Server(
         "chitta",
-        version=__version__,
+        version=chitta.__version__,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,

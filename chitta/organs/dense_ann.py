@@ -1,4 +1,4 @@
-"""The dense lane's graph index for large fields: a tiered HNSW (chitta.index)
+"""The dense lane's graph index for large fields: a tiered HNSW (chitta.organs.index)
 kept in step with the recall-index organ's vectors.
 
 Changes queue up (vectors set or dropped) and are applied on the next search
@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import numpy.typing as npt
 
-from chitta.index._hnsw_tiered import TieredHNSW, delta_path
-from chitta.index.posting import PAD_ID
+from chitta.organs.index._hnsw_tiered import TieredHNSW, delta_path
+from chitta.organs.index.posting import PAD_ID
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]

@@ -55,7 +55,7 @@ class EncoderOrgan:
     def version(self) -> int | None:
         return None if self.encoder is None else self.encoder.version
 
-    # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
+    # ---- checkpoints (chitta/field/checkpoint) ------------------------------------------------
     def snapshot(self, ctx: SnapshotContext | None = None) -> dict[str, Any]:
         """The version-0 op, the version reached, and the rows learning changed."""
         enc = self.encoder

@@ -58,7 +58,7 @@ class GraphOrgan:
     def has_edge(self, src: int, dst: int, kind: str) -> bool:
         return (dst, kind, True) in self._adj.get(src, {})
 
-    # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
+    # ---- checkpoints (chitta/field/checkpoint) ------------------------------------------------
     def snapshot(self, ctx: SnapshotContext | None = None) -> dict[str, Any]:
         """Every edge once, as stored: [src, dst, kind, accumulated weight]."""
         out = [

@@ -576,7 +576,7 @@ class MemoriesOrgan:
             )
         )
 
-    # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
+    # ---- checkpoints (chitta/field/checkpoint) ------------------------------------------------
     def snapshot(self, ctx: SnapshotContext) -> dict[str, Any]:
         """The organ contract's snapshot: the state map, vectors as ``vectors.emb``."""
         return memories_checkpoint.snapshot(self, ctx)

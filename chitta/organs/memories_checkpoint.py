@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from chitta.checkpoint import format as fmt
 from chitta.errors import CorruptionError
+from chitta.field.checkpoint import format as fmt
 
 if TYPE_CHECKING:
     from chitta.organs.contract import RestoreContext, SnapshotContext

@@ -1,7 +1,7 @@
 """The memories organ's storage: one row per memory ever put, as columns.
 
 ``MemoryColumns`` holds growable numpy columns indexed by row (rows are given
-in apply order by a native id -> row map, ``chitta.index.row_map``), label
+in apply order by a native id -> row map, ``chitta.organs.index.row_map``), label
 tables shared by the whole organ (per-row codes), the original texts in one
 UTF-8 arena, vectors in one float32 matrix (plus the matrix restored from a
 checkpoint's sidecar, read as it is), and small per-row dicts for what few
@@ -78,7 +78,7 @@ class MemoryColumns:
     """Rows, columns, texts and vectors of every memory ever put."""
 
     def __init__(self) -> None:
-        self.map = _core.RowMap()  # id -> row (chitta.index.row_map.RowMap's native object)
+        self.map = _core.RowMap()  # id -> row (chitta.organs.index.row_map.RowMap's native object)
         self.n = 0
         self.cap = 0
         self.c: dict[str, npt.NDArray[Any]] = {

@@ -25,15 +25,15 @@ import numpy.typing as npt
 
 from chitta import ops
 from chitta.errors import CorruptionError
-from chitta.index.bm25 import BM25
-from chitta.index.hamming import HammingRescoreIndex
-from chitta.index.posting import PAD_ID, PostingIndex
 from chitta.ops import Op, OpType
 from chitta.ops.code_columns import CodeColumns
 from chitta.ops.put_columns import PutColumns
 from chitta.organs import recall_index_checkpoint
 from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
+from chitta.organs.index.bm25 import BM25
+from chitta.organs.index.hamming import HammingRescoreIndex
+from chitta.organs.index.posting import PAD_ID, PostingIndex
 from chitta.organs.recall_codes import PendingCodes
 from chitta.organs.recall_filters import SortedIds, intersect
 from chitta.organs.recall_index_dense import EXACT_DENSE_LIMIT, DenseLane

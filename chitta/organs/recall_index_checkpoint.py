@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from chitta.checkpoint import format as fmt
 from chitta.errors import CorruptionError
+from chitta.field.checkpoint import format as fmt
 
 if TYPE_CHECKING:
     from chitta.organs.contract import RestoreContext, SnapshotContext

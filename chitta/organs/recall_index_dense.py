@@ -16,9 +16,9 @@ import numpy.typing as npt
 
 from chitta import _core
 from chitta.errors import CheckpointIgnored, ChittaError
-from chitta.index.hamming import HammingRescoreIndex, binarize
-from chitta.index.posting import PAD_ID
 from chitta.organs.dense_ann import AUTO_ANN_MIN, AUTO_BUILD_STEP, AUTO_PENDING_EXACT, DenseANN
+from chitta.organs.index.hamming import HammingRescoreIndex, binarize
+from chitta.organs.index.posting import PAD_ID
 from chitta.organs.recall_rows import RowColumns
 from chitta.organs.recall_vector_rows import HammingPending, RowIds, VectorRows
 

@@ -1,5 +1,5 @@
 """Snapshot and restore of the recall-index organ for checkpoints (a mixin of
-RecallIndexOrgan, which owns the state; chitta/checkpoint, docs/FORMAT.md 8)."""
+RecallIndexOrgan, which owns the state; chitta/field/checkpoint, docs/FORMAT.md 8)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta import ops
-from chitta.index.bm25 import BM25
-from chitta.index.posting import PostingIndex
 from chitta.ops.put_columns import LabelColumn
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
+from chitta.organs.index.bm25 import BM25
+from chitta.organs.index.posting import PostingIndex
 from chitta.organs.recall_index_dense import _row_norms
 from chitta.organs.recall_pending import PendingText
 from chitta.organs.recall_posting import PostingFile, open_posting

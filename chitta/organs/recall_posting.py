@@ -17,9 +17,9 @@ import os
 import struct
 import weakref
 
-from chitta.checkpoint.format import crc32c
 from chitta.errors import CorruptionError
-from chitta.index.posting import PostingIndex
+from chitta.field.checkpoint.format import crc32c
+from chitta.organs.index.posting import PostingIndex
 
 _FD_DIR = "/proc/self/fd"
 

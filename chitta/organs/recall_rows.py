@@ -1,5 +1,5 @@
 """The recall-index organ's per-memory state as columns (no Python object per
-memory): a native :class:`~chitta.index.row_map.RowMap` gives each id a row,
+memory): a native :class:`~chitta.organs.index.row_map.RowMap` gives each id a row,
 and numpy columns indexed by row hold whether it is live, its label codes
 (kind, realm, session, harness) into organ-wide label tables, its event time,
 whether it is staged, and its place in the arrival order. Rows are never
@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from chitta.index.row_map import RowMap
 from chitta.ops.put_columns import LabelColumn
+from chitta.organs.index.row_map import RowMap
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]

@@ -32,7 +32,7 @@ class SettingsOrgan:
     def get(self, key: str, default: Any = None) -> Any:
         return self._values.get(key, default)
 
-    # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
+    # ---- checkpoints (chitta/field/checkpoint) ------------------------------------------------
     def snapshot(self, ctx: SnapshotContext | None = None) -> dict[str, Any]:
         return {"values": [[k, v] for k, v in self._values.items()]}
 

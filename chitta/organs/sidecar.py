@@ -18,8 +18,8 @@ from typing import Any
 
 import msgspec
 
-from chitta.checkpoint.format import _HEAD, _read_checked, _write_atomic_file
 from chitta.errors import CorruptionError, InvalidArgument, UnsupportedFormat
+from chitta.field.checkpoint.format import _HEAD, _read_checked, _write_atomic_file
 
 __all__ = ["read_records", "write_records"]
 

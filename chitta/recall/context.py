@@ -5,7 +5,7 @@ through the turn before it ("Caroline: When did you run the charity
 race?"). A writer may put such surrounding text into the memory's
 ``meta["recall_context"]`` (a str): the keyword lane (BM25) then indexes the
 memory as its context followed by its own text, weighted (``keyword_document``),
-while the memory's text, rendering and everything else stay the memory alone. ``chitta.importers.import_conversation``
+while the memory's text, rendering and everything else stay the memory alone. ``chitta.field.importers.import_conversation``
 sets it to the earlier turns of the same session (measured on LoCoMo:
 see docs/DECISIONS.md D-021).
 

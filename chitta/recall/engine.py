@@ -31,8 +31,8 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta.errors import InvalidArgument
-from chitta.index.fusion import rrf_fuse
 from chitta.model import Memory
+from chitta.organs.index.fusion import rrf_fuse
 from chitta.recall.convex import check_alpha, convex_from_ranks
 from chitta.recall.expand import check_expansion
 from chitta.recall.factors import suppression

@@ -33,7 +33,7 @@ embeds the words of its own writes right after each write, those of other
 processes' records at ``refresh()``, and those of the log after its checkpoint
 at open (``Field._vocab_sync``); a recall embeds only what arrived since. The
 table is derived state saved with checkpoints (the sidecar ``vocab.emb``,
-state version 5: chitta/checkpoint/vocab.py, docs/FORMAT.md section 8), so an
+state version 5: chitta/field/checkpoint/vocab.py, docs/FORMAT.md section 8), so an
 open embeds only the words of the log after its checkpoint; a checkpoint
 without a table of this embedder's (older state, or the lane just turned on)
 makes the open build it once, with a progress bar when it is large. Above
@@ -62,7 +62,7 @@ import numpy.typing as npt
 
 from chitta import _core
 from chitta.errors import InvalidArgument
-from chitta.index.bm25 import tokenize
+from chitta.organs.index.bm25 import tokenize
 from chitta.recall.query import QUERY_STOPWORDS
 
 # Above this many words the nearest words come from an HNSW graph. The exact scan (an int8 first pass
@@ -101,7 +101,7 @@ def check_expansion(weight: object, words: object, min_cosine: object) -> None:
 
 def vocabulary_words(text: str) -> set[str]:
     """The words of ``text`` that can expand a query: alphabetic tokens of 3 or more letters
-    (:func:`chitta.index.bm25.tokenize`, lowercased, not stemmed) that are not function words."""
+    (:func:`chitta.organs.index.bm25.tokenize`, lowercased, not stemmed) that are not function words."""
     return {
         t
         for t in tokenize(text, stopwords=False)
@@ -373,7 +373,7 @@ def attach(
 ) -> Vocabulary | None:
     """Give ``engine`` a :class:`Vocabulary` fed by ``index``'s keyword documents when its settings
     expand queries and there is an embedder; else remove any. ``saved``: the checkpoint's table
-    (chitta.checkpoint.vocab.VocabTable), adopted when this embedder (``name`` and ``dim``) made
+    (chitta.field.checkpoint.vocab.VocabTable), adopted when this embedder (``name`` and ``dim``) made
     it; its words are pending otherwise. ``texts``: the live memories' texts, read once when the
     keyword index already holds documents that will not pass through it again and there is no
     saved table to say what their words are. Nothing is embedded here (``Vocabulary.refresh``)."""

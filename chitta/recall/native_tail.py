@@ -6,7 +6,7 @@ the ``explain=True`` path), with the per-candidate work in two native calls
 (``csrc/recall/candidates.h``):
 
 1. ``_core._recall_gather``: weighted RRF over the lanes' lists (the same
-   ``fusion::RrfFuse`` as :func:`chitta.index.fusion.rrf_fuse`), then each
+   ``fusion::RrfFuse`` as :func:`chitta.organs.index.fusion.rrf_fuse`), then each
    fused candidate's row in the memories organ's and the recall index's
    columns (their native id -> row maps): live or not, creation time,
    confidence, strength, tier, kind weight, staged flag, matrix row.

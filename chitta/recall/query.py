@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
-from chitta.index.bm25 import tokenize
+from chitta.organs.index.bm25 import tokenize
 
 # fmt: off
 QUERY_STOPWORDS: frozenset[str] = frozenset(
@@ -45,7 +45,7 @@ QUERY_STOPWORDS: frozenset[str] = frozenset(
 def keyword_query(text: str) -> str:
     """``text`` without function words, as space-joined tokens for the BM25 lane.
 
-    Tokens follow :func:`chitta.index.bm25.tokenize` (lowercased word runs), so
+    Tokens follow :func:`chitta.organs.index.bm25.tokenize` (lowercased word runs), so
     the result tokenizes back to exactly the kept tokens. Returns ``text``
     unchanged when no content word is left.
     """
@@ -57,7 +57,7 @@ def named_speaker(text: str, speakers: Iterable[str]) -> str | None:
     """The one speaker of ``speakers`` that ``text`` names, else None.
 
     A speaker is named when every word of its name occurs in ``text`` (case
-    folded, :func:`chitta.index.bm25.tokenize`'s words); a query naming two
+    folded, :func:`chitta.organs.index.bm25.tokenize`'s words); a query naming two
     or more speakers, or none, names no single one. A name made only of
     function words (e.g. "I") never counts.
     """

@@ -85,7 +85,7 @@ def publish(field: Field, replicator: Replicator) -> str:
 def bootstrap(root: Path, store: ObjectStore, field_id: str) -> str | None:
     """Install the bucket's checkpoint locally when it is newer than the local one.
     Returns its local name, None when there was nothing to do."""
-    from chitta.checkpoint import store as cstore
+    from chitta.field.checkpoint import store as cstore
 
     current, _etag = read_current(store, field_id)
     if current is None:

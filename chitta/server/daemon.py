@@ -31,10 +31,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from chitta._version import __version__
-from chitta.checkpoint import CheckpointPolicy
+import chitta
 from chitta.errors import ChittaError, ChittaIOError, InvalidArgument
 from chitta.field import Field
+from chitta.field.checkpoint import CheckpointPolicy
 from chitta.server import methods, protocol
 from chitta.server.maintenance import Maintainer
 from chitta.server.protocol import HEADER, ProtocolError
@@ -402,7 +402,7 @@ class Daemon:
     def info(self) -> dict[str, Any]:
         return {
             "protocol": protocol.PROTOCOL_VERSION,
-            "version": __version__,
+            "version": chitta.__version__,
             "path": str(self.field.path),
             "instance_id": self.field.instance_id,
             "pid": os.getpid(),

@@ -10,9 +10,9 @@ import time
 from contextlib import AbstractContextManager
 from typing import Any
 
-from chitta.checkpoint import CheckpointPolicy, store
 from chitta.errors import ChittaError, LockedError
 from chitta.field import Field
+from chitta.field.checkpoint import CheckpointPolicy, store
 
 
 class Maintainer:

@@ -22,12 +22,12 @@ import msgspec
 import numpy as np
 
 from chitta import errors
-from chitta.checkpoint.snapshot import CheckpointInfo
 from chitta.errors import ChittaError, InvalidArgument
-from chitta.lifecycle.contradictions import ContradictionPair
-from chitta.lifecycle.curation import CurationReport
-from chitta.lifecycle.dedup import DedupReport
+from chitta.field.checkpoint.snapshot import CheckpointInfo
 from chitta.model import FieldStats, Memory
+from chitta.policies.contradictions import ContradictionPair
+from chitta.policies.curation import CurationReport
+from chitta.policies.dedup import DedupReport
 from chitta.recall.hit import Factor, Hit
 from chitta.server.methods import (  # re-exported (__all__)
     METHODS,

@@ -1,7 +1,7 @@
 // csrc/bm25/tokenizer.h
 // The BM25 tokenizer: strict UTF-8 in, lowercase tokens out.
 //
-// Rules (the Python docstring of chitta.index.bm25.tokenize repeats them):
+// Rules (the Python docstring of chitta.organs.index.bm25.tokenize repeats them):
 // - Input must be valid UTF-8 (no overlong forms, surrogates or code points
 //   above U+10FFFF); anything else is InvalidArgument naming the byte offset.
 // - Word characters: ASCII letters and digits, '_', and the letters, digits and

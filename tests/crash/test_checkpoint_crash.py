@@ -17,8 +17,8 @@ import pytest
 from fieldtools import memory_dict
 
 import chitta
-from chitta.checkpoint import store
 from chitta.errors import CheckpointIgnored
+from chitta.field.checkpoint import store
 
 # Writes, then checkpoints, forever; prints each id once remember() returned.
 # PAUSE_AT names a rename of the publish step (0: tmp -> ckpt-, 1: CURRENT.tmp ->
@@ -26,7 +26,7 @@ from chitta.errors import CheckpointIgnored
 CHILD = r"""
 import os, sys, time
 import chitta
-from chitta.checkpoint import store
+from chitta.field.checkpoint import store
 root, pause_at, when = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 real_rename, calls = os.rename, [0]
 def rename(src, dst):

@@ -115,7 +115,7 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_write(tmp_path: Path) -
         # such an id may be absent, but only if its DeleteMemory is in the log.
         deleted_in_log = {
             r["fields"]["id"]
-            for r in chitta.inspect.iter_records(root)
+            for r in chitta.field.inspect.iter_records(root)
             if r["op"] == "DeleteMemory"
         }
         with chitta.open(root, read_only=True) as f:
@@ -131,5 +131,5 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_write(tmp_path: Path) -
                 # Group members are never forgotten by the writer, so all must be here.
                 assert len(members) == members[0].meta["size"], f"group {tag} half-applied"  # type: ignore[index]
     assert len(present) > 100, "the writers acknowledged too little to make the test meaningful"
-    report = chitta.inspect.verify(root)
+    report = chitta.field.inspect.verify(root)
     assert all(d["kind"] == "torn_tail" for d in report["damages"]), report["damages"]

@@ -102,5 +102,5 @@ def test_sigkill_of_a_threaded_fsync_writer_loses_no_acknowledged_remember(tmp_p
             for mid in list(acked)[::37]:
                 assert f.get(mid).text == acked[mid]
     assert len(acked) > 200, "the writers acknowledged too little to make the test meaningful"
-    report = chitta.inspect.verify(root)
+    report = chitta.field.inspect.verify(root)
     assert all(d["kind"] == "torn_tail" for d in report["damages"]), report["damages"]

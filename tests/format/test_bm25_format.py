@@ -13,7 +13,7 @@ from pathlib import Path
 from segment_oracle import crc32c
 
 import chitta
-from chitta.index.bm25 import tokenize
+from chitta.organs.index.bm25 import tokenize
 
 GOLDEN = Path(__file__).parent / "golden" / "checkpoint-v3"
 

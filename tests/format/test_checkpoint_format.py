@@ -16,8 +16,8 @@ import pytest
 from segment_oracle import crc32c, only_segment
 
 import chitta
-from chitta.checkpoint import format as fmt
 from chitta.errors import CheckpointIgnored
+from chitta.field.checkpoint import format as fmt
 
 GOLDENS = Path(__file__).parent / "golden"
 V1 = GOLDENS / "checkpoint-v1"
@@ -245,7 +245,7 @@ def test_v4_memories_columns_match_the_spec() -> None:
 
 
 def test_v3_memories_migrate_to_the_v4_columns() -> None:
-    from chitta.checkpoint.snapshot import migrate
+    from chitta.field.checkpoint.snapshot import migrate
 
     def memories(golden: str) -> dict:
         version, _f, _n, body = _framed(_live(GOLDENS / golden) / "state", b"CHITSTAT")

@@ -117,18 +117,18 @@ def test_flipped_byte_mid_log_is_crc_mismatch_with_segment_and_offset(field: Pat
             seg.name,
         )
         assert len(f) == 2  # the third memory's put was the damaged record; the rest applied
-    assert chitta.inspect.verify(field)["damages"][0]["kind"] == "crc_mismatch"
+    assert chitta.field.inspect.verify(field)["damages"][0]["kind"] == "crc_mismatch"
 
 
 def test_truncated_tail_is_an_unfinished_write(field: Path) -> None:
     truncate_by(only_segment(field), 5)  # cut into the last record (the edge)
     with chitta.open(field, read_only=True) as f:
         assert len(f) == 2  # everything before the cut is there
-    (torn,) = chitta.inspect.verify(field)["damages"]
+    (torn,) = chitta.field.inspect.verify(field)["damages"]
     assert torn["kind"] == "torn_tail" and torn["offset"] == _offsets_before_cut(field)
     with chitta.open(field, instance_id=GOLDEN_INSTANCE) as f:  # the owner cuts the tail off
         f.remember("after the crash")
-    assert chitta.inspect.verify(field)["damages"] == []
+    assert chitta.field.inspect.verify(field)["damages"] == []
 
 
 def _offsets_before_cut(field: Path) -> int:
@@ -182,7 +182,7 @@ def test_unknown_op_type_is_reported_with_its_location(field: Path) -> None:
     with chitta.open(field, read_only=True, salvage=True) as f:
         assert len(f) == 2
         assert f.salvaged[0]["kind"] == "UnknownOpType" and f.salvaged[0]["offset"] == end
-    kinds = [d["kind"] for d in chitta.inspect.verify(field)["damages"]]
+    kinds = [d["kind"] for d in chitta.field.inspect.verify(field)["damages"]]
     assert kinds == ["unknown_op_type"]
 
 

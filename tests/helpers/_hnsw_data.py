@@ -19,7 +19,7 @@ import datagen
 import numpy as np
 from _hnsw_helpers import numpy_knn
 
-from chitta.index import HNSW
+from chitta.organs.index import HNSW
 
 N = 50_000
 BASE = 45_000

@@ -370,7 +370,7 @@ class MemoriesOrgan:
             written_ms=put.written_ms or put.created_ms,
         )
 
-    # ---- checkpoints (chitta/checkpoint) ------------------------------------------------
+    # ---- checkpoints (chitta/field/checkpoint) ------------------------------------------------
     def snapshot(self) -> tuple[dict[str, Any], npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
         """This organ's state as a msgpack-able map, plus the current vector of every
         live memory that has one (ids, count x dim float32) for the vector sidecar.

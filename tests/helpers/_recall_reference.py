@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from chitta.index.fusion import rrf_fuse
+from chitta.organs.index.fusion import rrf_fuse
 from chitta.recall.engine import RecallEngine
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Hit

@@ -1,4 +1,4 @@
-"""Independent oracles for chitta.index.PostingIndex (test helper, not collected).
+"""Independent oracles for chitta.organs.index.PostingIndex (test helper, not collected).
 
 ``numpy_reference`` ranks by brute force over all stored rows with numpy;
 ``PyModel`` is a pure-Python model of the whole index (add/remove/compact/search)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import chitta
-from chitta._native_paths import c_build_command
+from chitta.field.native_paths import c_build_command
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "example.c"
 CF_OK, CF_ENOTFOUND, CF_EINVAL = 0, 1, 4

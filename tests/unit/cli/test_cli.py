@@ -155,7 +155,7 @@ def test_demo_answers_each_question_in_top_5(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     doc = json.loads(
-        (Path(chitta.__file__).parent / "data" / "tidepool_chat.json").read_text("utf-8")
+        (Path(chitta.__file__).parent / "cli" / "data" / "tidepool_chat.json").read_text("utf-8")
     )
     assert summary["turns"] == summary["memories"] == len(doc["turns"]) >= 250
     assert summary["instances"] == 2 and summary["verify_damages"] == 0

@@ -86,7 +86,7 @@ def test_update_content_and_state_as_one_group(root: Path) -> None:
     assert (m.text, m.tags, m.confidence, m.strength) == ("port 8081", ("net", "fixed"), 0.5, 2.0)
     with chitta.open(root, read_only=True) as f:
         assert f.get(mid) == m
-    ops_seen = [rec["op"] for rec in chitta.inspect.iter_records(root)]
+    ops_seen = [rec["op"] for rec in chitta.field.inspect.iter_records(root)]
     assert ops_seen == ["PutPayload", "Batch"]
 
 
@@ -95,7 +95,7 @@ def test_remember_many_is_one_batch_record(root: Path) -> None:
         ids = f.remember_many(["one", {"text": "two", "kind": "thought", "tags": ["x"]}, "three"])
         assert [f.get(i).text for i in ids] == ["one", "two", "three"]
         assert f.get(ids[1]).kind == "thought"
-    records = list(chitta.inspect.iter_records(root))
+    records = list(chitta.field.inspect.iter_records(root))
     assert [r["op"] for r in records] == ["Batch"]
     assert len(records[0]["fields"]["ops"]) == 3
 

@@ -27,11 +27,7 @@ def _fresh(code: str, tmp_path: Path) -> str:
 def test_import_chitta_loads_only_the_errors(tmp_path: Path) -> None:
     out = _fresh("import json, sys, chitta; print(json.dumps(sorted(sys.modules)))", tmp_path)
     loaded = set(json.loads(out))
-    assert {m for m in loaded if m.startswith("chitta")} == {
-        "chitta",
-        "chitta.errors",
-        "chitta._native_paths",
-    }
+    assert {m for m in loaded if m.startswith("chitta")} == {"chitta", "chitta.errors"}
     assert not {"numpy", "msgspec", "click", "rich", "mcp", "chitta._core"} & loaded
 
 

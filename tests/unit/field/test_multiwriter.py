@@ -62,7 +62,7 @@ def test_delete_written_after_reading_the_put_replays_after_it(tmp_path: Path) -
         x = busy.remember("the fact")
         quiet.refresh()
         quiet.forget(x)  # quiet saw x, so its delete gets a later seqno than x's put
-    records = list(chitta.inspect.iter_records(root))
+    records = list(chitta.field.inspect.iter_records(root))
     put = next(r for r in records if r["op"] == "PutPayload" and r["fields"]["id"] == x)
     delete = next(r for r in records if r["op"] == "DeleteMemory")
     assert delete["seqno"] > put["seqno"]
@@ -76,5 +76,5 @@ def test_replay_order_is_seqno_then_instance(tmp_path: Path) -> None:
         for i in range(50):
             a.remember(f"a{i}")
             b.remember(f"b{i}")
-    keys = [(r["seqno"], r["instance"]) for r in chitta.inspect.iter_records(root)]
+    keys = [(r["seqno"], r["instance"]) for r in chitta.field.inspect.iter_records(root)]
     assert keys == sorted(keys) and len(set(keys)) == 100

@@ -89,5 +89,5 @@ def test_verify_reports_the_invalid_payload(tmp_path: Path, op_type: OpType) -> 
     log = _core.SegmentLog(str(root), instance_id=7, durability="flush")
     log.append(int(op_type), invalid_payload(op_type))
     log.close()
-    (damage,) = chitta.inspect.verify(root)["damages"]
+    (damage,) = chitta.field.inspect.verify(root)["damages"]
     assert damage["kind"] == "bad_payload" and damage["offset"] == 32

@@ -30,9 +30,9 @@ from toy_organ import SessionTally
 
 import chitta
 from chitta import _core, ops
-from chitta.checkpoint.snapshot import SnapshotFiles
 from chitta.encode import HashingEmbedder
 from chitta.errors import CorruptionError
+from chitta.field.checkpoint.snapshot import SnapshotFiles
 from chitta.organs import registry
 
 SAMPLE_BY_TYPE = {int(op.op_type): op for op in SAMPLES}
@@ -173,7 +173,7 @@ def test_checkpoint_then_reopen_equals_full_replay(tmp_path: Path, name: str) ->
         assert state_w == state_c and warm.organ(name).stats() == cold.organ(name).stats()
         # Native index files may lay out the same content differently after a restore
         # (bm25.idx keeps restored and new documents in separate blocks): the names must
-        # match; what the indexes answer is compared by tests/unit/checkpoint/.
+        # match; what the indexes answer is compared by tests/unit/field/checkpoint/.
         assert files_w.keys() == files_c.keys()
 
 

@@ -215,7 +215,7 @@ def test_views_equal_the_brute_force_reference(
 def test_snapshot_rows_restore_to_the_same_views(log: list[Any]) -> None:
     import tempfile
 
-    from chitta.checkpoint.snapshot import SnapshotFiles
+    from chitta.field.checkpoint.snapshot import SnapshotFiles
 
     organ = KnowledgeOrgan()
     for op in log:

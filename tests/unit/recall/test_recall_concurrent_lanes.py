@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import chitta
-from chitta.index._hnsw_tiered import TieredHNSW
 from chitta.organs import recall_index_dense
+from chitta.organs.index._hnsw_tiered import TieredHNSW
 from chitta.recall.hit import Hit
 
 T0 = 1_780_000_000.0

@@ -22,10 +22,10 @@ import pytest
 from _counting_embedder import Counting
 
 import chitta
-from chitta.checkpoint import format as fmt
-from chitta.checkpoint import vocab as vocab_format
 from chitta.encode import HashingEmbedder
 from chitta.errors import CheckpointIgnored, CorruptionError, InvalidArgument
+from chitta.field.checkpoint import format as fmt
+from chitta.field.checkpoint import vocab as vocab_format
 from chitta.recall.engine import RecallSettings
 from chitta.recall.expand import Vocabulary, vocabulary_words
 
@@ -228,7 +228,7 @@ def test_a_checkpoint_written_without_the_embedder_carries_the_table_on(tmp_path
     with _open(path) as f:
         f.remember(TEXTS[7])
         before, table = _recalls(f), _table(f)
-    from chitta.checkpoint.run import write_checkpoint
+    from chitta.field.checkpoint.run import write_checkpoint
 
     write_checkpoint(path)
     saved = vocab_format.read_vocab(_live(path) / "vocab.emb")

@@ -187,7 +187,7 @@ def test_triplets_are_glossed_into_a_linked_alias(tmp_path: Path) -> None:
         assert f.get(a_id).embedding.tolist() == f.get(t_id).embedding.tolist()  # type: ignore[union-attr]
         ids = [h.id for h in f.recall("what does jeff use", k=5, touch=False)]
         assert a_id in ids and t_id in ids
-    records = list(chitta.inspect.iter_records(tmp_path / "f"))
+    records = list(chitta.field.inspect.iter_records(tmp_path / "f"))
     (group,) = [r for r in records if r["op"] == "Batch"]
     inner = [x["op"] for x in group["fields"]["ops"]]
     assert inner.count("PutPayload") == 2 and "AddAssocEdge" in inner  # one atomic group

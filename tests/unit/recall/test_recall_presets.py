@@ -9,7 +9,7 @@ import pytest
 
 import chitta
 from chitta.encode import HashingEmbedder, MpnetEmbedder, NomicEmbedder, OnnxMiniLM
-from chitta.importers import Turn, import_conversation
+from chitta.field.importers import Turn, import_conversation
 from chitta.recall.engine import RecallSettings
 from chitta.recall.presets import settings_for
 

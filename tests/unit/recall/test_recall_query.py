@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chitta.index.bm25 import tokenize
+from chitta.organs.index.bm25 import tokenize
 from chitta.recall.query import QUERY_STOPWORDS, keyword_query
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import chitta
-from chitta.checkpoint import format as fmt
-from chitta.checkpoint import snapshot
+from chitta.field.checkpoint import format as fmt
+from chitta.field.checkpoint import snapshot
 from chitta.recall.context import MAX_SPEAKER_CHARS, speaker_of
 from chitta.recall.query import named_speaker
 

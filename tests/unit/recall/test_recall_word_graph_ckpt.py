@@ -19,10 +19,10 @@ from _counting_embedder import Counting
 
 import chitta
 from chitta import _core
-from chitta.checkpoint import format as fmt
-from chitta.checkpoint import vocab as vocab_format
 from chitta.errors import CheckpointIgnored, ChittaIOError, CorruptionError, InvalidArgument
 from chitta.field import vocab as field_vocab
+from chitta.field.checkpoint import format as fmt
+from chitta.field.checkpoint import vocab as vocab_format
 from chitta.recall import expand
 from chitta.recall.engine import RecallSettings
 
@@ -232,7 +232,7 @@ def test_a_checkpoint_without_the_graph_builds_it_at_open_with_progress(
 
 
 def test_a_checkpoint_written_without_the_embedder_carries_the_graph_on(tmp_path: Path) -> None:
-    from chitta.checkpoint.run import write_checkpoint
+    from chitta.field.checkpoint.run import write_checkpoint
 
     path = tmp_path / "f"
     _written(path, tmp_path)
@@ -272,7 +272,7 @@ def test_a_damaged_graph_ignores_the_checkpoint_and_changes_nothing(
         data[-40] ^= 0x01  # a link near the end: CRC mismatch
         side.write_bytes(bytes(data))
     elif damage == "flip_vector_and_crc":  # a vector unlike its row, the file's own CRC made right
-        from chitta.checkpoint.format import crc32c
+        from chitta.field.checkpoint.format import crc32c
 
         n = fmt.read_state(live / "state")[1]["vocabulary"]["graph_rows"]
         at = 64 + 10 * n + 5  # inside node 0's vector

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import chitta
-from chitta.checkpoint import CheckpointInfo, CheckpointPolicy, store
 from chitta.errors import InvalidArgument
+from chitta.field.checkpoint import CheckpointInfo, CheckpointPolicy, store
 from chitta.server.daemon import Daemon
 
 

@@ -122,9 +122,9 @@ def test_check_arguments_follows_the_json_schema() -> None:
 
 
 def test_lifecycle_reports_cross_the_wire_as_themselves() -> None:
-    from chitta.lifecycle.contradictions import ContradictionPair
-    from chitta.lifecycle.curation import CurationReport
-    from chitta.lifecycle.dedup import DedupReport
+    from chitta.policies.contradictions import ContradictionPair
+    from chitta.policies.curation import CurationReport
+    from chitta.policies.dedup import DedupReport
 
     values = [
         CurationReport(examined=5, expired=1, deduplicated=2, decayed=3, bad_expiry=0, at_ms=7),

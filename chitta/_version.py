@@ -1,6 +1,0 @@
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("chitta")
-except PackageNotFoundError:  # running from a source tree without install
-    __version__ = "0.0.0+unknown"

@@ -1,0 +1,117 @@
+"""units.emb (checkpoint state 3): a field opened from a checkpoint maps the
+recall index's unit vectors instead of normalising its own copy. The oracle is
+the same field replayed from its log: every unit vector, every dense result
+bit for bit; writes after the open grow the matrix; a units.emb that does not
+belong to its state is refused."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import chitta
+from chitta.errors import CheckpointIgnored
+from chitta.field.checkpoint import format as fmt
+from chitta.field.checkpoint import store
+
+DIM = 24
+NOW = 1_780_000_000.0  # a fixed clock: recency factors are then equal on both sides
+
+
+def _vectors(n: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
+
+
+def _build(root: Path) -> list[int]:
+    vecs = _vectors(120)
+    vecs[4] = 0.0  # a zero vector: the recall index keeps no unit row for it
+    with chitta.open(root, clock=lambda: NOW, embedder=None) as f:
+        ids = f.remember_many([{"text": f"memory {i}", "embedding": v} for i, v in enumerate(vecs)])
+        f.forget(ids[9])
+        f.update(ids[10], embedding=_vectors(1, 5)[0])
+        f.checkpoint()
+    return ids
+
+
+def _dense_view(f: chitta.Field) -> tuple[dict[int, bytes], list[list[tuple[int, float]]]]:
+    units = {}
+    for mid in f.ids():
+        v = f.core.index.vector(mid)
+        units[mid] = b"" if v is None else v.tobytes()
+    hits = [
+        [(h.id, h.score) for h in f.recall(vector=q, k=7, lanes=("dense",), touch=False)]
+        for q in _vectors(6, 3)
+    ]
+    return units, hits
+
+
+def _from_checkpoint(root: Path) -> chitta.Field:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CheckpointIgnored)
+        f = chitta.open(root, clock=lambda: NOW, read_only=True, embedder=None)
+    assert f.checkpoint_loaded is not None
+    return f
+
+
+def test_unit_rows_are_mapped_and_equal_the_replayed_field(tmp_path: Path) -> None:
+    root = tmp_path / "f"
+    ids = _build(root)
+    live = store.current(root.absolute())
+    assert live is not None and (live / "units.emb").exists()
+    _version, state = fmt.read_state(live / "state")
+    assert np.frombuffer(state["organs"]["recall_index"]["units_missing"], "<u8").tolist() == [
+        ids[4]
+    ]
+    with _from_checkpoint(root) as f:
+        assert not f.core.index._vecs.flags.owndata  # a view of the map, not a normalised copy
+        observed = _dense_view(f)
+        assert f.core.index.vector(ids[4]) is None
+    with chitta.open(
+        root, clock=lambda: NOW, read_only=True, embedder=None, load_checkpoint=False
+    ) as f:
+        assert observed == _dense_view(f)
+
+
+def test_writes_after_the_open_grow_the_mapped_matrix(tmp_path: Path) -> None:
+    root = tmp_path / "f"
+    ids = _build(root)
+    extra = _vectors(300, 8)  # more rows than the map holds
+    with chitta.open(root, clock=lambda: NOW, embedder=None) as f:
+        assert f.checkpoint_loaded is not None
+        new = f.remember_many([{"text": f"later {i}", "embedding": v} for i, v in enumerate(extra)])
+        f.update(ids[4], embedding=extra[0] * 2)  # the memory without a unit row gets one
+        f.forget(ids[11])
+        top = f.recall(vector=extra[17], k=1, lanes=("dense",), touch=False)
+        assert top[0].id == new[17]
+        observed = _dense_view(f)
+    with chitta.open(
+        root, clock=lambda: NOW, read_only=True, embedder=None, load_checkpoint=False
+    ) as f:
+        assert observed == _dense_view(f)
+    # The file under the copy-on-write map is unchanged: the checkpoint still loads.
+    with _from_checkpoint(root) as f:
+        assert len(f) == len(ids) - 1 + len(extra) - 1
+
+
+def test_units_of_other_ids_are_refused(tmp_path: Path) -> None:
+    root = tmp_path / "f"
+    _build(root)
+    live = store.current(root.absolute())
+    assert live is not None
+    ids, rows = fmt.read_emb(live / "units.emb")
+    ids, rows = ids[::-1].copy(), rows[::-1].copy()
+    (live / "units.emb").unlink()
+    info = fmt.write_emb(live / "units.emb", ids, rows)
+    _version, state = fmt.read_state(live / "state")
+    state["sidecars"]["units.emb"] = {
+        **info,
+        "crc": int.from_bytes((live / "units.emb").read_bytes()[-4:], "little"),
+    }
+    fmt.write_state(live / "state", state)
+    with pytest.warns(CheckpointIgnored, match="units.emb"):
+        f = chitta.open(root, clock=lambda: NOW, read_only=True, embedder=None)
+    with f:
+        assert f.checkpoint_loaded is None

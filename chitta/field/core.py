@@ -235,6 +235,8 @@ class FieldCore:
         )
         self.applied = 0
         self.unrouted = 0  # valid ops no organ of this version keeps state for
+        # the same per op type (checkpoint state 7); None when a state-6 checkpoint did not say
+        self.unrouted_types: dict[int, int] | None = {}
         self.vocab_saved: Any = (
             None  # the checkpoint's word table (vocab.emb) until the vocabulary takes it
         )
@@ -288,6 +290,9 @@ class FieldCore:
         organs = self.routes.get(int(op.op_type))
         if organs is None:
             self.unrouted += 1
+            if self.unrouted_types is not None:
+                code = int(op.op_type)
+                self.unrouted_types[code] = self.unrouted_types.get(code, 0) + 1
         else:
             for organ in organs:
                 organ.apply(op)

@@ -668,3 +668,9 @@ def open(
         recall_settings=recall_settings,
         load_checkpoint=load_checkpoint,
     )
+
+
+# The public names keep the module they always had (reprs, pickles, docs tools).
+for _public in (Field, open, default_path, infer_harness):
+    _public.__module__ = "chitta.field"
+del _public

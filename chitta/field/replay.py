@@ -216,6 +216,8 @@ def _apply_ops(core: FieldCore, op_type: int, run: list[Op]) -> None:
     organs = core.routes.get(op_type)
     if organs is None:
         core.unrouted += len(run)
+        if core.unrouted_types is not None:
+            core.unrouted_types[op_type] = core.unrouted_types.get(op_type, 0) + len(run)
     else:
         for organ in organs:
             organ.apply_run(OpType(op_type), run)

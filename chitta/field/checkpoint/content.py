@@ -32,6 +32,7 @@ def check(state: dict[str, Any]) -> None:
         raise CorruptionError(
             f"checkpoint says {applied + unrouted} records were read from {log_bytes} bytes of log"
         )
+    _check_types(state, unrouted)
     mem = state["organs"]["memories"]
     rows = _count(mem, "rows")
     if rows > applied:
@@ -55,3 +56,31 @@ def check(state: dict[str, Any]) -> None:
     inner = off[(off > 0) & (off < len(text))]
     if len(inner) and np.any((arena[inner] & 0xC0) == 0x80):
         raise CorruptionError("checkpoint text offsets split a UTF-8 character")
+
+
+def _check_types(state: dict[str, Any], unrouted: int) -> None:
+    """State 7's op-type records: op bytes, per-type counts that add up to ``unrouted``."""
+    routed = state["routed_types"]
+    if not isinstance(routed, list) or not all(_is_op_byte(t) for t in routed):
+        raise CorruptionError(f"checkpoint routed_types={routed!r} is not a list of op types")
+    counts = state["unrouted_types"]
+    if counts is None:
+        return
+    if not isinstance(counts, list) or not all(
+        isinstance(c, list) and len(c) == 2 and _is_op_byte(c[0]) and _is_count(c[1])
+        for c in counts
+    ):
+        raise CorruptionError(f"checkpoint unrouted_types={counts!r} is not [op type, count] pairs")
+    if sum(int(c[1]) for c in counts) != unrouted or {int(c[0]) for c in counts} & set(routed):
+        raise CorruptionError(
+            f"checkpoint unrouted_types do not add up to its {unrouted} unrouted records"
+            " or name a type its organs routed"
+        )
+
+
+def _is_op_byte(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 255
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -51,11 +51,11 @@ STATE_MAGIC = b"CHITSTAT"
 EMB_MAGIC = b"CHITEMB\x00"
 BIN_MAGIC = b"CHITBIN\x00"
 
-STATE_VERSION = 6  # what this code writes (1: before the dense-index setting and HNSW sidecars;
+STATE_VERSION = 7  # what this code writes (1: before the dense-index setting and HNSW sidecars;
 # 2: before bm25.idx, speakers, the unit-vector sidecar units.emb and posting.idx recorded by its own CRC;
 # 3: before the memories organ's columns, the recall index's optional packed columns and its staged
 #    ids in arrival order; 4: before the expansion lane's word table vocab.emb; 5: before the
-#    knowledge organ)
+#    knowledge organ; 6: before the per-op-type unrouted counts and the routed op types)
 EMB_VERSION = 1
 BIN_VERSION = 1
 

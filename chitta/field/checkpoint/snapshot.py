@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -186,6 +186,10 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
             },
             "applied": view.core.applied,
             "unrouted": view.core.unrouted,
+            "unrouted_types": None
+            if view.core.unrouted_types is None
+            else [[t, n] for t, n in sorted(view.core.unrouted_types.items())],
+            "routed_types": sorted(view.core.routes),
             "organs": organ_states,
             "sidecars": sidecars,
         }
@@ -353,12 +357,30 @@ def _v5_to_v6(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+# The op types the organs of state version 6 routed (memories, graph, settings, recall_index,
+# encoder, knowledge): PutPayload 0, UpdateState 1, DeleteMemory 2, AddAssocEdge 3,
+# AddTriplet 5, InvalidateTriplet 6, UpdateSparseCode 12, DemoteMemory 13,
+# UpdateMemoryContent 24, UpdateSparseEncoder 65, ConfigureField 66.
+_V6_ROUTED = (0, 1, 2, 3, 5, 6, 12, 13, 24, 65, 66)
+
+
+def _v6_to_v7(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 7 records which op types the writer's organs routed and how many records of
+    each other type it counted as unrouted, so an organ added later can start empty from it
+    (``organ_may_start_empty``). A version-6 state knows only the total: with none unrouted
+    every type's count is zero; otherwise the per-type counts are unknown (``None``)."""
+    state["routed_types"] = list(_V6_ROUTED)
+    state["unrouted_types"] = [] if int(state["unrouted"]) == 0 else None
+    return state
+
+
 _MIGRATIONS = {
     1: _v1_to_v2,
     2: _v2_to_v3,
     3: _v3_to_v4,
     4: _v4_to_v5,
     5: _v5_to_v6,
+    6: _v6_to_v7,
 }  # version -> step to version + 1
 
 
@@ -378,6 +400,18 @@ def migrate(version: int, state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+def organ_may_start_empty(state: dict[str, Any], handles: Iterable[int]) -> bool:
+    """Whether an organ the checkpoint holds no state for can start empty from it: true when
+    the checkpoint's writer had no organ for any of the organ's op types and counted no
+    record of any of them before the watermark. Otherwise the field replays the log."""
+    counts = state["unrouted_types"]
+    if counts is None:
+        return False
+    seen = {int(t) for t, n in counts if int(n) > 0}
+    routed = {int(t) for t in state["routed_types"]}
+    return not any(int(t) in routed or int(t) in seen for t in handles)
+
+
 def restore(field: FieldCore, loaded: Loaded) -> None:
     """Fill ``field``'s fresh organs from ``loaded`` through the organ contract, in
     registry order, and seed its log positions. Raises on anything malformed (an
@@ -388,8 +422,11 @@ def restore(field: FieldCore, loaded: Loaded) -> None:
     ctx = RestoreFiles(loaded.path, loaded.version, loaded.state["sidecars"])
     for organ in field.organs:
         if organ.name not in organs:
+            if organ_may_start_empty(loaded.state, organ.handles):
+                continue  # none of its op types came before the watermark: it stays empty
             raise CorruptionError(
-                f"the checkpoint has no state for organ {organ.name!r} (written before it existed)"
+                f"the checkpoint has no state for organ {organ.name!r} (written before it"
+                " existed, after records of its op types)"
             )
         try:
             organ.restore(organs[organ.name], ctx)
@@ -402,6 +439,12 @@ def restore(field: FieldCore, loaded: Loaded) -> None:
     )  # adopted by chitta.recall.expand.attach once the embedder is known
     field.applied = int(loaded.state["applied"])
     field.unrouted = int(loaded.state["unrouted"])
+    counts = loaded.state["unrouted_types"]  # None: not known per type (a state-6 checkpoint)
+    dropped = {int(t) for t in loaded.state["routed_types"]} - set(field.routes)
+    # Records an organ routed then, and none now, were not counted: per-type counts unknown.
+    field.unrouted_types = (
+        None if counts is None or dropped else {int(t): int(n) for t, n in counts}
+    )
     positions = [(str(n), int(o), int(s), bool(h), bool(d)) for n, o, s, h, d in mark["positions"]]
     field.log.seed_positions(positions, int(mark["clock"]))
 

@@ -3,37 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+from clitools import chitta_exe as _chitta_exe
+from clitools import run
 from fieldtools import flip_byte, segment_files, truncate_by
 
 import chitta
-
-
-def _chitta_exe() -> str:
-    beside = Path(sys.executable).parent / "chitta"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("chitta")
-    assert found, "the chitta console script is not installed"
-    return found
-
-
-def run(*args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(home or Path.home()),
-        "CHITTA_EMBEDDER": os.environ.get("CHITTA_EMBEDDER", "none"),
-    }
-    if home is not None:
-        env["CHITTA_HOME"] = str(home / "field")
-    return subprocess.run(
-        [_chitta_exe(), *args], capture_output=True, text=True, timeout=60, env=env, check=False
-    )
 
 
 def test_version() -> None:

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_cli import run
+from clitools import run
 
 import chitta
 

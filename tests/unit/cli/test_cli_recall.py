@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from test_cli import _chitta_exe
+from clitools import chitta_exe as _chitta_exe
 
 import chitta
 from chitta.recall.hit import Hit

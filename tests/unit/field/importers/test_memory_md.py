@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_cli import _chitta_exe
+from clitools import chitta_exe as _chitta_exe
 
 import chitta
 from chitta.errors import InvalidArgument

@@ -286,6 +286,19 @@ CHITTA_BIND(wal) {
         ThrowIfError(l.mutable_log().SeedPositions(v, clock));
       }, py::arg("positions"), py::arg("clock"),
          "Resume reading from a checkpoint's positions (before the first read_new).")
+      .def_property_readonly("writer_failed", [](const PyLog& l) { return l.log().writer_failed(); },
+                             "The writer failed for good (a failed fsync or buffered flush): "
+                             "every later append fails until the field is reopened.")
+      .def("lost_records", [](const PyLog& l) {
+        py::list out;
+        for (const auto& r : l.log().lost_records()) {
+          out.append(py::make_tuple(r.seqno, r.op_type,
+                                    py::bytes(reinterpret_cast<const char*>(r.payload.data()),
+                                              r.payload.size())));
+        }
+        return out;
+      }, "Durability 'buffered': (seqno, op_type, payload) of each acknowledged record a "
+         "failed flush lost, in seqno order; empty otherwise.")
       .def("flush", &PyLog::Flush)
       .def("sync", &PyLog::Sync)
       .def("close", &PyLog::Close)

@@ -29,6 +29,16 @@ class ChittaIOError(ChittaError, OSError):
     """The operating system refused a read or write."""
 
 
+class LostWritesError(ChittaIOError):
+    """Durability ``"buffered"``: writing the buffer failed (a full disk, say) and lost
+    records the handle had acknowledged. ``lost_ids``: the memories those records put,
+    ascending; ``lost_seqnos``: every lost record's seqno. The handle refuses every later
+    call with this error; reopen the field (the log holds everything before the loss)."""
+
+    lost_ids: tuple[int, ...] = ()
+    lost_seqnos: tuple[int, ...] = ()
+
+
 class LockedError(ChittaError):
     """A named instance is already held by a live process."""
 
@@ -102,6 +112,7 @@ __all__ = [
     "InvalidArgument",
     "InvalidArgumentError",
     "LockedError",
+    "LostWritesError",
     "ModelChecksumError",
     "NotAFieldError",
     "NotFound",

@@ -20,10 +20,11 @@ and processes); so does embedding, which is the slow part of a write.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeGuard
 
@@ -32,7 +33,14 @@ import numpy.typing as npt
 
 from chitta import _core, ops
 from chitta.encode.field_encoding import FieldEncoding
-from chitta.errors import ClosedError, InvalidArgument, NotFound
+from chitta.errors import (
+    ChittaError,
+    ChittaIOError,
+    ClosedError,
+    InvalidArgument,
+    LostWritesError,
+    NotFound,
+)
 from chitta.ops import Op, OpType
 from chitta.ops import checks as v
 from chitta.ops.code_columns import CodeColumns
@@ -158,6 +166,7 @@ class FieldCore:
         self.closed = True  # until the log is open
         self.path = root
         self.durability = durability
+        self.buffered = durability == "buffered"  # a failed flush fails the handle
         self.salvage = salvage
         self.log = _core.SegmentLog(
             str(root),
@@ -258,16 +267,52 @@ class FieldCore:
     def check_open(self) -> None:
         if self.closed:
             raise ClosedError("the field is closed")
+        if self.buffered and self.log.writer_failed:
+            raise self.writer_failure()
         if self.pending_puts:
             self.apply_pending()
 
     def check_writable(self) -> None:
         if self.closed:
             raise ClosedError("the field is closed")
+        if self.buffered and self.log.writer_failed:
+            raise self.writer_failure()
         if self.read_only:
             raise InvalidArgument("the field was opened read_only")
         if self.pending_puts:
             self.apply_pending()
+
+    @contextlib.contextmanager
+    def lost_writes(self) -> Iterator[None]:
+        """Around a log call: a buffered writer's failure becomes a LostWritesError."""
+        try:
+            yield
+        except ChittaIOError as exc:
+            lost = self.lost_error(exc)
+            if lost is not None:
+                raise lost from exc
+            raise
+
+    def lost_error(self, exc: ChittaIOError) -> LostWritesError | None:
+        """For a failed log call of a buffered writer that failed for good: the
+        LostWritesError naming what it lost (None otherwise: raise ``exc`` itself)."""
+        if self.buffered and not isinstance(exc, LostWritesError) and self.log.writer_failed:
+            return self.writer_failure(exc)
+        return None
+
+    def writer_failure(self, cause: BaseException | None = None) -> LostWritesError:
+        """The error of a buffered writer that failed for good: a LostWritesError naming
+        the acknowledged memories the failed flush lost."""
+        lost = self.log.lost_records()
+        ids = sorted({mid for _, code, payload in lost for mid in _put_ids(code, payload)})
+        err = LostWritesError(
+            f"a buffered flush failed and lost {len(lost)} acknowledged records"
+            f" ({len(ids)} memories; .lost_ids names them): {cause or 'see the first error'}."
+            " Free space or fix the disk, reopen the field and write them again"
+        )
+        err.lost_ids = tuple(ids)
+        err.lost_seqnos = tuple(seqno for seqno, _, _ in lost)
+        return err
 
     def apply_pending(self) -> None:
         """Apply the puts remember() queued, in the order queued, as one run
@@ -310,7 +355,13 @@ class FieldCore:
             raise InvalidArgument(
                 f"the change encodes to {len(payload)} bytes; split it (limit {_core.MAX_PAYLOAD})"
             )
-        seqno: int = self.log.append(code, payload)
+        try:
+            seqno: int = self.log.append(code, payload)
+        except ChittaIOError as exc:
+            lost = self.lost_error(exc)
+            if lost is not None:
+                raise lost from exc
+            raise
         with self.lock:
             if self.pending_puts:
                 self.apply_pending()
@@ -324,7 +375,13 @@ class FieldCore:
     def commit_put(self, op: ops.PutPayload, payload: bytes) -> None:
         """The pipeline's direct path for one plain put (no vector, no codes): append
         its encoded ``payload`` and hand it to the put organs' ``apply_put``."""
-        self.log.append(int(OpType.PutPayload), payload)
+        try:
+            self.log.append(int(OpType.PutPayload), payload)
+        except ChittaIOError as exc:
+            lost = self.lost_error(exc)
+            if lost is not None:
+                raise lost from exc
+            raise
         with self.lock:
             if self.pending_puts:
                 self.apply_pending()  # keep this handle's puts in call order
@@ -358,4 +415,15 @@ class FieldCore:
             return
         self.closed = True
         self.fast_put = None
-        self.log.close()
+        with self.lost_writes():
+            self.log.close()
+
+
+def _put_ids(code: int, payload: bytes) -> list[int]:
+    """The ids of the memories a (lost) record put: a PutPayload's, or a Batch's puts'."""
+    try:
+        op = ops.decode(code, payload)
+    except ChittaError:  # not decodable here (a newer op type): it put no memory we know of
+        return []
+    inner = op.unpack() if code == _BATCH else [op]  # type: ignore[attr-defined]
+    return [o.id for o in inner if type(o) is ops.PutPayload]

@@ -260,12 +260,14 @@ class Field:
     def flush(self) -> None:
         """Push buffered records to the OS (matters for ``durability="buffered"``)."""
         self.core.check_open()
-        self.core.log.flush()
+        with self.core.lost_writes():
+            self.core.log.flush()
 
     def sync(self) -> None:
         """Make everything this instance wrote durable on disk now."""
         self.core.check_open()
-        self.core.log.sync()
+        with self.core.lost_writes():
+            self.core.log.sync()
 
     # ---- organ operations (chitta/field/calls.py) -----------------------------------
     def call(self, name: str, /, **arguments: Any) -> Any:

@@ -20,7 +20,7 @@ import numpy as np
 from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.encode.gloss import gloss_triplet, triplet_text
-from chitta.errors import ClosedError, InvalidArgument
+from chitta.errors import ChittaIOError, ClosedError, InvalidArgument
 from chitta.field import maintain, vocab
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
@@ -80,9 +80,15 @@ def remember(
         # ops.encode: tests/unit/log/test_log_put.py), appends and queues the put.
         put = core.fast_put
         if put is not None:
-            mid = put(text)
-            if mid is None:  # not a plain str of valid, non-blank UTF-8 within the limit
-                mid = put(v.text(text))  # Python's checks raise; a str subclass becomes a str
+            try:
+                mid = put(text)
+                if mid is None:  # not a plain str of valid, non-blank UTF-8 within the limit
+                    mid = put(v.text(text))  # Python's checks raise; a str subclass becomes a str
+            except ChittaIOError as exc:
+                lost = core.lost_error(exc)
+                if lost is not None:
+                    raise lost from exc
+                raise
             if mid is not None:
                 return mid
     if core.closed:

@@ -105,6 +105,12 @@ class Log {
   Status Stats(LogStats* out) const;
   // Group commit counters of this Log's writer (all zero without one).
   SyncStats sync_stats() const { return writer_ ? writer_->sync_stats() : SyncStats{}; }
+  // The writer failed for good (a failed fsync, or a failed buffered flush).
+  bool writer_failed() const { return writer_ && writer_->failed(); }
+  // kBuffered: the acknowledged records a failed flush lost (empty otherwise).
+  std::vector<LostRecord> lost_records() const {
+    return writer_ ? writer_->lost_records() : std::vector<LostRecord>{};
+  }
 
   uint32_t instance_id() const { return instance_id_; }  // 0 when read-only
   uint64_t clock() const { return clock_.load(); }       // highest seqno seen or written

@@ -142,9 +142,34 @@ Status SegmentWriter::FlushBufferLocked() {
   if (!st.ok()) {
     (void)::ftruncate(fd_->fd, static_cast<off_t>(size_ - buffer_.size()));
     size_ -= buffer_.size();
+    if (durability_ == Durability::kBuffered) {
+      // Every buffered record was acknowledged: keep them for the caller to
+      // report, and take no more (the handle would diverge from the log).
+      const size_t before = lost_.size();
+      for (size_t at = 0; at + kRecordHeaderSizeV2 <= buffer_.size();) {
+        const uint32_t n = DecodeFixed32(buffer_.data() + at);
+        const uint8_t op = buffer_[at + 12];
+        if (op != kSealOpType) {
+          const uint8_t* body = buffer_.data() + at + kRecordHeaderSizeV2;
+          lost_.push_back({DecodeFixed64(buffer_.data() + at + 4), op,
+                           std::vector<uint8_t>(body, body + n)});
+        }
+        at += kRecordHeaderSizeV2 + n;
+      }
+      st = Status::IOError(st.message() + "; " + std::to_string(lost_.size() - before) +
+                           " buffered records were lost");
+      buffer_.clear();
+      Fail(st);
+      return Failure();
+    }
   }
   buffer_.clear();
   return st;
+}
+
+std::vector<LostRecord> SegmentWriter::lost_records() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return lost_;
 }
 
 Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, const uint8_t* data,
@@ -164,6 +189,12 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
     if (!fd_ || (size_ > kHeaderSize && size_ + rec + kSealBytes > segment_bytes_)) {  // room for the seal
       CHITTA_RETURN_IF_ERROR(OpenNewSegmentLocked(seq));
     }
+    if (durability_ == Durability::kBuffered && !buffer_.empty() &&
+        buffer_.size() + rec > kBufferLimit) {
+      // Written before this record joins: a failure loses only acknowledged
+      // records (reported), never this one (its caller gets the error).
+      CHITTA_RETURN_IF_ERROR(FlushBufferLocked());
+    }
     uint8_t* p;
     const bool gather = durability_ != Durability::kFlush;  // kFsync: the leader writes the group
     if (gather) {
@@ -176,9 +207,6 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
     EncodeRecordV2(p, seq, op_type, data, n);
     if (gather) {
       size_ += rec;
-      if (durability_ == Durability::kBuffered && buffer_.size() >= kBufferLimit) {
-        CHITTA_RETURN_IF_ERROR(FlushBufferLocked());
-      }
     } else {
       CHITTA_RETURN_IF_ERROR(WriteLocked(p, rec));
       size_ += rec;
@@ -379,6 +407,7 @@ void SegmentWriter::WakeAllWaiters() {
 
 Status SegmentWriter::Flush() {
   std::lock_guard<std::mutex> l(mu_);
+  if (has_failed_.load(std::memory_order_acquire)) return Failure();
   return FlushBufferLocked();
 }
 
@@ -388,6 +417,7 @@ Status SegmentWriter::Sync() {
   uint64_t records;
   {
     std::lock_guard<std::mutex> l(mu_);
+    if (has_failed_.load(std::memory_order_acquire)) return Failure();
     CHITTA_RETURN_IF_ERROR(FlushBufferLocked());
     fd = fd_;
     last = last_seqno_;
@@ -426,6 +456,8 @@ Status SegmentWriter::Close() {
     st = Status::IOError("fdatasync " + fd_->path + ": " + file::ErrnoText(errno));
   }
   fd_.reset();
+  // A buffered writer that lost records says so at every Close, not only once.
+  if (st.ok() && durability_ == Durability::kBuffered && has_failed_.load()) return Failure();
   if (durability_ != Durability::kFsync || has_failed_.load()) return st;
   if (!st.ok()) {
     Fail(st);

@@ -13,6 +13,9 @@
 //             or fdatasync fails the writer for good (the page cache can no
 //             longer be trusted): every waiting and later Append returns it.
 //   kBuffered records gather in memory; written on Flush(), rotation, Close()
+//             and before a record that would take the buffer past its limit.
+//             A failed write of the buffer fails the writer for good, like a
+//             failed fsync, and keeps the records it lost (lost_records()).
 // Thread-safe: any number of threads may Append at once.
 #pragma once
 
@@ -30,6 +33,14 @@
 namespace chitta::wal {
 
 enum class Durability { kFlush = 0, kFsync = 1, kBuffered = 2 };
+
+// A record a failed kBuffered flush lost: it had been acknowledged (its Append
+// returned OK) but never reached the file.
+struct LostRecord {
+  uint64_t seqno = 0;
+  uint8_t op_type = 0;
+  std::vector<uint8_t> payload;
+};
 
 // Group commit counters (kFsync), for benchmarks and operators.
 struct SyncStats {
@@ -85,6 +96,9 @@ class SegmentWriter {
   uint64_t bytes_appended() const { return bytes_appended_.load(); }
   uint64_t last_seqno() const;
   SyncStats sync_stats() const;
+  bool failed() const { return has_failed_.load(std::memory_order_acquire); }
+  // kBuffered: the acknowledged records the failed flush lost, in seqno order.
+  std::vector<LostRecord> lost_records() const;
 
  private:
   struct Fd;
@@ -117,6 +131,7 @@ class SegmentWriter {
   uint64_t seg_records_ = 0;  // records in the current segment (its seal counts them)
   bool closed_ = false;
   std::atomic<uint64_t> bytes_appended_{0};
+  std::vector<LostRecord> lost_;  // kBuffered, after a failed flush; guarded by mu_
 
   // Group commit (kFsync). Lock order: mu_ before sync_mu_.
   mutable std::mutex sync_mu_;

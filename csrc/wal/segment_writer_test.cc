@@ -161,6 +161,60 @@ TEST(GroupCommitFailure, FailedGroupWriteFailsTheWriterForGood) {
   EXPECT_EQ(std::system((std::string("rm -rf ") + tmpl).c_str()), 0);
 }
 
+// A buffered flush that fails (EFBIG under RLIMIT_FSIZE, as ENOSPC would) keeps
+// the acknowledged records it lost, exactly those acknowledged and not on disk,
+// and fails the writer: later Append, Flush and Close all return the error.
+TEST(BufferedFailure, FailedFlushReportsExactlyTheLostRecords) {
+  char tmpl[] = "/tmp/chitta-bff-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  LogOptions o;
+  o.instance_id = 14;
+  o.durability = Durability::kBuffered;
+  std::unique_ptr<Log> log;
+  ASSERT_TRUE(Log::Open(tmpl, o, &log).ok());
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);
+  rlimit small = saved;
+  small.rlim_cur = 32 << 10;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  const std::string payload(300, 'b');
+  std::set<uint64_t> acked;
+  Status failure;
+  for (int i = 0; i < 1000 && failure.ok(); ++i) {
+    uint64_t s = 0;
+    Status st = log->Append(1, reinterpret_cast<const uint8_t*>(payload.data()), payload.size(), &s);
+    if (st.ok()) acked.insert(s);
+    if (st.ok() && i % 5 == 4) st = log->Flush();
+    failure = st;
+  }
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &saved), 0);
+  signal(SIGXFSZ, old_handler);
+  ASSERT_EQ(failure.code(), Code::kIOError) << failure.ToString();
+  EXPECT_NE(failure.message().find("buffered records were lost"), std::string::npos);
+  EXPECT_TRUE(log->writer_failed());
+  const std::vector<LostRecord> lost = log->lost_records();
+  ASSERT_FALSE(lost.empty());
+  std::set<uint64_t> lost_seqnos;
+  for (const LostRecord& r : lost) {
+    EXPECT_EQ(r.op_type, 1);
+    EXPECT_EQ(std::string(r.payload.begin(), r.payload.end()), payload);
+    lost_seqnos.insert(r.seqno);
+  }
+  uint64_t s = 0;
+  EXPECT_EQ(log->Append(1, reinterpret_cast<const uint8_t*>(payload.data()), payload.size(), &s).code(),
+            Code::kIOError);
+  EXPECT_EQ(log->Flush().code(), Code::kIOError);
+  EXPECT_EQ(log->Close().code(), Code::kIOError);
+  const std::set<uint64_t> on_disk = SeqnosOnDisk(tmpl);
+  std::set<uint64_t> missing;
+  std::set_difference(acked.begin(), acked.end(), on_disk.begin(), on_disk.end(),
+                      std::inserter(missing, missing.begin()));
+  EXPECT_EQ(missing, lost_seqnos);  // the disk is the oracle
+  EXPECT_TRUE(std::includes(acked.begin(), acked.end(), on_disk.begin(), on_disk.end()));
+  EXPECT_EQ(std::system((std::string("rm -rf ") + tmpl).c_str()), 0);
+}
+
 // Close() while appenders wait on a pending group: it writes and syncs the
 // group and wakes them; every Append returns (OK and on disk, or Closed).
 TEST(GroupCommitClose, CloseWakesWaitingAppenders) {

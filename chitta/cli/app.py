@@ -3,7 +3,7 @@
 Exit codes (also in ``chitta --help``):
   0 success                      3 verify: only torn tails (unfinished writes)
   1 error                        4 damage: corruption found (verify, or on open)
-  2 usage error                  5 not found (no such memory / not a field)
+  2 usage error or bad value     5 not found (no such memory / not a field)
                                  6 locked (a named instance is held)
 """
 
@@ -32,13 +32,14 @@ from chitta.ops import checks as _validate
 from chitta.ops import json_ids
 
 EXIT_ERROR = 1
+EXIT_USAGE = 2  # click's own code for usage errors; a bad value through the API is one too
 EXIT_TORN = 3
 EXIT_CORRUPT = 4
 EXIT_NOT_FOUND = 5
 EXIT_LOCKED = 6
 
 EPILOG = """\b
-Exit codes: 0 ok, 1 error, 2 usage, 3 verify found only torn tails,
+Exit codes: 0 ok, 1 error, 2 usage or bad value, 3 verify found only torn tails,
 4 corruption, 5 not found (memory or field), 6 instance locked.
 The field is --path, else $CHITTA_HOME, else ~/.local/share/chitta/default.
 """
@@ -54,6 +55,8 @@ def _exit_code(exc: errors.ChittaError) -> int:
         return EXIT_NOT_FOUND
     if isinstance(exc, errors.LockedError):
         return EXIT_LOCKED
+    if isinstance(exc, errors.InvalidArgument):
+        return EXIT_USAGE
     return EXIT_ERROR
 
 
@@ -101,6 +104,30 @@ def _memory_dict(m: chitta.Memory) -> dict[str, Any]:
     return out
 
 
+TABLE_TEXT = 600  # characters of a memory's text a table shows (--full: all)
+
+
+def short(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters for a table cell, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rstrip() + f"... (+{len(text) - limit} characters; --full shows all)"
+
+
+def _read_text(text: str | None, file: Any) -> str:
+    """A command's text: the argument, stdin for ``-``, or the ``--file`` (not both)."""
+    if file is not None:
+        if text is not None:
+            raise click.UsageError("give TEXT or --file, not both")
+        content: str = file.read()
+        return content.rstrip("\n")  # the newline that ends a file is not part of the memory
+    if text == "-":
+        return sys.stdin.read().rstrip("\n")
+    if text is None:
+        raise click.UsageError("give TEXT, `-` to read stdin, or --file PATH")
+    return text
+
+
 def _kv_table(title: str, rows: dict[str, Any]) -> Table:
     table = Table(title=title, show_header=False, title_justify="left")
     table.add_column(style="bold cyan")
@@ -110,7 +137,36 @@ def _kv_table(title: str, rows: dict[str, Any]) -> Table:
     return table
 
 
-@click.group(invoke_without_command=True, epilog=EPILOG)
+def _store_path(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        root = ctx.find_root()
+        root.obj = {**(root.obj or {}), "path": value}
+
+
+def _path_after_command() -> click.Option:
+    return click.Option(
+        ["--path", "path_after_command"],  # its own name: verify/dump have a PATH argument
+        type=click.Path(file_okay=False),
+        expose_value=False,
+        callback=_store_path,
+        help="Field directory (the same as --path before the command).",
+    )
+
+
+class FieldGroup(click.Group):
+    """A group whose commands all take ``--path`` after their name too (people write
+    ``chitta mcp --path F`` as often as ``chitta --path F mcp``); a command with its own
+    ``--path`` (``demo``: where to build) keeps it."""
+
+    group_class = type  # subgroups are FieldGroups as well
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        if not any("--path" in getattr(p, "opts", ()) for p in cmd.params):
+            cmd.params.append(_path_after_command())
+        super().add_command(cmd, name)
+
+
+@click.group(cls=FieldGroup, invoke_without_command=True, epilog=EPILOG)
 @click.option(
     "--path", envvar="CHITTA_HOME", type=click.Path(file_okay=False), help="Field directory."
 )
@@ -133,7 +189,7 @@ def main(ctx: click.Context, path: str | None, remote: str | None) -> None:
       chitta stats --json
       chitta verify
     """
-    ctx.obj = {"path": path}
+    ctx.obj = {"path": path, **(ctx.obj or {})}  # a --path after the command wins
     if remote:  # chitta.open() reads it: every command of this process opens the field replicated
         os.environ["CHITTA_REMOTE"] = remote
     if ctx.invoked_subcommand is None:
@@ -144,7 +200,7 @@ def _orientation(ctx: click.Context) -> None:
     root = _field_path(ctx)
     console.print(f"[bold]chitta {chitta.__version__}[/bold]  field: {root}")
     if (root / "segments").is_dir():
-        with _errors_to_exit(), chitta.open(root, read_only=True) as field:
+        with _errors_to_exit(), chitta.open(root, read_only=True, embedder=None) as field:
             s = field.stats()
         console.print(
             f"{s.memories} memories ({s.forgotten} forgotten), {s.instances} writer instances, "
@@ -152,14 +208,17 @@ def _orientation(ctx: click.Context) -> None:
         )
     else:
         console.print("no field here yet; `chitta remember TEXT` creates one")
+    given = (ctx.find_root().obj or {}).get("path")
+    c = f"chitta --path {given}" if given else "chitta"
     console.print(
-        "next: chitta demo | chitta remember TEXT | chitta recall QUERY | chitta get ID | chitta stats | "
-        "chitta sync-memory-md FILE | chitta verify | chitta dump | chitta --help"
+        f"next: chitta demo | {c} remember TEXT | {c} recall QUERY | {c} get ID | {c} list | "
+        f"{c} stats | {c} sync-memory-md FILE | {c} verify | {c} doctor | chitta --help"
     )
 
 
 @main.command(epilog=EPILOG)
-@click.argument("text")
+@click.argument("text", required=False)
+@click.option("--file", "text_file", type=click.File("r"), help="Read the text from a file.")
 @click.option(
     "--kind", default="observation", show_default=True, type=click.Choice(sorted(ops.MEMORY_KINDS))
 )
@@ -172,7 +231,8 @@ def _orientation(ctx: click.Context) -> None:
 @click.pass_context
 def remember(
     ctx: click.Context,
-    text: str,
+    text: str | None,
+    text_file: Any,
     kind: str,
     realm: str | None,
     session: str | None,
@@ -181,12 +241,14 @@ def remember(
     confidence: float,
     as_json: bool,
 ) -> None:
-    """Store TEXT as a memory and print its id.
+    """Store TEXT (`-`: read stdin; or --file) as a memory and print its id.
 
     \b
-    Example:
+    Examples:
       chitta remember "deploys need the VPN" --kind decision --tag ops
+      git log -1 --format=%B | chitta remember - --tag commit
     """
+    text = _read_text(text, text_file)
     with _errors_to_exit():
         _validate.text(text)  # a bad text must not even create the field
     with _errors_to_exit(), chitta.open(_field_path(ctx)) as field:
@@ -214,9 +276,10 @@ def _parse_id(value: str) -> int:
 
 @main.command(epilog=EPILOG)
 @click.argument("memory_id")
+@click.option("--full", is_flag=True, help="The whole text, however long.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def get(ctx: click.Context, memory_id: str, as_json: bool) -> None:
+def get(ctx: click.Context, memory_id: str, full: bool, as_json: bool) -> None:
     """Show one memory.
 
     \b
@@ -224,13 +287,17 @@ def get(ctx: click.Context, memory_id: str, as_json: bool) -> None:
       chitta get 9960271000442503169 --json
     """
     mid = _parse_id(memory_id)
-    with _errors_to_exit(), chitta.open(_field_path(ctx), read_only=True) as field:
+    with _errors_to_exit(), chitta.open(_field_path(ctx), read_only=True, embedder=None) as field:
         m = field.get(mid)
     d = _memory_dict(m)
     if as_json:
         _emit_json(d)
     else:
-        console.print(_kv_table(f"memory {mid}", d))
+        console.print(
+            _kv_table(
+                f"memory {mid}", {**d, "text": d["text"] if full else short(d["text"], TABLE_TEXT)}
+            )
+        )
 
 
 @main.command(epilog=EPILOG)
@@ -245,8 +312,8 @@ def forget(ctx: click.Context, memory_id: str, as_json: bool) -> None:
       chitta forget 9960271000442503169
     """
     mid = _parse_id(memory_id)
-    with _errors_to_exit(), chitta.open(_field_path(ctx), create=False) as field:
-        field.forget(mid)
+    with _errors_to_exit(), chitta.open(_field_path(ctx), create=False, embedder=None) as field:
+        field.forget(mid)  # no model: forgetting embeds nothing
     if as_json:
         _emit_json({"forgotten": str(mid)})  # an id, as a string (D-038)
     else:
@@ -263,7 +330,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     Example:
       chitta --path ./field stats --json
     """
-    with _errors_to_exit(), chitta.open(_field_path(ctx), read_only=True) as field:
+    with _errors_to_exit(), chitta.open(_field_path(ctx), read_only=True, embedder=None) as field:
         s = field.stats().as_dict()
     if as_json:
         _emit_json(s)
@@ -326,9 +393,15 @@ verify_cmd.name = "verify"
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @click.option("--limit", type=int, default=None, help="Stop after N records.")
 @click.option("--salvage", is_flag=True, help="Skip damaged records instead of stopping.")
+@click.option("--vectors", is_flag=True, help="Show vectors and codes (base64), not their sizes.")
 @click.pass_context
 def dump(
-    ctx: click.Context, path: str | None, as_json: bool, limit: int | None, salvage: bool
+    ctx: click.Context,
+    path: str | None,
+    as_json: bool,
+    limit: int | None,
+    salvage: bool,
+    vectors: bool,
 ) -> None:
     """Print every record in replay order: seqno, instance, op and fields.
 
@@ -341,6 +414,8 @@ def dump(
         for n, rec in enumerate(iter_records(_field_path(ctx, path), salvage=salvage)):
             if limit is not None and n >= limit:
                 break
+            if not vectors and rec["op"] is not None:
+                rec["fields"] = _hide(rec["op"], rec["fields"])
             if as_json:
                 click.echo(json_ids.dumps(rec))
             else:
@@ -369,8 +444,25 @@ def demo(demo_path: str | None, as_json: bool) -> None:
         run_demo(demo_path, as_json=as_json, console=console)
 
 
+def _hide(op: str, fields: dict[str, Any]) -> dict[str, Any]:
+    from chitta.cli.memories import hide_blobs
+
+    if op == "Batch":
+        return {
+            "ops": [
+                {**item, "fields": hide_blobs(item["op"], item["fields"])}
+                if "fields" in item
+                else item
+                for item in fields["ops"]
+            ]
+        }
+    return hide_blobs(op, fields)
+
+
 # ---- commands in their own modules -------------------------------------------------
 from chitta.cli import checkpoint as cli_checkpoint  # noqa: F401 - importing registers the commands
+from chitta.cli import doctor as cli_doctor  # noqa: F401
+from chitta.cli import memories as cli_memories  # noqa: F401
 from chitta.cli import operations as cli_operations  # noqa: F401
 from chitta.cli import recall as cli_recall  # noqa: F401
 from chitta.cli import serve as cli_serve  # noqa: F401

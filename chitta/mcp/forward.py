@@ -162,7 +162,10 @@ def spawn_host(field_path: str | os.PathLike[str], idle_exit_s: float = AUTO_HOS
 
 
 def _argv_field(argv: list[str]) -> Path | None:
-    """The field of ``chitta [--path P] mcp`` (nothing else); None for any other command line."""
+    """The field of ``chitta [--path P] mcp`` or ``chitta mcp [--path P]`` (nothing else);
+    None for any other command line."""
+    if argv[:1] == ["mcp"]:
+        argv = [*argv[1:], "mcp"]  # --path after the command means the same
     if argv[-1:] != ["mcp"]:
         return None
     head = argv[:-1]

@@ -51,7 +51,7 @@ def test_path_option_overrides_env(tmp_path: Path) -> None:
 
 
 def test_bad_input_exit_codes(tmp_path: Path) -> None:
-    assert run("remember", "", home=tmp_path).returncode == 1  # InvalidArgument
+    assert run("remember", "", home=tmp_path).returncode == 2  # InvalidArgument: a bad value
     assert not (tmp_path / "field").exists()  # and nothing was created
     assert run("remember", "x", "--kind", "gossip", home=tmp_path).returncode == 2  # usage
     assert run("get", "not-a-number", home=tmp_path).returncode == 2
@@ -159,4 +159,4 @@ def test_demo_prints_tables_and_refuses_an_existing_field(tmp_path: Path) -> Non
     )
     assert "7 of 7 answers in the top 5" in r.stdout
     again = run_demo("--path", str(tmp_path / "demo"))
-    assert again.returncode == 1 and "already holds a field" in again.stderr
+    assert again.returncode == 2 and "already holds a field" in again.stderr

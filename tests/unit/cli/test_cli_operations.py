@@ -45,9 +45,9 @@ def test_operations_are_listed_and_called(tmp_path: Path) -> None:
 def test_bad_calls_say_what_to_fix(tmp_path: Path) -> None:
     field = tmp_path / "field"
     unknown = _run(field, "call", "no_such_operation")
-    assert unknown.returncode == 1 and "chitta operations" in unknown.stderr
+    assert unknown.returncode == 2 and "chitta operations" in unknown.stderr
     missing = _run(field, "call", "session_note")
-    assert missing.returncode == 1 and "missing required argument" in missing.stderr
+    assert missing.returncode == 2 and "missing required argument" in missing.stderr
     not_pair = _run(field, "call", "session_tally", "session")
     assert not_pair.returncode == 2 and "key=value" in not_pair.stderr
     assert not field.exists()  # nothing was created by the failed calls

@@ -134,7 +134,7 @@ def test_bad_input_exit_codes(field: Path, tmp_path: Path) -> None:
     assert run(field, "x", "--since", "last tuesday").returncode == 2
     assert run(field, "x", "--kind", "gossip").returncode == 2
     r = run(field, "   ")
-    assert r.returncode == 1 and "InvalidArgument" in r.stderr
+    assert r.returncode == 2 and "InvalidArgument" in r.stderr
     r = run(tmp_path / "nowhere", "x")
     assert r.returncode == 5 and not (tmp_path / "nowhere").exists()
 

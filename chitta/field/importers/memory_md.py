@@ -10,11 +10,16 @@ carries adds nothing. An edited line has a new hash and becomes a new memory
 (the old one stays until forgotten); a memory forgotten in the field while its
 line stays in the file comes back on the next sync (the file is the person's).
 
+Claude Code's layout: an index entry that is a link to a topic file beside the
+MEMORY.md (``- [User role](user_role.md) — ...``) imports the topic file (its name and
+body; front matter into meta) instead of the line (chitta/field/importers/memory_topics.py).
+
 Write-back: between ``<!-- chitta:begin -->`` and ``<!-- chitta:end -->`` (added
 at the end of the file when absent) go the field's top memories by strength,
 then confidence, then recency, one ``- text`` line each, whole lines only,
 within ``budget_bytes``; memories imported from this same file (or carrying
-the hash of one of its entries) are left out. Text outside the markers is kept
+the hash of one of its entries, or saying what an entry says up to case and
+punctuation) are left out. Text outside the markers is kept
 byte for byte; the file is replaced atomically (temp file + rename).
 """
 
@@ -29,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chitta.errors import ChittaIOError, InvalidArgument
+from chitta.field.importers.memory_topics import Topic, folded, resolve
 
 if TYPE_CHECKING:
     from chitta.field import Field
@@ -48,12 +54,17 @@ _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Entry:
-    text: str
+    text: str  # as the person wrote it
     heading: str | None
+    topic: Topic | None = None  # the topic file an index line links (memory_topics.py)
+
+    @property
+    def memory_text(self) -> str:
+        return self.topic.text if self.topic is not None else self.text
 
     @property
     def content_hash(self) -> str:
-        return content_hash(self.text)
+        return content_hash(self.memory_text)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -140,25 +151,50 @@ def parse(text: str) -> list[Entry]:
 
 
 def _memory_items(entries: list[Entry], file: str) -> list[dict[str, Any]]:
-    return [
-        {
-            "text": e.text,
-            "source_tool": SOURCE_TOOL,
-            "tags": ["memory-md"],
-            "meta": {
-                "source": SOURCE,
-                "provenance": "human",
-                "file": file,
-                "heading": e.heading,
-                "content_hash": e.content_hash,
-            },
+    items = []
+    for e in entries:
+        meta: dict[str, Any] = {
+            "source": SOURCE,
+            "provenance": "human",
+            "file": file,
+            "heading": e.heading,
+            "content_hash": e.content_hash,
         }
-        for e in entries
-    ]
+        tags = ["memory-md"]
+        if e.topic is not None:
+            meta.update(
+                topic_file=str(e.topic.file),
+                title=e.topic.title,
+                description=e.topic.description,
+                type=e.topic.type,
+            )
+            if e.topic.type:
+                tags.append(f"memory-md:{e.topic.type}")
+        items.append(
+            {"text": e.memory_text, "source_tool": SOURCE_TOOL, "tags": tags, "meta": meta}
+        )
+    return items
+
+
+def _already_written(entries: list[Entry]) -> set[str]:
+    """What the person's text already says, up to case and punctuation (write-back skips
+    a memory that says the same): each entry, and a topic's title and description."""
+    out = set()
+    for e in entries:
+        out.add(folded(e.text))
+        out.add(folded(e.memory_text))
+        if e.topic is not None:
+            out.update(folded(x) for x in (e.topic.title, e.topic.description or "") if x)
+    return out
 
 
 def _section(
-    field: Field, exclude_file: str, exclude_hashes: set[str], budget: int, newline: str
+    field: Field,
+    exclude_file: str,
+    exclude_hashes: set[str],
+    exclude_folded: set[str],
+    budget: int,
+    newline: str,
 ) -> tuple[str, int, int, int]:
     candidates = []
     for m in field.memories():
@@ -166,6 +202,8 @@ def _section(
         if meta.get("source") == SOURCE and meta.get("file") == exclude_file:
             continue
         if meta.get("content_hash") in exclude_hashes or content_hash(m.text) in exclude_hashes:
+            continue
+        if folded(m.text) in exclude_folded:  # the file says it already, up to case and punctuation
             continue
         candidates.append(m)
     candidates.sort(
@@ -227,13 +265,13 @@ def sync(
     except UnicodeDecodeError as exc:
         raise InvalidArgument(f"{p} is not UTF-8 text: {exc}") from None
     before, section, after = split_markers(doc)
-    entries = parse(doc)
+    entries = [dataclasses.replace(e, topic=resolve(e.text, p.parent)) for e in parse(doc)]
     file = str(p)
     # Validate everything before the first write: a bad entry leaves the field unchanged.
     from chitta.ops import checks as _validate
 
     for e in entries:
-        _validate.text(e.text)
+        _validate.text(e.memory_text)
     known = {
         (m.meta or {}).get("content_hash")
         for m in field.memories()
@@ -252,7 +290,9 @@ def sync(
         ids.extend(field.remember_many(items[i : i + _BATCH]))
 
     newline = "\r\n" if "\r\n" in doc else "\n"
-    block, written, used, left_out = _section(field, file, seen, budget_bytes, newline)
+    block, written, used, left_out = _section(
+        field, file, seen, _already_written(entries), budget_bytes, newline
+    )
     if section is None:
         sep = "" if not before or before.endswith("\n") else newline
         sep += newline if before.strip() else ""

@@ -190,3 +190,81 @@ def test_cli_sync_memory_md(tmp_path: Path) -> None:
     assert run("sync-memory-md", str(md), "--budget", "-5").returncode == 2
     assert run("sync-memory-md", str(tmp_path)).returncode == 2  # click: a directory
     os.chmod(md, 0o644)
+
+
+def _claude_code_dir(tmp_path: Path) -> Path:
+    """A MEMORY.md index in Claude Code's layout with two topic files, one missing link,
+    and one link that leaves the directory."""
+    mem = tmp_path / "memory"
+    mem.mkdir()
+    (mem / "user_role.md").write_text(
+        "---\nname: User role\ndescription: who the user is\ntype: user\n---\n\n"
+        "The user is a data engineer who prefers SQL over pandas.\n",
+        encoding="utf-8",
+    )
+    (mem / "deploys.md").write_text("Deploys go out on Tuesdays after the freeze.\n")
+    (tmp_path / "secret.md").write_text("outside the memory directory\n")
+    (mem / "MEMORY.md").write_text(
+        "- [User role](user_role.md) — who the user is\n"
+        "- [Deploys](deploys.md): when deploys happen\n"
+        "- [Gone](gone.md) — a topic whose file was deleted\n"
+        "- [Outside](../secret.md) — not read\n"
+        "- Plain line, no link.\n",
+        encoding="utf-8",
+    )
+    return mem / "MEMORY.md"
+
+
+def test_index_lines_read_their_topic_files(tmp_path: Path) -> None:
+    md = _claude_code_dir(tmp_path)
+    with field(tmp_path) as f:
+        report = mm.sync(f, md)
+        by_text = {m.text: m for m in f.memories()}
+    assert report.imported == 5
+    user = by_text["User role: The user is a data engineer who prefers SQL over pandas."]
+    assert user.meta is not None and user.meta["topic_file"] == str(md.parent / "user_role.md")
+    assert (user.meta["title"], user.meta["description"], user.meta["type"]) == (
+        "User role",
+        "who the user is",
+        "user",
+    )
+    assert "memory-md:user" in user.tags
+    assert "Deploys: Deploys go out on Tuesdays after the freeze." in by_text
+    assert "[Gone](gone.md) — a topic whose file was deleted" in by_text  # as written
+    assert "[Outside](../secret.md) — not read" in by_text  # never read outside the directory
+    assert not any("outside the memory directory" in t for t in by_text)
+
+
+def test_an_edited_topic_file_is_a_new_memory_and_a_resync_adds_nothing(tmp_path: Path) -> None:
+    md = _claude_code_dir(tmp_path)
+    with field(tmp_path) as f:
+        mm.sync(f, md)
+        assert mm.sync(f, md).imported == 0
+        (md.parent / "deploys.md").write_text("Deploys go out on Wednesdays now.\n")
+        again = mm.sync(f, md)
+        texts = {m.text for m in f.memories()}
+    assert again.imported == 1 and "Deploys: Deploys go out on Wednesdays now." in texts
+
+
+def test_write_back_skips_what_the_file_says_up_to_case_and_punctuation(tmp_path: Path) -> None:
+    md = tmp_path / "MEMORY.md"
+    md.write_text("- deploys need the vpn\n- Use pnpm\n", encoding="utf-8")
+    with field(tmp_path) as f:
+        f.remember("Deploys need the VPN.")  # the same line, but for case and the period
+        f.remember("USE PNPM!")
+        f.remember("the staging box is staging-2")  # new: written back
+        report = mm.sync(f, md)
+    section = md.read_text(encoding="utf-8").split(mm.BEGIN)[1]
+    assert report.written == 1 and "- the staging box is staging-2" in section
+    assert "VPN" not in section and "PNPM" not in section
+
+
+def test_a_topic_file_that_is_not_text_changes_nothing(tmp_path: Path) -> None:
+    md = _claude_code_dir(tmp_path)
+    (md.parent / "user_role.md").write_bytes(b"\xff\xfe not utf-8")
+    before = md.read_bytes()
+    with field(tmp_path) as f:
+        with pytest.raises(InvalidArgument, match="user_role.md is not UTF-8"):
+            mm.sync(f, md)
+        assert len(f) == 0
+    assert md.read_bytes() == before

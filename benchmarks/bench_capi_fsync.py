@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   cf_options o;
   cf_options_init(&o);
   o.durability = CF_DURABILITY_FSYNC;
+  o.create = 1;
   if (cf_open_ex(path, &o, &field) != CF_OK) {
     fprintf(stderr, "cf_open_ex: %s\n", cf_last_error());
     return 2;

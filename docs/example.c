@@ -1,12 +1,15 @@
 /* docs/example.c: a complete C host of a chitta field (docs/C_API.md).
  *
- * Opens the field at argv[1], replays every record in merge order, decodes the
- * id and text of each PutPayload (op 0) with a tiny msgpack reader, then
+ * Opens the field at argv[1] (it must exist: cf_open creates nothing), replays
+ * every record in merge order, decodes the id and text of each PutPayload (op 0),
+ * also inside the atomic Batch records (op 64) Python's remember writes, with a
+ * tiny msgpack reader, then
  * appends two records a Python process sees on Field.refresh(): a new memory
  * (PutPayload [id, text]) and the deletion of the first memory it read
  * (DeleteMemory [id, at_ms]). Finally it checks the field with cf_verify.
  *
- * Build against an installed chitta:
+ * Build against an installed chitta (run these from any directory but the
+ * repository root, whose chitta/ source tree would shadow the installed package):
  *   INC=$(python -c 'import chitta; print(chitta.get_include())')
  *   LIB=$(python -c 'import chitta; print(chitta.get_lib_dir())')
  *   cc -std=c99 -Wall -o example docs/example.c -I"$INC" -L"$LIB" -lchitta_field -Wl,-rpath,"$LIB"
@@ -23,7 +26,7 @@
 
 #include <chitta/chitta_field.h>
 
-enum { OP_PUT_PAYLOAD = 0, OP_DELETE_MEMORY = 2 }; /* byte codes: docs/OPS.md */
+enum { OP_PUT_PAYLOAD = 0, OP_DELETE_MEMORY = 2, OP_BATCH = 64 }; /* byte codes: docs/OPS.md */
 
 /* ---- a tiny msgpack reader: just what the first two PutPayload fields need --- */
 
@@ -82,6 +85,39 @@ static int read_str(reader* r, const char** s, size_t* len) {
   return 0;
 }
 
+/* Skips one value of any type (nested arrays and maps included); 0 on success. */
+static int skip_value(reader* r, int depth) {
+  if (r->p >= r->end || depth > 64) return -1;
+  uint8_t b = *r->p++;
+  uint64_t n = 0, items = 0;
+  if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) return 0; /* fixint, nil, bool */
+  if ((b & 0xe0) == 0xa0) n = b & 0x1f;                                        /* fixstr */
+  else if ((b & 0xf0) == 0x90) items = b & 0x0f;                               /* fixarray */
+  else if ((b & 0xf0) == 0x80) items = 2 * (uint64_t)(b & 0x0f);               /* fixmap */
+  else {
+    static const int8_t fixed[] = {/* 0xc4.. */ -1, -2, -4, -1, -2, -4, 4, 8, 1, 2, 4, 8,
+                                   1, 2, 4, 8, 2, 3, 5, 9, 17, -1, -2, -4, -2, -4, -2, -4};
+    if (b < 0xc4 || b > 0xdf) return -1;
+    int k = fixed[b - 0xc4];
+    if (b == 0xdc || b == 0xdd || b == 0xde || b == 0xdf) { /* array16/32, map16/32 */
+      int w = (b == 0xdc || b == 0xde) ? 2 : 4;
+      if (r->end - r->p < w) return -1;
+      items = read_be(r, w) * ((b >= 0xde) ? 2 : 1);
+    } else if (k < 0) { /* bin, ext, str with a length prefix of -k bytes */
+      if (r->end - r->p < -k) return -1;
+      n = read_be(r, -k) + ((b >= 0xc7 && b <= 0xc9) ? 1 : 0); /* ext: + its type byte */
+    } else {
+      n = (uint64_t)k;
+    }
+  }
+  if ((uint64_t)(r->end - r->p) < n) return -1;
+  r->p += n;
+  for (uint64_t i = 0; i < items; i++) {
+    if (skip_value(r, depth + 1) != 0) return -1;
+  }
+  return 0;
+}
+
 /* ---- msgpack writing: an array header, a u64, an i64, a short string ---------- */
 
 static uint8_t* put_be(uint8_t* o, uint64_t v, int n) {
@@ -105,6 +141,33 @@ typedef struct {
   int bad; /* a PutPayload that did not decode */
 } tally;
 
+/* One PutPayload value at r (its first two fields: id, text); advances past it. */
+static int on_put(tally* t, reader* r) {
+  int64_t fields = read_array(r);
+  uint64_t id;
+  const char* text;
+  size_t text_len;
+  if (fields < 2 || read_uint(r, &id) != 0 || read_str(r, &text, &text_len) != 0) return -1;
+  for (int64_t i = 2; i < fields; i++) {
+    if (skip_value(r, 0) != 0) return -1;
+  }
+  if (t->puts++ == 0) t->first_put_id = id;
+  printf("put %llu\t%.*s\n", (unsigned long long)id, (int)text_len, text);
+  return 0;
+}
+
+/* A Batch is [[[op_type, op], ...]]: each op inline, decoded like a record of its type. */
+static int on_batch(tally* t, reader* r) {
+  int64_t n;
+  if (read_array(r) < 1 || (n = read_array(r)) < 0) return -1;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t code;
+    if (read_array(r) != 2 || read_uint(r, &code) != 0) return -1;
+    if (code == OP_PUT_PAYLOAD ? on_put(t, r) != 0 : skip_value(r, 0) != 0) return -1;
+  }
+  return 0;
+}
+
 /* cf_record_fn: payload is valid only during this call, so copy what you keep. */
 static int on_record(void* user, uint64_t seqno, uint32_t instance, uint8_t op_type,
                      const uint8_t* payload, size_t len) {
@@ -112,17 +175,14 @@ static int on_record(void* user, uint64_t seqno, uint32_t instance, uint8_t op_t
   (void)seqno;
   (void)instance;
   t->records++;
-  if (op_type != OP_PUT_PAYLOAD) return 0;
   reader r = {payload, payload + len};
-  uint64_t id;
-  const char* text;
-  size_t text_len;
-  if (read_array(&r) < 2 || read_uint(&r, &id) != 0 || read_str(&r, &text, &text_len) != 0) {
+  int bad = 0;
+  if (op_type == OP_PUT_PAYLOAD) bad = on_put(t, &r) != 0;
+  if (op_type == OP_BATCH) bad = on_batch(t, &r) != 0;
+  if (bad) {
     t->bad = 1;
     return 1; /* stop the replay */
   }
-  if (t->puts++ == 0) t->first_put_id = id;
-  printf("put %llu\t%.*s\n", (unsigned long long)id, (int)text_len, text);
   return 0;
 }
 
@@ -144,7 +204,7 @@ int main(int argc, char** argv) {
   st = cf_replay(field, on_record, &t);
   if (st != CF_OK || t.bad) {
     cf_close(field);
-    return st != CF_OK ? fail("cf_replay", st) : (fprintf(stderr, "bad PutPayload\n"), 1);
+    return st != CF_OK ? fail("cf_replay", st) : (fprintf(stderr, "undecodable record\n"), 1);
   }
   printf("records %llu puts %llu\n", (unsigned long long)t.records, (unsigned long long)t.puts);
 

@@ -69,6 +69,11 @@ cf_status OpenField(const char* fn, const char* path, const cf_options* options,
   field->root = path;
   field->salvage = lo.salvage;
   Status st = Log::Open(field->root, lo, &field->log);
+  if (st.code() == chitta::Code::kNotFound && !lo.create) {
+    st = Status::NotFound(st.message() +
+                          " (nothing was created: to create a field, call cf_open_ex with "
+                          "options.create = 1)");
+  }
   if (!st.ok()) return Fail(st);
   *out = field.release();
   return CF_OK;
@@ -89,7 +94,7 @@ CF_API void cf_options_init(cf_options* options) {
   options->instance_id = 0;
   options->durability = CF_DURABILITY_FLUSH;
   options->segment_bytes = 0;
-  options->create = 1;
+  options->create = 0;  // a mistyped path must not become a new field: creating is asked for
   options->read_only = 0;
   options->salvage = 0;
 }

@@ -4,6 +4,7 @@
 #include "chitta/chitta_field.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <string>
@@ -19,9 +20,13 @@ class CapiField : public ::testing::Test {
  protected:
   void SetUp() override { root_ = capi_test::TempDir(); ASSERT_FALSE(root_.empty()); }
   void TearDown() override { capi_test::RemoveTree(root_); }
+  // Opens root_ with `o`, or (no options) creates the field there.
   cf_field_t* Open(const cf_options* o = nullptr) {
+    cf_options create;
+    cf_options_init(&create);
+    create.create = 1;
     cf_field_t* f = nullptr;
-    EXPECT_EQ(cf_open_ex(root_.c_str(), o, &f), CF_OK) << cf_last_error();
+    EXPECT_EQ(cf_open_ex(root_.c_str(), o ? o : &create, &f), CF_OK) << cf_last_error();
     return f;
   }
   std::string root_;
@@ -202,6 +207,13 @@ TEST_F(CapiField, BadMagicIsCorruptAndTornTailIsNot) {
 TEST_F(CapiField, NotAFieldAndReadOnlyAndLocked) {
   cf_verify_report r;
   EXPECT_EQ(cf_verify(root_.c_str(), &r), CF_ENOTFOUND);
+  cf_field_t* none = nullptr;  // cf_open never creates: a mistyped path stays no field
+  const std::string typo = root_ + "/typo";
+  EXPECT_EQ(cf_open(typo.c_str(), &none), CF_ENOTFOUND);
+  EXPECT_EQ(none, nullptr);
+  EXPECT_NE(std::strstr(cf_last_error(), "create"), nullptr) << cf_last_error();
+  EXPECT_NE(access(typo.c_str(), F_OK), 0);
+  EXPECT_EQ(cf_open(root_.c_str(), &none), CF_ENOTFOUND);
   cf_options o;
   cf_options_init(&o);
   o.create = 0;
@@ -293,6 +305,7 @@ TEST_F(CapiField, BufferedRecordsAppearAfterFlush) {
   cf_options o;
   cf_options_init(&o);
   o.durability = CF_DURABILITY_BUFFERED;
+  o.create = 1;
   cf_field_t* w = Open(&o);
   cf_field_t* r = Open();
   ASSERT_EQ(Append(w, 1, "buffered"), CF_OK);

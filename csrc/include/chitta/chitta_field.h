@@ -34,8 +34,9 @@
 extern "C" {
 #endif
 
-/* Bumped when an existing signature or struct changes; additions keep it. */
-#define CF_ABI_VERSION 1
+/* Bumped when an existing signature, struct or default changes; additions keep it.
+ * 2: cf_open and cf_options_init no longer create a field (options.create = 1 does). */
+#define CF_ABI_VERSION 2
 
 typedef enum cf_status {
   CF_OK = 0,
@@ -85,11 +86,12 @@ typedef struct cf_options {
 } cf_options;
 
 /* Fills *options with the defaults of cf_open: fresh instance, FLUSH,
- * default segment size, create, writable, strict. NULL is ignored. */
+ * default segment size, no create, writable, strict. NULL is ignored. */
 CF_API void cf_options_init(cf_options* options);
 
-/* Opens (creating if needed) the field at path as a writer with a fresh
- * instance id. On CF_OK, *out is a new handle owned by the caller (release
+/* Opens the existing field at path as a writer with a fresh instance id (a
+ * path without a field gives CF_ENOTFOUND: create one with cf_open_ex and
+ * options.create = 1). On CF_OK, *out is a new handle owned by the caller (release
  * with cf_close). Opening reads no records: damage in other instances'
  * segments is reported by the first cf_replay / cf_refresh (CF_ECRC or
  * CF_ECORRUPT, the text naming segment and offset) or by cf_verify. A path

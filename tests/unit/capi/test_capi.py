@@ -80,13 +80,33 @@ def test_c_program_reads_python_memories_and_python_sees_its_appends(
         assert len(reopened) == 2
 
 
-def test_c_program_creates_a_missing_field_python_then_reads(
-    example_exe: Path, tmp_path: Path
-) -> None:
-    lines = _run(example_exe, tmp_path / "new")
-    assert "records 0 puts 0" in lines
-    with chitta.open(tmp_path / "new", embedder=None, create=False) as field:
-        assert len(field) == 1  # the memory the C program wrote
+def test_c_program_refuses_a_path_that_is_not_a_field(example_exe: Path, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [str(example_exe), str(tmp_path / "typo")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1 and "CF_ENOTFOUND" in done.stderr and "create" in done.stderr
+    assert not (tmp_path / "typo").exists()  # cf_open created nothing
+
+
+def test_c_program_decodes_the_batches_python_writes(example_exe: Path, tmp_path: Path) -> None:
+    """With an embedder, remember writes one atomic Batch (the put, its sparse code, the
+    first time the embedder's settings); remember_many one Batch for all its puts."""
+    from chitta.encode import HashingEmbedder
+
+    root = tmp_path / "field"
+    with chitta.open(root, embedder=HashingEmbedder(16)) as field:
+        ids = [field.remember("first, embedded"), field.remember("second, embedded")]
+        ids += field.remember_many(["third, in a group", "fourth, in the same group"])
+        texts = [field.get(i).text for i in ids]
+    kinds = {rec["op"] for rec in chitta.inspect.iter_records(root)}
+    assert kinds == {"Batch"}  # every memory went into a Batch record
+    lines = _run(example_exe, root)
+    puts = [line.split(" ", 1)[1] for line in lines if line.startswith("put ")]
+    assert puts == [f"{i}\t{t}" for i, t in zip(ids, texts)]
 
 
 def _lib() -> ctypes.CDLL:
@@ -113,5 +133,5 @@ def test_bad_arguments_are_codes_with_text_not_crashes(tmp_path: Path) -> None:
         lib.cf_verify(str(tmp_path / "nowhere").encode(), ctypes.create_string_buffer(512))
         == CF_ENOTFOUND
     )
-    assert lib.cf_abi_version() == 1
+    assert lib.cf_abi_version() == 2  # 2: cf_open creates nothing
     assert not (tmp_path / "segments").exists()  # refused calls created nothing

@@ -152,7 +152,7 @@ def test_import_of_a_bad_file_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_one_exit_code_for_bad_values(tmp_path: Path) -> None:
-    root, ids = _field(tmp_path)
+    root, _ = _field(tmp_path)
     assert run("--path", str(root), "get", "abc").returncode == 2
     assert run("--path", str(root), "remember", "x", "--confidence", "2").returncode == 2
     assert run("--path", str(root), "get", "12345").returncode == 5

@@ -180,11 +180,12 @@ def mcp_cmd(
 
         with _errors_to_exit():
             code = mcp_forward.try_forward(_field_path(ctx))
+            grace = mcp_forward.auto_host_grace()  # a bad $CHITTA_MCP_HOST_GRACE fails here
         if code is not None:
             sys.exit(code)
 
         def opened() -> None:
-            mcp_forward.spawn_host(_field_path(ctx))
+            mcp_forward.spawn_host(_field_path(ctx), grace)
 
     from importlib.util import find_spec
 
@@ -227,7 +228,7 @@ def mcp_host_cmd(ctx: click.Context, idle_exit: float, as_json: bool) -> None:
 
     `chitta mcp` forwards its stdio to this host when it runs, so an agent
     window's server answers in a fraction of a second instead of paying the
-    SDK's import. `chitta mcp` starts one itself (idle exit after an hour)
+    SDK's import. `chitta mcp` starts one itself (it exits 2 minutes after its last session)
     when none runs. The socket is mode 0600; peers of another user are
     refused. SIGTERM or Ctrl-C stops it (the field is flushed and closed).
 

@@ -27,13 +27,31 @@ import subprocess
 import sys
 from pathlib import Path
 
-from chitta.errors import ChittaIOError
+from chitta.errors import ChittaIOError, InvalidArgument
 from chitta.server.sockets import UntrustedSocket, check_peer, connect_unix, peer_cred, private_dir
 
 CONNECT_TIMEOUT_S = 2.0
 CHUNK = 1 << 16
 #: seconds without a session after which a host started by ``chitta mcp`` exits
-AUTO_HOST_IDLE_S = 3600
+AUTO_HOST_IDLE_S = 120.0  # a host `chitta mcp` starts exits this long after its last session
+
+
+def auto_host_grace() -> float:
+    """How long an auto-started host outlives its last session: ``$CHITTA_MCP_HOST_GRACE``
+    seconds (> 0), else AUTO_HOST_IDLE_S. A client's health check (``claude mcp list``)
+    then leaves no host behind for long."""
+    raw = os.environ.get("CHITTA_MCP_HOST_GRACE")
+    if raw is None:
+        return AUTO_HOST_IDLE_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise InvalidArgument(
+            f"CHITTA_MCP_HOST_GRACE={raw!r}: give a number of seconds above 0 (or unset it)"
+        )
+    return value
 
 
 def default_field() -> Path:
@@ -128,7 +146,7 @@ def try_forward(field_path: str | os.PathLike[str]) -> int | None:
     return forward(sock)
 
 
-def spawn_host(field_path: str | os.PathLike[str], idle_exit_s: float = AUTO_HOST_IDLE_S) -> int:
+def spawn_host(field_path: str | os.PathLike[str], idle_exit_s: float | None = None) -> int:
     """Start ``chitta mcp-host`` for the field in the background (its own session, no
     terminal, output to ``<socket>.log``); returns its pid. A host already starting or
     running makes the new one exit at once (it takes a lock first)."""
@@ -143,7 +161,7 @@ def spawn_host(field_path: str | os.PathLike[str], idle_exit_s: float = AUTO_HOS
         str(Path(field_path).expanduser().absolute()),
         "mcp-host",
         "--idle-exit",
-        str(idle_exit_s),
+        str(auto_host_grace() if idle_exit_s is None else idle_exit_s),
     ]
     fd = os.open(f"{sock}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
@@ -198,6 +216,7 @@ def fast_path(argv: list[str] | None = None) -> None:
 
 __all__ = [
     "AUTO_HOST_IDLE_S",
+    "auto_host_grace",
     "check_peer",
     "connect",
     "default_field",

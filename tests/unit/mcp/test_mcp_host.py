@@ -334,3 +334,39 @@ def test_idle_host_exits_and_removes_its_socket(tmp_path: Path, runtime: Path) -
             proc.kill()
             proc.wait()
     assert not mcp_forward.host_socket(tmp_path / "field").exists()
+
+
+def test_an_auto_started_host_exits_soon_after_its_last_session(
+    tmp_path: Path, runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHITTA_MCP_HOST_GRACE", "2")  # instead of the default 120 s
+    field = tmp_path / "field"
+
+    async def health_check() -> None:  # what `claude mcp list` does: start, list, leave
+        async with session(field) as s:
+            assert (await s.list_tools()).tools
+
+    anyio.run(health_check)
+    path = mcp_forward.host_socket(field)
+    deadline = time.monotonic() + STARTUP_S
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert path.exists(), "no host started"
+    deadline = time.monotonic() + 60
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not path.exists()  # it left on its own, no SIGTERM
+
+
+def test_a_bad_host_grace_is_a_usage_error(tmp_path: Path) -> None:
+    r = subprocess.run(
+        [*chitta_command(), "--path", str(tmp_path / "f"), "mcp"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={**child_env(), "CHITTA_MCP_HOST_GRACE": "soon"},
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert r.returncode == 2 and "CHITTA_MCP_HOST_GRACE" in r.stderr and "seconds" in r.stderr

@@ -233,6 +233,9 @@ class FieldCore:
         self.engine = RecallEngine(
             self.memories, self.index, self.graph, settings=self.recall_settings
         )
+        from chitta.policies.code_trust import staleness_hook
+
+        self.engine.staleness = staleness_hook(self)  # the staleness factor (stale memories)
         self.applied = 0
         self.unrouted = 0  # valid ops no organ of this version keeps state for
         self.vocab_saved: Any = (

@@ -24,7 +24,7 @@ the Field logs the touches of what it returns.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -151,6 +151,8 @@ class RecallEngine:
         self.vocabulary: Any = (
             None  # chitta.recall.expand.Vocabulary when the settings expand queries
         )
+        # id -> the staleness multiplier of each stale memory (chitta/policies/code_trust.py)
+        self.staleness: Callable[[], Mapping[int, float]] | None = None
 
     def lane_weight(self, name: str) -> float:
         """The fusion weight of lane ``name`` (the expansion lane's is ``expansion_weight``)."""
@@ -168,6 +170,7 @@ class RecallEngine:
         engine = RecallEngine(self.memories, self.index, self.graph, self.scorer, settings)
         engine.native = self.native
         engine.vocabulary = self.vocabulary
+        engine.staleness = self.staleness
         return engine
 
     def lanes(
@@ -308,7 +311,8 @@ class RecallEngine:
         ):
             started = pending.get("expansion") if pending is not None else None
             convex = (*convex, *self._expand(lanes, names, text, vector, pool, allowed, started))
-        if self.native and not explain and supports_native(self):
+        stale = self.staleness() if self.staleness is not None else None
+        if self.native and not explain and not stale and supports_native(self):
             return rank_native(
                 self,
                 lanes,
@@ -330,6 +334,7 @@ class RecallEngine:
             now_ms=now_ms,
             explain=explain,
             convex=convex,
+            stale=stale or None,
         )
 
     def _expand(
@@ -379,6 +384,7 @@ class RecallEngine:
         now_ms: int,
         explain: bool,
         convex: tuple[Any, ...] | None = None,
+        stale: Mapping[int, float] | None = None,
     ) -> list[Hit]:
         """Fusion, the candidates' state, scores and hits in Python: the reference of
         ``rank_native`` (chitta/recall/native_tail.py) and the ``explain=True`` path."""
@@ -421,6 +427,10 @@ class RecallEngine:
             )
         scores = self.scorer.score_batch(batch, best_fused=best, now_ms=now_ms)
         kept_ids = ids[keep]
+        staleness: npt.NDArray[np.float64] | None = None
+        if stale:  # the staleness factor: a multiplier after all the others
+            staleness = np.array([stale.get(int(m), 1.0) for m in kept_ids.tolist()], np.float64)
+            scores = scores * staleness
         order = np.lexsort((kept_ids, -scores))  # score desc, then id asc
         hits: list[Hit] = []
         top = order[:k].tolist()  # build full memories only for what is returned, in one call
@@ -453,6 +463,11 @@ class RecallEngine:
                         - self.scorer.score(plain, best_fused=best, now_ms=now_ms)[0]
                     )
                     factors += (Factor("time", "prior", tprior, 1.0, gain),)
+                if staleness is not None and staleness[j] != 1.0:
+                    m = float(staleness[j])
+                    factors += (
+                        Factor("staleness", "multiplier", m, 1.0, float(scores[j]) * (1 - 1 / m)),
+                    )
             hits.append(
                 Hit(
                     id=mid,

@@ -60,12 +60,18 @@ def main(src: Path) -> None:
             found = set(symbols.symbols)  # type: ignore[attr-defined]
         oracle = ast_names(tree)
         hit = len(oracle & found)
-        print(f"first index: {first.files_changed} files, {first.symbols_total} symbols, "
-              f"{first.edges_total} call edges in {t1 - t0:.2f} s")
+        print(
+            f"first index: {first.files_changed} files, {first.symbols_total} symbols, "
+            f"{first.edges_total} call edges in {t1 - t0:.2f} s"
+        )
         print(f"re-index, nothing changed: {again.files_changed} files parsed in {t2 - t1:.2f} s")
-        print(f"re-index after a one-line edit: {edited.files_changed} file parsed, "
-              f"{edited.symbols_upserted} symbols upserted in {t3 - t2:.2f} s")
-        print(f"ast oracle: {hit} of {len(oracle)} def/class found ({100 * hit / len(oracle):.2f}%)")
+        print(
+            f"re-index after a one-line edit: {edited.files_changed} file parsed, "
+            f"{edited.symbols_upserted} symbols upserted in {t3 - t2:.2f} s"
+        )
+        print(
+            f"ast oracle: {hit} of {len(oracle)} def/class found ({100 * hit / len(oracle):.2f}%)"
+        )
         for name in sorted(oracle - found)[:10]:
             print("  missed", name)
 

@@ -14,7 +14,12 @@ GIT_ENV = {
 
 def git(repo: Path, *args: str) -> str:
     out = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, env=GIT_ENV, timeout=120
+        ["git", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        env=GIT_ENV,
+        timeout=120,
+        check=False,
     )
     assert out.returncode == 0, out.stderr
     return out.stdout

@@ -33,7 +33,7 @@ def _op() -> st.SearchStrategy[ops.Op]:
             lambda n, p, h, ln: ops.UpsertSymbol(
                 name=n, kind="function", file_path=FILES[n], project=p, line_start=ln,
                 line_end=ln + 2, body_hash=h, at_ms=ln,
-            ),  # fmt: skip
+            ),
             name, project, st.sampled_from([None, "h1", "h2"]), st.integers(1, 50),
         ),
         st.builds(lambda n: ops.RemoveSymbol(name=n, at_ms=1), name),
@@ -41,7 +41,7 @@ def _op() -> st.SearchStrategy[ops.Op]:
         st.builds(lambda a, b: ops.RemoveSymCallEdge(caller=a, callee=b), name, name),
         st.builds(lambda p: ops.ClearProject(project=p, at_ms=1), project),
         st.builds(lambda n, d: ops.UpdateSymbolDescription(name=n, description=d), name, st.sampled_from(["x", "y"])),
-    )  # fmt: skip
+    )
 
 
 class Reference:
@@ -124,7 +124,7 @@ def test_symbols_graph_and_events_match_a_reference_model(
 
 
 def test_symbol_events_moved_symbol_is_not_an_edit(tmp_path: Path) -> None:
-    up = dict(kind="function", file_path="a.py", project="p")
+    up = {"kind": "function", "file_path": "a.py", "project": "p"}
     with chitta.open(tmp_path / "f", embedder=None) as f:
         for op in (
             ops.UpsertSymbol(name="a.py#f", line_start=1, line_end=3, body_hash="h1", at_ms=10, **up),

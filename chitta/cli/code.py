@@ -189,6 +189,8 @@ def commit_changes(diff: str) -> dict[str, list[list[int]]]:
                     changes.setdefault(old, [])
         elif line.startswith("rename from "):
             changes.setdefault(line[12:], [])
+        elif line.startswith("rename to "):
+            changes.setdefault(line[10:], [])
         elif (m := _HUNK.match(line)) and new is not None:
             start, count = int(m.group(1)), int(m.group(2) or 1)
             span = [max(1, start), start + count - 1] if count else [max(1, start), start + 1]

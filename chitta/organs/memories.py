@@ -520,7 +520,11 @@ class MemoriesOrgan:
                 continue
             by = (s.meta.get(row) or {}).get("invalidated_by")
             written = int(c["written"][row]) or int(c["created"][row])
-            out[int(ids[row])] = (s.artifacts.get(row, ()), None if by is None else str(by), written)
+            out[int(ids[row])] = (
+                s.artifacts.get(row, ()),
+                None if by is None else str(by),
+                written,
+            )
         return out
 
     def live_id_array(self) -> npt.NDArray[np.uint64]:

@@ -31,16 +31,29 @@ def _op() -> st.SearchStrategy[ops.Op]:
     return st.one_of(
         st.builds(
             lambda n, p, h, ln: ops.UpsertSymbol(
-                name=n, kind="function", file_path=FILES[n], project=p, line_start=ln,
-                line_end=ln + 2, body_hash=h, at_ms=ln,
+                name=n,
+                kind="function",
+                file_path=FILES[n],
+                project=p,
+                line_start=ln,
+                line_end=ln + 2,
+                body_hash=h,
+                at_ms=ln,
             ),
-            name, project, st.sampled_from([None, "h1", "h2"]), st.integers(1, 50),
+            name,
+            project,
+            st.sampled_from([None, "h1", "h2"]),
+            st.integers(1, 50),
         ),
         st.builds(lambda n: ops.RemoveSymbol(name=n, at_ms=1), name),
         st.builds(lambda a, b: ops.AddSymCallEdge(caller=a, callee=b), name, name),
         st.builds(lambda a, b: ops.RemoveSymCallEdge(caller=a, callee=b), name, name),
         st.builds(lambda p: ops.ClearProject(project=p, at_ms=1), project),
-        st.builds(lambda n, d: ops.UpdateSymbolDescription(name=n, description=d), name, st.sampled_from(["x", "y"])),
+        st.builds(
+            lambda n, d: ops.UpdateSymbolDescription(name=n, description=d),
+            name,
+            st.sampled_from(["x", "y"]),
+        ),
     )
 
 

@@ -52,9 +52,8 @@ class UpsertSymbol(OpBase, frozen=True, kw_only=True, array_like=True):
     session: str | None = None
     harness: str | None = None
     memory_id: U64 | None = None
-    body_hash: str | None = (
-        None  # of the symbol's source text: an equal hash is a move, not an edit
-    )
+    # a hash of the symbol's source text: an equal hash is a move, not an edit
+    body_hash: str | None = None
 
 
 class RemoveSymbol(OpBase, frozen=True, kw_only=True, array_like=True):

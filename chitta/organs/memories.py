@@ -510,10 +510,13 @@ class MemoriesOrgan:
 
     def claim_rows(self) -> dict[int, tuple[tuple[str, ...], str | None, int]]:
         """id -> (artifact refs, ``meta["invalidated_by"]``, written ms) of every live
-        memory with artifact refs or an invalidation (read by chitta/policies/code_trust.py)."""
+        memory with artifact refs or an invalidation (read by chitta/policies/code_trust.py).
+        An invalidation is an UpdateMemoryContent's meta: only rows whose meta an update
+        replaced are read (``put_meta`` holds those), not every row with meta."""
         s = self._s
         c, ids = s.c, s.map.ids()
-        rows = set(s.artifacts) | {r for r, m in s.meta.items() if m and "invalidated_by" in m}
+        changed = (r for r in s.put_meta if "invalidated_by" in (s.meta.get(r) or {}))
+        rows = set(s.artifacts) | set(changed)
         out: dict[int, tuple[tuple[str, ...], str | None, int]] = {}
         for row in sorted(rows):
             if c["dead"][row]:

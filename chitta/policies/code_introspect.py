@@ -36,8 +36,10 @@ MAX_REF_CHARS = 1024
 
 
 def _verdict(core: FieldCore, m: Memory) -> dict[str, Any]:
-    by = (m.meta or {}).get("invalidated_by")
-    return verdict(CodeState(core), m.artifacts, None if by is None else str(by), m.written_ms)
+    """The memory's verdict (and ``invalidated_by``), from what recall's factor reads
+    (MemoriesOrgan.claim_rows)."""
+    refs, by, written = core.memories.claim_rows().get(m.id, ((), None, m.written_ms))
+    return {**verdict(CodeState(core), refs, by, written), "invalidated_by": by}
 
 
 def _memory(core: FieldCore, memory_id: object) -> Memory:
@@ -48,7 +50,8 @@ def _memory(core: FieldCore, memory_id: object) -> Memory:
 
 def staleness(core: FieldCore, memory_id: object) -> dict[str, Any]:
     m = _memory(core, memory_id)
-    return {"id": m.id, "artifacts": list(m.artifacts), **_verdict(core, m)}
+    v = _verdict(core, m)
+    return {"id": m.id, "artifacts": list(m.artifacts), **v}
 
 
 def mark_invalidated(core: FieldCore, memory_id: object, by: str) -> dict[str, Any]:
@@ -155,7 +158,7 @@ def what_do_i_know_about(core: FieldCore, topic: str, k: int = 10) -> dict[str, 
                 "kind": m.kind,
                 "score": h.score,
                 "staged": core.index.is_staged(m.id),
-                "invalidated_by": (m.meta or {}).get("invalidated_by"),
+                "invalidated_by": v["invalidated_by"],
                 "source_session": m.session,
                 "source_tool": m.source_tool,
                 "harness": m.harness,

@@ -63,6 +63,8 @@ def mark_invalidated(core: FieldCore, memory_id: object, by: str) -> dict[str, A
             f"1-{MAX_REF_CHARS} chars), got {by!r:.80}"
         )
     m = _memory(core, memory_id)
+    if (m.meta or {}).get("invalidated_by") == by.strip():
+        return {"id": m.id, "invalidated_by": by.strip()}  # already: nothing to write
     meta = dict(m.meta or {})
     meta["invalidated_by"] = by.strip()
     op = ops.UpdateMemoryContent(id=m.id, at_ms=core.now_ms(), meta=meta)

@@ -119,6 +119,8 @@ def test_mark_invalidated_and_its_bad_input(setup: tuple[Path, Clock, chitta.Fie
         f.call("mark_invalidated", id=mid, by="deadbeef")
         assert _verdict(f, mid) == ("invalidated", "invalidated by deadbeef")
         assert f.get(mid).meta == {"k": 1, "invalidated_by": "deadbeef"}  # the meta kept
+        claim = f.call("what_do_i_know_about", topic="post never fails")["claims"][0]
+        assert (claim["invalidated_by"], claim["staleness"]) == ("deadbeef", "invalidated")
 
 
 def _ranked(f: chitta.Field, query: str) -> list[tuple[int, float]]:

@@ -313,7 +313,7 @@ class Field:
 
         ``at``: when it happened (datetime or epoch seconds; default now).
         ``artifacts``: the code it is about, ``path``, ``path#Qualified.name`` or
-        ``path:line``; its staleness verdict follows that code (D-041).
+        ``path:line``; its staleness verdict follows that code (D-042).
         ``embedding``: your own vector; otherwise the field's embedder makes one
         (unless opened with ``embedder=None``). The id is returned once the op is
         in the OS (``durability="flush"``) or on disk (``"fsync"``); with

@@ -33,7 +33,7 @@ class UpsertSymbol(OpBase, frozen=True, kw_only=True, array_like=True):
     Lines are 1-based and inclusive (0 = unknown). ``embedding`` is
     little-endian float32 bytes. An upsert of a new name counts as a ``Created``
     symbol event; of a known name, as ``Edited`` unless both it and the symbol
-    held carry the same ``body_hash`` (the symbol only moved; D-041).
+    held carry the same ``body_hash`` (the symbol only moved; D-042).
     """
 
     op_type: ClassVar[OpType] = OpType.UpsertSymbol

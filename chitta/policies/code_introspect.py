@@ -56,7 +56,7 @@ def staleness(core: FieldCore, memory_id: object) -> dict[str, Any]:
 
 def mark_invalidated(core: FieldCore, memory_id: object, by: str) -> dict[str, Any]:
     """Set ``invalidated_by`` in the memory's meta (an UpdateMemoryContent with its meta
-    merged; D-041)."""
+    merged; D-042)."""
     if not isinstance(by, str) or not by.strip() or len(by) > MAX_REF_CHARS:
         raise InvalidArgument(
             f"by must name what invalidated the memory (a commit hash or event id, "

@@ -3,7 +3,7 @@
 Events: Created, Edited, Deleted, TestFailed, TestPassed, Committed, each with
 symbol, file, time, session, harness, an optional memory id and ``ref`` (a
 commit hash or change id). Sources, all in the log, so replay rebuilds the
-same log (D-041):
+same log (D-042):
 - AnalyticsEvent ops with ``event="symbol_event"`` (``outcome`` the event kind);
 - UpsertSymbol: a new (or removed) name is Created; a known name is Edited
   unless the op and the symbol held both carry the same ``body_hash``;

@@ -153,11 +153,16 @@ class RecallEngine:
         )
         # id -> the staleness multiplier of each stale memory (chitta/policies/code_trust.py)
         self.staleness: Callable[[], Mapping[int, float]] | None = None
+        # query text -> id -> the code prior of memories about a symbol it names
+        # (chitta/policies/code_lane.py); their ids form the "code" lane
+        self.code_lane: Callable[[str], Mapping[int, float]] | None = None
 
     def lane_weight(self, name: str) -> float:
         """The fusion weight of lane ``name`` (the expansion lane's is ``expansion_weight``)."""
         if name == "expansion":
             return float(self.settings.expansion_weight)
+        if name == "code":
+            return 1.0
         return float(self.settings.lane_weights.get(name, 0.0))
 
     def with_lanes(self, names: tuple[str, ...]) -> RecallEngine:
@@ -171,6 +176,7 @@ class RecallEngine:
         engine.native = self.native
         engine.vocabulary = self.vocabulary
         engine.staleness = self.staleness
+        engine.code_lane = self.code_lane
         return engine
 
     def lanes(
@@ -293,6 +299,12 @@ class RecallEngine:
             keyword_pool=pool,
             pending=pending,
         )
+        coded = self.code_lane(text) if self.code_lane is not None and text else None
+        if coded:  # the code lane: memories about the symbols the query names
+            found = np.array(sorted(coded, key=lambda m: (-coded[m], m)), np.uint64)
+            if allowed is not None:
+                found = found[np.isin(found, allowed)]
+            lanes["code"] = found[:lane_pool]
         names = [n for n in lanes if len(lanes[n])]
         if not names:
             return []
@@ -312,7 +324,7 @@ class RecallEngine:
             started = pending.get("expansion") if pending is not None else None
             convex = (*convex, *self._expand(lanes, names, text, vector, pool, allowed, started))
         stale = self.staleness() if self.staleness is not None else None
-        if self.native and not explain and not stale and supports_native(self):
+        if self.native and not explain and not stale and not coded and supports_native(self):
             return rank_native(
                 self,
                 lanes,
@@ -335,6 +347,7 @@ class RecallEngine:
             explain=explain,
             convex=convex,
             stale=stale or None,
+            coded=coded or None,
         )
 
     def _expand(
@@ -385,6 +398,7 @@ class RecallEngine:
         explain: bool,
         convex: tuple[Any, ...] | None = None,
         stale: Mapping[int, float] | None = None,
+        coded: Mapping[int, float] | None = None,
     ) -> list[Hit]:
         """Fusion, the candidates' state, scores and hits in Python: the reference of
         ``rank_native`` (chitta/recall/native_tail.py) and the ``explain=True`` path."""
@@ -412,6 +426,10 @@ class RecallEngine:
                 boosted = np.isin(ids, said)
                 fused = np.where(boosted, fused * prior, fused)
         id_list: list[int] = ids.tolist()
+        code_prior: npt.NDArray[np.float64] | None = None
+        if coded:  # the code prior, beside the speaker prior
+            code_prior = np.array([coded.get(m, 1.0) for m in id_list], np.float64)
+            fused = fused * code_prior
         batch, keep = self._candidates(id_list, fused, vector)
         if not keep:
             return []
@@ -463,6 +481,13 @@ class RecallEngine:
                         - self.scorer.score(plain, best_fused=best, now_ms=now_ms)[0]
                     )
                     factors += (Factor("time", "prior", tprior, 1.0, gain),)
+                if code_prior is not None and code_prior[pos] != 1.0:  # and the code prior
+                    cp = float(code_prior[pos])
+                    plain = dataclasses.replace(view, fused=view.fused / cp)
+                    gain = float(scores[j]) - self.scorer.score(
+                        plain, best_fused=best, now_ms=now_ms
+                    )[0] * (float(staleness[j]) if staleness is not None else 1.0)
+                    factors += (Factor("code", "prior", cp, 1.0, gain),)
                 if staleness is not None and staleness[j] != 1.0:
                     m = float(staleness[j])
                     factors += (

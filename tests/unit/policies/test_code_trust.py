@@ -168,8 +168,9 @@ def test_no_code_state_leaves_recall_untouched(tmp_path: Path) -> None:
         for i in range(40):
             f.remember(f"note {i} about topic {i % 7}", session=f"s{i % 3}")
         assert f._core.engine.staleness is not None and dict(f._core.engine.staleness()) == {}
+        assert dict(f._core.engine.code_lane("topic_3 Ledger.post")) == {}
         with_hook = [(h.id, h.score) for h in f.recall("topic 3", k=10, touch=False)]
-        f._core.engine.staleness = None
+        f._core.engine.staleness = f._core.engine.code_lane = None
         assert [(h.id, h.score) for h in f.recall("topic 3", k=10, touch=False)] == with_hook
 
 

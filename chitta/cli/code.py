@@ -67,10 +67,13 @@ def _summary(report: Any) -> Table:
 @click.argument("path", type=click.Path(exists=True, file_okay=False))
 @click.option("--project", help="Project name (default: the directory's name).")
 @click.option("--clear", is_flag=True, help="Forget the project's index first (ClearProject).")
+@click.option(
+    "--embed", is_flag=True, help="Embed each symbol's signature and doc (the field's embedder)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def index_code_cmd(
-    ctx: click.Context, path: str, project: str | None, clear: bool, as_json: bool
+    ctx: click.Context, path: str, project: str | None, clear: bool, embed: bool, as_json: bool
 ) -> None:
     """Index the source files under PATH: files, symbols and call edges (tree-sitter;
     Python, JavaScript, TypeScript, Go, Rust, C, C++). Only files whose content
@@ -82,7 +85,8 @@ def index_code_cmd(
     """
     from chitta.policies.code_index import index_code
 
-    with _errors_to_exit(), chitta.open(_field_path(ctx), embedder=None) as field:
+    embedder = "auto" if embed else None
+    with _errors_to_exit(), chitta.open(_field_path(ctx), embedder=embedder) as field:
         if as_json:
             report = index_code(field._core, path, project, clear=clear)
             _emit_json(report.as_dict())
@@ -136,8 +140,10 @@ def hooks_install(ctx: click.Context, repo: str, project: str | None, force: boo
             for a in [sys.executable, "-c", "from chitta.cli import main; main()", *args]
         )
         hooks_dir.mkdir(parents=True, exist_ok=True)
+        log = '"$(git rev-parse --git-dir)/chitta-hook.log"'  # why a run failed, if one does
         hook.write_text(
-            f"#!/bin/sh\n{HOOK_MARK} (chitta hooks install)\n{run} >/dev/null || true\n"
+            f"#!/bin/sh\n{HOOK_MARK} (chitta hooks install); never fails the commit\n"
+            f"{run} >/dev/null 2>>{log} || true\n"
         )
         hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     console.print(f"installed {hook} (field {field}, project {name})")

@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+import numpy as np
+
 from chitta import ops
 from chitta.errors import InvalidArgument
 from chitta.ops import Op
@@ -224,10 +227,31 @@ def _commit_file(
     for key in sorted(set(old) - new):
         group.append(ops.RemoveSymbol(name=key, at_ms=mtime))
         report.symbols_removed += 1
+    if core.encoding.enabled:  # the embedding of signature + doc (find_symbol's semantic match)
+        group = _with_embeddings(core, group)
     for op in group:
         ops.validate(op)
     core.commit_group(group)
     report.files_changed += 1
+
+
+def symbol_text(op: ops.UpsertSymbol) -> str:
+    """What a symbol's embedding is made from: its qualified name, signature and doc."""
+    return " ".join(
+        x for x in (op.name.rsplit("#", 1)[-1], op.signature or "", op.description or "") if x
+    )
+
+
+def _with_embeddings(core: FieldCore, group: list[Op]) -> list[Op]:
+    ups = [i for i, op in enumerate(group) if isinstance(op, ops.UpsertSymbol)]
+    if not ups:
+        return group
+    vecs = core.encoding.embed([symbol_text(group[i]) for i in ups])  # type: ignore[arg-type]
+    out = list(group)
+    for i, v in zip(ups, vecs):
+        blob = np.ascontiguousarray(v, "<f4").tobytes()
+        out[i] = msgspec.structs.replace(group[i], embedding=blob)
+    return out
 
 
 def _commit_edges(

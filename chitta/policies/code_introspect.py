@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 MS_PER_DAY = 86_400_000
+MIN_SEMANTIC = 0.3  # find_symbol's floor for a match by embedding (cosine)
 MAX_REF_CHARS = 1024
 
 
@@ -315,8 +316,15 @@ def find_symbol(core: FieldCore, name: str, limit: int = 20) -> dict[str, Any]:
     assert state.symbols is not None
     if not isinstance(name, str) or not name.strip():
         raise InvalidArgument("name a symbol (or the start of one), e.g. 'Ledger.post'")
+    found = state.symbols.find(name.strip(), limit)
+    if len(found) < limit and core.encoding.enabled:  # then by embedding (signature + doc)
+        seen = {s.name for _how, s in found}
+        q = core.encoding.embed_query([name.strip()])[0]
+        for cos, s in state.symbols.nearest(q, limit):
+            if s.name not in seen and cos >= MIN_SEMANTIC and len(found) < limit:
+                found.append(("semantic", s))
     rows = []
-    for how, s in state.symbols.find(name.strip(), limit):
+    for how, s in found:
         calls = state.calls
         rows.append(
             {

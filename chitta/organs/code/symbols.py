@@ -193,6 +193,26 @@ class SymbolsOrgan(OrganBase):
             )
         return out
 
+    def nearest(self, vector: Any, k: int) -> list[tuple[float, Symbol]]:
+        """The ``k`` symbols whose embedding is closest to ``vector`` by cosine (brute force
+        over the symbols that carry one of its width), best first, then by name."""
+        import numpy as np
+
+        q = np.asarray(vector, np.float32)
+        qn = float(np.linalg.norm(q))
+        if qn == 0:
+            return []
+        out: list[tuple[float, Symbol]] = []
+        for s in self.symbols.values():
+            if s.embedding is None or len(s.embedding) != 4 * len(q):
+                continue
+            v = np.frombuffer(s.embedding, "<f4")
+            n = float(np.linalg.norm(v))
+            if n > 0:
+                out.append((float(q @ v) / (qn * n), s))
+        out.sort(key=lambda cs: (-cs[0], cs[1].name))
+        return out[:k]
+
     # -- checkpoints -----------------------------------------------------------------
     def snapshot(self, ctx: SnapshotContext) -> dict[str, Any]:
         rows = [ops.encode(self.symbols[n].op()) for n in sorted(self.symbols)]

@@ -50,6 +50,12 @@ def _commit(organ: Any, ctx: Any, *, commit: str, changes: Any, **kw: Any) -> An
     return _policy().record_commit(ctx.core, commit, changes, **kw)
 
 
+def _index(organ: Any, ctx: Any, *, root: str, project: str | None = None) -> Any:
+    from chitta.policies.code_index import index_code
+
+    return index_code(ctx.core, root, project).as_dict()
+
+
 def _find(organ: Any, ctx: Any, *, name: str, limit: int = 20) -> Any:
     return _policy().find_symbol(ctx.core, name, limit)
 
@@ -164,6 +170,21 @@ OPERATIONS: tuple[Operation, ...] = (
         "Record a commit: a Committed event for each changed file and for each symbol "
         "whose lines the diff touched (what the post-commit hook calls).",
         writes=True,
+    ),
+    Operation(
+        "index_code",
+        _index,
+        _obj(
+            {
+                "root": {**_STR, "description": "the project's root directory (absolute)"},
+                "project": {**_STR, "description": "its name (default: the directory's)"},
+            },
+            ["root"],
+        ),
+        "Index (or re-index, only what changed) the source files under a directory: "
+        "files, symbols and call edges. Returns counts and seconds.",
+        writes=True,
+        idempotent=True,  # a repeat over unchanged files parses and writes nothing
     ),
     Operation(
         "find_symbol",

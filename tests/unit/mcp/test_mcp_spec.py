@@ -95,6 +95,7 @@ def valid_args(name: str, ids: list[int]) -> dict[str, Any]:
         "note_test": {"target": "a.py#f", "passed": True},
         "record_commit": {"commit": "abc123", "changes": {"a.py": [[1, 2]]}},
         "find_symbol": {"name": "f"},
+        "index_code": {"root": str(Path(__file__).parent)},
         "symbol_events": {"symbol": "a.py#f"},
     }[name]
 
@@ -205,7 +206,7 @@ def test_annotations_output_schemas_and_big_ids(tmp_path: Path) -> None:
             order += ["kg_invalidate"]
             order += ["what_do_i_know_about", "cross_harness_conflicts", "get_conflicts"]
             order += ["staleness", "mark_invalidated", "note_test", "record_commit"]
-            order += ["find_symbol", "symbol_events"]
+            order += ["find_symbol", "symbol_events", "index_code"]
             assert set(order) == set(tools)
             for name in order:
                 tool = tools[name]

@@ -93,3 +93,40 @@ def plain_without_lane(f: chitta.Field, query: str) -> dict[int, float]:
         return _scores(f, query)
     finally:
         f._core.engine.code_lane = lane
+
+
+def test_find_symbol_by_name_and_by_embedding(tmp_path: Path) -> None:
+    """With an embedder the indexer embeds each symbol's name, signature and doc, and
+    find_symbol falls back to the nearest embeddings (checked against brute force)."""
+    import numpy as np
+
+    from chitta.encode import HashingEmbedder
+    from chitta.policies.code_index import symbol_text
+
+    repo = make_repo(tmp_path / "repo", {"ledger.py": LEDGER})
+    emb = HashingEmbedder(dim=64)
+    with chitta.open(tmp_path / "f", embedder=emb) as f:
+        index_code(f._core, repo, "demo")
+        symbols = f._core.registry.by_name["symbols"]
+        for s in symbols.symbols.values():  # each embedding is its text's, as the embedder gives it
+            assert np.frombuffer(s.embedding, "<f4") == pytest.approx(
+                np.asarray(emb.embed([symbol_text(s.op())])[0], np.float32), abs=1e-6
+            )
+        found = f.call("find_symbol", name="post")["symbols"]
+        assert [(r["name"], r["match"]) for r in found][:1] == [("ledger.py#Ledger.post", "exact")]
+        assert found[0]["callees"] == ["ledger.py#Ledger.check"]
+        fuzzy = f.call("find_symbol", name="fetch_pag")["symbols"]
+        assert ("ledger.py#fetch_page", "prefix") in [(r["name"], r["match"]) for r in fuzzy]
+        q = np.asarray(emb.embed(["amount > 0"])[0], np.float32)
+        cos = {
+            n: float(q @ np.frombuffer(s.embedding, "<f4"))
+            / (np.linalg.norm(q) * np.linalg.norm(np.frombuffer(s.embedding, "<f4")))
+            for n, s in symbols.symbols.items()
+        }
+        want = sorted((n for n, c in cos.items() if c >= 0.3), key=lambda n: (-cos[n], n))
+        got = [
+            r["name"]
+            for r in f.call("find_symbol", name="amount > 0")["symbols"]
+            if r["match"] == "semantic"
+        ]
+        assert got == want and want  # some symbol is near (its signature says amount)

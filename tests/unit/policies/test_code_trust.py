@@ -330,4 +330,4 @@ def test_operations_reach_the_method_table() -> None:
 
     names = set(table())
     assert {"what_do_i_know_about", "cross_harness_conflicts", "get_conflicts", "staleness",
-            "mark_invalidated", "note_test", "record_commit", "find_symbol", "symbol_events"} <= names  # fmt: skip
+            "mark_invalidated", "note_test", "record_commit", "find_symbol", "symbol_events", "index_code"} <= names  # fmt: skip

@@ -132,8 +132,9 @@ def index_code(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> IndexReport:
     """Index ``root`` as ``project`` (default: the directory's name); see the module
-    docstring. ``paths``: re-index only these files (each inside ``root``; a missing
-    one is removed). ``clear``: log ClearProject first. ``progress(path, i, n)``."""
+    docstring. ``paths``: re-index only these files (each an existing source file inside
+    ``root``; files not named are left as they are). ``clear``: log ClearProject first.
+    ``progress(path, i, n)`` is called per file."""
     started = time.perf_counter()
     top = Path(root).resolve()
     if not top.is_dir():

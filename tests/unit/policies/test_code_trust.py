@@ -331,3 +331,31 @@ def test_operations_reach_the_method_table() -> None:
     names = set(table())
     assert {"what_do_i_know_about", "cross_harness_conflicts", "get_conflicts", "staleness",
             "mark_invalidated", "note_test", "record_commit", "find_symbol", "symbol_events", "index_code"} <= names  # fmt: skip
+
+
+def test_code_operations_through_a_real_daemon(tmp_path: Path) -> None:
+    """index_code, find_symbol, note_test and what_do_i_know_about through ``chitta serve``
+    and its ``connect()`` handle (the method table's daemon door)."""
+    from daemontools import DaemonProcess, child_env
+
+    repo = make_repo(tmp_path / "repo", {"ledger.py": LEDGER})
+    field, sock = tmp_path / "field", tmp_path / "d.sock"
+    daemon = DaemonProcess(field, sock, env=child_env())
+    try:
+        with chitta.connect(sock, timeout=30) as remote:
+            report = remote.call("index_code", root=str(repo), project="demo")
+            assert (report["files_changed"], report["symbols_total"]) == (1, 5)
+            assert remote.call("find_symbol", name="Ledger.post")["symbols"][0]["callees"] == [
+                "ledger.py#Ledger.check"
+            ]
+            mid = remote.remember("post double-counts", artifacts=["ledger.py#Ledger.post"])
+            assert (
+                remote.call("note_test", target="Ledger.post", passed=False)["event"]
+                == "TestFailed"
+            )
+            with pytest.raises(chitta.NotFound, match="no symbol"):
+                remote.call("note_test", target="Ledger.nothing", passed=True)
+            claims = remote.call("what_do_i_know_about", topic="post double-counts")["claims"]
+            assert [(c["id"], c["staleness"]) for c in claims] == [(mid, "fresh")]
+    finally:
+        daemon.close()

@@ -246,11 +246,21 @@ def test_what_do_i_know_about_after_a_real_commit_hook(tmp_path: Path) -> None:
         assert f.call("what_do_i_know_about", topic="Ledger.check")["claims"][-1]["contradictions"]
 
 
-def _cli(args: list[str], env: dict[str, str], cwd: Path) -> Any:
-    import subprocess
+def _exe() -> str:
+    """The chitta console script of this interpreter's environment, else the one on PATH."""
+    import shutil
     import sys
 
-    exe = Path(sys.executable).parent / "chitta"
+    beside = Path(sys.executable).parent / "chitta"
+    found = str(beside) if beside.exists() else shutil.which("chitta")
+    assert found, "the chitta console script is not installed"
+    return found
+
+
+def _cli(args: list[str], env: dict[str, str], cwd: Path) -> Any:
+    import subprocess
+
+    exe = _exe()
     r = subprocess.run(
         [str(exe), *args],
         capture_output=True,
@@ -274,9 +284,8 @@ def test_note_test_cli_and_unknown_symbol(
     r = _cli([*base, "--failed", "ledger.py::Ledger::check"], env, tmp_path)
     assert "TestFailed ledger.py#Ledger.check" in r.stdout
     import subprocess
-    import sys
 
-    exe = str(Path(sys.executable).parent / "chitta")
+    exe = _exe()
     bad = subprocess.run([exe, *base, "--passed", "Ledger.nosuch"], capture_output=True, text=True,
                          env=env, cwd=tmp_path, timeout=120, check=False)  # fmt: skip
     assert bad.returncode == 5 and "no symbol 'Ledger.nosuch'" in bad.stderr

@@ -39,6 +39,12 @@ class CallContext:
         """A fresh memory id of this instance (unique across instances)."""
         return self._core.new_id()
 
+    @property
+    def core(self) -> FieldCore:
+        """The field itself, for operations of a policy above the organs that reads
+        several organs through their queries (e.g. chitta/policies/code_trust.py)."""
+        return self._core
+
     def commit(self, *group: Op) -> None:
         """Append ``group`` (one op, or several as one atomic Batch) and apply it to
         every organ that handles its types. Each op is validated first."""

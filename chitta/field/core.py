@@ -242,6 +242,12 @@ class FieldCore:
         self.engine = RecallEngine(
             self.memories, self.index, self.graph, settings=self.recall_settings
         )
+        from chitta.policies.code_trust import staleness_hook
+
+        self.engine.staleness = staleness_hook(self)  # the staleness factor (stale memories)
+        from chitta.policies.code_lane import code_lane_hook
+
+        self.engine.code_lane = code_lane_hook(self)  # memories about the symbols a query names
         self.applied = 0
         self.unrouted = 0  # valid ops no organ of this version keeps state for
         # the same per op type (checkpoint state 7); None when a state-6 checkpoint did not say

@@ -309,10 +309,13 @@ class Field:
         embedding: Any = None,
         meta: Mapping[str, Any] | None = None,
         at: datetime | float | None = None,
+        artifacts: Iterable[str] = (),
     ) -> int:
         """Store a memory; returns its id (stable, unique across instances).
 
         ``at``: when it happened (datetime or epoch seconds; default now).
+        ``artifacts``: the code it is about, ``path``, ``path#Qualified.name`` or
+        ``path:line``; its staleness verdict follows that code (D-042).
         ``embedding``: your own vector; otherwise the field's embedder makes one
         (unless opened with ``embedder=None``). The id is returned once the op is
         in the OS (``durability="flush"``) or on disk (``"fsync"``); with
@@ -330,6 +333,7 @@ class Field:
             embedding=embedding,
             meta=meta,
             at=at,
+            **({"artifacts": artifacts} if artifacts else {}),
         )
 
     def remember_many(self, items: Iterable[str | Mapping[str, Any]]) -> list[int]:

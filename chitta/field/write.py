@@ -44,8 +44,10 @@ _REMEMBER_KEYS = frozenset(
         "embedding",
         "meta",
         "at",
+        "artifacts",
     }
 )
+_NO_REFS: tuple[str, ...] = ()
 
 
 def remember(
@@ -61,6 +63,7 @@ def remember(
     embedding: Any = None,
     meta: Mapping[str, Any] | None = None,
     at: datetime | float | None = None,
+    artifacts: Iterable[str] = _NO_REFS,
 ) -> int:
     """``Field.remember`` (its docstring is the reference)."""
     if (
@@ -73,6 +76,7 @@ def remember(
         and embedding is None
         and meta is None
         and at is None
+        and artifacts is _NO_REFS
     ):
         # The hot path (every argument but the text at its default; the field
         # open, writable, without an embedder): one native call checks the
@@ -100,6 +104,10 @@ def remember(
     op = putops.put_op(
         core, mid, text, kind, realm, session, source_tool, tags, confidence, embedding, meta, at
     )
+    if artifacts is not _NO_REFS:  # refs to code (chitta/policies/code_trust.py)
+        from chitta.policies.code_trust import check_refs
+
+        op = msgspec.structs.replace(op, artifacts=check_refs(artifacts))
     if op.embedding is None and not core.encoding.enabled:
         # The plain path: one PutPayload, encoded here, through the pipeline's direct put.
         try:
@@ -129,7 +137,12 @@ def remember_many(core: FieldCore, items: Iterable[str | Mapping[str, Any]]) -> 
                 raise InvalidArgument(
                     f"each dict needs 'text' and only remember() arguments; got {sorted(item)}"
                 )
-            op = putops.put_op(core, 0, **item)
+            extra = {k: val for k, val in item.items() if k != "artifacts"}
+            op = putops.put_op(core, 0, **extra)
+            if "artifacts" in item:
+                from chitta.policies.code_trust import check_refs
+
+                op = msgspec.structs.replace(op, artifacts=check_refs(item["artifacts"]))
         else:
             raise InvalidArgument(f"each item must be a str or a dict, not {type(item).__name__}")
         puts.append(op)

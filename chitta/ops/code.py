@@ -31,8 +31,9 @@ class UpsertSymbol(OpBase, frozen=True, kw_only=True, array_like=True):
     """Insert or update a code symbol (function, class, method, ...).
 
     Lines are 1-based and inclusive (0 = unknown). ``embedding`` is
-    little-endian float32 bytes. Every upsert also counts as an ``Edited``
-    (or, for a new name, ``Created``) symbol event.
+    little-endian float32 bytes. An upsert of a new name counts as a ``Created``
+    symbol event; of a known name, as ``Edited`` unless both it and the symbol
+    held carry the same ``body_hash`` (the symbol only moved; D-042).
     """
 
     op_type: ClassVar[OpType] = OpType.UpsertSymbol
@@ -51,6 +52,8 @@ class UpsertSymbol(OpBase, frozen=True, kw_only=True, array_like=True):
     session: str | None = None
     harness: str | None = None
     memory_id: U64 | None = None
+    # a hash of the symbol's source text: an equal hash is a move, not an edit
+    body_hash: str | None = None
 
 
 class RemoveSymbol(OpBase, frozen=True, kw_only=True, array_like=True):
@@ -92,6 +95,7 @@ class UpsertCodeFile(OpBase, frozen=True, kw_only=True, array_like=True):
     mtime_ms: I64
     content_hash: str | None = None
     language: str | None = None
+    deleted: bool = False  # the file is gone (its symbols go by RemoveSymbol ops beside it)
 
 
 class ClearProject(OpBase, frozen=True, kw_only=True, array_like=True):

@@ -508,6 +508,28 @@ class MemoriesOrgan:
         row = self._row(mid)
         return None if row < 0 else self._memory(mid, row)
 
+    def claim_rows(self) -> dict[int, tuple[tuple[str, ...], str | None, int]]:
+        """id -> (artifact refs, ``meta["invalidated_by"]``, written ms) of every live
+        memory with artifact refs or an invalidation (read by chitta/policies/code_trust.py).
+        An invalidation is an UpdateMemoryContent's meta: only rows whose meta an update
+        replaced are read (``put_meta`` holds those), not every row with meta."""
+        s = self._s
+        c, ids = s.c, s.map.ids()
+        changed = (r for r in s.put_meta if "invalidated_by" in (s.meta.get(r) or {}))
+        rows = set(s.artifacts) | set(changed)
+        out: dict[int, tuple[tuple[str, ...], str | None, int]] = {}
+        for row in sorted(rows):
+            if c["dead"][row]:
+                continue
+            by = (s.meta.get(row) or {}).get("invalidated_by")
+            written = int(c["written"][row]) or int(c["created"][row])
+            out[int(ids[row])] = (
+                s.artifacts.get(row, ()),
+                None if by is None else str(by),
+                written,
+            )
+        return out
+
     def live_id_array(self) -> npt.NDArray[np.uint64]:
         """The live memories' ids, in ``live_puts`` order."""
         return self._s.map.ids()[self._live_rows()]

@@ -18,6 +18,14 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 
 from chitta.errors import InvalidArgument
+from chitta.organs.code import (
+    ArtifactsOrgan,
+    CallGraphOrgan,
+    CodeFilesOrgan,
+    SymbolEventsOrgan,
+    SymbolsOrgan,
+    TrustOrgan,
+)
 from chitta.organs.contract import Organ
 from chitta.organs.encoder import EncoderOrgan
 from chitta.organs.graph import GraphOrgan
@@ -35,6 +43,12 @@ BUILTIN: tuple[OrganFactory, ...] = (
     RecallIndexOrgan,
     EncoderOrgan,
     KnowledgeOrgan,
+    ArtifactsOrgan,
+    CodeFilesOrgan,
+    SymbolsOrgan,
+    CallGraphOrgan,
+    SymbolEventsOrgan,
+    TrustOrgan,
 )
 
 _registered: list[OrganFactory] = []

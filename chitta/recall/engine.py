@@ -24,7 +24,7 @@ the Field logs the touches of what it returns.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -151,11 +151,18 @@ class RecallEngine:
         self.vocabulary: Any = (
             None  # chitta.recall.expand.Vocabulary when the settings expand queries
         )
+        # id -> the staleness multiplier of each stale memory (chitta/policies/code_trust.py)
+        self.staleness: Callable[[], Mapping[int, float]] | None = None
+        # query text -> id -> the code prior of memories about a symbol it names
+        # (chitta/policies/code_lane.py); their ids form the "code" lane
+        self.code_lane: Callable[[str], Mapping[int, float]] | None = None
 
     def lane_weight(self, name: str) -> float:
         """The fusion weight of lane ``name`` (the expansion lane's is ``expansion_weight``)."""
         if name == "expansion":
             return float(self.settings.expansion_weight)
+        if name == "code":
+            return 1.0
         return float(self.settings.lane_weights.get(name, 0.0))
 
     def with_lanes(self, names: tuple[str, ...]) -> RecallEngine:
@@ -168,6 +175,8 @@ class RecallEngine:
         engine = RecallEngine(self.memories, self.index, self.graph, self.scorer, settings)
         engine.native = self.native
         engine.vocabulary = self.vocabulary
+        engine.staleness = self.staleness
+        engine.code_lane = self.code_lane
         return engine
 
     def lanes(
@@ -290,6 +299,12 @@ class RecallEngine:
             keyword_pool=pool,
             pending=pending,
         )
+        coded = self.code_lane(text) if self.code_lane is not None and text else None
+        if coded:  # the code lane: memories about the symbols the query names
+            found = np.array(sorted(coded, key=lambda m: (-coded[m], m)), np.uint64)
+            if allowed is not None:
+                found = found[np.isin(found, allowed)]
+            lanes["code"] = found[:lane_pool]
         names = [n for n in lanes if len(lanes[n])]
         if not names:
             return []
@@ -308,7 +323,8 @@ class RecallEngine:
         ):
             started = pending.get("expansion") if pending is not None else None
             convex = (*convex, *self._expand(lanes, names, text, vector, pool, allowed, started))
-        if self.native and not explain and supports_native(self):
+        stale = self.staleness() if self.staleness is not None else None
+        if self.native and not explain and not stale and not coded and supports_native(self):
             return rank_native(
                 self,
                 lanes,
@@ -330,6 +346,8 @@ class RecallEngine:
             now_ms=now_ms,
             explain=explain,
             convex=convex,
+            stale=stale or None,
+            coded=coded or None,
         )
 
     def _expand(
@@ -379,6 +397,8 @@ class RecallEngine:
         now_ms: int,
         explain: bool,
         convex: tuple[Any, ...] | None = None,
+        stale: Mapping[int, float] | None = None,
+        coded: Mapping[int, float] | None = None,
     ) -> list[Hit]:
         """Fusion, the candidates' state, scores and hits in Python: the reference of
         ``rank_native`` (chitta/recall/native_tail.py) and the ``explain=True`` path."""
@@ -406,6 +426,10 @@ class RecallEngine:
                 boosted = np.isin(ids, said)
                 fused = np.where(boosted, fused * prior, fused)
         id_list: list[int] = ids.tolist()
+        code_prior: npt.NDArray[np.float64] | None = None
+        if coded:  # the code prior, beside the speaker prior
+            code_prior = np.array([coded.get(m, 1.0) for m in id_list], np.float64)
+            fused = fused * code_prior
         batch, keep = self._candidates(id_list, fused, vector)
         if not keep:
             return []
@@ -421,6 +445,10 @@ class RecallEngine:
             )
         scores = self.scorer.score_batch(batch, best_fused=best, now_ms=now_ms)
         kept_ids = ids[keep]
+        staleness: npt.NDArray[np.float64] | None = None
+        if stale:  # the staleness factor: a multiplier after all the others
+            staleness = np.array([stale.get(int(m), 1.0) for m in kept_ids.tolist()], np.float64)
+            scores = scores * staleness
         order = np.lexsort((kept_ids, -scores))  # score desc, then id asc
         hits: list[Hit] = []
         top = order[:k].tolist()  # build full memories only for what is returned, in one call
@@ -453,6 +481,18 @@ class RecallEngine:
                         - self.scorer.score(plain, best_fused=best, now_ms=now_ms)[0]
                     )
                     factors += (Factor("time", "prior", tprior, 1.0, gain),)
+                if code_prior is not None and code_prior[pos] != 1.0:  # and the code prior
+                    cp = float(code_prior[pos])
+                    plain = dataclasses.replace(view, fused=view.fused / cp)
+                    gain = float(scores[j]) - self.scorer.score(
+                        plain, best_fused=best, now_ms=now_ms
+                    )[0] * (float(staleness[j]) if staleness is not None else 1.0)
+                    factors += (Factor("code", "prior", cp, 1.0, gain),)
+                if staleness is not None and staleness[j] != 1.0:
+                    m = float(staleness[j])
+                    factors += (
+                        Factor("staleness", "multiplier", m, 1.0, float(scores[j]) * (1 - 1 / m)),
+                    )
             hits.append(
                 Hit(
                     id=mid,

@@ -144,6 +144,14 @@ _REMEMBER_SCHEMA = _obj(
             "maximum": 1,
             "description": "how sure you are it is true, 0 to 1 (default 1); recall weighs it",
         },
+        "artifacts": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": 1024},
+            "maxItems": 64,
+            "description": "the code it is about: 'path', 'path#Qualified.name' or "
+            "'path:line' (paths relative to the repository root); recall then knows "
+            "when that code changed",
+        },
     },
     ("text",),
 )

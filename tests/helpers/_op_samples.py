@@ -131,6 +131,7 @@ SAMPLES: list[ops.Op] = [
         session="s",
         harness="claude-code",
         memory_id=4,
+        body_hash="b1",
     ),
     ops.RemoveSymbol(name="chitta.ops.decode", at_ms=3),
     ops.AddSymCallEdge(caller="a", callee="b", at_ms=1),
@@ -141,6 +142,7 @@ SAMPLES: list[ops.Op] = [
         mtime_ms=5,
         content_hash="h",
         language="python",
+        deleted=True,
     ),
     ops.UpdateSparseCode(
         id=5, features=(3, 70, 16383), activations=np.ones(3, "<f4").tobytes(), encoder_version=2

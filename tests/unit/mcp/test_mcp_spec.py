@@ -27,6 +27,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 import chitta
+from chitta import ops
 
 HELPERS = Path(__file__).resolve().parents[2] / "helpers"
 INSTANCE = 0xDEADBEEF  # ids of this writer are above 2**53
@@ -58,6 +59,9 @@ def seeded(tmp_path: Path) -> tuple[Path, list[int]]:
             f.remember("deploys need the VPN", kind="decision"),
             f.remember("the CI runs on 2 cores"),
         ]
+        f._core.commit(  # a code symbol for the code tools (chitta/organs/code/)
+            ops.UpsertSymbol(name="a.py#f", kind="function", file_path="a.py", line_end=3)
+        )
     assert all(i > 2**53 for i in ids)  # the case a double cannot hold
     return field, ids
 
@@ -83,6 +87,16 @@ def valid_args(name: str, ids: list[int]) -> dict[str, Any]:
         "kg_alias": {"alias": "stg", "canonical": "staging"},
         "kg_query": {"subject": "staging"},
         "kg_entities": {},
+        "what_do_i_know_about": {"topic": "staging database"},
+        "cross_harness_conflicts": {},
+        "get_conflicts": {"id": str(ids[0])},
+        "staleness": {"id": str(ids[0])},
+        "mark_invalidated": {"id": str(ids[0]), "by": "abc123"},
+        "note_test": {"target": "a.py#f", "passed": True},
+        "record_commit": {"commit": "abc123", "changes": {"a.py": [[1, 2]]}},
+        "find_symbol": {"name": "f"},
+        "index_code": {"root": str(Path(__file__).parent)},
+        "symbol_events": {"symbol": "a.py#f"},
     }[name]
 
 
@@ -190,6 +204,9 @@ def test_annotations_output_schemas_and_big_ids(tmp_path: Path) -> None:
                 "kg_alias",
             ]
             order += ["kg_invalidate"]
+            order += ["what_do_i_know_about", "cross_harness_conflicts", "get_conflicts"]
+            order += ["staleness", "mark_invalidated", "note_test", "record_commit"]
+            order += ["find_symbol", "symbol_events", "index_code"]
             assert set(order) == set(tools)
             for name in order:
                 tool = tools[name]

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from chitta.errors import InvalidArgument
 from chitta.organs.contract import Organ
+from chitta.organs.curated import CuratedOrgan
 from chitta.organs.encoder import EncoderOrgan
 from chitta.organs.graph import GraphOrgan
 from chitta.organs.knowledge import KnowledgeOrgan
@@ -35,6 +36,7 @@ BUILTIN: tuple[OrganFactory, ...] = (
     RecallIndexOrgan,
     EncoderOrgan,
     KnowledgeOrgan,
+    CuratedOrgan,
 )
 
 _registered: list[OrganFactory] = []

@@ -81,6 +81,21 @@ def _amend(organ: CuratedOrgan, ctx: Any, *, path: str, descriptor: str) -> dict
 
 def _limits(organ: CuratedOrgan, ctx: Any, **changes: Any) -> dict[str, Any]:
     new = Limits.from_fields({**organ.limits.to_fields(), **changes})
+    per_domain = max((sum(p.domain == d for p in organ.topics) for d in organ.domains), default=0)
+    per_topic = max((len(ids) for ids in organ.by_path.values()), default=0)
+    for name, held, cap in (
+        ("max_domains", len(organ.domains), new.max_domains),
+        ("max_topics_per_domain", per_domain, new.max_topics_per_domain),
+        ("max_facts_per_topic", per_topic, new.max_facts_per_topic),
+    ):
+        if held > cap:
+            raise InvalidArgument(f"{name}={cap} is below what the vocabulary holds ({held})")
+    current = organ.limits
+    organ.limits = new  # the catalog bound is checked against the new limits
+    try:
+        _bound(organ, organ.domains, organ.topics)
+    finally:
+        organ.limits = current
     ctx.commit(ops.CuratedEvent(event="limits", key="", at_ms=ctx.now_ms(), fields=new.to_fields()))
     return new.to_fields()
 

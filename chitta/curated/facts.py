@@ -62,6 +62,7 @@ class Fact:
     filed_ms: int
     row: int  # its document id in the organ's keyword index
     superseded_by: str | None = None  # set when superseded or when it lost a dispute
+    rendered: bytes | None = None  # its block without a dispute line (a cache, not state)
 
     @property
     def live(self) -> bool:

@@ -17,6 +17,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from chitta.curated import facts as F
 from chitta.curated.classifier import audited
 from chitta.curated.paths import TopicPath, parse_topic
@@ -89,26 +91,44 @@ def choose_paths(organ: CuratedOrgan, ctx: Any, query: str, subject: str) -> tup
     return tuple(p for p, s in nominated if s >= floor)[: organ.limits.filing_cap]
 
 
-def rank(organ: CuratedOrgan, paths: Sequence[TopicPath], query: str) -> list[F.Fact]:
-    """The live facts under ``paths``: relevance desc, scope tier, ULID."""
+def _base(organ: CuratedOrgan, paths: Sequence[TopicPath]) -> tuple[list[F.Fact], Any, Any, Any]:
+    """The live facts under ``paths`` by (scope tier, ULID), their rows, and the rows
+    sorted with the permutation back (cached until the organ's facts change)."""
+    key = tuple(paths)
+    hit = organ.rank_cache.get(key)
+    if hit is not None and hit[0] == organ.version:
+        return hit[1]  # type: ignore[no-any-return]
     ids: dict[str, None] = {}
     for path in paths:
         ids.update(organ.by_path.get(path, {}))
-    found = [organ.facts[i] for i in ids]
-    scores = organ.fact_scores(query, [f.row for f in found]) if query else {}
-    return sorted(found, key=lambda f: (-scores.get(f.row, 0.0), F.scope_tier(f.scope), f.id))
+    found = sorted((organ.facts[i] for i in ids), key=lambda f: (F.scope_tier(f.scope), f.id))
+    rows = np.array([f.row for f in found], dtype=np.uint64)
+    perm = np.argsort(rows, kind="stable")
+    value = (found, rows, rows[perm], perm)
+    if len(organ.rank_cache) >= 256:
+        organ.rank_cache.clear()
+    organ.rank_cache[key] = (organ.version, value)
+    return value
+
+
+def rank(organ: CuratedOrgan, paths: Sequence[TopicPath], query: str) -> list[F.Fact]:
+    """The live facts under ``paths``: relevance desc, scope tier, ULID."""
+    found, rows, sorted_rows, perm = _base(organ, paths)
+    if not found or not query.strip():
+        return list(found)
+    hit_rows, hit_scores = organ.fact_hits(query, rows)
+    if not len(hit_rows):
+        return list(found)
+    scores = np.zeros(len(found), dtype=np.float32)
+    scores[perm[np.searchsorted(sorted_rows, hit_rows)]] = hit_scores
+    return [found[i] for i in np.argsort(-scores, kind="stable")]
 
 
 def _block(organ: CuratedOrgan, fact: F.Fact) -> bytes:
-    return F.block(
-        fact.id,
-        fact.kind,
-        fact.scope,
-        fact.primary,
-        fact.body,
-        fact.fields,
-        organ.disputes.get(fact.id),
-    )
+    partner = organ.disputes.get(fact.id)
+    if partner is None and fact.rendered is not None:
+        return fact.rendered
+    return F.block(fact.id, fact.kind, fact.scope, fact.primary, fact.body, fact.fields, partner)
 
 
 def render(
@@ -121,7 +141,10 @@ def render(
     skipped: list[str] = []
     seen: set[str] = set()
     used = 0
-    for fact in ranked:
+    for at, fact in enumerate(ranked):
+        if budget - used < organ.min_block:  # nothing left can fit: the rest is skipped
+            skipped.extend(f.id for f in ranked[at:] if f.id not in seen)
+            break
         if fact.id in seen:
             continue
         unit = [fact]

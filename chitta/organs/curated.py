@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import numpy as np
+
 from chitta import ops
 from chitta.curated import facts as F
 from chitta.curated.paths import TopicPath, parse
@@ -77,6 +79,9 @@ class CuratedOrgan(OrganBase):
         self.pins: dict[str, tuple[tuple[str, ...], bytes, int]] = {}
         self.audits: dict[str, dict[str, Any]] = {}
         self.ignored = 0
+        self.version = 0  # bumped whenever the live facts or disputes change (read caches)
+        self.min_block = 1 << 30  # no live fact's block is smaller (a lower bound)
+        self.rank_cache: dict[Any, Any] = {}  # chitta/curated/read_path.py's, by paths
         self.classifier: Any = None  # a chitta.curated.classifier.Classifier (this process only)
         self._fact_index = BM25()
         self._topic_index = BM25()
@@ -95,6 +100,13 @@ class CuratedOrgan(OrganBase):
 
     def counts(self) -> dict[TopicPath, int]:
         return {p: len(self.by_path.get(p, ())) for p in self.topics}
+
+    def fact_hits(self, query: str, rows: Any) -> tuple[Any, Any]:
+        """``(rows, scores)`` of the facts among ``rows`` (uint64) that match ``query``,
+        best first (BM25, float32)."""
+        ids, scores = self._fact_index.search(query, k=max(1, len(rows)), allowed=rows)
+        n = int(np.count_nonzero(scores > 0))
+        return ids[:n], scores[:n]
 
     def fact_scores(self, query: str, rows: list[int] | None = None) -> dict[int, float]:
         """Keyword relevance of live facts for ``query`` (only ``rows`` when given)."""
@@ -216,9 +228,19 @@ class CuratedOrgan(OrganBase):
         for p in paths:
             self.by_path.setdefault(p, {})[fact.id] = None
         self._fact_index.add([row], [_fact_text(fact.body, fields)])
+        self._changed(fact)
         return True
 
+    def _changed(self, fact: F.Fact | None = None) -> None:
+        self.version += 1
+        if fact is not None:
+            fact.rendered = F.block(
+                fact.id, fact.kind, fact.scope, fact.primary, fact.body, fact.fields
+            )
+            self.min_block = min(self.min_block, len(fact.rendered))
+
     def _retire(self, fact: F.Fact, by: str) -> None:
+        self._changed()
         fact.superseded_by = by
         if self.by_hash.get(fact.hash) == fact.id:
             del self.by_hash[fact.hash]
@@ -246,6 +268,7 @@ class CuratedOrgan(OrganBase):
         ):
             return False
         self.disputes[a], self.disputes[b] = b, a
+        self._changed()
         return True
 
     def _on_resolve(self, op: ops.CuratedEvent) -> bool:
@@ -258,6 +281,7 @@ class CuratedOrgan(OrganBase):
             self._retire(self.facts[a], b)
         elif op.outcome == "both":
             del self.disputes[a], self.disputes[b]
+            self._changed()
         else:
             return False
         return True
@@ -368,6 +392,7 @@ class CuratedOrgan(OrganBase):
                 self.facts[f.id], self.row_fact[f.row] = f, f.id
                 self.filed[f.capture] = f.id
                 if f.live:
+                    self._changed(f)
                     self.by_hash[f.hash] = f.id
                     for p in f.paths:
                         self.by_path.setdefault(p, {})[f.id] = None

@@ -416,4 +416,6 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
 )
 
-MAINTENANCE: tuple[Maintenance, ...] = (Maintenance("file_open_captures", _sweep_pass, every_s=300.0),)
+MAINTENANCE: tuple[Maintenance, ...] = (
+    Maintenance("file_open_captures", _sweep_pass, every_s=300.0),
+)

@@ -43,7 +43,8 @@ def _oracle(nominated, classified, legal, full, rules):  # type: ignore[no-untyp
                 continue
             ranked = tuple(sorted(subset, key=priority))
             if len(ranked) > len(best_set) or (
-                len(ranked) == len(best_set) and [priority(p) for p in ranked] < [priority(p) for p in best_set]
+                len(ranked) == len(best_set)
+                and [priority(p) for p in ranked] < [priority(p) for p in best_set]
             ):
                 best_set = ranked
     return best_set
@@ -59,7 +60,9 @@ def _cases():  # type: ignore[no-untyped-def]
                     yield nominated, classified, legal, full
 
 
-@pytest.mark.parametrize("rules", [Rules(0.5, 0.5, 1), Rules(0.5, 0.5, 2), Rules(0.0, 0.0, 3), Rules(1.0, 0.9, 2)])
+@pytest.mark.parametrize(
+    "rules", [Rules(0.5, 0.5, 1), Rules(0.5, 0.5, 2), Rules(0.0, 0.0, 3), Rules(1.0, 0.9, 2)]
+)
 def test_admission_matches_the_brute_force_restatement(rules: Rules) -> None:
     n = 0
     for nominated, classified, legal, full in _cases():

@@ -42,7 +42,10 @@ def test_the_daemon_handle_runs_them(tmp_path: Path) -> None:
             got = remote.call("memory_remember", body="ccache in ~/.ccache", paths=["build/cache"])
             pinned = remote.call("memory_pin", task="t1", paths=["build/cache"])
             assert got["fact"] in pinned["text"]
-            assert remote.call("memory_channel", task="t1", role="implementer")["text"] == pinned["text"]
+            assert (
+                remote.call("memory_channel", task="t1", role="implementer")["text"]
+                == pinned["text"]
+            )
             with pytest.raises(RoleRefused, match="reviewer"):
                 remote.call("memory_channel", task="t1", role="reviewer")
             remote.flush()
@@ -64,7 +67,9 @@ def test_the_memory_command_group(tmp_path: Path) -> None:
     field = tmp_path / "field"
     for args in (("build", "how it builds"), ("build/cache", "the build cache")):
         assert _cli(field, "vocabulary", "declare", *args).returncode == 0
-    assert _cli(field, "vocabulary", "amend", "build/cache", "the build cache, ccache").returncode == 0
+    assert (
+        _cli(field, "vocabulary", "amend", "build/cache", "the build cache, ccache").returncode == 0
+    )
     shown = json.loads(_cli(field, "vocabulary", "show").stdout)
     assert shown["topics"][0]["descriptor"] == "the build cache, ccache"
     got = _cli(field, "remember", "ccache in ~/.ccache", "--path", "build/cache", "--json")

@@ -22,11 +22,17 @@ def _facts(f: chitta.Field) -> dict[str, str]:
     b = f.call("memory_remember", body="retry the socket test", kind="pitfall",
                fields={"symptom": "timeout", "fix": "retry twice"}, paths=["tests/flaky"],
                scope="repository")["fact"]  # fmt: skip
-    c = f.call("memory_remember", body="runners have two cores\nand 7 GB", paths=["build/ci", "build/cache"])["fact"]
+    c = f.call(
+        "memory_remember",
+        body="runners have two cores\nand 7 GB",
+        paths=["build/ci", "build/cache"],
+    )["fact"]
     return {"a": a, "b": b, "c": c}
 
 
-def test_the_tree_holds_catalog_facts_index_and_manifest(field: chitta.Field, tmp_path: Path) -> None:
+def test_the_tree_holds_catalog_facts_index_and_manifest(
+    field: chitta.Field, tmp_path: Path
+) -> None:
     ids = _facts(field)
     out = tmp_path / "tree"
     seen: list[tuple[int, int]] = []
@@ -43,10 +49,14 @@ def test_the_tree_holds_catalog_facts_index_and_manifest(field: chitta.Field, tm
     assert pitfall.endswith("---\nretry the socket test\n")
     index = (out / "index" / "build" / "cache.md").read_text()
     order = field.call("memory_recall", paths=["build/cache"], budget=100_000)["ids"]
-    assert [line.split("[")[1].split("]")[0] for line in index.splitlines() if line.startswith("- ")] == order
+    assert [
+        line.split("[")[1].split("]")[0] for line in index.splitlines() if line.startswith("- ")
+    ] == order
 
 
-def test_an_unedited_round_trip_changes_nothing(field: chitta.Field, root: Path, tmp_path: Path) -> None:
+def test_an_unedited_round_trip_changes_nothing(
+    field: chitta.Field, root: Path, tmp_path: Path
+) -> None:
     _facts(field)
     export_tree(field, tmp_path / "tree")
     before = log_bytes(root)
@@ -63,13 +73,18 @@ def test_edits_enter_as_human_supersedes(field: chitta.Field, tmp_path: Path) ->
     path.write_text(path.read_text().replace("~/.ccache", "/var/cache/ccache"))
     other = out / "fact" / f"{ids['c']}.md"
     other.write_text(other.read_text() + "\n\n")  # bytes differ, content the same: unchanged
-    (out / "fact" / "new.md").write_text("---\nkind: fact\npaths: tests/flaky\n---\nsockets time out on CI\n")
+    (out / "fact" / "new.md").write_text(
+        "---\nkind: fact\npaths: tests/flaky\n---\nsockets time out on CI\n"
+    )
     got = import_tree(field, out)
     [(old, new)] = got["superseded"]
     assert old == ids["a"] and got["unchanged"] == 2 and len(got["added"]) == 1
     organ = field.organ("curated")
     assert organ.facts[old].superseded_by == new
-    assert organ.facts[new].provenance == "human" and organ.facts[new].body == "ccache lives in /var/cache/ccache"
+    assert (
+        organ.facts[new].provenance == "human"
+        and organ.facts[new].body == "ccache lives in /var/cache/ccache"
+    )
     assert [p.render() for p in organ.facts[new].paths] == ["build/cache"]
     assert organ.facts[got["added"][0]].provenance == "human"
     again = tmp_path / "again"

@@ -15,7 +15,9 @@ from chitta.errors import InvalidArgument, RoleRefused
 
 def test_pinned_bytes_survive_100_writes_and_a_reopen(field: chitta.Field, root: Path) -> None:
     for i in range(6):
-        field.call("memory_remember", body=f"ccache runner note {i} " + "pad " * i, paths=["build/cache"])
+        field.call(
+            "memory_remember", body=f"ccache runner note {i} " + "pad " * i, paths=["build/cache"]
+        )
     query = "ccache runner"
     pinned = field.call("memory_pin", task="task-1", query=query, paths=["build/cache"], budget=400)
     assert pinned["ids"] and pinned["bytes"] <= 400
@@ -28,7 +30,10 @@ def test_pinned_bytes_survive_100_writes_and_a_reopen(field: chitta.Field, root:
     with chitta.open(root, embedder=None, read_only=True) as again:
         got = again.call("memory_pinned", task="task-1")
         assert got["text"] == pinned["text"] and got["ids"] == pinned["ids"]
-        assert again.call("memory_channel", task="task-1", role="implementer")["text"] == pinned["text"]
+        assert (
+            again.call("memory_channel", task="task-1", role="implementer")["text"]
+            == pinned["text"]
+        )
     with chitta.open(root, embedder=None) as writer:  # from a checkpoint too
         writer.checkpoint()
     with chitta.open(root, embedder=None, read_only=True) as warm:
@@ -53,7 +58,9 @@ def test_a_pin_is_written_once_and_not_by_its_own_task(field: chitta.Field, root
 def test_the_reviewer_receives_no_memory(field: chitta.Field) -> None:
     field.call("memory_remember", body="flaky socket test", paths=["tests/flaky"])
     field.call("memory_pin", task="t-8", paths=["tests/flaky"])
-    assert "flaky socket test" in field.call("memory_channel", task="t-8", role="implementer")["text"]
+    assert (
+        "flaky socket test" in field.call("memory_channel", task="t-8", role="implementer")["text"]
+    )
     with pytest.raises(RoleRefused, match="reviewer role receives no memory"):
         field.call("memory_channel", task="t-8", role="reviewer")
     with pytest.raises(InvalidArgument, match="role"):

@@ -25,7 +25,13 @@ def _bm25(query: str, docs: dict[str, str], k1: float = 1.2, b: float = 0.75) ->
             tf = words.count(term)
             if tf:
                 idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-                score += tokenize(query).count(term) * idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(words) / avgdl))
+                score += (
+                    tokenize(query).count(term)
+                    * idf
+                    * tf
+                    * (k1 + 1)
+                    / (tf + k1 * (1 - b + b * len(words) / avgdl))
+                )
         out[i] = score
     return out
 
@@ -48,18 +54,25 @@ def test_recall_orders_by_relevance_then_scope_then_ulid(field: chitta.Field) ->
         got = field.call("memory_recall", paths=["build/cache"], query=query, budget=200_000)
         scores = _bm25(query, texts) if query else {}
         inside = [f for f in live.values() if any(p.render() == "build/cache" for p in f.paths)]
-        want = sorted(inside, key=lambda f: (-round(scores.get(f.id, 0.0), 4), F.scope_tier(f.scope), f.id))
+        want = sorted(
+            inside, key=lambda f: (-round(scores.get(f.id, 0.0), 4), F.scope_tier(f.scope), f.id)
+        )
         assert got["ids"] == [f.id for f in want], query
 
 
-def test_a_block_that_does_not_fit_is_skipped_and_the_next_one_still_placed(field: chitta.Field) -> None:
+def test_a_block_that_does_not_fit_is_skipped_and_the_next_one_still_placed(
+    field: chitta.Field,
+) -> None:
     sizes = [300, 900, 120, 700, 80, 400]
     ids = [_file(field, f"cache {'x' * n} {i}", "build/cache") for i, n in enumerate(sizes)]
     organ = field.organ("curated")
     for budget in (100, 500, 1000, 1300, 2000, 5000):
         got = field.call("memory_recall", paths=["build/cache"], budget=budget)
         ranked = field.call("memory_recall", paths=["build/cache"], budget=200_000)["ids"]
-        blocks = {i: F.block(i, "fact", "project", organ.facts[i].primary, organ.facts[i].body, {}) for i in ids}
+        blocks = {
+            i: F.block(i, "fact", "project", organ.facts[i].primary, organ.facts[i].body, {})
+            for i in ids
+        }
         placed, used = [], 0  # the greedy restatement
         for i in ranked:
             if used + len(blocks[i]) <= budget:
@@ -74,20 +87,38 @@ def test_both_sides_of_a_dispute_are_adjacent_or_absent(field: chitta.Field) -> 
     a = _file(field, "the ccache directory is /var/cache/ccache", "build/cache")
     others = [_file(field, f"unrelated fact {i}", "build/cache") for i in range(3)]
     b = _file(field, "the ccache directory is ~/.ccache", "build/ci", disputes=a)  # filed elsewhere
-    got = field.call("memory_recall", paths=["build/cache"], query="ccache directory", budget=200_000)
+    got = field.call(
+        "memory_recall", paths=["build/cache"], query="ccache directory", budget=200_000
+    )
     ids = got["ids"]
     assert a in ids and b in ids and abs(ids.index(a) - ids.index(b)) == 1
     assert f"disputes: {b}" in got["text"] and f"disputes: {a}" in got["text"]
     organ = field.organ("curated")
-    size = {i: len(F.block(i, organ.facts[i].kind, "project", organ.facts[i].primary,
-                            organ.facts[i].body, {}, organ.disputes.get(i))) for i in [a, b, *others]}
+    size = {
+        i: len(
+            F.block(
+                i,
+                organ.facts[i].kind,
+                "project",
+                organ.facts[i].primary,
+                organ.facts[i].body,
+                {},
+                organ.disputes.get(i),
+            )
+        )
+        for i in [a, b, *others]
+    }
     one_side = max(size[a], size[b]) + 10  # fits either side alone, not both
     assert one_side < size[a] + size[b]
-    got = field.call("memory_recall", paths=["build/cache"], query="ccache directory", budget=one_side)
+    got = field.call(
+        "memory_recall", paths=["build/cache"], query="ccache directory", budget=one_side
+    )
     assert a not in got["ids"] and b not in got["ids"] and {a, b} <= set(got["skipped"])
     assert got["ids"] and set(got["ids"]) <= set(others)  # the rest still fills the budget
     field.call("memory_resolve", fact=a, other=b, winner=b)
-    got = field.call("memory_recall", paths=["build/cache", "build/ci"], query="ccache directory", budget=200_000)
+    got = field.call(
+        "memory_recall", paths=["build/cache", "build/ci"], query="ccache directory", budget=200_000
+    )
     assert b in got["ids"] and a not in got["ids"] and "disputes:" not in got["text"]
 
 

@@ -20,14 +20,19 @@ from chitta.curated.paths import TopicPath, parse
 from chitta.errors import DuplicateFact, InvalidArgument, NotFound
 
 
-@given(st.from_regex(r"[a-z0-9][a-z0-9_-]{0,47}", fullmatch=True), st.none() | st.from_regex(r"[a-z0-9][a-z0-9_-]{0,47}", fullmatch=True))
+@given(
+    st.from_regex(r"[a-z0-9][a-z0-9_-]{0,47}", fullmatch=True),
+    st.none() | st.from_regex(r"[a-z0-9][a-z0-9_-]{0,47}", fullmatch=True),
+)
 def test_a_path_renders_and_parses_back(domain: str, topic: str | None) -> None:
     path = TopicPath(domain, topic)
     assert parse(path.render()) == path
     assert path.render() == (domain if topic is None else domain + "/" + topic)
 
 
-@pytest.mark.parametrize("text", ["", "Build", "a/b/c", "a//b", "/a", "a/", "a b", "-a", "x" * 49, "a/B"])
+@pytest.mark.parametrize(
+    "text", ["", "Build", "a/b/c", "a//b", "/a", "a/", "a b", "-a", "x" * 49, "a/B"]
+)
 def test_a_malformed_path_is_refused(text: str) -> None:
     with pytest.raises(InvalidArgument, match="path|name"):
         parse(text)
@@ -43,7 +48,9 @@ def test_catalog_lists_every_domain_and_topic(field: chitta.Field) -> None:
 
 
 def test_amend_changes_the_descriptor_and_nomination_follows(field: chitta.Field) -> None:
-    field.call("vocabulary_amend", path="tests/flaky", descriptor="quarantine of nondeterministic tests")
+    field.call(
+        "vocabulary_amend", path="tests/flaky", descriptor="quarantine of nondeterministic tests"
+    )
     assert "quarantine of nondeterministic" in field.call("memory_catalog")["text"]
     got = field.call("memory_remember", body="quarantine nondeterministic tests after two failures")
     assert got["primary"] == "tests/flaky"
@@ -53,22 +60,62 @@ def test_amend_changes_the_descriptor_and_nomination_follows(field: chitta.Field
     ("call", "args", "error", "match"),
     [
         ("vocabulary_declare", {"path": "build", "descriptor": "again"}, InvalidArgument, "exists"),
-        ("vocabulary_declare", {"path": "nodomain/x", "descriptor": "d"}, InvalidArgument, "no domain"),
-        ("vocabulary_amend", {"path": "build/nope", "descriptor": "d"}, InvalidArgument, "unknown topic path"),
-        ("memory_remember", {"body": "x", "paths": ["build/nope"]}, InvalidArgument, "unknown topic path"),
+        (
+            "vocabulary_declare",
+            {"path": "nodomain/x", "descriptor": "d"},
+            InvalidArgument,
+            "no domain",
+        ),
+        (
+            "vocabulary_amend",
+            {"path": "build/nope", "descriptor": "d"},
+            InvalidArgument,
+            "unknown topic path",
+        ),
+        (
+            "memory_remember",
+            {"body": "x", "paths": ["build/nope"]},
+            InvalidArgument,
+            "unknown topic path",
+        ),
         ("memory_remember", {"body": "x", "paths": ["build"]}, InvalidArgument, "names a domain"),
         ("memory_remember", {"body": "x" * 3000}, InvalidArgument, "over the cap"),
-        ("memory_remember", {"body": "x", "kind": "pitfall", "fields": {"symptom": "s"}}, InvalidArgument, "needs the field"),
-        ("memory_remember", {"body": "x", "kind": "fact", "fields": {"nope": "s"}}, InvalidArgument, "has no field"),
+        (
+            "memory_remember",
+            {"body": "x", "kind": "pitfall", "fields": {"symptom": "s"}},
+            InvalidArgument,
+            "needs the field",
+        ),
+        (
+            "memory_remember",
+            {"body": "x", "kind": "fact", "fields": {"nope": "s"}},
+            InvalidArgument,
+            "has no field",
+        ),
         ("memory_remember", {"body": "x", "kind": "rumour"}, InvalidArgument, "must be one of"),
-        ("memory_remember", {"body": "x", "disputes": "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, NotFound, "no live fact"),
-        ("memory_supersede", {"fact": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "body": "y"}, NotFound, "no live fact"),
+        (
+            "memory_remember",
+            {"body": "x", "disputes": "01ARZ3NDEKTSV4RRFFQ69G5FAV"},
+            NotFound,
+            "no live fact",
+        ),
+        (
+            "memory_supersede",
+            {"fact": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "body": "y"},
+            NotFound,
+            "no live fact",
+        ),
         ("memory_recall", {"paths": ["build/nope"]}, InvalidArgument, "unknown topic path"),
         ("memory_pinned", {"task": "t1"}, NotFound, "no pin"),
     ],
 )
 def test_bad_input_is_refused_and_changes_nothing(
-    field: chitta.Field, root: Path, call: str, args: dict[str, object], error: type[Exception], match: str
+    field: chitta.Field,
+    root: Path,
+    call: str,
+    args: dict[str, object],
+    error: type[Exception],
+    match: str,
 ) -> None:
     before, stats = log_bytes(root), field.organ("curated").stats()
     with pytest.raises(error, match=match):
@@ -76,7 +123,9 @@ def test_bad_input_is_refused_and_changes_nothing(
     assert log_bytes(root) == before and field.organ("curated").stats() == stats
 
 
-def test_a_duplicate_payload_is_refused_and_changes_nothing(field: chitta.Field, root: Path) -> None:
+def test_a_duplicate_payload_is_refused_and_changes_nothing(
+    field: chitta.Field, root: Path
+) -> None:
     first = field.call("memory_remember", body="ccache lives in ~/.ccache", paths=["build/cache"])
     before = log_bytes(root)
     # The same payload after canonicalisation: trailing spaces and outer blank lines go.
@@ -113,13 +162,18 @@ def test_caps_bind_declarations(field: chitta.Field, root: Path) -> None:
     with pytest.raises(InvalidArgument, match="max_domains"):
         field.call("vocabulary_declare", path="release", descriptor="releases")
     before = log_bytes(root)
-    for limits, match in (({"catalog_bytes": 60}, "catalog would take"), ({"max_domains": 2}, "below")):
+    for limits, match in (
+        ({"catalog_bytes": 60}, "catalog would take"),
+        ({"max_domains": 2}, "below"),
+    ):
         with pytest.raises(InvalidArgument, match=match):
             field.call("vocabulary_limits", **limits)
     assert log_bytes(root) == before
 
 
-def test_the_catalog_budget_refuses_a_declaration_that_would_not_fit(field: chitta.Field, root: Path) -> None:
+def test_the_catalog_budget_refuses_a_declaration_that_would_not_fit(
+    field: chitta.Field, root: Path
+) -> None:
     size = field.call("memory_catalog")["bytes"]
     field.call("vocabulary_limits", catalog_bytes=size + 60)
     before = log_bytes(root)

@@ -270,10 +270,13 @@ def export_cmd(ctx: click.Context, directory: str, as_json: bool) -> None:
         _errors_to_exit(),
         chitta.open(_field_path(ctx), read_only=True) as field,
         Progress(*columns, console=console, transient=True, disable=as_json) as bar,
+        field.core.lock,  # what memory_export's Field.call holds, with a progress bar
     ):
         task = bar.add_task("export", total=None)
         result = export_tree(
-            field, directory, lambda done, total: bar.update(task, completed=done, total=total)
+            field.organ("curated"),  # type: ignore[arg-type]
+            directory,
+            lambda done, total: bar.update(task, completed=done, total=total),
         )
     if as_json:
         _emit_json(result)
@@ -286,7 +289,5 @@ def export_cmd(ctx: click.Context, directory: str, as_json: bool) -> None:
 @click.pass_context
 def import_cmd(ctx: click.Context, directory: str) -> None:
     """Read an edited tree back: changed facts enter as human supersedes."""
-    from chitta.curated.export import import_tree
-
-    with _errors_to_exit(), chitta.open(_field_path(ctx), create=False) as field:
-        _emit_json(import_tree(field, directory))
+    with _errors_to_exit():
+        _emit_json(_run(ctx, "memory_import", True, directory=directory))

@@ -39,7 +39,6 @@ from chitta.curated.paths import TopicPath, parse_topic
 from chitta.errors import ChittaIOError, DuplicateFact, InvalidArgument
 
 if TYPE_CHECKING:
-    from chitta.field import Field
     from chitta.organs.curated import CuratedOrgan
 
 __all__ = ["FORMAT", "VERSION", "export_tree", "import_tree", "parse_fact_file", "render_fact_file"]
@@ -126,18 +125,17 @@ def _index_file(path: TopicPath, facts: list[F.Fact]) -> bytes:
 
 
 def export_tree(
-    field: Field, directory: str | Path, progress: Progress | None = None
+    organ: CuratedOrgan, directory: str | Path, progress: Progress | None = None
 ) -> dict[str, Any]:
-    """Write the tree into ``directory`` (new, empty, or an earlier export, replaced)."""
+    """Write the tree into ``directory`` (new, empty, or an earlier export, replaced).
+    The caller holds the field's lock (``Field.call`` does)."""
     root = Path(directory)
     if root.exists() and any(root.iterdir()) and not (root / MANIFEST).is_file():
         raise InvalidArgument(f"{root} is not empty and holds no {MANIFEST}; give a new directory")
-    organ: CuratedOrgan = field.organ("curated")  # type: ignore[assignment]
-    with field.core.lock:
-        live = [f for f in organ.facts.values() if f.live]
-        catalog = read_path.catalog(organ)
-        per_path = {p: read_path.rank(organ, [p], "") for p in organ.topics}
-        files = [(f"fact/{f.id}.md", render_fact_file(f)) for f in live]
+    live = [f for f in organ.facts.values() if f.live]
+    catalog = read_path.catalog(organ)
+    per_path = {p: read_path.rank(organ, [p], "") for p in organ.topics}
+    files = [(f"fact/{f.id}.md", render_fact_file(f)) for f in live]
     try:
         for old in ("fact", "index"):
             shutil.rmtree(root / old, ignore_errors=True)
@@ -183,11 +181,12 @@ def _read_manifest(root: Path) -> dict[str, Any]:
     return manifest
 
 
-def import_tree(field: Field, directory: str | Path) -> dict[str, Any]:
+def import_tree(organ: CuratedOrgan, ctx: Any, directory: str | Path) -> dict[str, Any]:
     """Read an edited tree back (rules in the module docstring)."""
+    from chitta.curated import write_path
+
     root = Path(directory)
     known: dict[str, str] = _read_manifest(root)["files"]
-    organ: CuratedOrgan = field.organ("curated")  # type: ignore[assignment]
     changes: list[tuple[str, dict[str, Any]]] = []
     unchanged, stale = 0, []
     try:
@@ -196,7 +195,10 @@ def import_tree(field: Field, directory: str | Path) -> dict[str, Any]:
         raise ChittaIOError(f"cannot list {root / 'fact'}: {exc}") from exc
     for name in names:
         rel = f"fact/{name}"
-        data = (root / rel).read_bytes()
+        try:
+            data = (root / rel).read_bytes()
+        except OSError as exc:
+            raise ChittaIOError(f"cannot read {root / rel}: {exc}") from exc
         if known.get(rel) == _sha(data):
             unchanged += 1
             continue
@@ -226,17 +228,14 @@ def import_tree(field: Field, directory: str | Path) -> dict[str, Any]:
         changes.append((rel, got))
     superseded, added = [], []
     for _rel, got in changes:
-        args = {
-            "body": got["body"],
-            "kind": got["kind"],
-            "fields": got["fields"],
-            "scope": got["scope"],
-            "paths": [p.render() for p in got["paths"]],
-        }
+        capture_id = write_path.capture(
+            organ, ctx, body=got["body"], kind=got["kind"], fields=got["fields"],
+            scope=got["scope"], paths=[p.render() for p in got["paths"]],
+            supersedes=got["id"], provenance="human",
+        )  # fmt: skip
+        fact = write_path.file_capture(organ, ctx, capture_id)["fact"]
         if got["id"]:
-            r = field.call("memory_supersede", fact=got["id"], provenance="human", **args)
-            superseded.append([got["id"], r["fact"]])
+            superseded.append([got["id"], fact])
         else:
-            r = field.call("memory_remember", provenance="human", **args)
-            added.append(r["fact"])
+            added.append(fact)
     return {"superseded": superseded, "added": added, "unchanged": unchanged, "stale": stale}

@@ -167,11 +167,18 @@ def file_capture(organ: CuratedOrgan, ctx: Any, capture_id: str) -> dict[str, An
     """Stages 2-5 for one logged capture. Returns the filing; InvalidArgument when no
     path is admitted (the capture stays open)."""
     c = organ.captures[capture_id]
+    F.check_fields(c.kind, c.fields)  # a capture another writer logged may be malformed
+    if c.scope not in F.SCOPE_TIERS:
+        raise InvalidArgument(f"capture {capture_id} has scope {c.scope!r}; it cannot be filed")
     if capture_id in organ.filed:
         return {"capture": capture_id, "fact": organ.filed[capture_id], "filed": False}
     classified, how = _classify(organ, ctx, c)
     first = _decide(organ, c, classified)
-    # Stage 5, the filing: re-nominate and re-admit right before the one Batch.
+    # Stage 5, the filing: take in what other writers appended meanwhile, then
+    # re-nominate and re-admit right before the one Batch (under the field's lock).
+    ctx.refresh()
+    if capture_id in organ.filed:  # another writer (a sweep) filed it meanwhile
+        return {"capture": capture_id, "fact": organ.filed[capture_id], "filed": False}
     decision = _decide(organ, c, classified)
     if decision.primary is None:
         raise InvalidArgument(

@@ -39,6 +39,12 @@ class CallContext:
         """A fresh memory id of this instance (unique across instances)."""
         return self._core.new_id()
 
+    def refresh(self) -> int:
+        """Apply what other writers appended since this handle last looked; returns
+        the records read (an operation re-checks a decision against them)."""
+        with self._core.lock:
+            return self._core.replay()
+
     def commit(self, *group: Op) -> None:
         """Append ``group`` (one op, or several as one atomic Batch) and apply it to
         every organ that handles its types. Each op is validated first."""

@@ -225,6 +225,18 @@ def _fact(organ: CuratedOrgan, ctx: Any, *, id: str) -> dict[str, Any]:
     return {**F.fact_dict(found), "disputes": organ.disputes.get(found.id)}
 
 
+def _export(organ: CuratedOrgan, ctx: Any, *, directory: str) -> dict[str, Any]:
+    from chitta.curated.export import export_tree
+
+    return export_tree(organ, directory)
+
+
+def _import(organ: CuratedOrgan, ctx: Any, *, directory: str) -> dict[str, Any]:
+    from chitta.curated.export import import_tree
+
+    return import_tree(organ, ctx, directory)
+
+
 def _sweep(organ: CuratedOrgan, ctx: Any, *, min_age_s: float = 60.0) -> dict[str, Any]:
     return write_path.sweep(organ, ctx, min_age_ms=int(min_age_s * 1000))
 
@@ -398,6 +410,24 @@ OPERATIONS: tuple[Operation, ...] = (
         _obj({"id": _ID}, ("id",)),
         "One curated fact by id, with its paths, provenance and what superseded it.",
         reads=True,
+    ),
+    Operation(
+        "memory_export",
+        _export,
+        _obj(
+            {"directory": _s("where to write the tree (new, empty, or an earlier export)")},
+            ("directory",),
+        ),
+        "Write the curated memory as files: CATALOG.md, fact/, index/, MANIFEST.json.",
+        reads=True,
+    ),
+    Operation(
+        "memory_import",
+        _import,
+        _obj({"directory": _s("an exported tree, edited by a person")}, ("directory",)),
+        "Read an edited export tree back: changed facts enter as human supersedes.",
+        writes=True,
+        doors=_NO_MODEL,
     ),
     Operation(
         "memory_sweep",

@@ -13,7 +13,7 @@ import pytest
 from conftest import log_bytes
 
 import chitta
-from chitta.curated.export import export_tree, import_tree
+from chitta.curated.export import export_tree
 from chitta.errors import InvalidArgument
 
 
@@ -36,7 +36,7 @@ def test_the_tree_holds_catalog_facts_index_and_manifest(
     ids = _facts(field)
     out = tmp_path / "tree"
     seen: list[tuple[int, int]] = []
-    got = export_tree(field, out, lambda done, total: seen.append((done, total)))
+    got = export_tree(field.organ("curated"), out, lambda done, total: seen.append((done, total)))
     assert got["facts"] == 3 and seen[-1][0] == seen[-1][1]
     manifest = json.loads((out / "MANIFEST.json").read_text())
     files = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()} - {"MANIFEST.json"}
@@ -58,9 +58,9 @@ def test_an_unedited_round_trip_changes_nothing(
     field: chitta.Field, root: Path, tmp_path: Path
 ) -> None:
     _facts(field)
-    export_tree(field, tmp_path / "tree")
+    field.call("memory_export", directory=str(tmp_path / "tree"))
     before = log_bytes(root)
-    got = import_tree(field, tmp_path / "tree")
+    got = field.call("memory_import", directory=str(tmp_path / "tree"))
     assert got == {"superseded": [], "added": [], "unchanged": 3, "stale": []}
     assert log_bytes(root) == before
 
@@ -68,7 +68,7 @@ def test_an_unedited_round_trip_changes_nothing(
 def test_edits_enter_as_human_supersedes(field: chitta.Field, tmp_path: Path) -> None:
     ids = _facts(field)
     out = tmp_path / "tree"
-    export_tree(field, out)
+    field.call("memory_export", directory=str(out))
     path = out / "fact" / f"{ids['a']}.md"
     path.write_text(path.read_text().replace("~/.ccache", "/var/cache/ccache"))
     other = out / "fact" / f"{ids['c']}.md"
@@ -76,7 +76,7 @@ def test_edits_enter_as_human_supersedes(field: chitta.Field, tmp_path: Path) ->
     (out / "fact" / "new.md").write_text(
         "---\nkind: fact\npaths: tests/flaky\n---\nsockets time out on CI\n"
     )
-    got = import_tree(field, out)
+    got = field.call("memory_import", directory=str(out))
     [(old, new)] = got["superseded"]
     assert old == ids["a"] and got["unchanged"] == 2 and len(got["added"]) == 1
     organ = field.organ("curated")
@@ -88,8 +88,10 @@ def test_edits_enter_as_human_supersedes(field: chitta.Field, tmp_path: Path) ->
     assert [p.render() for p in organ.facts[new].paths] == ["build/cache"]
     assert organ.facts[got["added"][0]].provenance == "human"
     again = tmp_path / "again"
-    export_tree(field, again)
-    assert import_tree(field, again)["unchanged"] == 4  # the new state round-trips too
+    field.call("memory_export", directory=str(again))
+    assert (
+        field.call("memory_import", directory=str(again))["unchanged"] == 4
+    )  # the new state round-trips too
 
 
 @pytest.mark.parametrize(
@@ -107,13 +109,13 @@ def test_a_bad_file_is_refused_before_anything_is_written(
 ) -> None:
     ids = _facts(field)
     out = tmp_path / "tree"
-    export_tree(field, out)
+    field.call("memory_export", directory=str(out))
     edited = out / "fact" / f"{ids['a']}.md"
     edited.write_text(edited.read_text().replace("~/.ccache", "/elsewhere"))  # a good edit first
     (out / "fact" / "zz-bad.md").write_text(text)
     before = log_bytes(root)
     with pytest.raises(InvalidArgument, match=match):
-        import_tree(field, out)
+        field.call("memory_import", directory=str(out))
     assert log_bytes(root) == before
 
 
@@ -121,6 +123,6 @@ def test_export_refuses_a_foreign_nonempty_directory(field: chitta.Field, tmp_pa
     (tmp_path / "stuff").mkdir()
     (tmp_path / "stuff" / "keep.txt").write_text("mine")
     with pytest.raises(InvalidArgument, match="not empty"):
-        export_tree(field, tmp_path / "stuff")
+        field.call("memory_export", directory=str(tmp_path / "stuff"))
     with pytest.raises(InvalidArgument, match="MANIFEST"):
-        import_tree(field, tmp_path / "stuff")
+        field.call("memory_import", directory=str(tmp_path / "stuff"))

@@ -117,6 +117,22 @@ def test_filing_readmits_against_the_vocabulary_as_it_is_then(field: chitta.Fiel
     assert len(organ.open_captures()) == 1  # the capture stays open for a later sweep
 
 
+def test_filing_readmits_after_another_writers_change(field: chitta.Field, root: Path) -> None:
+    class OtherWriterFillsTheTopic:
+        name = "other-writer"
+
+        def classify(self, candidate: Candidate, catalog: bytes) -> Sequence[str]:
+            with chitta.open(root, embedder=None) as other:  # a second writer instance
+                other.call("vocabulary_limits", max_facts_per_topic=1)
+                other.call("memory_remember", body="flaky: the socket test", paths=["tests/flaky"])
+            return ["tests/flaky"]
+
+    set_classifier(field.organ("curated"), OtherWriterFillsTheTopic())
+    got = field.call("memory_remember", body="ccache quarantine of flaky cache tests")
+    assert got["changed_since_first_admission"] is True
+    assert "tests/flaky" not in got["paths"] and ["tests/flaky", "full"] in got["refused"]
+
+
 def test_supersede_and_dispute_are_one_batch_with_the_filing(
     field: chitta.Field, root: Path
 ) -> None:

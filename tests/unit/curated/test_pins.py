@@ -71,3 +71,37 @@ def test_a_pin_without_paths_chooses_them_by_nomination(field: chitta.Field) -> 
     field.call("memory_remember", body="the CI runners have two cores", paths=["build/ci"])
     got = field.call("memory_pin", task="t-9", query="continuous integration runners cores")
     assert got["paths"] == ["build/ci"] and len(got["ids"]) == 1
+
+
+class Selects:
+    name = "fake-select"
+
+    def __init__(self, answer: list[str]) -> None:
+        self.answer = answer
+
+    def classify(self, candidate: object, catalog: bytes) -> list[str]:
+        return []
+
+    def select(self, request: str, catalog: bytes) -> list[str]:
+        assert b"build/ci" in catalog
+        return self.answer
+
+
+def test_a_pin_without_paths_asks_the_select_hook_under_an_audit(field: chitta.Field) -> None:
+    from chitta.curated import set_classifier
+
+    field.call("memory_remember", body="flaky socket test", paths=["tests/flaky"])
+    field.call("memory_remember", body="the CI runners have two cores", paths=["build/ci"])
+    set_classifier(field.organ("curated"), Selects(["tests/flaky", "nowhere/x"]))
+    got = field.call("memory_pin", task="t-10", query="continuous integration runners cores")
+    assert got["paths"] == ["tests/flaky"]  # the model chose; the illegal path was dropped
+    [audit] = [a for a in field.organ("curated").audits.values() if a["call"] == "select"]
+    assert audit["state"] == "ok" and audit["subject"] == "t-10"
+    set_classifier(field.organ("curated"), Selects(["nowhere/x"]))  # nothing legal: nomination
+    got = field.call("memory_pin", task="t-11", query="continuous integration runners cores")
+    assert got["paths"] == ["build/ci"]
+
+
+def test_the_sweep_is_a_maintenance_pass(field: chitta.Field) -> None:
+    ran = field.maintain()
+    assert ran["curated.file_open_captures"] == 0

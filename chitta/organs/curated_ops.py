@@ -336,6 +336,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "File a curated fact: captured first, then nominated, classified, admitted and filed "
         "under one primary topic path. Returns the filing.",
         writes=True,
+        idempotent=True,  # a repeat is refused (duplicate, gone, or pinned)
     ),
     Operation(
         "memory_supersede",
@@ -343,6 +344,7 @@ OPERATIONS: tuple[Operation, ...] = (
         _obj({"fact": _ID, **_FACT_PROPS}, ("fact", "body")),
         "Replace a curated fact with a new version (same paths unless given).",
         writes=True,
+        idempotent=True,  # a repeat is refused (duplicate, gone, or pinned)
     ),
     Operation(
         "memory_resolve",
@@ -353,6 +355,7 @@ OPERATIONS: tuple[Operation, ...] = (
         ),
         "End a dispute between two curated facts: one stands (the other retires) or both.",
         writes=True,
+        idempotent=True,  # a repeat is refused (duplicate, gone, or pinned)
     ),
     Operation(
         "memory_catalog",
@@ -386,6 +389,7 @@ OPERATIONS: tuple[Operation, ...] = (
         ),
         "Pin a task's recall once before its first attempt: stores the ordered ids and bytes.",
         writes=True,
+        idempotent=True,  # a repeat is refused (duplicate, gone, or pinned)
     ),
     Operation(
         "memory_pinned",
@@ -443,6 +447,7 @@ OPERATIONS: tuple[Operation, ...] = (
         ),
         "File captures left open by a process that ended before filing them.",
         writes=True,
+        doors=_NO_MODEL,  # maintenance, not a model's call
     ),
 )
 

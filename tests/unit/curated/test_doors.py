@@ -20,8 +20,14 @@ from chitta.server.methods import table
 
 MODEL_FACING = {"memory_remember", "memory_recall", "memory_catalog", "memory_pin", "memory_pinned",
                 "memory_channel", "memory_fact", "memory_supersede", "memory_resolve",
-                "memory_sweep", "memory_export", "vocabulary_show"}  # fmt: skip
-CLOSED = {"vocabulary_declare", "vocabulary_amend", "vocabulary_limits", "memory_import"}
+                "memory_export", "vocabulary_show"}  # fmt: skip
+CLOSED = {
+    "vocabulary_declare",
+    "vocabulary_amend",
+    "vocabulary_limits",
+    "memory_import",
+    "memory_sweep",
+}
 
 
 def test_the_method_table_offers_the_operations_and_closes_the_vocabulary_to_mcp() -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import chitta
 from chitta.curated import read_path
-from chitta.curated.export import export_tree, render_fact_file
+from chitta.curated.export import render_fact_file
 
 WORDS = [
     "cache",
@@ -153,7 +153,7 @@ def main(n: int) -> None:
         for round_ in range(2):
             out = Path(d) / f"tree{round_}"
             t0 = time.perf_counter()
-            got = export_tree(f, out)
+            got = f.call("memory_export", directory=str(out))
             export_s = time.perf_counter() - t0
             files = [render_fact_file(x) for x in organ.facts.values() if x.live]
             floor = Path(d) / f"floor{round_}"

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -110,9 +111,8 @@ def _sha(data: bytes) -> str:
 
 
 def _write(root: Path, rel: str, data: bytes, hashes: dict[str, str]) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    with open(os.path.join(root, rel), "wb") as out:  # directories made beforehand
+        out.write(data)
     hashes[rel] = _sha(data)
 
 
@@ -139,7 +139,8 @@ def export_tree(
     try:
         for old in ("fact", "index"):
             shutil.rmtree(root / old, ignore_errors=True)
-        root.mkdir(parents=True, exist_ok=True)
+        for sub in ("fact", *(f"index/{d}" for d in organ.domains)):
+            (root / sub).mkdir(parents=True, exist_ok=True)
         hashes: dict[str, str] = {}
         _write(root, CATALOG, catalog, hashes)
         total = len(files) + len(per_path)

@@ -213,7 +213,7 @@ def file_capture(organ: CuratedOrgan, ctx: Any, capture_id: str) -> dict[str, An
             group.append(
                 ops.CuratedEvent(event="dispute", key=fact_id, at_ms=ctx.now_ms(), refs=(target,))
             )
-    ctx.commit(*group)
+    ctx.commit(ops.Batch.of(*group))  # one filing, one Batch record
     filed = organ.filed.get(capture_id)
     return {
         "capture": capture_id,

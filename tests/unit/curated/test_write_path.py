@@ -145,7 +145,7 @@ def test_supersede_and_dispute_are_one_batch_with_the_filing(
 
     batches = [r["fields"]["ops"] for r in iter_records(root) if r["op_type"] == 64]
     events = [[(i["fields"]["event"]) for i in ops] for ops in batches]
-    assert events == [["file", "dispute"], ["file", "supersede"]]
+    assert events == [["file"], ["file", "dispute"], ["file", "supersede"]]  # each filing
 
 
 _CHILD = textwrap.dedent(

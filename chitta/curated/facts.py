@@ -24,6 +24,7 @@ from chitta.errors import InvalidArgument
 __all__ = [
     "KINDS",
     "SCOPE_TIERS",
+    "Capture",
     "Fact",
     "block",
     "canonical_body",
@@ -157,3 +158,18 @@ def fact_dict(fact: Fact) -> dict[str, Any]:
         "filed_ms": fact.filed_ms,
         "superseded_by": fact.superseded_by,
     }
+
+
+@dataclasses.dataclass
+class Capture:
+    """A candidate fact as captured (durable before anything is derived from it)."""
+
+    id: str
+    kind: str
+    body: str
+    fields: dict[str, str]
+    scope: str
+    paths: tuple[str, ...]  # paths an operator named (rendered); empty: let nomination decide
+    refs: tuple[str, ...]  # "supersedes:<id>" / "disputes:<id>"
+    provenance: str
+    at_ms: int

@@ -25,7 +25,8 @@ from chitta.curated.vocabulary import render_catalog
 from chitta.errors import DuplicateFact, InvalidArgument, NotFound
 
 if TYPE_CHECKING:
-    from chitta.organs.curated import Capture, CuratedOrgan
+    from chitta.curated.facts import Capture
+    from chitta.organs.curated import CuratedOrgan
 
 __all__ = ["capture", "file_capture", "nominate", "sweep"]
 

@@ -16,45 +16,32 @@ from the facts and the vocabulary at restore.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
 
 from chitta import ops
 from chitta.curated import facts as F
+from chitta.curated.facts import Capture
 from chitta.curated.paths import TopicPath, parse
 from chitta.curated.vocabulary import DEFAULT_LIMITS, Limits
 from chitta.errors import ChittaError
 from chitta.ops import Op, OpType
+from chitta.organs import curated_checkpoint
 from chitta.organs.contract import OrganBase, RestoreContext, SnapshotContext
 from chitta.organs.curated_ops import MAINTENANCE, OPERATIONS
 from chitta.organs.index.bm25 import BM25
 
-__all__ = ["Capture", "CuratedOrgan"]
+__all__ = ["CuratedOrgan", "fact_text"]
 
 SIDECAR = "curated.rec"
 MAGIC = b"CHITTACU"
 VERSION = 1
 
 
-@dataclasses.dataclass
-class Capture:
-    """A candidate fact as captured (durable before anything is derived from it)."""
-
-    id: str
-    kind: str
-    body: str
-    fields: dict[str, str]
-    scope: str
-    paths: tuple[str, ...]  # paths an operator named (rendered); empty: let nomination decide
-    refs: tuple[str, ...]  # "supersedes:<id>" / "disputes:<id>"
-    provenance: str
-    at_ms: int
-
-
-def _fact_text(body: str, fields: dict[str, str]) -> str:
-    return " ".join([body, *fields.values()])
+def fact_text(fact: F.Fact) -> str:
+    """What the keyword index holds of a fact: its body and field values."""
+    return " ".join([fact.body, *fact.fields.values()])
 
 
 class CuratedOrgan(OrganBase):
@@ -227,7 +214,7 @@ class CuratedOrgan(OrganBase):
         self.by_hash[digest] = fact.id
         for p in paths:
             self.by_path.setdefault(p, {})[fact.id] = None
-        self._fact_index.add([row], [_fact_text(fact.body, fields)])
+        self._fact_index.add([row], [fact_text(fact)])
         self._changed(fact)
         return True
 
@@ -319,104 +306,35 @@ class CuratedOrgan(OrganBase):
         audit.update(state=op.outcome, closed_ms=op.at_ms, answer=list(op.paths), error=op.text)
         return True
 
-    # ---- checkpoints ----------------------------------------------------------------
+    # ---- checkpoints (chitta/organs/curated_checkpoint.py) ---------------------------
     def snapshot(self, ctx: SnapshotContext) -> dict[str, Any]:
-        rows: list[Any] = [["limits", self.limits.to_fields()]]
-        rows += [["domain", d, text] for d, text in self.domains.items()]
-        rows += [["topic", p.render(), text, self.topic_rows[p]] for p, text in self.topics.items()]
-        rows += [["capture", *dataclasses.astuple(c)] for c in self.captures.values()]
-        for f in self.facts.values():
-            rows.append(
-                [
-                    "fact",
-                    f.id,
-                    f.kind,
-                    f.body,
-                    f.fields,
-                    f.scope,
-                    [p.render() for p in f.paths],
-                    f.provenance,
-                    f.capture,
-                    f.filed_ms,
-                    f.row,
-                    f.superseded_by,
-                ]
-            )
-        rows += [["dispute", a, b] for a, b in self.disputes.items() if a < b]
-        rows += [["pin", t, list(refs), blob, ms] for t, (refs, blob, ms) in self.pins.items()]
-        rows += [["audit", a] for a in self.audits.values()]
+        rows = curated_checkpoint.rows(self)
         ctx.write_records(SIDECAR, MAGIC, VERSION, rows)
         return {"facts": len(self.facts), "rows": len(rows), "ignored": self.ignored}
 
     def restore(self, state: dict[str, Any], ctx: RestoreContext) -> None:
         rows = ctx.read_records(SIDECAR, MAGIC, VERSION)
-        for row in rows:
-            kind, rest = row[0], row[1:]
-            if kind == "limits":
-                self.limits = Limits.from_fields(rest[0])
-            elif kind == "domain":
-                self.domains[rest[0]] = rest[1]
-            elif kind == "topic":
-                path = parse(rest[0])
-                self.topics[path], self.topic_rows[path] = rest[1], int(rest[2])
-                self.row_topic[int(rest[2])] = path
-            elif kind == "capture":
-                c = Capture(
-                    rest[0],
-                    rest[1],
-                    rest[2],
-                    dict(rest[3]),
-                    rest[4],
-                    tuple(rest[5]),
-                    tuple(rest[6]),
-                    rest[7],
-                    int(rest[8]),
-                )
-                self.captures[c.id] = c
-            elif kind == "fact":
-                f = F.Fact(
-                    rest[0],
-                    rest[1],
-                    rest[2],
-                    dict(rest[3]),
-                    rest[4],
-                    "",
-                    tuple(parse(p) for p in rest[5]),
-                    rest[6],
-                    rest[7],
-                    int(rest[8]),
-                    int(rest[9]),
-                    rest[10],
-                )
-                f.hash = F.payload_hash(f.kind, f.body, f.fields)
-                self.facts[f.id], self.row_fact[f.row] = f, f.id
-                self.filed[f.capture] = f.id
-                if f.live:
-                    self._changed(f)
-                    self.by_hash[f.hash] = f.id
-                    for p in f.paths:
-                        self.by_path.setdefault(p, {})[f.id] = None
-            elif kind == "dispute":
-                self.disputes[rest[0]], self.disputes[rest[1]] = rest[1], rest[0]
-            elif kind == "pin":
-                self.pins[rest[0]] = (tuple(rest[1]), bytes(rest[2]), int(rest[3]))
-            elif kind == "audit":
-                self.audits[rest[0]["id"]] = dict(rest[0])
-            else:
-                raise ValueError(f"curated: unknown record {kind!r}")
+        curated_checkpoint.load(self, rows)
         self.ignored = int(state["ignored"])
         if len(rows) != int(state["rows"]) or len(self.facts) != int(state["facts"]):
             raise ValueError("curated: the sidecar and the state disagree")
         topics = sorted(self.topics, key=self.topic_rows.__getitem__)
         if topics:
-            self._topic_index.add(
-                [self.topic_rows[p] for p in topics], [self._topic_doc(p) for p in topics]
-            )
+            docs = [self._topic_doc(p) for p in topics]
+            self._topic_index.add([self.topic_rows[p] for p in topics], docs)
         live = [f for f in self.facts.values() if f.live]
         if live:
-            self._fact_index.add(
-                [f.row for f in live], [_fact_text(f.body, f.fields) for f in live]
-            )
+            self._fact_index.add([f.row for f in live], [fact_text(f) for f in live])
+
+    def restored(self, fact: F.Fact) -> None:
+        """Index a fact read from a checkpoint (curated_checkpoint.load)."""
+        self.facts[fact.id], self.row_fact[fact.row] = fact, fact.id
+        self.filed[fact.capture] = fact.id
+        if fact.live:
+            self._changed(fact)
+            self.by_hash[fact.hash] = fact.id
+            for p in fact.paths:
+                self.by_path.setdefault(p, {})[fact.id] = None
 
     def stats(self) -> dict[str, Any]:
         return {

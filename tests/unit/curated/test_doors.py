@@ -82,7 +82,7 @@ def test_the_memory_command_group(tmp_path: Path) -> None:
     assert got.returncode == 0, got.stderr
     fact = json.loads(got.stdout)["fact"]
     bad = _cli(field, "remember", "ccache in ~/.ccache", "--path", "build/cache")
-    assert bad.returncode == 1 and "DuplicateFact" in bad.stderr
+    assert bad.returncode != 0 and "DuplicateFact" in bad.stderr
     assert "build/cache (1 facts)" in _cli(field, "catalog").stdout
     assert fact in _cli(field, "recall", "build/cache", "--query", "ccache").stdout
     new = _cli(field, "supersede", fact, "ccache in /var/cache/ccache", "--json")

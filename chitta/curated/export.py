@@ -130,6 +130,8 @@ def export_tree(
     """Write the tree into ``directory`` (new, empty, or an earlier export, replaced).
     The caller holds the field's lock (``Field.call`` does)."""
     root = Path(directory)
+    if root.exists() and not root.is_dir():
+        raise InvalidArgument(f"{root} is a file; give a directory for the export tree")
     if root.exists() and any(root.iterdir()) and not (root / MANIFEST).is_file():
         raise InvalidArgument(f"{root} is not empty and holds no {MANIFEST}; give a new directory")
     live = [f for f in organ.facts.values() if f.live]

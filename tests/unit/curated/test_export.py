@@ -124,5 +124,8 @@ def test_export_refuses_a_foreign_nonempty_directory(field: chitta.Field, tmp_pa
     (tmp_path / "stuff" / "keep.txt").write_text("mine")
     with pytest.raises(InvalidArgument, match="not empty"):
         field.call("memory_export", directory=str(tmp_path / "stuff"))
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(InvalidArgument, match="is a file"):
+        field.call("memory_export", directory=str(tmp_path / "a-file"))
     with pytest.raises(InvalidArgument, match="MANIFEST"):
         field.call("memory_import", directory=str(tmp_path / "stuff"))

@@ -25,6 +25,16 @@ class NotFound(ChittaError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class DuplicateFact(InvalidArgument):
+    """A curated fact with the same payload hash is already filed; nothing was written
+    (supersede that fact to change it)."""
+
+
+class RoleRefused(ChittaError, PermissionError):
+    """The curated layer refuses this role or caller by rule: a reviewer receives no
+    memory, and a task cannot pin (or re-pin) its own recall."""
+
+
 class ChittaIOError(ChittaError, OSError):
     """The operating system refused a read or write."""
 
@@ -107,6 +117,7 @@ __all__ = [
     "ClosedError",
     "CorruptionError",
     "CrcMismatch",
+    "DuplicateFact",
     "EmbedderMismatch",
     "EmbedderUnavailable",
     "InvalidArgument",
@@ -119,6 +130,7 @@ __all__ = [
     "NotFoundError",
     "RemoteError",
     "RemoteUnavailable",
+    "RoleRefused",
     "UnknownOpType",
     "UnsupportedFormat",
 ]

@@ -461,12 +461,10 @@ def _hide(op: str, fields: dict[str, Any]) -> dict[str, Any]:
 
 # ---- commands in their own modules -------------------------------------------------
 from chitta.cli import checkpoint as cli_checkpoint  # noqa: F401 - importing registers the commands
-<<<<<<< HEAD
+from chitta.cli import code as cli_code  # noqa: F401
 from chitta.cli import doctor as cli_doctor  # noqa: F401
 from chitta.cli import memories as cli_memories  # noqa: F401
-=======
-from chitta.cli import code as cli_code  # noqa: F401
->>>>>>> work-code
+from chitta.cli import memory as cli_memory  # noqa: F401
 from chitta.cli import operations as cli_operations  # noqa: F401
 from chitta.cli import recall as cli_recall  # noqa: F401
 from chitta.cli import serve as cli_serve  # noqa: F401

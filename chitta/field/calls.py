@@ -45,6 +45,12 @@ class CallContext:
         several organs through their queries (e.g. chitta/policies/code_trust.py)."""
         return self._core
 
+    def refresh(self) -> int:
+        """Apply what other writers appended since this handle last looked; returns
+        the records read (an operation re-checks a decision against them)."""
+        with self._core.lock:
+            return self._core.replay()
+
     def commit(self, *group: Op) -> None:
         """Append ``group`` (one op, or several as one atomic Batch) and apply it to
         every organ that handles its types. Each op is validated first."""

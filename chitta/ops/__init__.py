@@ -35,6 +35,7 @@ from chitta.ops.code import (
     UpsertCodeFile,
     UpsertSymbol,
 )
+from chitta.ops.curated import CURATED_EVENTS, CURATED_PROVENANCE, CuratedEvent
 from chitta.ops.events import (
     ANALYTICS_EVENTS,
     BRANCH_EVENTS,
@@ -187,6 +188,7 @@ OP_CLASSES: dict[OpType, type[OpBase]] = {
         UpdateWisdomLifecycle,
         UpdateScorerModel,
         AttachDebtEvidence,
+        CuratedEvent,
         Batch,
         ConfigureField,
         UpdateSparseEncoder,
@@ -461,6 +463,8 @@ __all__ = [
     "ANALYTICS_EVENTS",
     "BRANCH_EVENTS",
     "CONFIG_KEYS",
+    "CURATED_EVENTS",
+    "CURATED_PROVENANCE",
     "DEBT_STATUSES",
     "EDGE_KINDS",
     "I64",
@@ -491,6 +495,7 @@ __all__ = [
     "BranchEvent",
     "ClearProject",
     "ConfigureField",
+    "CuratedEvent",
     "DeleteMemory",
     "DemoteMemory",
     "FactorDelta",

@@ -26,8 +26,9 @@ class OpType(enum.IntEnum):
     """The op type byte of a segment record.
 
     Codes 0-29 and 39-48 follow the seed's Op table; 30-38 are unassigned and
-    decode as an unknown op type. 64 is chitta's atomic group, 65 its learned
-    sparse encoder state, 66 field-wide settings (ConfigureField).
+    decode as an unknown op type. 49 is the curated layer's event (seed 001 names
+    no op), 64 chitta's atomic group, 65 its learned sparse encoder state, 66
+    field-wide settings (ConfigureField).
     """
 
     PutPayload = 0
@@ -70,6 +71,7 @@ class OpType(enum.IntEnum):
     UpdateWisdomLifecycle = 46
     UpdateScorerModel = 47
     AttachDebtEvidence = 48
+    CuratedEvent = 49
     Batch = 64
     UpdateSparseEncoder = 65
     ConfigureField = 66

@@ -27,6 +27,7 @@ from chitta.organs.code import (
     TrustOrgan,
 )
 from chitta.organs.contract import Organ
+from chitta.organs.curated import CuratedOrgan
 from chitta.organs.encoder import EncoderOrgan
 from chitta.organs.graph import GraphOrgan
 from chitta.organs.knowledge import KnowledgeOrgan
@@ -49,6 +50,7 @@ BUILTIN: tuple[OrganFactory, ...] = (
     CallGraphOrgan,
     SymbolEventsOrgan,
     TrustOrgan,
+    CuratedOrgan,
 )
 
 _registered: list[OrganFactory] = []

@@ -309,4 +309,18 @@ SAMPLES: list[ops.Op] = [
         thresholds=np.linspace(-0.5, 0.5, 16, dtype="<f4").tobytes(),
     ),
     ops.ConfigureField(key="embedder", value={"name": "m@abc", "family": "f", "dim": 384}, at_ms=1),
+    ops.CuratedEvent(
+        event="declare",
+        key="samples",
+        at_ms=1,
+        text="the sample domain",
+        kind="fact",
+        fields={"source": "s"},
+        scope="global",
+        paths=("samples/a",),
+        refs=("01ARZ3NDEKTSV4RRFFQ69G5FAV",),
+        outcome="ok",
+        blob=b"b",
+        provenance="human",
+    ),
 ]

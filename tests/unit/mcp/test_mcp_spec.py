@@ -63,7 +63,23 @@ def seeded(tmp_path: Path) -> tuple[Path, list[int]]:
             ops.UpsertSymbol(name="a.py#f", kind="function", file_path="a.py", line_end=3)
         )
     assert all(i > 2**53 for i in ids)  # the case a double cannot hold
+    _seed_curated(field)
     return field, ids
+
+
+def _seed_curated(field: Path) -> None:
+    """A curated vocabulary (closed to MCP), a fact and a dispute the curated tools name."""
+    with chitta.open(field, embedder=None) as f:
+        f.call("vocabulary_declare", path="build", descriptor="how it builds")
+        f.call("vocabulary_declare", path="build/cache", descriptor="the build cache")
+        a = f.call("memory_remember", body="ccache in ~/.ccache", paths=["build/cache"])["fact"]
+        b = f.call("memory_remember", body="no ccache on CI", paths=["build/cache"])["fact"]
+        c = f.call("memory_remember", body="ccache on CI", paths=["build/cache"], disputes=b)[
+            "fact"
+        ]
+    _CURATED["memory_fact"] = {"id": a}
+    _CURATED["memory_supersede"] = {"fact": a, "body": "ccache in /var/cache/ccache"}
+    _CURATED["memory_resolve"] = {"fact": b, "other": c, "winner": "both"}
 
 
 def disk_bytes(field: Path) -> int:
@@ -97,7 +113,24 @@ def valid_args(name: str, ids: list[int]) -> dict[str, Any]:
         "find_symbol": {"name": "f"},
         "index_code": {"root": str(Path(__file__).parent)},
         "symbol_events": {"symbol": "a.py#f"},
+        **_CURATED,
     }[name]
+
+
+_ULID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+_CURATED: dict[str, dict[str, Any]] = {
+    "vocabulary_show": {},
+    "memory_remember": {"body": "a fact", "paths": ["build/cache"]},
+    "memory_supersede": {"fact": _ULID, "body": "a new version"},
+    "memory_resolve": {"fact": _ULID, "other": _ULID, "winner": "both"},
+    "memory_catalog": {},
+    "memory_recall": {"paths": ["build/cache"]},
+    "memory_pin": {"task": "t1", "paths": ["build/cache"]},
+    "memory_pinned": {"task": "t1"},
+    "memory_channel": {"task": "t1", "role": "implementer"},
+    "memory_fact": {"id": _ULID},
+    "memory_export": {"directory": "tree"},
+}
 
 
 def wrong_type(schema: dict[str, Any]) -> Any:
@@ -207,6 +240,9 @@ def test_annotations_output_schemas_and_big_ids(tmp_path: Path) -> None:
             order += ["what_do_i_know_about", "cross_harness_conflicts", "get_conflicts"]
             order += ["staleness", "mark_invalidated", "note_test", "record_commit"]
             order += ["find_symbol", "symbol_events", "index_code"]
+            order += ["vocabulary_show", "memory_catalog", "memory_recall", "memory_fact"]
+            order += ["memory_export", "memory_remember", "memory_supersede", "memory_resolve"]
+            order += ["memory_pin", "memory_pinned", "memory_channel"]
             assert set(order) == set(tools)
             for name in order:
                 tool = tools[name]

@@ -61,9 +61,14 @@ SEED_TABLE = {
 }
 
 # chitta's own codes beside the seed's table (docs/OPS.md).
-CHITTA_CODES = {"Batch": 64, "UpdateSparseEncoder": 65, "ConfigureField": 66}
+CHITTA_CODES = {
+    "CuratedEvent": 49,
+    "Batch": 64,
+    "UpdateSparseEncoder": 65,
+    "ConfigureField": 66,
+}
 
-UNKNOWN_CODES = [*range(30, 39), 49, 63, 67, 128, 200, 255, -1, 256]
+UNKNOWN_CODES = [*range(30, 39), 50, 63, 67, 128, 200, 255, -1, 256]
 
 
 # ---------------------------------------------------------------- the table

@@ -103,6 +103,7 @@ def _workload(root: Path, seed: int) -> None:
         f.call("session_note", session="s-a", event="register")
         f.call("session_note", session="s-a", event="deregister")
         f.remember_many([f"batched {seed} {i}" for i in range(5)])
+        _curated_workload(f, seed)
     handled = {int(t) for name in ORGANS for t in _organ(name).handles}
     _raw_append(
         root,
@@ -112,6 +113,19 @@ def _workload(root: Path, seed: int) -> None:
             if code in SAMPLE_BY_TYPE and code != int(ops.OpType.UpdateSparseEncoder)
         ],
     )
+
+
+def _curated_workload(f: chitta.Field, seed: int) -> None:
+    """The curated organ's events: vocabulary, filings, a dispute and its end, a
+    supersede, a pin, a capture left open."""
+    f.call("vocabulary_declare", path="build", descriptor="how the project builds")
+    f.call("vocabulary_declare", path="build/cache", descriptor="the build cache")
+    f.call("vocabulary_amend", path="build/cache", descriptor="the build cache and ccache")
+    a = f.call("memory_remember", body=f"ccache dir {seed}", paths=["build/cache"])["fact"]
+    b = f.call("memory_remember", body=f"no ccache {seed}", paths=["build/cache"], disputes=a)
+    f.call("memory_resolve", fact=b["fact"], other=a, winner=a)
+    f.call("memory_supersede", fact=a, body=f"ccache dir is ~/.ccache {seed}")
+    f.call("memory_pin", task=f"t{seed}", paths=["build/cache"])
 
 
 def _organ(name: str) -> Any:

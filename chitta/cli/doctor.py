@@ -1,6 +1,6 @@
-"""`chitta doctor`: what is installed, which embedder a field gets, where the field is and
-whether its files are private, and whether a daemon or MCP host serves it. Each finding
-says what to do next; nothing is written."""
+"""`chitta doctor` (what is installed, which embedder a field gets, where the field is and
+whether its files are private, and whether a daemon or MCP host serves it; each finding
+says what to do next; nothing is written) and `chitta completion SHELL`."""
 
 from __future__ import annotations
 
@@ -182,3 +182,20 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
         console.print(table)
     if any(r["status"] == "error" for r in rows):
         sys.exit(1)
+
+
+@main.command(epilog=EPILOG)
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script for SHELL (commands, options, choices).
+
+    \b
+    Examples:
+      eval "$(chitta completion bash)"            # this shell; add it to ~/.bashrc to keep it
+      chitta completion fish > ~/.config/fish/completions/chitta.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    cls = get_completion_class(shell)
+    assert cls is not None  # click ships all three
+    click.echo(cls(main, {}, "chitta", "_CHITTA_COMPLETE").source())

@@ -188,3 +188,24 @@ def test_doctor_reports_the_field_and_what_to_do(tmp_path: Path) -> None:
     missing = run("--path", str(tmp_path / "nowhere"), "doctor", "--json")
     gone = {c["check"]: c for c in json.loads(missing.stdout)["checks"]}
     assert gone["field"]["status"] == "missing" and "remember" in gone["field"]["next"]
+
+
+def test_shell_completion_completes_commands_and_options(tmp_path: Path) -> None:
+    script = run("completion", "bash")
+    assert script.returncode == 0 and "_CHITTA_COMPLETE=bash_complete" in script.stdout
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "COMP_WORDS": "chitta rem",
+        "COMP_CWORD": "1",
+        "_CHITTA_COMPLETE": "bash_complete",
+    }
+    done = subprocess.run(
+        [chitta_exe()], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    assert "plain,remember" in done.stdout.splitlines()
+    env["COMP_WORDS"], env["COMP_CWORD"] = "chitta remember x --ki", "3"
+    done = subprocess.run(
+        [chitta_exe()], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    assert "plain,--kind" in done.stdout.splitlines()

@@ -274,6 +274,30 @@ def _parse_id(value: str) -> int:
         raise click.BadParameter(f"{value!r} is not an integer id") from None
 
 
+@contextmanager
+def _served_or_opened(ctx: click.Context, **open_args: Any) -> Iterator[Any]:
+    """The daemon serving the field (``chitta serve``) when one answers at the field's
+    socket: the call skips opening and replaying the field; else the field itself, opened
+    with ``open_args``. ``CHITTA_NO_DAEMON=1`` always opens."""
+    root = _field_path(ctx)
+    if os.environ.get("CHITTA_NO_DAEMON") != "1":
+        from chitta.server.client import connect
+        from chitta.server.daemon import default_socket
+
+        sock = default_socket(root)
+        if sock.exists():
+            try:
+                remote = connect(sock, timeout=30)
+            except errors.ChittaIOError as exc:  # stale socket, or not ours: say so, open instead
+                click.echo(f"chitta: not using the daemon at {sock}: {exc}", err=True)
+            else:
+                with remote:
+                    yield remote
+                return
+    with chitta.open(root, **open_args) as field:
+        yield field
+
+
 @main.command(epilog=EPILOG)
 @click.argument("memory_id")
 @click.option("--full", is_flag=True, help="The whole text, however long.")
@@ -287,7 +311,7 @@ def get(ctx: click.Context, memory_id: str, full: bool, as_json: bool) -> None:
       chitta get 9960271000442503169 --json
     """
     mid = _parse_id(memory_id)
-    with _errors_to_exit(), chitta.open(_field_path(ctx), read_only=True, embedder=None) as field:
+    with _errors_to_exit(), _served_or_opened(ctx, read_only=True, embedder=None) as field:
         m = field.get(mid)
     d = _memory_dict(m)
     if as_json:
@@ -312,7 +336,7 @@ def forget(ctx: click.Context, memory_id: str, as_json: bool) -> None:
       chitta forget 9960271000442503169
     """
     mid = _parse_id(memory_id)
-    with _errors_to_exit(), chitta.open(_field_path(ctx), create=False, embedder=None) as field:
+    with _errors_to_exit(), _served_or_opened(ctx, create=False, embedder=None) as field:
         field.forget(mid)  # no model: forgetting embeds nothing
     if as_json:
         _emit_json({"forgotten": str(mid)})  # an id, as a string (D-038)
@@ -330,7 +354,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     Example:
       chitta --path ./field stats --json
     """
-    with _errors_to_exit(), chitta.open(_field_path(ctx), read_only=True, embedder=None) as field:
+    with _errors_to_exit(), _served_or_opened(ctx, read_only=True, embedder=None) as field:
         s = field.stats().as_dict()
     if as_json:
         _emit_json(s)

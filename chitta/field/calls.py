@@ -28,6 +28,12 @@ class CallContext:
         self._core = core
 
     @property
+    def core(self) -> FieldCore:
+        """The field itself, for handlers in ``chitta.field`` / ``chitta.policies`` that
+        read other organs (an organ's own handler reads only its organ)."""
+        return self._core
+
+    @property
     def read_only(self) -> bool:
         return self._core.read_only
 

@@ -20,6 +20,7 @@ from chitta import ops
 from chitta.errors import InvalidArgument
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
+from chitta.field.learning import learned_engine
 from chitta.ops import checks as v
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS
 from chitta.recall.blas import one_thread
@@ -152,6 +153,7 @@ def _recall(
     filters: dict[str, Any],
 ) -> list[Hit]:
     engine = core.engine if lane_set is None else core.engine.with_lanes(lane_set)
+    engine = learned_engine(core, engine)  # the learned scorer's weights, when there are any
     code = None
     encoder = core.encoder_organ.encoder
     # The query's sparse code (a 384 x 16,384 product) only when the posting lane counts.

@@ -19,12 +19,19 @@ from collections.abc import Callable, Iterable, Sequence
 
 from chitta.errors import InvalidArgument
 from chitta.organs.contract import Organ
+from chitta.organs.debts import DebtsOrgan
 from chitta.organs.encoder import EncoderOrgan
+from chitta.organs.feedback import FeedbackOrgan
 from chitta.organs.graph import GraphOrgan
 from chitta.organs.knowledge import KnowledgeOrgan
 from chitta.organs.memories import MemoriesOrgan
+from chitta.organs.predictor import PredictorOrgan
 from chitta.organs.recall_index import RecallIndexOrgan
+from chitta.organs.scorer_model import ScorerModelOrgan
 from chitta.organs.settings import SettingsOrgan
+from chitta.organs.source_weights import SourceWeightsOrgan
+from chitta.organs.surprise_credit import SurpriseCreditOrgan
+from chitta.organs.wisdom import WisdomOrgan
 
 OrganFactory = Callable[[], Organ]
 
@@ -35,6 +42,13 @@ BUILTIN: tuple[OrganFactory, ...] = (
     RecallIndexOrgan,
     EncoderOrgan,
     KnowledgeOrgan,
+    FeedbackOrgan,
+    SourceWeightsOrgan,
+    ScorerModelOrgan,
+    SurpriseCreditOrgan,
+    WisdomOrgan,
+    DebtsOrgan,
+    PredictorOrgan,
 )
 
 _registered: list[OrganFactory] = []

@@ -372,6 +372,7 @@ def demo(demo_path: str | None, as_json: bool) -> None:
 # ---- commands in their own modules -------------------------------------------------
 from chitta.cli import checkpoint as cli_checkpoint  # noqa: F401 - importing registers the commands
 from chitta.cli import operations as cli_operations  # noqa: F401
+from chitta.cli import pruned as cli_pruned  # noqa: F401
 from chitta.cli import recall as cli_recall  # noqa: F401
 from chitta.cli import serve as cli_serve  # noqa: F401
 

@@ -26,6 +26,7 @@ from chitta.organs.graph import GraphOrgan
 from chitta.organs.knowledge import KnowledgeOrgan
 from chitta.organs.memories import MemoriesOrgan
 from chitta.organs.predictor import PredictorOrgan
+from chitta.organs.pruning import PruningOrgan
 from chitta.organs.recall_index import RecallIndexOrgan
 from chitta.organs.scorer_model import ScorerModelOrgan
 from chitta.organs.settings import SettingsOrgan
@@ -49,6 +50,7 @@ BUILTIN: tuple[OrganFactory, ...] = (
     WisdomOrgan,
     DebtsOrgan,
     PredictorOrgan,
+    PruningOrgan,
 )
 
 _registered: list[OrganFactory] = []

@@ -6,7 +6,15 @@ import click
 from rich.table import Table
 
 import chitta
-from chitta.cli.app import EPILOG, _emit_json, _errors_to_exit, _field_path, _parse_id, console, main
+from chitta.cli.app import (
+    EPILOG,
+    _emit_json,
+    _errors_to_exit,
+    _field_path,
+    _parse_id,
+    console,
+    main,
+)
 
 
 @main.command(epilog=EPILOG)

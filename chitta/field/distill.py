@@ -50,15 +50,30 @@ def distill(ctx: CallContext) -> dict[str, Any]:
         contradictions = sum(_contradicted(ctx, mid) for mid in c.members)
         if old is not None:
             contradictions = max(contradictions, old[3])  # a count by hand stays until cleared
-        new = [c.statement, len(c.members), list(c.sessions), contradictions, c.score,
-               list(c.members), c.realm]  # fmt: skip
+        new = [
+            c.statement,
+            len(c.members),
+            list(c.sessions),
+            contradictions,
+            c.score,
+            list(c.members),
+            c.realm,
+        ]
         if old is not None and old[:7] == new:
             continue
-        upserts.append(ops.UpsertWisdomCandidate(
-            cluster_key=c.key, statement=c.statement, at_ms=now, support=len(c.members),
-            sessions=c.sessions, contradictions=contradictions, score=c.score,
-            evidence=c.members, realm=c.realm,
-        ))  # fmt: skip
+        upserts.append(
+            ops.UpsertWisdomCandidate(
+                cluster_key=c.key,
+                statement=c.statement,
+                at_ms=now,
+                support=len(c.members),
+                sessions=c.sessions,
+                contradictions=contradictions,
+                score=c.score,
+                evidence=c.members,
+                realm=c.realm,
+            )
+        )
     if upserts:
         ctx.commit(*upserts)
     return {"upserted": len(upserts), **advance(ctx)}
@@ -78,17 +93,32 @@ def advance(ctx: CallContext) -> dict[str, int]:
         if stage == "provisional":
             core = ctx.core
             mid = core.new_id()
-            put = putops.put_op(core, mid, r[0], "wisdom", r[6], None, "distill", (), 1.0, None,
-                                {"wisdom_cluster": key, "evidence": [str(m) for m in r[5]]},
-                                None)  # fmt: skip
+            put = putops.put_op(
+                core,
+                mid,
+                r[0],
+                "wisdom",
+                r[6],
+                None,
+                "distill",
+                (),
+                1.0,
+                None,
+                {"wisdom_cluster": key, "evidence": [str(m) for m in r[5]]},
+                None,
+            )
             group = putops.with_vectors(core, [put])
-            group.append(ops.UpdateWisdomLifecycle(cluster_key=key, stage=stage, at_ms=now,
-                                                   memory_id=mid, reason=reason))  # fmt: skip
+            group.append(
+                ops.UpdateWisdomLifecycle(
+                    cluster_key=key, stage=stage, at_ms=now, memory_id=mid, reason=reason
+                )
+            )
             ctx.commit(*group)
             moved["promoted"] += 1
         else:
-            ctx.commit(ops.UpdateWisdomLifecycle(cluster_key=key, stage=stage, at_ms=now,
-                                                 reason=reason))  # fmt: skip
+            ctx.commit(
+                ops.UpdateWisdomLifecycle(cluster_key=key, stage=stage, at_ms=now, reason=reason)
+            )
             moved[stage] += 1
     return moved
 
@@ -104,9 +134,16 @@ def _row(ctx: CallContext, cluster_key: object) -> tuple[str, list[Any]]:
 
 def _upsert(ctx: CallContext, key: str, r: list[Any], contradictions: int) -> ops.Op:
     return ops.UpsertWisdomCandidate(
-        cluster_key=key, statement=r[0], at_ms=ctx.now_ms(), support=r[1], sessions=tuple(r[2]),
-        contradictions=contradictions, score=r[4], evidence=tuple(r[5]), realm=r[6],
-    )  # fmt: skip
+        cluster_key=key,
+        statement=r[0],
+        at_ms=ctx.now_ms(),
+        support=r[1],
+        sessions=tuple(r[2]),
+        contradictions=contradictions,
+        score=r[4],
+        evidence=tuple(r[5]),
+        realm=r[6],
+    )
 
 
 def contradict(ctx: CallContext, *, cluster_key: str) -> dict[str, Any]:
@@ -120,8 +157,14 @@ def clear(ctx: CallContext, *, cluster_key: str) -> dict[str, Any]:
     key, r = _row(ctx, cluster_key)
     group = [_upsert(ctx, key, r, 0)]
     if r[7] == "demoted":
-        group.append(ops.UpdateWisdomLifecycle(cluster_key=key, stage="candidate",
-                                               at_ms=ctx.now_ms(), reason="contradictions cleared"))  # fmt: skip
+        group.append(
+            ops.UpdateWisdomLifecycle(
+                cluster_key=key,
+                stage="candidate",
+                at_ms=ctx.now_ms(),
+                reason="contradictions cleared",
+            )
+        )
     ctx.commit(*group)
     return _organ(ctx).view(key)  # type: ignore[no-any-return]
 

@@ -80,10 +80,11 @@ def model_op(model: sl.Model, at_ms: int) -> ops.UpdateScorerModel:
         baseline_version=model.baseline_version,
         at_ms=at_ms,
         factors=tuple(
-            ops.FactorDelta(factor=name, delta=model.deltas.get(name, 0.0), min_delta=lo,
-                            max_delta=hi)
+            ops.FactorDelta(
+                factor=name, delta=model.deltas.get(name, 0.0), min_delta=lo, max_delta=hi
+            )
             for name, (_, lo, hi) in sorted(sl.LEARNED.items())
-        ),  # fmt: skip
+        ),
         ewma_loss=model.ewma_loss,
         outcome_count=model.outcome_count,
     )
@@ -146,11 +147,20 @@ def feedback(
     alpha, beta = alpha + useful, beta + (not useful)
     weight = alpha / (alpha + beta)
     group: list[ops.Op] = [
-        ops.RecordFeedback(domain=domain, source=src, useful=useful, at_ms=now,
-                           memory_id=memory.id, query=query, session=session, note=note),
-        ops.UpdateSourceWeight(domain=domain, source=src, weight=weight, at_ms=now,
-                               alpha=alpha, beta=beta),
-    ]  # fmt: skip
+        ops.RecordFeedback(
+            domain=domain,
+            source=src,
+            useful=useful,
+            at_ms=now,
+            memory_id=memory.id,
+            query=query,
+            session=session,
+            note=note,
+        ),
+        ops.UpdateSourceWeight(
+            domain=domain, source=src, weight=weight, at_ms=now, alpha=alpha, beta=beta
+        ),
+    ]
     model = _scorer_update(core, memory.id, query, useful) if query is not None else None
     if model is not None:
         group.append(model_op(model, now))
@@ -196,22 +206,43 @@ def record_outcome(
     direction = 1 if match else -1
     now = ctx.now_ms()
     group: list[ops.Op] = [
-        ops.RecordSurprise(expected=exp, actual=act, surprise=s, at_ms=now,
-                           source=v.name(source, "source"), memory_ids=tuple(m.id for m in memories),
-                           session=v.name(session, "session"))
-    ]  # fmt: skip
+        ops.RecordSurprise(
+            expected=exp,
+            actual=act,
+            surprise=s,
+            at_ms=now,
+            source=v.name(source, "source"),
+            memory_ids=tuple(m.id for m in memories),
+            session=v.name(session, "session"),
+        )
+    ]
     organ = _organ(core, "surprise_credit")
     changed = []
     for m in memories:
         before, streak = organ.credit(m.id)
         out = credit.step(before, streak, s, direction)
-        group.append(ops.UpdateSurpriseCredit(id=m.id, credit=out.credit, streak=out.streak,
-                                              at_ms=now, strength_delta=out.delta, surprise=s))  # fmt: skip
+        group.append(
+            ops.UpdateSurpriseCredit(
+                id=m.id,
+                credit=out.credit,
+                streak=out.streak,
+                at_ms=now,
+                strength_delta=out.delta,
+                surprise=s,
+            )
+        )
         strength = m.strength
         if out.delta != 0.0:
             strength = credit.new_strength(m.strength, out.delta)
             group.append(ops.UpdateState(id=m.id, at_ms=now, strength=strength))
-        changed.append({"id": str(m.id), "credit": out.credit, "streak": out.streak,
-                        "strength_delta": out.delta, "strength": strength})  # fmt: skip
+        changed.append(
+            {
+                "id": str(m.id),
+                "credit": out.credit,
+                "streak": out.streak,
+                "strength_delta": out.delta,
+                "strength": strength,
+            }
+        )
     ctx.commit(*group)
     return {"direction": direction, "surprise": s, "band": credit.band(s), "memories": changed}

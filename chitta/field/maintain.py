@@ -21,7 +21,9 @@ from chitta.ops import Op
 from chitta.policies import write_gate
 from chitta.recall.blas import one_thread
 
-STAGED_PRUNE_DAYS = write_gate.STAGED_PRUNE_DAYS  # the default prune age (setting staged_prune_days)
+STAGED_PRUNE_DAYS = (
+    write_gate.STAGED_PRUNE_DAYS
+)  # the default prune age (setting staged_prune_days)
 WRITE_GATE_EVERY = 50  # embedded writes between write-gate passes
 # Embedded writes between sparse-encoder learning steps: LEARN_EVERY while the
 # field is small, then a fixed fraction of the field's vectors (1/16), so a

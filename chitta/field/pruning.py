@@ -48,12 +48,19 @@ def pruned(core: FieldCore) -> list[dict[str, Any]]:
     core.check_open()
     with core.lock:
         rows = _pruned_memories(core)
-    return [
-        {"id": str(m.id), "text": m.text, "kind": m.kind,
-         "pruned_at": m.meta[gate.PRUNED_KEY].get("at_ms", 0) / 1000.0,  # type: ignore[index]
-         "by": m.meta[gate.PRUNED_KEY].get("by")}  # type: ignore[index]
-        for m in rows
-    ]  # fmt: skip
+    out = []
+    for m in rows:
+        mark = (m.meta or {}).get(gate.PRUNED_KEY) or {}
+        out.append(
+            {
+                "id": str(m.id),
+                "text": m.text,
+                "kind": m.kind,
+                "pruned_at": mark.get("at_ms", 0) / 1000.0,
+                "by": mark.get("by"),
+            }
+        )
+    return out
 
 
 def restore(core: FieldCore, id: Any) -> int:
@@ -68,8 +75,20 @@ def restore(core: FieldCore, id: Any) -> int:
         meta[gate.RESTORED_KEY] = str(m.id)
         new = core.new_id()
         emb = m.embedding if m.embedding is not None and len(m.embedding) else None
-        put = putops.put_op(core, new, m.text, m.kind, m.realm, m.session, m.source_tool, m.tags,
-                            m.confidence, emb, meta, m.created_ms / 1000.0)  # fmt: skip
+        put = putops.put_op(
+            core,
+            new,
+            m.text,
+            m.kind,
+            m.realm,
+            m.session,
+            m.source_tool,
+            m.tags,
+            m.confidence,
+            emb,
+            meta,
+            m.created_ms / 1000.0,
+        )
         core.commit_group(putops.with_vectors(core, [put]))
     return new
 

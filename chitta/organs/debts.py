@@ -24,28 +24,67 @@ Piece = list[Any]
 
 
 class Debt:
-    __slots__ = ("at_ms", "defer_until_ms", "evidence", "hypotheses", "id", "memory_ids",
-                 "priority", "question", "realm", "resolution", "status", "tests", "updated_ms")  # fmt: skip
+    __slots__ = (
+        "at_ms",
+        "defer_until_ms",
+        "evidence",
+        "hypotheses",
+        "id",
+        "memory_ids",
+        "priority",
+        "question",
+        "realm",
+        "resolution",
+        "status",
+        "tests",
+        "updated_ms",
+    )
 
     def __init__(self, op: ops.RegisterDebt) -> None:
         self.id, self.question, self.at_ms = int(op.id), op.question, int(op.at_ms)
         self.hypotheses, self.tests = tuple(op.hypotheses), tuple(op.tests)
-        self.memory_ids, self.priority, self.realm = tuple(op.memory_ids), float(op.priority), op.realm
-        self.status, self.resolution = "open", None
+        self.memory_ids, self.priority, self.realm = (
+            tuple(op.memory_ids),
+            float(op.priority),
+            op.realm,
+        )
+        self.status: str = "open"
+        self.resolution: str | None = None
         self.defer_until_ms: int | None = None
         self.updated_ms = int(op.at_ms)
         self.evidence: list[Piece] = []
 
     def row(self) -> list[Any]:
-        return [self.id, self.question, self.at_ms, list(self.hypotheses), list(self.tests),
-                list(self.memory_ids), self.priority, self.realm, self.status, self.resolution,
-                self.defer_until_ms, self.updated_ms, self.evidence]  # fmt: skip
+        return [
+            self.id,
+            self.question,
+            self.at_ms,
+            list(self.hypotheses),
+            list(self.tests),
+            list(self.memory_ids),
+            self.priority,
+            self.realm,
+            self.status,
+            self.resolution,
+            self.defer_until_ms,
+            self.updated_ms,
+            self.evidence,
+        ]
 
     @classmethod
     def of_row(cls, r: list[Any]) -> Debt:
-        d = cls(ops.RegisterDebt(id=int(r[0]), question=str(r[1]), at_ms=int(r[2]),
-                                 hypotheses=tuple(r[3]), tests=tuple(r[4]), memory_ids=tuple(r[5]),
-                                 priority=float(r[6]), realm=r[7]))  # fmt: skip
+        d = cls(
+            ops.RegisterDebt(
+                id=int(r[0]),
+                question=str(r[1]),
+                at_ms=int(r[2]),
+                hypotheses=tuple(r[3]),
+                tests=tuple(r[4]),
+                memory_ids=tuple(r[5]),
+                priority=float(r[6]),
+                realm=r[7],
+            )
+        )
         d.status, d.resolution, d.defer_until_ms, d.updated_ms = r[8], r[9], r[10], int(r[11])
         d.evidence = [[list(p[0]), float(p[1]), p[2], p[3], int(p[4])] for p in r[12]]
         return d
@@ -55,32 +94,40 @@ class DebtsOrgan(OrganBase):
     name = "debts"
     handles = frozenset({OpType.RegisterDebt, OpType.UpdateDebt, OpType.AttachDebtEvidence})
     operations = OPERATIONS
-    maintenance = (Maintenance("auto_resolve", scan, every_s=SCAN_EVERY_S),)
+    maintenance: tuple[Maintenance, ...] = (
+        Maintenance("auto_resolve", scan, every_s=SCAN_EVERY_S),
+    )
 
     def __init__(self) -> None:
         self.debts: dict[int, Debt] = {}
         self.ignored = 0  # updates and evidence for a debt this log lacks, repeated registers
 
     def apply(self, op: Op) -> None:
-        t = type(op)
-        if t is ops.RegisterDebt:
+        if isinstance(op, ops.RegisterDebt):
             if op.id in self.debts:
                 self.ignored += 1
             else:
                 self.debts[op.id] = Debt(op)
             return
-        debt = self.debts.get(op.id if t is ops.UpdateDebt else op.debt_id)  # type: ignore[union-attr]
+        if isinstance(op, ops.UpdateDebt):
+            key = int(op.id)
+        elif isinstance(op, ops.AttachDebtEvidence):
+            key = int(op.debt_id)
+        else:
+            return
+        debt = self.debts.get(key)
         if debt is None:
             self.ignored += 1
-        elif t is ops.UpdateDebt:
+        elif isinstance(op, ops.UpdateDebt):
             debt.status, debt.updated_ms = op.status, int(op.at_ms)
             debt.resolution = op.resolution
             debt.defer_until_ms = op.defer_until_ms
             if op.priority is not None:
                 debt.priority = float(op.priority)
-        elif t is ops.AttachDebtEvidence:
-            debt.evidence.append([list(op.memory_ids), float(op.confidence), op.note,
-                                  op.hypothesis, int(op.at_ms)])  # fmt: skip
+        elif isinstance(op, ops.AttachDebtEvidence):
+            debt.evidence.append(
+                [list(op.memory_ids), float(op.confidence), op.note, op.hypothesis, int(op.at_ms)]
+            )
             debt.updated_ms = max(debt.updated_ms, int(op.at_ms))
 
     def snapshot(self, ctx: SnapshotContext) -> dict[str, Any]:

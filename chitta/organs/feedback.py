@@ -35,9 +35,10 @@ def _outcome(organ: FeedbackOrgan, ctx: Any, **kw: Any) -> dict[str, Any]:
 def _stats(organ: FeedbackOrgan, ctx: Any) -> dict[str, Any]:
     return {
         **organ.stats(),
-        "recent_surprises": [dict(zip(("expected", "actual", "surprise", "at"), r)) for r in
-                             organ.recent],
-    }  # fmt: skip
+        "recent_surprises": [
+            dict(zip(("expected", "actual", "surprise", "at"), r)) for r in organ.recent
+        ],
+    }
 
 
 _ID = {"type": ["string", "integer"], "description": "a memory id a recall returned"}
@@ -53,8 +54,10 @@ OPERATIONS: tuple[Operation, ...] = (
             "properties": {
                 "memory_id": _ID,
                 "useful": {"type": "boolean", "description": "did the memory help?"},
-                "query": {**_TEXT, "description": "the recall query it came from (the scorer "
-                          "learns from it)"},
+                "query": {
+                    **_TEXT,
+                    "description": "the recall query it came from (the scorer learns from it)",
+                },
                 "source": {**_TEXT, "description": "what produced it; default its source tool"},
                 "session": _TEXT,
                 "note": _TEXT,
@@ -74,9 +77,13 @@ OPERATIONS: tuple[Operation, ...] = (
             "properties": {
                 "expected": {**_TEXT, "description": "what the memories predicted"},
                 "actual": {**_TEXT, "description": "what happened (a tool result, a correction)"},
-                "surprise": {"type": "number", "minimum": 0, "maximum": 1,
-                             "description": "how surprising, 0-1; default 1 if actual differs "
-                             "from expected, else 0"},
+                "surprise": {
+                    "type": "number",
+                    "minimum": 0,
+                    "maximum": 1,
+                    "description": "how surprising, 0-1; default 1 if actual differs "
+                    "from expected, else 0",
+                },
                 "memory_ids": {**_IDS, "description": "the memories the prediction rested on"},
                 "source": _TEXT,
                 "session": _TEXT,
@@ -111,13 +118,12 @@ class FeedbackOrgan(OrganBase):
         self.surprises = 0
 
     def apply(self, op: Op) -> None:
-        t = type(op)
-        if t is ops.RecordFeedback:
+        if isinstance(op, ops.RecordFeedback):
             slot = 0 if op.useful else 1
             if op.memory_id is not None:
                 self.by_memory.setdefault(op.memory_id, [0, 0])[slot] += 1
             self.by_source.setdefault((op.domain, op.source), [0, 0])[slot] += 1
-        elif t is ops.RecordSurprise:
+        elif isinstance(op, ops.RecordSurprise):
             self.surprises += 1
             if op.session is not None and op.actual != op.expected:
                 self.failures[op.session] = self.failures.get(op.session, 0) + 1

@@ -11,6 +11,7 @@ consecutive pair; ``predict_next`` lists the most probable successors.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -29,12 +30,14 @@ def _record(organ: PredictorOrgan, ctx: Any, *, ids: Any) -> dict[str, Any]:
     seq = [v.memory_id(x) for x in ids]
     for mid in seq:
         if not ctx.core.memories.is_live(mid):
-            raise NotFound(f"no live memory with id {mid}; record accesses of memories the field holds")
+            raise NotFound(
+                f"no live memory with id {mid}; record accesses of memories the field holds"
+            )
     now = ctx.now_ms()
     group: list[Op] = [ops.PredictorEvent(event="access", to_id=m, at_ms=now) for m in seq]
     group += [
         ops.PredictorEvent(event="transition", to_id=b, at_ms=now, from_id=a, delta=1.0)
-        for a, b in zip(seq, seq[1:])
+        for a, b in itertools.pairwise(seq)
         if a != b
     ]
     ctx.commit(*group)
@@ -50,21 +53,43 @@ def _predict(organ: PredictorOrgan, ctx: Any, *, id: Any, k: int = 5) -> dict[st
 class PredictorOrgan(OrganBase):
     name = "predictor"
     handles = frozenset({OpType.PredictorEvent})
-    operations = (
-        Operation("record_access", _record, {
-            "type": "object", "additionalProperties": False, "required": ["ids"],
-            "properties": {"ids": {"type": "array", "items": {"type": ["string", "integer"]},
-                                   "maxItems": MAX_SEQUENCE,
-                                   "description": "memory ids in the order they were used"}},
-        }, "Record that memories were used in this order; the predictor learns which memory "
-            "tends to follow which.", writes=True),
-        Operation("predict_next", _predict, {
-            "type": "object", "additionalProperties": False, "required": ["id"],
-            "properties": {"id": {"type": ["string", "integer"]},
-                           "k": {"type": "integer", "minimum": 1, "maximum": 100}},
-        }, "The memories most likely to be needed after this one, with probabilities.",
-            reads=True),
-    )  # fmt: skip
+    operations: tuple[Operation, ...] = (
+        Operation(
+            "record_access",
+            _record,
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["ids"],
+                "properties": {
+                    "ids": {
+                        "type": "array",
+                        "items": {"type": ["string", "integer"]},
+                        "maxItems": MAX_SEQUENCE,
+                        "description": "memory ids in the order they were used",
+                    }
+                },
+            },
+            "Record that memories were used in this order; the predictor learns which memory "
+            "tends to follow which.",
+            writes=True,
+        ),
+        Operation(
+            "predict_next",
+            _predict,
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["id"],
+                "properties": {
+                    "id": {"type": ["string", "integer"]},
+                    "k": {"type": "integer", "minimum": 1, "maximum": 100},
+                },
+            },
+            "The memories most likely to be needed after this one, with probabilities.",
+            reads=True,
+        ),
+    )
 
     def __init__(self) -> None:
         self.edges: dict[int, dict[int, float]] = {}
@@ -92,11 +117,15 @@ class PredictorOrgan(OrganBase):
         total = sum(out.values())
         if total <= 0:
             return []
-        return sorted(((b, w / total) for b, w in out.items() if w > 0), key=lambda x: (-x[1], x[0]))
+        return sorted(
+            ((b, w / total) for b, w in out.items() if w > 0), key=lambda x: (-x[1], x[0])
+        )
 
     def snapshot(self, ctx: SnapshotContext) -> dict[str, Any]:
         return {
-            "edges": [[a, b, w] for a, out in sorted(self.edges.items()) for b, w in sorted(out.items())],
+            "edges": [
+                [a, b, w] for a, out in sorted(self.edges.items()) for b, w in sorted(out.items())
+            ],
             "accesses": sorted([k, n] for k, n in self.accesses.items()),
             "ignored": self.ignored,
         }

@@ -26,7 +26,7 @@ def _show(organ: ScorerModelOrgan, ctx: Any) -> dict[str, Any]:
 class ScorerModelOrgan(OrganBase):
     name = "scorer_model"
     handles = frozenset({OpType.UpdateScorerModel})
-    operations = (
+    operations: tuple[Operation, ...] = (
         Operation(
             "scorer_model",
             _show,
@@ -88,17 +88,25 @@ class ScorerModelOrgan(OrganBase):
 
     def snapshot(self, ctx: SnapshotContext) -> dict[str, Any]:
         return {
-            "model": [self.model_version, self.baseline_version, self.ewma_loss,
-                      self.outcome_count, self.at_ms, self.ignored],
+            "model": [
+                self.model_version,
+                self.baseline_version,
+                self.ewma_loss,
+                self.outcome_count,
+                self.at_ms,
+                self.ignored,
+            ],
             "factors": [[k, d, lo, hi] for k, (d, lo, hi) in sorted(self.factors.items())],
-        }  # fmt: skip
+        }
 
     def restore(self, state: dict[str, Any], ctx: RestoreContext) -> None:
         mv, bv, loss, count, at, ignored = state["model"]
         self.model_version, self.baseline_version = int(mv), int(bv)
         self.ewma_loss, self.outcome_count, self.at_ms = float(loss), int(count), int(at)
         self.ignored = int(ignored)
-        self.factors = {str(k): (float(d), float(lo), float(hi)) for k, d, lo, hi in state["factors"]}
+        self.factors = {
+            str(k): (float(d), float(lo), float(hi)) for k, d, lo, hi in state["factors"]
+        }
 
     def stats(self) -> dict[str, Any]:
         return {"model_version": self.model_version, "outcome_count": self.outcome_count}

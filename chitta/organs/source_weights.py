@@ -38,7 +38,7 @@ def _list(organ: SourceWeightsOrgan, ctx: Any, *, domain: str | None = None) -> 
 class SourceWeightsOrgan(OrganBase):
     name = "source_weights"
     handles = frozenset({OpType.UpdateSourceWeight})
-    operations = (
+    operations: tuple[Operation, ...] = (
         Operation(
             "source_weights",
             _list,

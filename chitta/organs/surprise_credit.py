@@ -26,14 +26,21 @@ State = list[Any]
 def _show(organ: SurpriseCreditOrgan, ctx: Any, *, id: Any) -> dict[str, Any]:
     mid = v.memory_id(id)
     credit, streak, at_ms, hard, soft, applied = organ.state.get(mid, [0.0, 0, 0, 0, 0, 0.0])
-    return {"id": str(mid), "credit": credit, "streak": streak, "hard": hard, "soft": soft,
-            "applied": applied, "at": at_ms / 1000.0}  # fmt: skip
+    return {
+        "id": str(mid),
+        "credit": credit,
+        "streak": streak,
+        "hard": hard,
+        "soft": soft,
+        "applied": applied,
+        "at": at_ms / 1000.0,
+    }
 
 
 class SurpriseCreditOrgan(OrganBase):
     name = "surprise_credit"
     handles = frozenset({OpType.UpdateSurpriseCredit})
-    operations = (
+    operations: tuple[Operation, ...] = (
         Operation(
             "surprise_credit",
             _show,
@@ -80,8 +87,14 @@ class SurpriseCreditOrgan(OrganBase):
 
     def restore(self, state: dict[str, Any], ctx: RestoreContext) -> None:
         for k, credit, streak, at, hard, soft, applied in state["state"]:
-            self.state[int(k)] = [float(credit), int(streak), int(at), int(hard), int(soft),
-                                  float(applied)]  # fmt: skip
+            self.state[int(k)] = [
+                float(credit),
+                int(streak),
+                int(at),
+                int(hard),
+                int(soft),
+                float(applied),
+            ]
 
     def stats(self) -> dict[str, Any]:
         return {"memories": len(self.state)}

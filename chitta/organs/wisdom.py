@@ -16,7 +16,13 @@ from typing import Any
 
 from chitta import ops
 from chitta.ops import Op, OpType
-from chitta.organs.contract import Maintenance, Operation, OrganBase, RestoreContext, SnapshotContext
+from chitta.organs.contract import (
+    Maintenance,
+    Operation,
+    OrganBase,
+    RestoreContext,
+    SnapshotContext,
+)
 from chitta.policies.wisdom import legal
 
 DISTILL_EVERY_S = 3600.0
@@ -40,7 +46,9 @@ def _list(organ: WisdomOrgan, ctx: Any, *, stage: str | None = None) -> dict[str
 
     if stage is not None:
         checks.choice(stage, ops.WISDOM_STAGES, "stage")
-    rows = [organ.view(k) for k in sorted(organ.candidates) if stage in (None, organ.candidates[k][7])]
+    rows = [
+        organ.view(k) for k in sorted(organ.candidates) if stage in (None, organ.candidates[k][7])
+    ]
     return {"candidates": rows, "total": len(rows)}
 
 
@@ -51,43 +59,83 @@ _NONE = {"type": "object", "properties": {}, "additionalProperties": False}
 class WisdomOrgan(OrganBase):
     name = "wisdom"
     handles = frozenset({OpType.UpsertWisdomCandidate, OpType.UpdateWisdomLifecycle})
-    operations = (
-        Operation("wisdom_candidates", _list, {
-            "type": "object", "additionalProperties": False,
-            "properties": {"stage": {"type": "string", "enum": sorted(ops.WISDOM_STAGES)}},
-        }, "List wisdom candidates with support, sessions, score, contradictions and stage.",
-            reads=True),
-        Operation("distill", _pass("distill"), _NONE,
-                  "Cluster recurring episodes and lessons across sessions into wisdom "
-                  "candidates (no model), then promote, trust or demote candidates by their "
-                  "gates. Returns what changed.", writes=True),
-        Operation("wisdom_contradict", _pass("contradict"), {
-            "type": "object", "properties": {"cluster_key": _KEY}, "required": ["cluster_key"],
-            "additionalProperties": False,
-        }, "Count one contradiction against a wisdom candidate (blocks promotion, demotes a "
-            "promoted one).", writes=True),
-        Operation("wisdom_clear", _pass("clear"), {
-            "type": "object", "properties": {"cluster_key": _KEY}, "required": ["cluster_key"],
-            "additionalProperties": False,
-        }, "Clear a wisdom candidate's contradictions by hand (a demoted one becomes a "
-            "candidate again).", writes=True),
-    )  # fmt: skip
-    maintenance = (Maintenance("distill", _pass("maintain"), every_s=DISTILL_EVERY_S),)
+    operations: tuple[Operation, ...] = (
+        Operation(
+            "wisdom_candidates",
+            _list,
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"stage": {"type": "string", "enum": sorted(ops.WISDOM_STAGES)}},
+            },
+            "List wisdom candidates with support, sessions, score, contradictions and stage.",
+            reads=True,
+        ),
+        Operation(
+            "distill",
+            _pass("distill"),
+            _NONE,
+            "Cluster recurring episodes and lessons across sessions into wisdom "
+            "candidates (no model), then promote, trust or demote candidates by their "
+            "gates. Returns what changed.",
+            writes=True,
+            idempotent=True,  # a repeat with nothing new to cluster writes nothing
+        ),
+        Operation(
+            "wisdom_contradict",
+            _pass("contradict"),
+            {
+                "type": "object",
+                "properties": {"cluster_key": _KEY},
+                "required": ["cluster_key"],
+                "additionalProperties": False,
+            },
+            "Count one contradiction against a wisdom candidate (blocks promotion, demotes a "
+            "promoted one).",
+            writes=True,
+        ),
+        Operation(
+            "wisdom_clear",
+            _pass("clear"),
+            {
+                "type": "object",
+                "properties": {"cluster_key": _KEY},
+                "required": ["cluster_key"],
+                "additionalProperties": False,
+            },
+            "Clear a wisdom candidate's contradictions by hand (a demoted one becomes a "
+            "candidate again).",
+            writes=True,
+        ),
+    )
+    maintenance: tuple[Maintenance, ...] = (
+        Maintenance("distill", _pass("maintain"), every_s=DISTILL_EVERY_S),
+    )
 
     def __init__(self) -> None:
         self.candidates: dict[str, Row] = {}
         self.ignored = 0
 
     def apply(self, op: Op) -> None:
-        t = type(op)
-        if t is ops.UpsertWisdomCandidate:
+        if isinstance(op, ops.UpsertWisdomCandidate):
             old = self.candidates.get(op.cluster_key)
-            stage, mid, reason = ("candidate", None, None) if old is None else (old[7], old[8], old[10])
+            stage, mid, reason = (
+                ("candidate", None, None) if old is None else (old[7], old[8], old[10])
+            )
             self.candidates[op.cluster_key] = [
-                op.statement, int(op.support), list(op.sessions), int(op.contradictions),
-                float(op.score), list(op.evidence), op.realm, stage, mid, int(op.at_ms), reason,
-            ]  # fmt: skip
-        elif t is ops.UpdateWisdomLifecycle:
+                op.statement,
+                int(op.support),
+                list(op.sessions),
+                int(op.contradictions),
+                float(op.score),
+                list(op.evidence),
+                op.realm,
+                stage,
+                mid,
+                int(op.at_ms),
+                reason,
+            ]
+        elif isinstance(op, ops.UpdateWisdomLifecycle):
             row = self.candidates.get(op.cluster_key)
             if row is None or not legal(row[7], op.stage):
                 self.ignored += 1
@@ -99,15 +147,24 @@ class WisdomOrgan(OrganBase):
     def view(self, key: str) -> dict[str, Any]:
         r = self.candidates[key]
         return {
-            "cluster_key": key, "statement": r[0], "support": r[1], "sessions": list(r[2]),
-            "contradictions": r[3], "score": r[4], "evidence": [str(m) for m in r[5]],
-            "realm": r[6], "stage": r[7], "memory_id": None if r[8] is None else str(r[8]),
+            "cluster_key": key,
+            "statement": r[0],
+            "support": r[1],
+            "sessions": list(r[2]),
+            "contradictions": r[3],
+            "score": r[4],
+            "evidence": [str(m) for m in r[5]],
+            "realm": r[6],
+            "stage": r[7],
+            "memory_id": None if r[8] is None else str(r[8]),
             "reason": r[10],
-        }  # fmt: skip
+        }
 
     def snapshot(self, ctx: SnapshotContext) -> dict[str, Any]:
-        return {"candidates": [[k, *r] for k, r in sorted(self.candidates.items())],
-                "ignored": self.ignored}  # fmt: skip
+        return {
+            "candidates": [[k, *r] for k, r in sorted(self.candidates.items())],
+            "ignored": self.ignored,
+        }
 
     def restore(self, state: dict[str, Any], ctx: RestoreContext) -> None:
         for k, *r in state["candidates"]:
@@ -120,4 +177,7 @@ class WisdomOrgan(OrganBase):
         by: dict[str, int] = {}
         for r in self.candidates.values():
             by[r[7]] = by.get(r[7], 0) + 1
-        return {"candidates": len(self.candidates), **{f"wisdom_{k}": n for k, n in sorted(by.items())}}
+        return {
+            "candidates": len(self.candidates),
+            **{f"wisdom_{k}": n for k, n in sorted(by.items())},
+        }

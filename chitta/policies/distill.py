@@ -23,8 +23,42 @@ JOIN = 0.5
 MIN_SUPPORT = 2
 _WORD = re.compile(r"[0-9a-z]+")
 STOP = frozenset(
-    "the and for with that this from was were are has have had not but you your our its "
-    "into onto then than when what which who will would can could should after before".split()
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "was",
+        "were",
+        "are",
+        "has",
+        "have",
+        "had",
+        "not",
+        "but",
+        "you",
+        "your",
+        "our",
+        "its",
+        "into",
+        "onto",
+        "then",
+        "than",
+        "when",
+        "what",
+        "which",
+        "who",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "after",
+        "before",
+    ]
 )
 
 

@@ -102,4 +102,4 @@ def settings_with(model: Model, base: FactorSettings) -> FactorSettings:
         attr: model.effective_weight(name, getattr(base, attr), current)
         for name, (attr, _, _) in LEARNED.items()
     }
-    return dataclasses.replace(base, **changes)
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]

@@ -54,6 +54,11 @@ def prune_ops(m: Memory, now_ms: int, by: str = "write_gate") -> list[ops.Op]:
 
 def prune_days(value: object) -> float:
     """The setting's value as days (the default when unset or unusable)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
         return STAGED_PRUNE_DAYS
     return float(value)

@@ -265,7 +265,13 @@ SAMPLES: list[ops.Op] = [
     ),
     ops.UpdateSourceWeight(domain="code", source="bm25", weight=0.7, at_ms=1, alpha=3.0, beta=2.0),
     ops.RecordFeedback(
-        domain="code", source="bm25", useful=True, at_ms=1, memory_id=2, query="q", session="s",
+        domain="code",
+        source="bm25",
+        useful=True,
+        at_ms=1,
+        memory_id=2,
+        query="q",
+        session="s",
         note="n",
     ),
     ops.UpdateSurpriseCredit(

@@ -16,7 +16,9 @@ def test_support_and_threshold_by_hand() -> None:
     v = debts.ready(["gc", "io"], [(0.5, 0, [1]), (0.4, 0, [2]), (0.3, 1, [3])])
     assert v is not None and v.hypothesis == 0 and v.pieces == 2 and v.memory_ids == (1, 2)
     assert debts.ready(["gc", "io"], [(0.5, 0, [1]), (0.3, 0, [2])]) is None  # 0.65 < 0.70
-    assert debts.ready(["gc", "io"], [(0.8, 0, [1]), (0.8, 1, [2])]) is None  # a tie settles nothing
+    assert (
+        debts.ready(["gc", "io"], [(0.8, 0, [1]), (0.8, 1, [2])]) is None
+    )  # a tie settles nothing
     assert debts.ready([], [(0.7, None, [1])]) is not None  # the question as a whole
     assert debts.ready(["gc"], [(0.9, None, [1])]) is None  # whole-question evidence picks no side
     assert debts.ready(["gc"], [(0.6, 0, [1])], threshold=0.5) is not None
@@ -25,12 +27,23 @@ def test_support_and_threshold_by_hand() -> None:
 def test_auto_resolve_through_the_field(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder=None) as f:
         a, b, c = (f.remember(t) for t in ("gc pauses 40 ms", "io waits 2 ms", "gc log shows it"))
-        d = f.call("debt_register", question="why is replay slow?", hypotheses=["gc", "io"],
-                   tests=["run with gc disabled"], memory_ids=[a])  # fmt: skip
+        d = f.call(
+            "debt_register",
+            question="why is replay slow?",
+            hypotheses=["gc", "io"],
+            tests=["run with gc disabled"],
+            memory_ids=[a],
+        )
         f.call("debt_evidence", debt_id=d["id"], memory_ids=[a], confidence=0.5, hypothesis=0)
         assert f.call("debt_auto_resolve") == {"resolved": 0}  # 0.5 < 0.70
-        f.call("debt_evidence", debt_id=d["id"], memory_ids=[c], confidence=0.4, hypothesis=0,
-               note="the gc log")  # fmt: skip
+        f.call(
+            "debt_evidence",
+            debt_id=d["id"],
+            memory_ids=[c],
+            confidence=0.4,
+            hypothesis=0,
+            note="the gc log",
+        )
         f.call("debt_evidence", debt_id=d["id"], memory_ids=[b], confidence=0.2, hypothesis=1)
         assert f.call("debt_auto_resolve") == {"resolved": 1}
         (row,) = f.call("debts", status="resolved")["debts"]

@@ -21,8 +21,9 @@ def test_probabilities_by_hand(tmp_path: Path) -> None:
         assert organ.accesses[a] == 3 and organ.accesses[c] == 1
         state = organ.snapshot(None)  # type: ignore[arg-type]
     assert [(int(r["id"]), r["probability"]) for r in nxt] == [
-        (b, pytest.approx(2 / 3)), (c, pytest.approx(1 / 3)),
-    ]  # fmt: skip
+        (b, pytest.approx(2 / 3)),
+        (c, pytest.approx(1 / 3)),
+    ]
     with chitta.open(tmp_path / "f", embedder=None, read_only=True) as g:
         assert g.organ("predictor").snapshot(None) == state  # type: ignore[arg-type]
         assert g.organ("predictor").probability(b, a) == 1.0

@@ -21,7 +21,11 @@ def test_beta_posterior_counts(tmp_path: Path) -> None:
     by = {r["source"]: r for r in rows}
     assert (by["grep"]["alpha"], by["grep"]["beta"]) == (4.0, 2.0)  # 3 useful + 1, 1 not + 1
     assert by["grep"]["weight"] == pytest.approx(4 / 6)
-    assert (by["web"]["alpha"], by["web"]["beta"], by["web"]["weight"]) == (1.0, 2.0, pytest.approx(1 / 3))
+    assert (by["web"]["alpha"], by["web"]["beta"], by["web"]["weight"]) == (
+        1.0,
+        2.0,
+        pytest.approx(1 / 3),
+    )
     assert stats["feedback"] == 5 and stats["sources"] == 2
     with chitta.open(tmp_path / "f", embedder=None, read_only=True) as g:
         assert g.call("source_weights", domain="code")["weights"] == rows

@@ -53,8 +53,9 @@ def test_every_transition(src: str, dst: str) -> None:
 
 def test_upsert_is_idempotent_and_keeps_the_stage() -> None:
     o = _organ_at(["provisional"])
-    up = ops.UpsertWisdomCandidate(cluster_key="k", statement="t", at_ms=5, support=6,
-                                   sessions=("a", "b"), score=0.8)  # fmt: skip
+    up = ops.UpsertWisdomCandidate(
+        cluster_key="k", statement="t", at_ms=5, support=6, sessions=("a", "b"), score=0.8
+    )
     o.apply(up)
     once = [list(x) if isinstance(x, list) else x for x in o.candidates["k"]]
     o.apply(up)
@@ -63,11 +64,18 @@ def test_upsert_is_idempotent_and_keeps_the_stage() -> None:
 
 @pytest.mark.parametrize(
     ("support", "sessions", "score", "contradictions", "ok"),
-    [(4, 2, 0.72, 0, True), (3, 2, 0.72, 0, False), (4, 1, 0.72, 0, False),
-     (4, 2, 0.7199, 0, False), (4, 2, 0.72, 1, False), (40, 9, 1.0, 1, False)],
-)  # fmt: skip
-def test_promotion_gate_edges(support: int, sessions: int, score: float,
-                              contradictions: int, ok: bool) -> None:  # fmt: skip
+    [
+        (4, 2, 0.72, 0, True),
+        (3, 2, 0.72, 0, False),
+        (4, 1, 0.72, 0, False),
+        (4, 2, 0.7199, 0, False),
+        (4, 2, 0.72, 1, False),
+        (40, 9, 1.0, 1, False),
+    ],
+)
+def test_promotion_gate_edges(
+    support: int, sessions: int, score: float, contradictions: int, ok: bool
+) -> None:
     assert wisdom.promotable(support, sessions, score, contradictions) is ok
     step = wisdom.next_stage("candidate", support, sessions, score, contradictions)
     assert (step is not None and step[0] == "provisional") is ok
@@ -97,8 +105,14 @@ def test_clusters_by_hand() -> None:
 
 
 def _lessons(f: chitta.Field, n: int, sessions: int) -> list[int]:
-    return [f.remember(f"lesson: rebase before pushing to main, take {i}", kind="lesson",
-                       session=f"s{i % sessions}") for i in range(n)]  # fmt: skip
+    return [
+        f.remember(
+            f"lesson: rebase before pushing to main, take {i}",
+            kind="lesson",
+            session=f"s{i % sessions}",
+        )
+        for i in range(n)
+    ]
 
 
 def test_distill_promotes_writes_wisdom_and_replays(tmp_path: Path) -> None:

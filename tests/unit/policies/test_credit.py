@@ -21,7 +21,11 @@ def test_evidence_is_quadratic_above_the_floor() -> None:
 
 def test_gate_fires_only_on_the_second_same_direction_signal() -> None:
     first = credit.step(0.0, 0, 1.0, -1)
-    assert (first.credit, first.streak, first.delta) == (-1.0, -1, 0.0)  # |credit| >= 0.75, streak 1
+    assert (first.credit, first.streak, first.delta) == (
+        -1.0,
+        -1,
+        0.0,
+    )  # |credit| >= 0.75, streak 1
     second = credit.step(first.credit, first.streak, 1.0, -1)
     # credit = 0.85 * -1 - 1 = -1.85, streak -2: fires -0.08, then bleeds to 0.35 * -1.85
     assert second.delta == pytest.approx(-0.08)
@@ -58,8 +62,12 @@ def test_low_surprise_only_decays() -> None:
 
 def test_bands() -> None:
     assert [credit.band(s) for s in (0.2, 0.5, 0.79, 0.8, 1.0)] == [
-        "none", "soft", "soft", "hard", "hard",
-    ]  # fmt: skip
+        "none",
+        "soft",
+        "soft",
+        "hard",
+        "hard",
+    ]
 
 
 def test_record_outcome_moves_strength_and_replays(tmp_path: Path) -> None:

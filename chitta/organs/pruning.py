@@ -1,8 +1,8 @@
-"""The write gate's prune age as an operation (no state of its own: a pruned
+"""Settings of the write gate and of maintenance as operations (no state of its own: a pruned
 memory is a forgotten one whose meta says it was pruned; see
 :mod:`chitta.policies.write_gate`). ``set_prune_days`` sets the age (0 = never); ``list_pruned`` and
 ``restore_pruned`` (also ``Field.pruned()`` / ``Field.restore(id)``) list and bring
-back pruned memories."""
+back pruned memories; ``set_maintenance_every`` sets one maintenance pass's cadence."""
 
 from __future__ import annotations
 
@@ -23,6 +23,23 @@ def _restore(organ: PruningOrgan, ctx: Any, *, id: Any) -> dict[str, Any]:
     from chitta.field import pruning
 
     return {"id": str(pruning.restore(ctx.core, id)), "restored_from": str(id)}
+
+
+def _cadence(organ: PruningOrgan, ctx: Any, *, name: str, every_s: Any) -> dict[str, Any]:
+    from chitta import ops
+    from chitta.errors import InvalidArgument
+    from chitta.ops import checks
+
+    core = ctx.core
+    passes = sorted(f"{o.name}.{t.name}" for o in core.organs for t in o.maintenance)
+    if name not in passes:
+        raise InvalidArgument(f"no maintenance pass {name!r}; passes: {passes}")
+    seconds = checks.non_negative_float(every_s, "every_s")
+    table = core.settings.get("maintenance_every_s")
+    table = dict(table) if isinstance(table, dict) else {}
+    table[name] = seconds
+    ctx.commit(ops.ConfigureField(key="maintenance_every_s", value=table, at_ms=ctx.now_ms()))
+    return {"maintenance_every_s": table}
 
 
 def _days(organ: PruningOrgan, ctx: Any, *, days: Any) -> dict[str, Any]:
@@ -73,6 +90,22 @@ class PruningOrgan(OrganBase):
             },
             "Set how many days a never-recalled memory waits before the write gate prunes "
             "it (0: never).",
+            writes=True,
+        ),
+        Operation(
+            "set_maintenance_every",
+            _cadence,
+            {
+                "type": "object",
+                "required": ["name", "every_s"],
+                "additionalProperties": False,
+                "properties": {
+                    "name": {"type": "string", "description": "a pass, e.g. debts.auto_resolve"},
+                    "every_s": {"type": "number", "minimum": 0, "description": "seconds"},
+                },
+            },
+            "Set how often maintain() runs one organ maintenance pass (seconds; the pass's "
+            "own cadence otherwise, e.g. debts.auto_resolve every 1800).",
             writes=True,
         ),
     )

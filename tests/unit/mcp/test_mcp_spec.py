@@ -120,6 +120,7 @@ def valid_args(name: str, ids: list[int]) -> dict[str, Any]:
         "list_pruned": {},
         "restore_pruned": {"id": EXTRA["pruned"]},
         "set_prune_days": {"days": 7},
+        "set_maintenance_every": {"name": "debts.auto_resolve", "every_s": 600},
     }[name]
 
 
@@ -231,7 +232,7 @@ def test_annotations_output_schemas_and_big_ids(tmp_path: Path) -> None:
             order += ["wisdom_candidates", "debts", "predict_next", "list_pruned"]
             order += ["feedback", "record_outcome", "distill", "wisdom_contradict", "wisdom_clear"]
             order += ["debt_register", "debt_evidence", "debt_update", "debt_auto_resolve"]
-            order += ["record_access", "set_prune_days", "restore_pruned"]
+            order += ["record_access", "set_prune_days", "set_maintenance_every", "restore_pruned"]
             assert set(order) == set(tools)
             for name in order:
                 tool = tools[name]

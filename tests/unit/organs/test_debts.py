@@ -64,6 +64,12 @@ def test_maintenance_scans_and_cadence(tmp_path: Path) -> None:
         f.call("debt_evidence", debt_id=d2["id"], memory_ids=[a], confidence=0.9)
         assert "debts.auto_resolve" not in f.maintain()  # every 30 minutes, not on every call
         assert f.organ("debts").maintenance[0].every_s == 1800.0
+        f.call("set_maintenance_every", name="debts.auto_resolve", every_s=0)  # the setting
+        assert f.maintain()["debts.auto_resolve"] == 1
+        with pytest.raises(InvalidArgument):
+            f.call("set_maintenance_every", name="debts.nope", every_s=5)
+    with chitta.open(tmp_path / "f", embedder=None, read_only=True) as g:
+        assert g.core.settings.get("maintenance_every_s") == {"debts.auto_resolve": 0.0}
 
 
 def test_bad_input_writes_nothing(tmp_path: Path) -> None:

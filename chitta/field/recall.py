@@ -18,6 +18,7 @@ import numpy as np
 
 from chitta import ops
 from chitta.errors import InvalidArgument
+from chitta.field import learned_rerank
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
 from chitta.field.learning import learned_engine
@@ -163,15 +164,18 @@ def _recall(
 
     with core.lock:
         allowed = core.index.allowed(**filters)
+        learning = learned_rerank.active(core)  # learned factors: 3x candidates, reranked
         hits = engine.recall(
             text=query,
             vector=qvec,
             code=code,
-            k=k,
+            k=min(MAX_K, learned_rerank.POOL_FACTOR * k) if learning else k,
             allowed=allowed,
             now_ms=core.now_ms(),
             explain=explain,
         )
+        if learning:
+            hits = learned_rerank.rerank(core, hits, k, explain)
     if budget_bytes is not None:
         hits = list(render(hits, budget_bytes).included)
     if touch and hits and not core.read_only:

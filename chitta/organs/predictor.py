@@ -94,6 +94,7 @@ class PredictorOrgan(OrganBase):
     def __init__(self) -> None:
         self.edges: dict[int, dict[int, float]] = {}
         self.accesses: dict[int, int] = {}
+        self.last: int | None = None  # the memory of the latest access event
         self.ignored = 0
 
     def apply(self, op: Op) -> None:
@@ -101,6 +102,7 @@ class PredictorOrgan(OrganBase):
             return
         if op.event == "access":
             self.accesses[op.to_id] = self.accesses.get(op.to_id, 0) + 1
+            self.last = int(op.to_id)
         elif op.from_id is None or not math.isfinite(op.delta):
             self.ignored += 1
         else:
@@ -128,6 +130,7 @@ class PredictorOrgan(OrganBase):
             ],
             "accesses": sorted([k, n] for k, n in self.accesses.items()),
             "ignored": self.ignored,
+            "last": self.last,
         }
 
     def restore(self, state: dict[str, Any], ctx: RestoreContext) -> None:
@@ -135,6 +138,7 @@ class PredictorOrgan(OrganBase):
             self.edges.setdefault(int(a), {})[int(b)] = float(w)
         self.accesses = {int(k): int(n) for k, n in state["accesses"]}
         self.ignored = int(state["ignored"])
+        self.last = None if state["last"] is None else int(state["last"])
 
     def stats(self) -> dict[str, Any]:
         return {"predictor_edges": sum(len(o) for o in self.edges.values())}

@@ -22,13 +22,49 @@ from pathlib import Path
 
 import chitta
 
-WORDS = (
-    "cache deploy vpn token index shard replica lease quorum backoff retry socket buffer "
-    "schema migration rollback canary probe kernel driver sandbox cgroup mount inode journal"
-).split()
+WORDS = [
+    "cache",
+    "deploy",
+    "vpn",
+    "token",
+    "index",
+    "shard",
+    "replica",
+    "lease",
+    "quorum",
+    "backoff",
+    "retry",
+    "socket",
+    "buffer",
+    "schema",
+    "migration",
+    "rollback",
+    "canary",
+    "probe",
+    "kernel",
+    "driver",
+    "sandbox",
+    "cgroup",
+    "mount",
+    "inode",
+    "journal",
+]
 
 
-FILLER = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima".split()
+FILLER = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+]
 
 
 def build(root: Path, topics: int, rng: random.Random) -> tuple[chitta.Field, dict[int, set[int]]]:
@@ -79,9 +115,7 @@ def run(rounds: int, topics: int, seed: int, window: int) -> dict[str, float]:
             replay_same = again.call("scorer_model") == model and (
                 again.call("source_weights") == weights
             )
-    inside = all(
-        f["min_delta"] <= f["delta"] <= f["max_delta"] for f in model["factors"].values()
-    )
+    inside = all(f["min_delta"] <= f["delta"] <= f["max_delta"] for f in model["factors"].values())
     return {
         "p5_static": sum(p_static) / len(p_static),
         "p5_learned": sum(p_learned) / len(p_learned),

@@ -8,7 +8,6 @@ not 1 is appended to the hit's factors. With no such state recall is unchanged.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from chitta.recall import learned as lf
@@ -57,39 +56,60 @@ def _debt_marks(core: FieldCore) -> tuple[set[int], set[int]]:
     return resolved, questioned
 
 
-def factors_of(
-    core: FieldCore, hit: Hit, marks: tuple[set[int], set[int]]
-) -> list[tuple[str, float]]:
+class _Sources:
+    """The organs the factors read, looked up once per recall."""
+
+    def __init__(self, core: FieldCore) -> None:
+        self.sw = _organ(core, "source_weights")
+        self.credit = _organ(core, "surprise_credit")
+        pred = _organ(core, "predictor")
+        self.pred = pred if pred is not None and pred.last is not None else None
+        self.resolved, self.questioned = _debt_marks(core)
+        if self.sw is not None and not self.sw.pairs:
+            self.sw = None  # every pair at the prior: the factor is 1
+        if self.credit is not None and not self.credit.state:
+            self.credit = None
+
+
+def factors_of(src: _Sources, hit: Hit) -> list[tuple[str, float]]:
+    """The learned factors of one hit (those whose state is absent are left out: 1)."""
     m = hit.memory
     out = []
-    sw = _organ(core, "source_weights")
-    if sw is not None:
-        w = sw.weight(m.realm or DEFAULT_DOMAIN, m.source_tool or DEFAULT_SOURCE)
+    if src.sw is not None:
+        w = src.sw.weight(m.realm or DEFAULT_DOMAIN, m.source_tool or DEFAULT_SOURCE)
         out.append(("source_weight", lf.source_weight(w)))
-    out.append(("epistemic_status", lf.epistemic_status(m.id in marks[0], m.id in marks[1])))
-    credit = _organ(core, "surprise_credit")
-    if credit is not None:
-        hard, soft = credit.bands(m.id)
+    if src.resolved or src.questioned:
+        out.append(
+            ("epistemic_status", lf.epistemic_status(m.id in src.resolved, m.id in src.questioned))
+        )
+    if src.credit is not None and m.id in src.credit.state:
+        hard, soft = src.credit.bands(m.id)
         out.append(("surprise_boost", lf.surprise_boost(hard, soft)))
-        out.append(("integration_kernel", lf.integration_kernel(credit.credit(m.id)[0])))
-    pred = _organ(core, "predictor")
-    if pred is not None and pred.last is not None:
-        out.append(("prediction_boost", lf.prediction_boost(pred.probability(pred.last, m.id))))
+        out.append(("integration_kernel", lf.integration_kernel(src.credit.credit(m.id)[0])))
+    if src.pred is not None:
+        p = src.pred.probability(src.pred.last, m.id)
+        out.append(("prediction_boost", lf.prediction_boost(p)))
     return out
 
 
 def rerank(core: FieldCore, hits: list[Hit], k: int, explain: bool) -> list[Hit]:
-    marks = _debt_marks(core)
-    scored = []
-    for h in hits:
+    src = _Sources(core)
+    scored: list[tuple[float, int, int, list[Factor]]] = []
+    for i, h in enumerate(hits):
         score = h.score
-        extra = []
-        for name, value in factors_of(core, h, marks):
+        extra: list[Factor] = []
+        for name, value in factors_of(src, h):
             if value != 1.0:
                 before = score
                 score *= value
-                extra.append(Factor(name, "multiplier", value, 1.0, score - before))
-        factors = h.factors + tuple(extra) if explain else h.factors
-        scored.append(dataclasses.replace(h, score=score, factors=factors))
-    scored.sort(key=lambda h: (-h.score, h.id))
-    return scored[:k]
+                if explain:
+                    extra.append(Factor(name, "multiplier", value, 1.0, score - before))
+        scored.append((-score, h.id, i, extra))
+    scored.sort(key=lambda x: (x[0], x[1]))
+    out = []
+    for neg, _, i, extra in scored[:k]:
+        h = hits[i]
+        if -neg != h.score or extra:  # only a changed hit is rebuilt
+            h = Hit(h.id, h.text, -neg, h.memory, h.lanes, h.fused, h.factors + tuple(extra))
+        out.append(h)
+    return out

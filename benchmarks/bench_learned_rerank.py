@@ -27,9 +27,7 @@ def fill(root: Path, n: int) -> tuple[chitta.Field, list[int]]:
     f = chitta.open(root, embedder=None)
     ids: list[int] = []
     for lo in range(0, n, 5000):
-        ids += f.remember_many(
-            [" ".join(rng.sample(WORDS, 12)) for _ in range(min(5000, n - lo))]
-        )
+        ids += f.remember_many([" ".join(rng.sample(WORDS, 12)) for _ in range(min(5000, n - lo))])
     return f, ids
 
 

@@ -93,17 +93,21 @@ def model_op(model: sl.Model, at_ms: int) -> ops.UpdateScorerModel:
 def learned_engine(core: FieldCore, engine: RecallEngine) -> RecallEngine:
     """``engine`` scoring with the learned weights (itself when no model was learned
     or the model is stale against the engine's config)."""
-    organ = core.registry.by_name.get("scorer_model")
-    if organ is None or getattr(organ, "model_version", 0) == 0:
+    organ: Any = core.registry.by_name.get("scorer_model")
+    if organ is None or organ.model_version == 0:
         return engine
+    cached = organ.engine_cache
+    if cached is not None and cached[0] == organ.model_version and cached[1] is engine:
+        return cached[2]  # type: ignore[no-any-return]
     base = engine.scorer.settings
     settings = sl.settings_with(model_of(organ), base)
-    if settings == base:
-        return engine
-    from chitta.recall.scorer import Scorer
+    out = engine
+    if settings != base:
+        from chitta.recall.scorer import Scorer
 
-    out = copy.copy(engine)
-    out.scorer = Scorer(settings)
+        out = copy.copy(engine)
+        out.scorer = Scorer(settings)
+    organ.engine_cache = (organ.model_version, engine, out)
     return out
 
 

@@ -45,6 +45,9 @@ class ScorerModelOrgan(OrganBase):
         self.outcome_count = 0
         self.at_ms = 0
         self.ignored = 0
+        # (model_version, engine, engine with the learned weights): chitta.field.learning's
+        # cache of the last engine it built; not state (never snapshotted)
+        self.engine_cache: tuple[int, Any, Any] | None = None
 
     def apply(self, op: Op) -> None:
         if type(op) is not ops.UpdateScorerModel:

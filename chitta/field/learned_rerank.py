@@ -29,8 +29,10 @@ def active(core: FieldCore) -> bool:
     """Whether any learned factor can differ from 1 in this field."""
     sw, debts = _organ(core, "source_weights"), _organ(core, "debts")
     credit, pred = _organ(core, "surprise_credit"), _organ(core, "predictor")
+    fb = _organ(core, "feedback")
     return bool(
-        (sw is not None and sw.pairs)
+        (fb is not None and fb.failure_run >= lf.FRUSTRATION_MIN_RUN)
+        or (sw is not None and sw.pairs)
         or (debts is not None and debts.debts)
         or (credit is not None and credit.state)
         or (pred is not None and pred.last is not None and pred.edges.get(pred.last))
@@ -69,6 +71,8 @@ class _Sources:
             self.sw = None  # every pair at the prior: the factor is 1
         if self.credit is not None and not self.credit.state:
             self.credit = None
+        fb = _organ(core, "feedback")
+        self.feedback = fb if fb is not None and fb.failure_run >= lf.FRUSTRATION_MIN_RUN else None
 
 
 def factors_of(src: _Sources, hit: Hit) -> list[tuple[str, float]]:
@@ -89,6 +93,11 @@ def factors_of(src: _Sources, hit: Hit) -> list[tuple[str, float]]:
     if src.pred is not None:
         p = src.pred.probability(src.pred.last, m.id)
         out.append(("prediction_boost", lf.prediction_boost(p)))
+    if src.feedback is not None:
+        fix = m.kind == "lesson" or src.feedback.useful_counts(m.id)[0] > 0
+        out.append(
+            ("frustration_escalation", lf.frustration_escalation(src.feedback.failure_run, fix))
+        )
     return out
 
 

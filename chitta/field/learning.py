@@ -179,10 +179,6 @@ def feedback(
     }
 
 
-def _same(a: str, b: str) -> bool:
-    return " ".join(a.casefold().split()) == " ".join(b.casefold().split())
-
-
 def record_outcome(
     ctx: CallContext,
     *,
@@ -205,7 +201,7 @@ def record_outcome(
     memories = [_live(core, mid) for mid in memory_ids]
     if len({m.id for m in memories}) != len(memories):
         raise InvalidArgument("memory_ids names a memory twice; give each once")
-    match = _same(exp, act)
+    match = credit.matches(exp, act)
     s = (0.0 if match else 1.0) if surprise is None else v.unit_float(surprise, "surprise")
     direction = 1 if match else -1
     now = ctx.now_ms()

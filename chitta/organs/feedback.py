@@ -16,6 +16,7 @@ from typing import Any
 from chitta import ops
 from chitta.ops import Op, OpType
 from chitta.organs.contract import Operation, OrganBase, RestoreContext, SnapshotContext
+from chitta.policies.credit import matches
 
 KEEP = 256  # the most recent surprises kept for queries
 
@@ -114,6 +115,10 @@ class FeedbackOrgan(OrganBase):
         self.by_memory: dict[int, list[int]] = {}  # id -> [useful, not useful]
         self.by_source: dict[tuple[str, str], list[int]] = {}
         self.failures: dict[str, int] = {}  # session -> outcomes that differed from expected
+        # the session of the latest outcome with one, and its run of consecutive failures
+        # (frustration escalation: chitta.recall.learned)
+        self.last_session: str | None = None
+        self.failure_run = 0
         self.recent: list[list[Any]] = []  # [expected, actual, surprise, at (s)]
         self.surprises = 0
 
@@ -125,8 +130,13 @@ class FeedbackOrgan(OrganBase):
             self.by_source.setdefault((op.domain, op.source), [0, 0])[slot] += 1
         elif isinstance(op, ops.RecordSurprise):
             self.surprises += 1
-            if op.session is not None and op.actual != op.expected:
-                self.failures[op.session] = self.failures.get(op.session, 0) + 1
+            failed = not matches(op.expected, op.actual)
+            if op.session is not None:
+                if failed:
+                    self.failures[op.session] = self.failures.get(op.session, 0) + 1
+                run = self.failure_run if op.session == self.last_session else 0
+                self.failure_run = run + 1 if failed else 0
+                self.last_session = op.session
             self.recent.append([op.expected, op.actual, float(op.surprise), op.at_ms / 1000.0])
             del self.recent[:-KEEP]
 
@@ -141,6 +151,7 @@ class FeedbackOrgan(OrganBase):
             "failures": sorted([k, n] for k, n in self.failures.items()),
             "recent": self.recent,
             "surprises": self.surprises,
+            "run": [self.last_session, self.failure_run],
         }
 
     def restore(self, state: dict[str, Any], ctx: RestoreContext) -> None:
@@ -149,6 +160,8 @@ class FeedbackOrgan(OrganBase):
         self.failures = {str(k): int(n) for k, n in state["failures"]}
         self.recent = [[str(e), str(a), float(s), float(t)] for e, a, s, t in state["recent"]]
         self.surprises = int(state["surprises"])
+        session, run = state["run"]
+        self.last_session, self.failure_run = (None if session is None else str(session)), int(run)
 
     def stats(self) -> dict[str, Any]:
         return {

@@ -72,6 +72,11 @@ def step(credit: float, streak: int, surprise: float, direction: int) -> CreditS
     return CreditStep(BLEED * credit, streak, delta)
 
 
+def matches(expected: str, actual: str) -> bool:
+    """Whether an outcome confirmed its prediction (case and spacing aside): direction +1."""
+    return " ".join(expected.casefold().split()) == " ".join(actual.casefold().split())
+
+
 def new_strength(strength: float, delta: float) -> float:
     value = strength + delta
     return max(0.0, value) if math.isfinite(value) else strength

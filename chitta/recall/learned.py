@@ -15,6 +15,9 @@ debts or accesses ranks exactly as before.
   (positive after confirmed predictions, negative after failed ones).
 - ``prediction_boost``: 1 + 0.20 * P(last accessed memory -> this one) from the Markov
   predictor (:mod:`chitta.organs.predictor`).
+- ``frustration_escalation``: while the latest outcome's session has failed >= 2 times in
+  a row, memories of past fixes (kind ``lesson``, or rated useful by feedback) get
+  1 + 0.05 * min(run, 6); other memories, and calmer sessions, 1.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ SURPRISE_SOFT = 0.02
 SURPRISE_CAP = 0.20
 KERNEL_SPAN = 0.10
 PREDICTION_SPAN = 0.20
+FRUSTRATION_MIN_RUN = 2
+FRUSTRATION_STEP = 0.05
+FRUSTRATION_MAX_RUN = 6
 
 
 def source_weight(weight: float) -> float:
@@ -52,3 +58,9 @@ def integration_kernel(credit: float) -> float:
 
 def prediction_boost(probability: float) -> float:
     return 1.0 + PREDICTION_SPAN * min(1.0, max(0.0, probability))
+
+
+def frustration_escalation(failure_run: int, is_fix: bool) -> float:
+    if not is_fix or failure_run < FRUSTRATION_MIN_RUN:
+        return 1.0
+    return 1.0 + FRUSTRATION_STEP * min(failure_run, FRUSTRATION_MAX_RUN)

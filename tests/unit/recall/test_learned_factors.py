@@ -78,3 +78,25 @@ def test_source_weight_and_prediction_move_hits(tmp_path: Path) -> None:
             assert {x.name: x.value for x in h.factors}["source_weight"] == pytest.approx(
                 0.75 + 1 / 3
             )
+
+
+def test_frustration_escalation_by_hand(tmp_path: Path) -> None:
+    assert lf.frustration_escalation(1, True) == 1.0  # one failure is not a pattern
+    assert lf.frustration_escalation(3, True) == pytest.approx(1.15)
+    assert lf.frustration_escalation(9, True) == pytest.approx(1.30)  # run capped at 6
+    assert lf.frustration_escalation(5, False) == 1.0
+    with chitta.open(tmp_path / "f", embedder=None, clock=lambda: 1_700_000_000.0) as f:
+        note = f.remember("the build cache lives in tmp alpha")
+        fix = f.remember("the build cache lives in tmp beta", kind="lesson")
+        for _ in range(2):  # two failures in a row in session s1
+            f.call("record_outcome", expected="green", actual="red", session="s1")
+        hits = f.recall("build cache lives tmp", k=2, touch=False, explain=True)
+        by = {h.id: {x.name: x.value for x in h.factors} for h in hits}
+        assert by[fix]["frustration_escalation"] == pytest.approx(1.10)
+        assert "frustration_escalation" not in by[note]
+        f.call("record_outcome", expected="green", actual="Green", session="s1")  # a success
+        assert f.organ("feedback").failure_run == 0
+        assert not learned_rerank.active(f.core)
+        f.call("record_outcome", expected="a", actual="b", session="s2")
+        f.call("record_outcome", expected="a", actual="b", session="s1")  # another session: 1
+        assert f.organ("feedback").failure_run == 1

@@ -528,6 +528,7 @@ class Field:
     def maintain(self) -> dict[str, int | None]:
         """The periodic passes at once: write gate, one encoder learning step,
         re-encoding of stale codes, surprise decay rates and demotion tiers,
+        curation hourly (``curated_expired``, ``curated_deduplicated``, ``curated_decayed``),
         then every organ pass whose cadence has elapsed (``"<organ>.<pass>"``)."""
         return maintain.maintain(self._core)
 

@@ -33,6 +33,9 @@ WRITE_GATE_EVERY = 50  # embedded writes between write-gate passes
 LEARN_EVERY = 1024
 LEARN_FRACTION = 16
 MS_PER_DAY = 86_400_000
+# The field's own maintenance passes and their cadences in seconds (maintain(); the setting
+# maintenance_every_s overrides one). Dedup (O(n^2) near pairs) is left to dedup_pass().
+FIELD_PASSES: dict[str, float] = {"field.curate": 3600.0}
 
 
 def after_embedded_writes(core: FieldCore, n: int) -> None:
@@ -125,8 +128,27 @@ def maintain(core: FieldCore) -> dict[str, int | None]:
         "encoder_version": learn_encoder(core),
         "reencoded": reencode(core),
         **lifecycle.lifecycle_passes(core),  # surprise -> decay rates, then demotion tiers
+        **field_passes(core),
         **organ_passes(core),
     }
+
+
+def field_passes(core: FieldCore) -> dict[str, int | None]:
+    """The field's own passes with a cadence (``FIELD_PASSES``), run like the organs'
+    (setting ``maintenance_every_s`` replaces a cadence): curation hourly."""
+    now = core.now_ms()
+    out: dict[str, int | None] = {}
+    key = "field.curate"
+    last = core.maintenance_runs.get(key)
+    if last is None or now - last >= _every_s(core, key, FIELD_PASSES[key]) * 1000:
+        core.maintenance_runs[key] = now
+        report = lifecycle.curate(core)
+        out.update(
+            curated_expired=report.expired,
+            curated_deduplicated=report.deduplicated,
+            curated_decayed=report.decayed,
+        )
+    return out
 
 
 def organ_passes(core: FieldCore) -> dict[str, int | None]:

@@ -31,7 +31,11 @@ def _cadence(organ: PruningOrgan, ctx: Any, *, name: str, every_s: Any) -> dict[
     from chitta.ops import checks
 
     core = ctx.core
-    passes = sorted(f"{o.name}.{t.name}" for o in core.organs for t in o.maintenance)
+    from chitta.field.maintain import FIELD_PASSES
+
+    passes = sorted(
+        [f"{o.name}.{t.name}" for o in core.organs for t in o.maintenance] + list(FIELD_PASSES)
+    )
     if name not in passes:
         raise InvalidArgument(f"no maintenance pass {name!r}; passes: {passes}")
     seconds = checks.non_negative_float(every_s, "every_s")

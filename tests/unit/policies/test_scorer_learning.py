@@ -83,3 +83,25 @@ def test_feedback_bad_input_writes_nothing(tmp_path: Path) -> None:
         assert after_forget == before + 1
         assert f.stats().max_seqno == after_forget
         assert f.call("source_weights")["total"] == 0
+
+
+def test_organ_keeps_the_newest_snapshot_and_detects_staleness() -> None:
+    from chitta import ops
+    from chitta.organs.scorer_model import ScorerModelOrgan
+
+    def snap(version: int, delta: float, baseline: int = B) -> ops.UpdateScorerModel:
+        f = ops.FactorDelta(factor="freshness", delta=delta, min_delta=-0.1, max_delta=0.15)
+        return ops.UpdateScorerModel(
+            model_version=version, baseline_version=baseline, at_ms=version, factors=(f,)
+        )
+
+    o = ScorerModelOrgan()
+    o.apply(snap(2, 0.05))
+    o.apply(snap(1, 0.09))  # older: ignored
+    o.apply(snap(2, 0.07))  # same version: ignored
+    assert o.model_version == 2 and o.ignored == 2
+    assert o.effective_weight("freshness", 0.10, B) == pytest.approx(0.15)
+    o.apply(snap(3, 0.9))  # a delta beyond its clamp is used clamped
+    assert o.effective_weight("freshness", 0.10, B) == pytest.approx(0.25)
+    assert o.effective_weight("freshness", 0.10, B + 1) == 0.10  # after a baseline bump: stale
+    assert o.stale(B + 1) and not o.stale(B)

@@ -490,6 +490,7 @@ from chitta.cli import doctor as cli_doctor  # noqa: F401
 from chitta.cli import memories as cli_memories  # noqa: F401
 from chitta.cli import memory as cli_memory  # noqa: F401
 from chitta.cli import operations as cli_operations  # noqa: F401
+from chitta.cli import pruned as cli_pruned  # noqa: F401
 from chitta.cli import recall as cli_recall  # noqa: F401
 from chitta.cli import serve as cli_serve  # noqa: F401
 

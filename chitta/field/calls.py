@@ -28,6 +28,13 @@ class CallContext:
         self._core = core
 
     @property
+    def core(self) -> FieldCore:
+        """The field itself, for handlers in ``chitta.field`` / ``chitta.policies`` that
+        read several organs through their queries (e.g. chitta/policies/code_trust.py;
+        an organ's own handler reads only its organ)."""
+        return self._core
+
+    @property
     def read_only(self) -> bool:
         return self._core.read_only
 
@@ -38,12 +45,6 @@ class CallContext:
     def new_id(self) -> int:
         """A fresh memory id of this instance (unique across instances)."""
         return self._core.new_id()
-
-    @property
-    def core(self) -> FieldCore:
-        """The field itself, for operations of a policy above the organs that reads
-        several organs through their queries (e.g. chitta/policies/code_trust.py)."""
-        return self._core
 
     def refresh(self) -> int:
         """Apply what other writers appended since this handle last looked; returns

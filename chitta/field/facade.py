@@ -499,9 +499,25 @@ class Field:
     # ---- maintenance (chitta/field/maintain.py) ------------------------------------------
 
     def write_gate_pass(self) -> int:
-        """Prune staged memories (never recalled) older than 7 days; returns how many.
-        Runs by itself every 50 embedded writes."""
+        """Prune staged memories (never recalled) older than the prune age (7 days;
+        ``set_prune_days``, 0 = never); returns how many. Never prunes decisions,
+        code facts, wisdom, human-provenance, pinned/curated or restored memories; a
+        prune is a soft delete (``pruned()``, ``restore(id)``). Runs by itself every
+        50 embedded writes."""
         return maintain.write_gate_pass(self._core)
+
+    def pruned(self) -> list[dict[str, Any]]:
+        """The memories the write gate pruned and nobody restored (id, text, kind,
+        pruned_at in epoch seconds, by)."""
+        from chitta.field import pruning
+
+        return pruning.pruned(self._core)
+
+    def restore(self, id: int) -> int:
+        """Bring a pruned memory back as a new memory; returns its id."""
+        from chitta.field import pruning
+
+        return pruning.restore(self._core, id)
 
     def learn_encoder(self, *, max_vectors: int = 1024) -> int | None:
         """One learning step of the sparse encoder on the most recent vectors;
@@ -518,6 +534,7 @@ class Field:
     def maintain(self) -> dict[str, int | None]:
         """The periodic passes at once: write gate, one encoder learning step,
         re-encoding of stale codes, surprise decay rates and demotion tiers,
+        curation hourly (``curated_expired``, ``curated_deduplicated``, ``curated_decayed``),
         then every organ pass whose cadence has elapsed (``"<organ>.<pass>"``)."""
         return maintain.maintain(self._core)
 

@@ -18,9 +18,12 @@ from chitta.errors import InvalidArgument
 from chitta.field import lifecycle
 from chitta.field.core import FieldCore
 from chitta.ops import Op
+from chitta.policies import write_gate
 from chitta.recall.blas import one_thread
 
-STAGED_PRUNE_DAYS = 7.0  # staged memories never recalled for this long are pruned
+STAGED_PRUNE_DAYS = (
+    write_gate.STAGED_PRUNE_DAYS
+)  # the default prune age (setting staged_prune_days)
 WRITE_GATE_EVERY = 50  # embedded writes between write-gate passes
 # Embedded writes between sparse-encoder learning steps: LEARN_EVERY while the
 # field is small, then a fixed fraction of the field's vectors (1/16), so a
@@ -30,6 +33,9 @@ WRITE_GATE_EVERY = 50  # embedded writes between write-gate passes
 LEARN_EVERY = 1024
 LEARN_FRACTION = 16
 MS_PER_DAY = 86_400_000
+# The field's own maintenance passes and their cadences in seconds (maintain(); the setting
+# maintenance_every_s overrides one). Dedup (O(n^2) near pairs) is left to dedup_pass().
+FIELD_PASSES: dict[str, float] = {"field.curate": 3600.0}
 
 
 def after_embedded_writes(core: FieldCore, n: int) -> None:
@@ -48,21 +54,28 @@ def after_embedded_writes(core: FieldCore, n: int) -> None:
 def write_gate_pass(core: FieldCore) -> int:
     """``Field.write_gate_pass`` (its docstring is the reference)."""
     core.check_writable()
+    days = write_gate.prune_days(core.settings.get("staged_prune_days"))
+    if days <= 0:
+        return 0
     now = core.now_ms()
-    cutoff = now - int(STAGED_PRUNE_DAYS * MS_PER_DAY)
+    cutoff = now - int(days * MS_PER_DAY)
     old = []
     # Oldest arrivals first, stopping at the first one still young: a pass costs
-    # what it prunes, not the size of the field. (Arrivals from writers with
-    # skewed clocks may wait behind a younger one for that skew.)
+    # what it prunes (and the protected old ones it passes), not the size of the
+    # field. (Arrivals from writers with skewed clocks may wait behind a younger
+    # one for that skew.)
     for mid in core.index.staged_oldest_first():
         memory = core.memories.get(mid)
         # Age counts from when the memory was written, not from its event
         # time: imported history is not stale on arrival.
         if memory is None or memory.written_ms >= cutoff:
             break
-        if memory.access_count == 0:
-            old.append(mid)
-    core.commit_group([ops.DeleteMemory(id=mid, at_ms=now) for mid in sorted(old)])
+        if memory.access_count == 0 and write_gate.protected(memory) is None:
+            old.append(memory)
+    group: list[Op] = []
+    for memory in sorted(old, key=lambda m: m.id):
+        group.extend(write_gate.prune_ops(memory, now))  # a soft delete: Field.pruned() lists it
+    core.commit_group(group)
     return len(old)
 
 
@@ -115,8 +128,27 @@ def maintain(core: FieldCore) -> dict[str, int | None]:
         "encoder_version": learn_encoder(core),
         "reencoded": reencode(core),
         **lifecycle.lifecycle_passes(core),  # surprise -> decay rates, then demotion tiers
+        **field_passes(core),
         **organ_passes(core),
     }
+
+
+def field_passes(core: FieldCore) -> dict[str, int | None]:
+    """The field's own passes with a cadence (``FIELD_PASSES``), run like the organs'
+    (setting ``maintenance_every_s`` replaces a cadence): curation hourly."""
+    now = core.now_ms()
+    out: dict[str, int | None] = {}
+    key = "field.curate"
+    last = core.maintenance_runs.get(key)
+    if last is None or now - last >= _every_s(core, key, FIELD_PASSES[key]) * 1000:
+        core.maintenance_runs[key] = now
+        report = lifecycle.curate(core)
+        out.update(
+            curated_expired=report.expired,
+            curated_deduplicated=report.deduplicated,
+            curated_decayed=report.decayed,
+        )
+    return out
 
 
 def organ_passes(core: FieldCore) -> dict[str, int | None]:
@@ -131,11 +163,20 @@ def organ_passes(core: FieldCore) -> dict[str, int | None]:
         for task in organ.maintenance:
             key = f"{organ.name}.{task.name}"
             last = core.maintenance_runs.get(key)
-            if last is not None and now - last < task.every_s * 1000:
+            if last is not None and now - last < _every_s(core, key, task.every_s) * 1000:
                 continue
             core.maintenance_runs[key] = now
             out[key] = int(task.run(organ, CallContext(core)))
     return out
+
+
+def _every_s(core: FieldCore, key: str, default: float) -> float:
+    """A pass's cadence: the setting ``maintenance_every_s[key]`` when set, else its own."""
+    table = core.settings.get("maintenance_every_s")
+    value = table.get(key) if isinstance(table, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        return default
+    return float(value)
 
 
 def reembed(core: FieldCore) -> None:

@@ -18,10 +18,13 @@ import numpy as np
 
 from chitta import ops
 from chitta.errors import InvalidArgument
+from chitta.field import learned_rerank
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
+from chitta.field.learning import learned_engine
 from chitta.ops import checks as v
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS
+from chitta.policies import curation
 from chitta.recall.blas import one_thread
 from chitta.recall.engine import LANES
 from chitta.recall.hit import Hit
@@ -152,6 +155,7 @@ def _recall(
     filters: dict[str, Any],
 ) -> list[Hit]:
     engine = core.engine if lane_set is None else core.engine.with_lanes(lane_set)
+    engine = learned_engine(core, engine)  # the learned scorer's weights, when there are any
     code = None
     encoder = core.encoder_organ.encoder
     # The query's sparse code (a 384 x 16,384 product) only when the posting lane counts.
@@ -161,20 +165,40 @@ def _recall(
 
     with core.lock:
         allowed = core.index.allowed(**filters)
-        hits = engine.recall(
-            text=query,
-            vector=qvec,
-            code=code,
-            k=k,
-            allowed=allowed,
-            now_ms=core.now_ms(),
-            explain=explain,
-        )
+        learning = learned_rerank.active(core)  # learned factors: 3x candidates, reranked
+        now = core.now_ms()
+        want = min(MAX_K, learned_rerank.POOL_FACTOR * k) if learning else k
+        for _ in range(3):  # memories past their expires_at never come back, curated or not
+            hits = engine.recall(
+                text=query,
+                vector=qvec,
+                code=code,
+                k=want,
+                allowed=allowed,
+                now_ms=now,
+                explain=explain,
+            )
+            live = [h for h in hits if not _expired(h, now)]
+            if len(live) == len(hits) or len(hits) < want or want == MAX_K:
+                break
+            want = min(MAX_K, 2 * want)  # some expired: look deeper for k live ones
+        hits = live
+        if learning:
+            hits = learned_rerank.rerank(core, hits, k, explain)
+        hits = hits[:k]
     if budget_bytes is not None:
         hits = list(render(hits, budget_bytes).included)
     if touch and hits and not core.read_only:
         _touch(core, hits)
     return hits
+
+
+def _expired(hit: Hit, now_ms: int) -> bool:
+    meta = hit.memory.meta
+    if not meta or curation.EXPIRES_KEY not in meta:
+        return False
+    at, _ = curation.expiry_ms(hit.memory)
+    return at is not None and at <= now_ms
 
 
 def _touch(core: FieldCore, hits: list[Hit]) -> None:

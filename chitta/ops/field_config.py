@@ -13,6 +13,8 @@ CONFIG_KEYS: frozenset[str] = frozenset(
         "embedder",  # {"name", "family", "dim"}: the model every stored vector came from
         "binary_mean",  # f32 LE bytes: the mean subtracted before sign-binarising vectors
         "dense_index",  # "auto" | "exact" | "hamming" | "hnsw": the dense lane's index (Field.set_dense_index)
+        "staged_prune_days",  # float >= 0: the write gate's prune age (0: never prune)
+        "maintenance_every_s",  # {"<organ>.<pass>": seconds}: cadences replacing the organs' own
     }
 )
 """Values of ``ConfigureField.key``."""

@@ -124,7 +124,8 @@ class UpdateSourceWeight(OpBase, frozen=True, kw_only=True, array_like=True):
 
 
 class RecordFeedback(OpBase, frozen=True, kw_only=True, array_like=True):
-    """Record whether a recall source was useful for ``domain``."""
+    """Record whether a recall source was useful for ``domain`` (``note``: the
+    caller's words on why, added later)."""
 
     op_type: ClassVar[OpType] = OpType.RecordFeedback
 
@@ -135,6 +136,7 @@ class RecordFeedback(OpBase, frozen=True, kw_only=True, array_like=True):
     memory_id: U64 | None = None
     query: str | None = None
     session: str | None = None
+    note: str | None = None
 
 
 class UpdateSurpriseCredit(OpBase, frozen=True, kw_only=True, array_like=True):

@@ -382,6 +382,11 @@ class MemoriesOrgan:
     def is_live(self, mid: int) -> bool:
         return self._row(mid) >= 0
 
+    def forgotten_memory(self, mid: int) -> Memory | None:
+        """A forgotten memory as it was when forgotten (None if live or never put)."""
+        row = int(self._s.map.row(mid)) if 0 <= mid < 2**64 else -1
+        return self._memory(mid, row) if row >= 0 and self._s.c["dead"][row] else None
+
     def scoring_state(self, mid: int) -> tuple[str, int, float, float, int] | None:
         """(kind, created_ms, confidence, strength, tier) of a live memory, without
         building a Memory (recall scores many candidates and returns few)."""

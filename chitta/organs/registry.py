@@ -28,12 +28,20 @@ from chitta.organs.code import (
 )
 from chitta.organs.contract import Organ
 from chitta.organs.curated import CuratedOrgan
+from chitta.organs.debts import DebtsOrgan
 from chitta.organs.encoder import EncoderOrgan
+from chitta.organs.feedback import FeedbackOrgan
 from chitta.organs.graph import GraphOrgan
 from chitta.organs.knowledge import KnowledgeOrgan
 from chitta.organs.memories import MemoriesOrgan
+from chitta.organs.predictor import PredictorOrgan
+from chitta.organs.pruning import PruningOrgan
 from chitta.organs.recall_index import RecallIndexOrgan
+from chitta.organs.scorer_model import ScorerModelOrgan
 from chitta.organs.settings import SettingsOrgan
+from chitta.organs.source_weights import SourceWeightsOrgan
+from chitta.organs.surprise_credit import SurpriseCreditOrgan
+from chitta.organs.wisdom import WisdomOrgan
 
 OrganFactory = Callable[[], Organ]
 
@@ -51,6 +59,14 @@ BUILTIN: tuple[OrganFactory, ...] = (
     SymbolEventsOrgan,
     TrustOrgan,
     CuratedOrgan,
+    FeedbackOrgan,
+    SourceWeightsOrgan,
+    ScorerModelOrgan,
+    SurpriseCreditOrgan,
+    WisdomOrgan,
+    DebtsOrgan,
+    PredictorOrgan,
+    PruningOrgan,
 )
 
 _registered: list[OrganFactory] = []

@@ -39,6 +39,7 @@ WRITE_METHODS = (
     "contradict",
     "confirm",
     "write_gate_pass",
+    "restore",
     "learn_encoder",
     "reencode",
     "maintain",

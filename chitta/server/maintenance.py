@@ -59,6 +59,13 @@ class Maintainer:
             passes = self.field.maintain() if not self.field.read_only else {}
             stats = self.field.stats()
         result: dict[str, Any] = {"passes": passes, "checkpoint": None}
+        pruned = passes.get("pruned_staged") or 0
+        if pruned:  # never silently: say what went and how to bring it back
+            print(
+                f"chitta serve: the write gate pruned {pruned} never-recalled memories "
+                "(`chitta pruned` lists them, `chitta restore ID` brings one back)",
+                file=sys.stderr,
+            )
         live = store.current(self.field.path) if stats.checkpoint else None
         age = store.age_seconds(live) if live is not None else None
         reason = self.policy.due(stats.records_since_checkpoint, stats.bytes_since_checkpoint, age)

@@ -264,6 +264,19 @@ METHODS: dict[str, Method] = {
             description="How many memories are staged (written, never recalled) and how old the oldest is.",
         ),
         Method("write_gate_pass"),
+        Method(
+            "pruned",
+            reads=True,
+            schema=_obj({}),
+            description="List memories the write gate pruned (never recalled for the prune age) "
+            "that nobody restored.",
+        ),
+        Method(
+            "restore",
+            schema=_obj({"id": _ID}, ("id",)),
+            description="Bring a pruned memory back (as a new memory the gate never prunes); "
+            "returns its new id.",
+        ),
         Method("learn_encoder"),
         Method("reencode"),
         Method("maintain"),
@@ -466,7 +479,17 @@ __all__ = ["METHODS", "Method", "check_arguments", "check_call", "table"]
 #: Field methods that change nothing (recall only with ``touch=False``): the daemon runs
 #: them beside other calls; every other call takes its writer lock.
 _PURE_READS = frozenset(
-    {"get", "write_gate_stats", "stats", "ids", "memories", "history", "__len__", "__contains__"}
+    {
+        "get",
+        "write_gate_stats",
+        "pruned",
+        "stats",
+        "ids",
+        "memories",
+        "history",
+        "__len__",
+        "__contains__",
+    }
 )
 
 

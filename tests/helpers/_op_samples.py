@@ -267,7 +267,14 @@ SAMPLES: list[ops.Op] = [
     ),
     ops.UpdateSourceWeight(domain="code", source="bm25", weight=0.7, at_ms=1, alpha=3.0, beta=2.0),
     ops.RecordFeedback(
-        domain="code", source="bm25", useful=True, at_ms=1, memory_id=2, query="q", session="s"
+        domain="code",
+        source="bm25",
+        useful=True,
+        at_ms=1,
+        memory_id=2,
+        query="q",
+        session="s",
+        note="n",
     ),
     ops.UpdateSurpriseCredit(
         id=1, credit=-0.8, streak=-2, at_ms=1, strength_delta=-0.08, surprise=0.9

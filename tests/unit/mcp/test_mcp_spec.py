@@ -51,8 +51,11 @@ async def session(field: Path) -> AsyncIterator[ClientSession]:
 
 
 def seeded(tmp_path: Path) -> tuple[Path, list[int]]:
-    """A field with three memories written by a writer whose ids exceed 2**53."""
+    """A field with three memories written by a writer whose ids exceed 2**53 (then four
+    lessons, a debt and a pruned memory for the learning tools)."""
     field = tmp_path / "field"
+    with chitta.open(field, instance_id=INSTANCE, embedder=None, clock=lambda: _EPOCH) as f:
+        old = f.remember("an old note nobody recalled")  # pruned below: restore_pruned has one
     with chitta.open(field, instance_id=INSTANCE, embedder=None) as f:
         ids = [
             f.remember("the staging database listens on port 5433", tags=["ops"]),
@@ -62,6 +65,16 @@ def seeded(tmp_path: Path) -> tuple[Path, list[int]]:
         f._core.commit(  # a code symbol for the code tools (chitta/organs/code/)
             ops.UpsertSymbol(name="a.py#f", kind="function", file_path="a.py", line_end=3)
         )
+        # for the learning organs' tools: a recurring lesson (4 times, 2 sessions), a debt
+        ids += [
+            f.remember("lesson: rebase before you push", kind="lesson", session=f"s{i % 2}")
+            for i in range(4)
+        ]
+        debt = f.call("debt_register", question="why does CI flake?")
+        f.call("debt_evidence", debt_id=debt["id"], memory_ids=[ids[2]], confidence=0.5)
+    with chitta.open(field, instance_id=INSTANCE, embedder=None) as f:
+        assert f.write_gate_pass() == 1
+    EXTRA.update(debt=debt["id"], pruned=str(old))
     assert all(i > 2**53 for i in ids)  # the case a double cannot hold
     _seed_curated(field)
     return field, ids
@@ -80,6 +93,10 @@ def _seed_curated(field: Path) -> None:
     _CURATED["memory_fact"] = {"id": a}
     _CURATED["memory_supersede"] = {"fact": a, "body": "ccache in /var/cache/ccache"}
     _CURATED["memory_resolve"] = {"fact": b, "other": c, "winner": "both"}
+
+
+_EPOCH = 1_600_000_000.0  # 2020: long past the write gate's prune age
+EXTRA: dict[str, str] = {}  # ids seeded() made that are not live memories
 
 
 def disk_bytes(field: Path) -> int:
@@ -114,6 +131,27 @@ def valid_args(name: str, ids: list[int]) -> dict[str, Any]:
         "index_code": {"root": str(Path(__file__).parent)},
         "symbol_events": {"symbol": "a.py#f"},
         **_CURATED,
+        "feedback": {"memory_id": str(ids[0]), "useful": True},
+        "record_outcome": {"expected": "ok", "actual": "ok", "memory_ids": [str(ids[0])]},
+        "feedback_stats": {},
+        "source_weights": {},
+        "scorer_model": {},
+        "surprise_credit": {"id": str(ids[0])},
+        "wisdom_candidates": {},
+        "distill": {},
+        "wisdom_contradict": {"cluster_key": f"distill:{ids[3]}"},
+        "wisdom_clear": {"cluster_key": f"distill:{ids[3]}"},
+        "debt_register": {"question": "why?"},
+        "debt_evidence": {"debt_id": EXTRA["debt"], "memory_ids": [str(ids[0])], "confidence": 0.5},
+        "debt_update": {"debt_id": EXTRA["debt"], "status": "open"},
+        "debts": {},
+        "debt_auto_resolve": {},
+        "record_access": {"ids": [str(ids[0])]},
+        "predict_next": {"id": str(ids[0])},
+        "list_pruned": {},
+        "restore_pruned": {"id": EXTRA["pruned"]},
+        "set_prune_days": {"days": 7},
+        "set_maintenance_every": {"name": "debts.auto_resolve", "every_s": 600},
     }[name]
 
 
@@ -243,6 +281,11 @@ def test_annotations_output_schemas_and_big_ids(tmp_path: Path) -> None:
             order += ["vocabulary_show", "memory_catalog", "memory_recall", "memory_fact"]
             order += ["memory_export", "memory_remember", "memory_supersede", "memory_resolve"]
             order += ["memory_pin", "memory_pinned", "memory_channel"]
+            order += ["feedback_stats", "source_weights", "scorer_model", "surprise_credit"]
+            order += ["wisdom_candidates", "debts", "predict_next", "list_pruned"]
+            order += ["feedback", "record_outcome", "distill", "wisdom_contradict", "wisdom_clear"]
+            order += ["debt_register", "debt_evidence", "debt_update", "debt_auto_resolve"]
+            order += ["record_access", "set_prune_days", "set_maintenance_every", "restore_pruned"]
             assert set(order) == set(tools)
             for name in order:
                 tool = tools[name]
@@ -296,7 +339,8 @@ def test_annotations_output_schemas_and_big_ids(tmp_path: Path) -> None:
             memory = json.loads(body.text, parse_int=float)
             assert memory["id"] == str(ids[0]) and memory["text"].startswith("the staging")
             stats = json.loads((await s.read_resource("chitta://stats")).contents[0].text)
-            assert stats["memories"] == 4  # 3 seeded + 2 remembered - 1 forgotten
+            # 3 seeded + 4 lessons + 2 remembered + 1 wisdom (distill) + 1 restored - 1 forgotten
+            assert stats["memories"] == 10
             with pytest.raises(MCPError):
                 await s.read_resource(f"chitta://memory/{ids[2]}")  # forgotten
             prompts = (await s.list_prompts()).prompts
@@ -307,5 +351,5 @@ def test_annotations_output_schemas_and_big_ids(tmp_path: Path) -> None:
 
     anyio.run(main)
     with chitta.open(field, read_only=True, embedder=None) as f:
-        assert ids[2] not in f and len(f) == 4
+        assert ids[2] not in f and len(f) == 10
         assert f.get(ids[0]).text.startswith("the staging")

@@ -111,13 +111,14 @@ def test_stale_staged_memories_are_pruned_after_seven_days(field: chitta.Field) 
     field.test_clock.t += 8 * DAY  # type: ignore[attr-defined]
     fresh = field.remember("written today, never recalled")
     assert field.write_gate_stats()["oldest_staged_age_days"] == pytest.approx(8.0)
+    decision = next(m.id for m in field.memories() if m.kind == "decision")  # never pruned
     pruned = field.write_gate_pass()
-    assert pruned == len(NOTES) - 1
-    assert set(field.ids()) == {kept, fresh}
+    assert pruned == len(NOTES) - 2
+    assert set(field.ids()) == {kept, fresh, decision}
     with chitta.open(
         field.path, read_only=True, embedder="hashing"
     ) as again:  # the prune is in the log
-        assert set(again.ids()) == {kept, fresh}
+        assert set(again.ids()) == {kept, fresh, decision}
 
 
 def test_write_gate_pass_reads_only_the_old_end_of_the_staged_queue(field: chitta.Field) -> None:
@@ -125,12 +126,14 @@ def test_write_gate_pass_reads_only_the_old_end_of_the_staged_queue(field: chitt
     young = field.remember_many(
         [f"young note {i}" for i in range(2000)]
     )  # the gate runs by itself here
-    assert set(field.ids()) == set(young)  # the old staged ones went
+    decision = next(m.id for m in field.memories() if m.kind == "decision")  # never pruned
+    assert set(field.ids()) == set(young) | {decision}  # the other old staged ones went
     reads: list[int] = []
     real_get = field.core.memories.get
     field.core.memories.get = lambda mid: reads.append(mid) or real_get(mid)  # type: ignore[method-assign]
     assert field.write_gate_pass() == 0
-    assert reads == [young[0]]  # the first young one stops the pass: it does not scan 2,000
+    # the kept old one, then the first young one stops the pass: it does not scan 2,000
+    assert reads == [decision, young[0]]
 
 
 def test_budget_keeps_whole_memories_in_rank_order(field: chitta.Field) -> None:

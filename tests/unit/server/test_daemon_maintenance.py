@@ -73,3 +73,20 @@ def test_a_client_asks_for_a_checkpoint(tmp_path: Path) -> None:
 def test_maintain_every_must_be_positive(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", embedder=None) as field, pytest.raises(InvalidArgument):
         Daemon(field, tmp_path / "s.sock", maintain_every=0)
+
+
+def test_maintenance_says_what_the_write_gate_pruned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import contextlib
+
+    from chitta.server.maintenance import Maintainer
+
+    with chitta.open(tmp_path / "f", embedder=None, clock=lambda: 1_600_000_000.0) as old:
+        gone = old.remember("an aside nobody recalled")
+        kept = old.remember("we deploy on fridays", kind="decision")
+    with chitta.open(tmp_path / "f", embedder=None) as field:
+        out = Maintainer(field, contextlib.nullcontext(), 60.0, CheckpointPolicy()).run_once()
+        assert out["passes"]["pruned_staged"] == 1
+        assert [r["id"] for r in field.pruned()] == [str(gone)] and kept in field
+    assert "pruned 1 never-recalled memories" in capsys.readouterr().err

@@ -1,0 +1,124 @@
+"""Recall's learned factors (:mod:`chitta.recall.learned`) applied to its candidates.
+
+Active only when some learning organ holds state: recall then takes 3x its ``k``
+candidates from the engine, multiplies each score by the learned factors, re-sorts
+(score descending, then id) and keeps ``k``; with ``explain`` each factor that is
+not 1 is appended to the hit's factors. With no such state recall is unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from chitta.recall import learned as lf
+from chitta.recall.hit import Factor, Hit
+
+if TYPE_CHECKING:
+    from chitta.field.core import FieldCore
+
+POOL_FACTOR = 3
+DEFAULT_DOMAIN = "default"
+DEFAULT_SOURCE = "field"
+
+
+def _organ(core: FieldCore, name: str) -> Any:
+    return core.registry.by_name.get(name)
+
+
+def active(core: FieldCore) -> bool:
+    """Whether any learned factor can differ from 1 in this field."""
+    sw, debts = _organ(core, "source_weights"), _organ(core, "debts")
+    credit, pred = _organ(core, "surprise_credit"), _organ(core, "predictor")
+    fb = _organ(core, "feedback")
+    return bool(
+        (fb is not None and fb.failure_run >= lf.FRUSTRATION_MIN_RUN)
+        or (sw is not None and sw.pairs)
+        or (debts is not None and debts.debts)
+        or (credit is not None and credit.state)
+        or (pred is not None and pred.last is not None and pred.edges.get(pred.last))
+    )
+
+
+def _debt_marks(core: FieldCore) -> tuple[set[int], set[int]]:
+    """(memories that are evidence of a resolved debt's answer, memories open debts question)."""
+    from chitta.policies import debts as policy
+
+    organ = _organ(core, "debts")
+    resolved: set[int] = set()
+    questioned: set[int] = set()
+    if organ is None:
+        return resolved, questioned
+    for d in organ.debts.values():
+        if d.status == "open":
+            questioned.update(d.memory_ids)
+        elif d.status == "resolved":
+            verdict = policy.ready(d.hypotheses, [(p[1], p[3], p[0]) for p in d.evidence], 0.0)
+            if verdict is not None:
+                resolved.update(verdict.memory_ids)
+    return resolved, questioned
+
+
+class _Sources:
+    """The organs the factors read, looked up once per recall."""
+
+    def __init__(self, core: FieldCore) -> None:
+        self.sw = _organ(core, "source_weights")
+        self.credit = _organ(core, "surprise_credit")
+        pred = _organ(core, "predictor")
+        self.pred = pred if pred is not None and pred.last is not None else None
+        self.resolved, self.questioned = _debt_marks(core)
+        if self.sw is not None and not self.sw.pairs:
+            self.sw = None  # every pair at the prior: the factor is 1
+        if self.credit is not None and not self.credit.state:
+            self.credit = None
+        fb = _organ(core, "feedback")
+        self.feedback = fb if fb is not None and fb.failure_run >= lf.FRUSTRATION_MIN_RUN else None
+
+
+def factors_of(src: _Sources, hit: Hit) -> list[tuple[str, float]]:
+    """The learned factors of one hit (those whose state is absent are left out: 1)."""
+    m = hit.memory
+    out = []
+    if src.sw is not None:
+        w = src.sw.weight(m.realm or DEFAULT_DOMAIN, m.source_tool or DEFAULT_SOURCE)
+        out.append(("source_weight", lf.source_weight(w)))
+    if src.resolved or src.questioned:
+        out.append(
+            ("epistemic_status", lf.epistemic_status(m.id in src.resolved, m.id in src.questioned))
+        )
+    if src.credit is not None and m.id in src.credit.state:
+        hard, soft = src.credit.bands(m.id)
+        out.append(("surprise_boost", lf.surprise_boost(hard, soft)))
+        out.append(("integration_kernel", lf.integration_kernel(src.credit.credit(m.id)[0])))
+    if src.pred is not None:
+        p = src.pred.probability(src.pred.last, m.id)
+        out.append(("prediction_boost", lf.prediction_boost(p)))
+    if src.feedback is not None:
+        fix = m.kind == "lesson" or src.feedback.useful_counts(m.id)[0] > 0
+        out.append(
+            ("frustration_escalation", lf.frustration_escalation(src.feedback.failure_run, fix))
+        )
+    return out
+
+
+def rerank(core: FieldCore, hits: list[Hit], k: int, explain: bool) -> list[Hit]:
+    src = _Sources(core)
+    scored: list[tuple[float, int, int, list[Factor]]] = []
+    for i, h in enumerate(hits):
+        score = h.score
+        extra: list[Factor] = []
+        for name, value in factors_of(src, h):
+            if value != 1.0:
+                before = score
+                score *= value
+                if explain:
+                    extra.append(Factor(name, "multiplier", value, 1.0, score - before))
+        scored.append((-score, h.id, i, extra))
+    scored.sort(key=lambda x: (x[0], x[1]))
+    out = []
+    for neg, _, i, extra in scored[:k]:
+        h = hits[i]
+        if -neg != h.score or extra:  # only a changed hit is rebuilt
+            h = Hit(h.id, h.text, -neg, h.memory, h.lanes, h.fused, h.factors + tuple(extra))
+        out.append(h)
+    return out

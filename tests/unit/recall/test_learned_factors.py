@@ -1,0 +1,102 @@
+"""The learned factors: their formulas by hand, neutral without state, and what they move."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+import chitta
+from chitta.field import learned_rerank
+from chitta.recall import learned as lf
+
+TEXTS = [
+    "the build cache lives in tmp alpha",
+    "the build cache lives in tmp beta",
+    "lunch is at noon on fridays",
+    "the deploy needs the vpn",
+]
+
+
+def test_formulas_and_neutral_points() -> None:
+    assert lf.source_weight(0.5) == 1.0 and lf.source_weight(1.0) == 1.25
+    assert lf.source_weight(0.0) == 0.75
+    assert lf.epistemic_status(False, False) == 1.0
+    assert lf.epistemic_status(True, True) == 1.10 and lf.epistemic_status(False, True) == 0.95
+    assert lf.surprise_boost(0, 0) == 1.0
+    assert lf.surprise_boost(1, 2) == pytest.approx(1.09)
+    assert lf.surprise_boost(9, 9) == pytest.approx(1.20)  # capped
+    assert lf.integration_kernel(0.0) == 1.0
+    assert lf.integration_kernel(-1.0) == pytest.approx(1 - 0.1 * math.tanh(1.0))
+    assert lf.prediction_boost(0.0) == 1.0 and lf.prediction_boost(0.5) == pytest.approx(1.1)
+
+
+def _fill(root: Path) -> tuple[chitta.Field, list[int]]:
+    f = chitta.open(root, embedder=None, clock=lambda: 1_700_000_000.0)  # one clock: equal scores
+    return f, [f.remember(t) for t in TEXTS]
+
+
+def _local(mid: int) -> int:
+    return mid & 0xFFFFFFFF  # the same memory in two fields (their instance ids differ)
+
+
+def _ranked(f: chitta.Field, q: str = "build cache lives tmp") -> list[tuple[int, float]]:
+    return [(_local(h.id), h.score) for h in f.recall(q, k=2, touch=False)]
+
+
+def test_unrelated_state_changes_no_ranking(tmp_path: Path) -> None:
+    a, _ = _fill(tmp_path / "a")
+    b, ids = _fill(tmp_path / "b")
+    with a, b:
+        assert not learned_rerank.active(a.core)
+        b.call("feedback", memory_id=ids[3], useful=True, source="elsewhere")
+        assert learned_rerank.active(b.core)  # state exists, but for no hit's pair
+        assert _ranked(a) == _ranked(b)  # same order, same scores
+
+
+def test_source_weight_and_prediction_move_hits(tmp_path: Path) -> None:
+    a, _ = _fill(tmp_path / "a")
+    b, ids = _fill(tmp_path / "b")
+    with a, b:
+        base = dict(_ranked(a))
+        assert list(base) == [_local(ids[0]), _local(ids[1])]  # a tie, broken by id
+        b.call("record_access", ids=[ids[3], ids[1], ids[3]])  # last access 3; P(3 -> 1) = 1
+        top = b.recall("build cache lives tmp", k=2, touch=False, explain=True)
+        assert top[0].id == ids[1]
+        boost = {x.name: x.value for x in top[0].factors}["prediction_boost"]
+        assert boost == pytest.approx(1.2)
+        assert top[0].score == pytest.approx(base[_local(ids[1])] * 1.2)
+        for _ in range(3):
+            b.call("feedback", memory_id=ids[0], useful=True, source="grep")
+        hits = b.recall("build cache lives tmp", k=2, touch=False, explain=True)
+        # ids[0]'s pair (default, field) was never rated: its weight stays 1
+        assert "source_weight" not in {x.name for x in hits[1].factors}
+        b.call("feedback", memory_id=ids[1], useful=True)  # rates (default, field): every hit's
+        hits = b.recall("build cache lives tmp", k=2, touch=False, explain=True)
+        for h in hits:  # Beta(2, 1): weight 2/3 -> 0.75 + 0.5 * 2/3
+            assert {x.name: x.value for x in h.factors}["source_weight"] == pytest.approx(
+                0.75 + 1 / 3
+            )
+
+
+def test_frustration_escalation_by_hand(tmp_path: Path) -> None:
+    assert lf.frustration_escalation(1, True) == 1.0  # one failure is not a pattern
+    assert lf.frustration_escalation(3, True) == pytest.approx(1.15)
+    assert lf.frustration_escalation(9, True) == pytest.approx(1.30)  # run capped at 6
+    assert lf.frustration_escalation(5, False) == 1.0
+    with chitta.open(tmp_path / "f", embedder=None, clock=lambda: 1_700_000_000.0) as f:
+        note = f.remember("the build cache lives in tmp alpha")
+        fix = f.remember("the build cache lives in tmp beta", kind="lesson")
+        for _ in range(2):  # two failures in a row in session s1
+            f.call("record_outcome", expected="green", actual="red", session="s1")
+        hits = f.recall("build cache lives tmp", k=2, touch=False, explain=True)
+        by = {h.id: {x.name: x.value for x in h.factors} for h in hits}
+        assert by[fix]["frustration_escalation"] == pytest.approx(1.10)
+        assert "frustration_escalation" not in by[note]
+        f.call("record_outcome", expected="green", actual="Green", session="s1")  # a success
+        assert f.organ("feedback").failure_run == 0
+        assert not learned_rerank.active(f.core)
+        f.call("record_outcome", expected="a", actual="b", session="s2")
+        f.call("record_outcome", expected="a", actual="b", session="s1")  # another session: 1
+        assert f.organ("feedback").failure_run == 1

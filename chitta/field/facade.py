@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from chitta.encode.field_encoding import FieldEncoding
 from chitta.errors import InvalidArgument, NotAFieldError
-from chitta.field import lifecycle, link, maintain, read, recall, replay, vocab, write
+from chitta.field import deferred, lifecycle, link, maintain, read, recall, replay, vocab, write
 from chitta.field.checkpoint import open_write
 from chitta.field.checkpoint.snapshot import CheckpointInfo
 from chitta.field.core import FieldCore
@@ -170,6 +170,12 @@ class Field:
         except BaseException:
             self.close()
             raise
+        if not read_only and core.encoding.enabled:
+            try:  # a model's texts get their vectors off the caller's thread
+                deferred.attach(core, background=deferred.wanted(core.encoding.embedder))
+            except BaseException:
+                self.close()
+                raise
         if not read_only and not core.encoding.enabled:
             core.fast_put = core.pending_puts.put
             if type(self).remember is Field.remember:  # not overridden by a subclass
@@ -193,6 +199,7 @@ class Field:
         if core is None or core.closed:
             return
         self.__dict__.pop("remember", None)
+        deferred.finish(core)  # the backlog's vectors first (chitta/field/deferred.py)
         core.close()
         if core.remote is not None:  # ship what is left (bounded), then stop its threads
             core.remote.close()
@@ -417,6 +424,18 @@ class Field:
 
     def stats(self) -> FieldStats:
         return read.stats(self._core)
+
+    def wait_embedded(self, timeout: float | None = None) -> bool:
+        """Wait until every memory this handle wrote has its vector (``remember()``
+        returns before its text is embedded: the background embedder logs the vector
+        soon after). True when done, False at ``timeout`` seconds; the embedder's
+        error (e.g. a missing model) if it cannot run."""
+        self._core.check_open()
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0
+        ):
+            raise InvalidArgument(f"timeout must be None or seconds >= 0, not {timeout!r}")
+        return deferred.wait(self._core, timeout)
 
     # ---- recall (chitta/field/recall.py) -------------------------------------------------
 

@@ -21,7 +21,7 @@ from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.encode.gloss import gloss_triplet, triplet_text
 from chitta.errors import ClosedError, InvalidArgument
-from chitta.field import maintain, vocab
+from chitta.field import deferred, embed_worker, maintain, vocab
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
 from chitta.field.puts import NO_TAGS
@@ -84,6 +84,8 @@ def remember(
             if mid is None:  # not a plain str of valid, non-blank UTF-8 within the limit
                 mid = put(v.text(text))  # Python's checks raise; a str subclass becomes a str
             if mid is not None:
+                if core.backlog is not None:
+                    embed_worker.wake()  # its vector comes from the background embedder
                 return mid
     if core.closed:
         raise ClosedError("the field is closed")
@@ -94,13 +96,19 @@ def remember(
     op = putops.put_op(
         core, mid, text, kind, realm, session, source_tool, tags, confidence, embedding, meta, at
     )
-    if op.embedding is None and not core.encoding.enabled:
-        # The plain path: one PutPayload, encoded here, through the pipeline's direct put.
+    deferring = core.backlog is not None
+    if op.embedding is None and (deferring or not core.encoding.enabled):
+        # The plain path: one PutPayload, encoded here, through the pipeline's direct put
+        # (its vector, when the field embeds, comes from the background: chitta/field/deferred.py).
         try:
             payload = _ENCODE(op)
         except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as exc:
             raise InvalidArgument(f"cannot encode PutPayload: {exc}") from exc
+        if deferring and core.fast_put is None:
+            deferred.record_embedder(core)  # a fresh field's first deferred write
         core.commit_put(op, payload)
+        if deferring:
+            deferred.queue(core, op.id)
         return op.id
     group = putops.with_vectors(core, [op])
     core.commit_group(group)

@@ -67,7 +67,7 @@ def attach(core: FieldCore, *, background: bool) -> None:
     try:
         if background:
             core.fast_put = core.pending_puts.put if recorded_model(core) else None
-        leftovers = core.index.ids_without_vector() if recorded_model(core) else []
+        leftovers: Any = core.index.ids_without_vector() if recorded_model(core) else []
         backlog.ids.extend(int(x) for x in leftovers)
         if len(backlog.ids) > PROGRESS_AT_OPEN:
             _embed_with_progress(core)
@@ -186,7 +186,9 @@ def _log_vectors(core: FieldCore, ids: list[int], vecs: Any) -> None:
             created = core.memories.get(mid).created_ms  # type: ignore[union-attr]
             # at_ms = the memory's own time: a deferred vector is not an edit (updated_ms stays)
             group.append(
-                ops.UpdateMemoryContent(id=mid, at_ms=created, embedding=vec.astype("<f4").tobytes())
+                ops.UpdateMemoryContent(
+                    id=mid, at_ms=created, embedding=vec.astype("<f4").tobytes()
+                )
             )
         encoder = core.encoder_organ.encoder
         if encoder is None:  # created by a setup op of this group

@@ -75,13 +75,14 @@ def _run() -> None:
             with _lock:
                 cores = [c for r in _cores if (c := r()) is not None]
             for core in cores:
-                if core.closed or core.backlog.error is not None and not core.backlog.ids:
+                backlog = core.backlog
+                if core.closed or backlog is None or backlog.error is not None and not backlog.ids:
                     continue
                 try:
                     taken = deferred.step(core)
                 except Exception as exc:  # noqa: BLE001  a bug must not kill the thread
-                    core.backlog.error = ChittaError(f"background embedding failed: {exc!r}")
+                    backlog.error = ChittaError(f"background embedding failed: {exc!r}")
                     taken = 0
-                if taken and core.backlog.error is None:
+                if taken and backlog.error is None:
                     busy = True
             del cores

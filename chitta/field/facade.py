@@ -314,6 +314,7 @@ class Field:
         embedding: Any = None,
         meta: Mapping[str, Any] | None = None,
         at: datetime | float | None = None,
+        dedup: bool = False,
     ) -> int:
         """Store a memory; returns its id (stable, unique across instances).
 
@@ -321,7 +322,12 @@ class Field:
         ``embedding``: your own vector; otherwise the field's embedder makes one
         (unless opened with ``embedder=None``). The id is returned once the op is
         in the OS (``durability="flush"``) or on disk (``"fsync"``); with
-        ``"buffered"`` once it is in this process.
+        ``"buffered"`` once it is in this process. With the default model the
+        vector comes from a background thread shortly after (:meth:`wait_embedded`);
+        until then the memory is found by its words. ``dedup=True``: if a live
+        memory of the same realm has the same canonical text (case, Unicode form and
+        whitespace aside), nothing is stored: that memory is reinforced (an access)
+        and its id returned.
         """
         return write.remember(
             self._core,
@@ -335,6 +341,7 @@ class Field:
             embedding=embedding,
             meta=meta,
             at=at,
+            dedup=dedup,
         )
 
     def remember_many(self, items: Iterable[str | Mapping[str, Any]]) -> list[int]:
@@ -456,6 +463,8 @@ class Field:
         explain: bool = False,
         lanes: Sequence[str] | None = None,
         touch: bool = True,
+        tags: Iterable[str] | None = None,
+        min_score: float | None = None,
     ) -> list[Hit]:
         """The ``k`` memories that matter most for ``query`` (and/or ``vector``).
 
@@ -465,6 +474,10 @@ class Field:
         (whole memories, in rank order, skipping one that does not fit).
         ``explain`` fills each hit's factors. ``lanes`` limits the lanes used
         (bm25, dense, posting, neighbour). ``touch=False`` records no access.
+        ``tags``: only memories carrying every one of these tags (inside the lanes too).
+        Each hit's ``relevance`` is absolute (the query's cosine with the memory's
+        vector; None without one) where ``score`` ranks the hits against each other;
+        ``min_score`` drops hits whose relevance is below it (hits without one stay).
         """
         return recall.recall(
             self._core,
@@ -482,6 +495,8 @@ class Field:
             explain=explain,
             lanes=lanes,
             touch=touch,
+            tags=tags,
+            min_score=min_score,
         )
 
     def render(self, hits: Sequence[Hit], budget_bytes: int | None = None) -> str:

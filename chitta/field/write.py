@@ -21,7 +21,7 @@ from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.encode.gloss import gloss_triplet, triplet_text
 from chitta.errors import ClosedError, InvalidArgument
-from chitta.field import deferred, embed_worker, maintain, vocab
+from chitta.field import dedup_write, deferred, embed_worker, maintain, vocab
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
 from chitta.field.puts import NO_TAGS
@@ -61,8 +61,24 @@ def remember(
     embedding: Any = None,
     meta: Mapping[str, Any] | None = None,
     at: datetime | float | None = None,
+    dedup: bool = False,
 ) -> int:
     """``Field.remember`` (its docstring is the reference)."""
+    if dedup is not False:
+        return _remember_dedup(
+            core,
+            text,
+            kind,
+            realm,
+            session,
+            source_tool,
+            tags,
+            confidence,
+            embedding,
+            meta,
+            at,
+            dedup,
+        )
     if (
         kind is _OBSERVATION
         and realm is None
@@ -115,6 +131,44 @@ def remember(
     vocab.sync_words(core)  # its new words join the expansion table (chitta/field/vocab.py)
     maintain.after_embedded_writes(core, 1)
     return op.id
+
+
+def _remember_dedup(
+    core: FieldCore,
+    text: str,
+    kind: str,
+    realm: str | None,
+    session: str | None,
+    source_tool: str | None,
+    tags: Iterable[str],
+    confidence: float,
+    embedding: Any,
+    meta: Mapping[str, Any] | None,
+    at: datetime | float | None,
+    dedup: object,
+) -> int:
+    """``remember(..., dedup=True)``: the live duplicate's id (reinforced), else a new memory."""
+    if dedup is not True:
+        raise InvalidArgument(f"dedup must be True or False, not {dedup!r}")
+    core.check_writable()
+    checked = v.text(text)
+    where = None if realm is None else v.name(realm, "realm")
+    found = dedup_write.existing(core, checked, where)
+    if found is not None:
+        return found
+    return remember(
+        core,
+        text,
+        kind=kind,
+        realm=realm,
+        session=session,
+        source_tool=source_tool,
+        tags=tags,
+        confidence=confidence,
+        embedding=embedding,
+        meta=meta,
+        at=at,
+    )
 
 
 def remember_many(core: FieldCore, items: Iterable[str | Mapping[str, Any]]) -> list[int]:

@@ -144,6 +144,11 @@ _REMEMBER_SCHEMA = _obj(
             "maximum": 1,
             "description": "how sure you are it is true, 0 to 1 (default 1); recall weighs it",
         },
+        "dedup": {
+            "type": "boolean",
+            "description": "if a memory of the same realm says the same (case and spacing "
+            "aside), reinforce it and return its id instead of storing a copy",
+        },
     },
     ("text",),
 )
@@ -185,6 +190,14 @@ _RECALL_SCHEMA = _obj(
             "type": "integer",
             "minimum": 0,
             "description": "fit whole memories into this many bytes",
+        },
+        "tags": {**_TAGS, "description": "only memories carrying every one of these tags"},
+        "min_score": {
+            "type": "number",
+            "minimum": -1,
+            "maximum": 1,
+            "description": "drop hits whose relevance (the query's cosine with the memory, "
+            "about 0.3 loosely related, 0.6 and up close) is below this",
         },
     },
     ("query",),
@@ -262,6 +275,7 @@ METHODS: dict[str, Method] = {
         Method("checkpoint"),
         Method("set_dense_index"),
         Method("refresh"),
+        Method("wait_embedded"),
         Method(
             "stats",
             reads=True,

@@ -15,10 +15,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from _deferred_embedders import Gated
 
 import chitta
 from chitta.encode import HashingEmbedder
+from chitta.errors import EmbedderMismatch
 
 HELPERS = str(Path(__file__).resolve().parents[1] / "helpers")
 
@@ -41,8 +43,8 @@ time.sleep(120)
 """
 
 
-def test_sigkill_between_text_and_vector(tmp_path):
-    root = tmp_path / "f"
+def _write_and_kill(tmp_path: Path, root: Path) -> list[int]:
+    """Run WRITER until its late texts are acknowledged, SIGKILL it; their ids."""
     env = {**os.environ, "PYTHONPATH": HELPERS}
     proc = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(root)],
@@ -62,6 +64,17 @@ def test_sigkill_between_text_and_vector(tmp_path):
     proc.wait(timeout=30)
     proc.stdout.close()
     assert len(acked) == 30
+    return acked
+
+
+def _records(root: Path) -> int:
+    with chitta.open(root, read_only=True, embedder=None) as f:
+        return f.stats().records_applied
+
+
+def test_sigkill_between_text_and_vector(tmp_path):
+    root = tmp_path / "f"
+    acked = _write_and_kill(tmp_path, root)
 
     emb = Gated()
     with chitta.open(root, embedder=emb) as f:
@@ -77,3 +90,19 @@ def test_sigkill_between_text_and_vector(tmp_path):
     with chitta.open(root, embedder=again) as f:
         assert again.texts() == []  # the vectors were logged: nothing is embedded twice
         assert all(f.core.index.vector(m) is not None for m in f.ids())
+
+
+def test_a_mismatched_embedder_on_reopen_with_a_backlog(tmp_path):
+    root = tmp_path / "f"
+    acked = _write_and_kill(tmp_path, root)
+    before = _records(root)
+    with pytest.raises(EmbedderMismatch):
+        chitta.open(root, embedder=Gated(family="another-model"))
+    assert _records(root) == before  # refused before anything was logged
+    with chitta.open(root, embedder=None) as f:  # without a model: the texts stay as they are
+        assert all(f.core.index.vector(m) is None for m in acked)
+        assert len(f) == 50
+    right = Gated()
+    with chitta.open(root, embedder=right) as f:
+        assert len(right.texts()) == 30  # the backlog, once, at this open
+        assert all(f.core.index.vector(m) is not None for m in acked)

@@ -15,7 +15,7 @@ from _deferred_embedders import Gated
 
 import chitta
 from chitta.encode import HashingEmbedder
-from chitta.errors import EmbedderMismatch, InvalidArgument
+from chitta.errors import InvalidArgument
 from chitta.field import embed_worker
 
 TEXTS = [f"note {i}: the {w} crossed the river at dawn" for i, w in enumerate("abcdefghij" * 3)]
@@ -120,7 +120,10 @@ def test_close_finishes_the_backlog(tmp_path):
 
 def test_one_background_thread_serves_every_handle(tmp_path):
     a, b = Gated(), Gated()
-    with chitta.open(tmp_path / "a", embedder=a) as fa, chitta.open(tmp_path / "b", embedder=b) as fb:
+    with (
+        chitta.open(tmp_path / "a", embedder=a) as fa,
+        chitta.open(tmp_path / "b", embedder=b) as fb,
+    ):
         assert embed_worker.served() >= 2
         fa.remember("alpha text one")
         fb.remember("beta text two")
@@ -128,30 +131,6 @@ def test_one_background_thread_serves_every_handle(tmp_path):
         names = [t.name for t in threading.enumerate() if t.name == "chitta-embedder"]
         assert names == ["chitta-embedder"]
         assert a.threads == b.threads == {"chitta-embedder"}
-
-
-def test_backlog_left_by_a_dropped_handle_and_a_mismatched_embedder(tmp_path):
-    root = tmp_path / "f"
-    emb = Gated()
-    emb.gate.clear()
-    f = chitta.open(root, embedder=emb)
-    ids = [f.remember(t) for t in TEXTS[:6]]
-    f.core.log.flush()
-    embed_worker.unregister(f.core)  # as if the process died: nothing will embed these
-    f.core.backlog = None
-    f.core.close()
-    emb.gate.set()
-    size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-    with pytest.raises(EmbedderMismatch):
-        chitta.open(root, embedder=Gated(family="another-model"))
-    after = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-    assert after == size  # refused before anything was written
-    with chitta.open(root, embedder=None) as g:  # opened without a model: left as they are
-        assert all(g.core.index.vector(m) is None for m in ids)
-    right = Gated()
-    with chitta.open(root, embedder=right) as g:
-        assert sorted(right.texts()) == sorted(TEXTS[:6])  # at open, once
-        assert len(_vectors(g)) == 6
 
 
 def test_wait_embedded_bad_timeout(tmp_path):

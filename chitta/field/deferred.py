@@ -27,6 +27,7 @@ import numpy as np
 from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.errors import ChittaError
+from chitta.field import sessions
 from chitta.field.core import FieldCore
 from chitta.ops import Op
 from chitta.recall.blas import one_thread
@@ -136,12 +137,12 @@ def step(core: FieldCore, limit: int = BATCH) -> int:
             while backlog.ids and len(ids) < limit:
                 ids.append(backlog.ids.popleft())
             backlog.inflight = len(ids)
-            texts = [core.memories.text(mid) for mid in ids]
-        keep = [(m, t) for m, t in zip(ids, texts) if t is not None]
+            mems = [core.memories.get(mid) for mid in ids]
+        keep = [m for m in mems if m is not None]
         try:
-            if keep:
-                vecs = core.encoding.embed([t for _, t in keep])  # outside every lock
-                _log_vectors(core, [m for m, _ in keep], vecs)
+            if keep:  # outside every lock; with each one's session context (field/sessions.py)
+                vecs = sessions.embed(core, [m.text for m in keep], [m.meta for m in keep])
+                _log_vectors(core, [m.id for m in keep], vecs)
             backlog.error = None
         except ChittaError as exc:
             backlog.ids.extendleft(reversed(ids))  # kept for a later try

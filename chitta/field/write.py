@@ -21,7 +21,7 @@ from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.encode.gloss import gloss_triplet, triplet_text
 from chitta.errors import ClosedError, InvalidArgument
-from chitta.field import dedup_write, deferred, embed_worker, maintain, vocab
+from chitta.field import dedup_write, deferred, embed_worker, maintain, sessions, vocab
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
 from chitta.field.puts import NO_TAGS
@@ -112,6 +112,8 @@ def remember(
     op = putops.put_op(
         core, mid, text, kind, realm, session, source_tool, tags, confidence, embedding, meta, at
     )
+    if op.session is not None:  # encoded with its session's context (chitta/field/sessions.py)
+        (op,) = sessions.with_contexts(core, [op])
     deferring = core.backlog is not None
     if op.embedding is None and (deferring or not core.encoding.enabled):
         # The plain path: one PutPayload, encoded here, through the pipeline's direct put
@@ -192,6 +194,7 @@ def remember_many(core: FieldCore, items: Iterable[str | Mapping[str, Any]]) -> 
     if not puts:
         return []
     puts = [msgspec.structs.replace(p, id=core.new_id()) for p in puts]
+    puts = sessions.with_contexts(core, puts)
     group = putops.with_vectors(core, puts)
     core.commit_group(group)
     vocab.sync_words(core)

@@ -148,13 +148,14 @@ def step(core: FieldCore, limit: int = BATCH) -> int:
             backlog.ids.extendleft(reversed(ids))  # kept for a later try
             backlog.error = exc
             return 0
+        else:
+            backlog.embedded += len(keep)
+            if keep:
+                _after(core, len(keep))  # before the waiters hear: their words are in the table
         finally:
             backlog.inflight = 0
             with backlog.done:
                 backlog.done.notify_all()
-        backlog.embedded += len(keep)
-    if keep:
-        _after(core, len(keep))
     return len(ids)
 
 

@@ -171,7 +171,9 @@ def reembed(core: FieldCore) -> None:
             chunk = ids[lo : lo + 256]
             mems = [core.memories.get(mid) for mid in chunk]
             vecs = sessions.embed(  # with each memory's session context (field/sessions.py)
-                core, [m.text for m in mems], [m.meta for m in mems]  # type: ignore[union-attr]
+                core,
+                [m.text for m in mems],
+                [m.meta for m in mems],  # type: ignore[union-attr]
             )
             group: list[Op] = [
                 ops.UpdateMemoryContent(

@@ -64,6 +64,14 @@ def one_round(path: str, root: Path, n: int) -> dict[str, Any]:
             a = time.perf_counter()
             f.remember(t)
             lat.append(time.perf_counter() - a)
+        # paced, as an agent writes: one call every 5 ms while the model works meanwhile
+        paced = []
+        if path == "deferred":
+            for t in texts[: n // 2]:
+                time.sleep(0.005)
+                a = time.perf_counter()
+                f.remember(t + " (again)")
+                paced.append(time.perf_counter() - a)
         target = f.remember("the axolotl regrew its gill yesterday")
         time.sleep(0.001)
         found = target in [h.id for h in f.recall("axolotl gill", k=10, touch=False)]
@@ -79,8 +87,10 @@ def one_round(path: str, root: Path, n: int) -> dict[str, Any]:
         "p50_ms": statistics.median(lat) * 1e3,
         "p99_ms": _pct(lat, 0.99) * 1e3,
         "max_ms": max(lat) * 1e3,
+        "paced_p99_ms": _pct(paced, 0.99) * 1e3 if paced else float("nan"),
+        "paced_max_ms": max(paced) * 1e3 if paced else float("nan"),
         "recall_1ms_finds": found,
-        "texts_per_s_until_embedded": (n + 1) / total,
+        "texts_per_s_until_embedded": (n + 1 + len(paced)) / total,
         "vectors": vecs,
     }
 
@@ -112,16 +122,16 @@ def run(n: int, rounds: int) -> list[dict[str, Any]]:
 
 
 def summary(results: list[dict[str, Any]]) -> str:
-    lines = [
-        "| path | open ms | first remember ms | p50 ms | p99 ms | recall 1 ms later | texts/s |"
-    ]
-    lines.append("|---|---|---|---|---|---|---|")
+    head = "| path | open ms | first remember ms | p50 ms | p99 ms | paced p99 / max ms "
+    lines = [head + "| recall 1 ms later | texts/s |"]
+    lines.append("|---|---|---|---|---|---|---|---|")
     for path in ("deferred", "sync"):
         rs = [r for r in results if r["path"] == path]
         med = {k: statistics.median(r[k] for r in rs) for k in rs[0] if k != "path"}
         lines.append(
             f"| {path} | {med['open_ms']:.1f} | {med['first_ms']:.2f} | {med['p50_ms']:.3f} | "
-            f"{med['p99_ms']:.3f} | {sum(r['recall_1ms_finds'] for r in rs)}/{len(rs)} | "
+            f"{med['p99_ms']:.3f} | {med['paced_p99_ms']:.3f} / {med['paced_max_ms']:.3f} | "
+            f"{sum(r['recall_1ms_finds'] for r in rs)}/{len(rs)} | "
             f"{med['texts_per_s_until_embedded']:.0f} |"
         )
     model = statistics.median(r["texts_per_s"] for r in results if r["path"] == "model")
@@ -135,7 +145,7 @@ def test_smoke() -> None:
     if not onnx_minilm.is_available():
         pytest.skip("the default model is not installed")
     res = run(20, 1)
-    assert all(r["vectors"] == 21 for r in res if r["path"] != "model")
+    assert all(r["vectors"] >= 21 for r in res if r["path"] != "model")
 
 
 if __name__ == "__main__":

@@ -136,8 +136,17 @@ def build_field(
 ) -> tuple[chitta.Field, dict[int, str]]:
     field = chitta.open(root, durability="buffered", embedder=embedder, recall_settings=settings)
     items = turns(sample["conversation"])
-    if write_path == "remember":  # what an agent does: one remember per turn, nothing else
-        ids = [field.remember(t["text"], session=t["session"], at=t["at"]) for t in items]
+    if write_path in ("remember", "remember+speaker"):  # as an agent writes: one call a turn
+        meta = write_path == "remember+speaker"  # who said it, as the importer records it
+        ids = [
+            field.remember(
+                t["text"],
+                session=t["session"],
+                at=t["at"],
+                meta={"speaker": t["speaker"]} if meta else None,
+            )
+            for t in items
+        ]
         field.wait_embedded()
         return field, {mid: t["dia_id"] for mid, t in zip(ids, items)}
     ids = import_conversation(
@@ -374,8 +383,8 @@ def main(argv: list[str] | None = None) -> int:
         "--write-path",
         default="remember,importer",
         help="remember (one Field.remember(text, session=, at=) per turn, as an agent writes: "
-        "the default, first) and/or importer (import_conversation); each config is reported "
-        "as CONFIG/PATH",
+        "the default, first), remember+speaker (also meta={'speaker': ...}) and/or importer "
+        "(import_conversation); each config is reported as CONFIG/PATH",
     )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -446,8 +455,8 @@ def main(argv: list[str] | None = None) -> int:
             or base.dense_query_without_speaker,
         )
     paths = [p.strip() for p in args.write_path.split(",") if p.strip()]
-    if not paths or set(paths) - {"remember", "importer"}:
-        console.print("--write-path takes remember and/or importer")
+    if not paths or set(paths) - {"remember", "remember+speaker", "importer"}:
+        console.print("--write-path takes remember, remember+speaker and/or importer")
         return 2
     result: dict[str, Any] = {"recall": {}, "latency": {}, "skipped": 0, "dropped_ids": 0}
     for path in paths:

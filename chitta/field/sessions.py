@@ -15,7 +15,12 @@ event time, then id) the first time the handle meets it. Then
   text (a reply such as "Yes, last Tuesday!" means little alone). An embedder with
   ``recall_turn_view`` gets the normalised sum of that and the text alone (D-024).
 
-Both are recorded in the memory's own ``PutPayload`` meta, so replay (and the
+A session write in the transcript form ``"Name: what was said"`` (one to three
+capitalised words, a colon, a space; not a label such as "Note" or "TODO":
+``NOT_SPEAKERS``) is also taken as said by Name: ``meta["speaker"]``, which the
+speaker prior reads (:mod:`chitta.recall.context`), as ``import_conversation`` sets it.
+
+All of them are recorded in the memory's own ``PutPayload`` meta, so replay (and the
 background embedder, and an open embedding what a crash left) need no
 re-derivation. A context the caller's ``meta`` already holds wins. Stored text,
 rendering and ``get`` stay the memory alone.
@@ -23,6 +28,7 @@ rendering and ``get`` stay the memory alone.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from typing import Any
@@ -33,9 +39,13 @@ import numpy.typing as npt
 
 from chitta import ops
 from chitta.field.core import FieldCore
-from chitta.recall.context import CONTEXT_KEY, MAX_CONTEXT_CHARS
+from chitta.recall.context import CONTEXT_KEY, MAX_CONTEXT_CHARS, SPEAKER_KEY
 
 EMBED_KEY = "embed_context"
+_SPEAKER = re.compile(r"([A-Z][\w'.-]{0,40}(?: [A-Z][\w'.-]{0,40}){0,2}): \S")
+NOT_SPEAKERS = frozenset(
+    ["note", "notes", "todo", "fixme", "warning", "warn", "error", "errors", "info", "debug", "update", "summary", "question", "answer", "q", "a", "fact", "idea", "tip", "hint", "reminder", "decision", "context", "reason", "result", "results", "status", "step", "task", "problem", "solution", "fix", "bug", "issue", "example", "important", "nb", "ps", "re", "fyi", "tldr", "source", "see", "edit", "edited", "date", "time", "topic", "goal", "plan"]
+)
 KEYWORD_CONTEXT_TURNS = 2
 EMBED_CONTEXT_TURNS = 1
 MAX_EMBED_CHARS = 1024  # the model reads ~128 tokens: a longer context would crowd out the text
@@ -79,18 +89,28 @@ def with_contexts(core: FieldCore, puts: list[ops.PutPayload]) -> list[ops.PutPa
             out.append(op)
             continue
         earlier = _earlier(core, op.session)
+        own = op.meta or {}
+        add: dict[str, Any] = {}
+        if SPEAKER_KEY not in own and (who := speaker_of_text(op.text)) is not None:
+            add[SPEAKER_KEY] = who
         if earlier:
-            own = op.meta or {}
-            add: dict[str, Any] = {}
             if CONTEXT_KEY not in own:
                 add[CONTEXT_KEY] = "\n".join(earlier)[-MAX_CONTEXT_CHARS:]
             if EMBED_KEY not in own and core.encoding.enabled:  # none without a model
                 add[EMBED_KEY] = "\n".join(list(earlier)[-EMBED_CONTEXT_TURNS:])[-MAX_EMBED_CHARS:]
-            if add:
-                op = msgspec.structs.replace(op, meta={**add, **own})
+        if add:
+            op = msgspec.structs.replace(op, meta={**add, **own})
         earlier.append(op.text)
         out.append(op)
     return out
+
+
+def speaker_of_text(text: str) -> str | None:
+    """Name, for a text of the form ``"Name: ..."`` (module docstring), else None."""
+    m = _SPEAKER.match(text)
+    if m is None or m.group(1).casefold() in NOT_SPEAKERS:
+        return None
+    return m.group(1)
 
 
 def embed_input(text: str, meta: Any) -> str:

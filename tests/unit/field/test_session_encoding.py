@@ -129,3 +129,27 @@ def test_bad_session_or_time_writes_nothing(tmp_path, kwargs):
         assert len(f) == n and f.stats().records_applied == applied
         ok = f.remember("after", session="s")
         assert f.get(ok).meta[CONTEXT_KEY] == "kept"  # the refused ones left no context
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("Ana: I adopted a dog.", "Ana"),
+        ("Mary Jane Watson: hello there", "Mary Jane Watson"),
+        ("O'Brien: fine", "O'Brien"),
+        ("Note: the deploy needs the VPN", None),
+        ("TODO: rotate the keys", None),
+        ("the caroline: lowercase first word", None),
+        ("Ana:no space after the colon", None),
+        ("One Two Three Four: too many words", None),
+        ("plain text without a label", None),
+    ],
+)
+def test_a_transcript_line_names_its_speaker(tmp_path, text, who):
+    with chitta.open(tmp_path / "f", embedder=None) as f:
+        with_session = f.get(f.remember(text, session="s")).meta or {}
+        without = f.get(f.remember(text)).meta or {}
+        own = f.get(f.remember(text, session="s", meta={"speaker": "Zed"})).meta
+    assert with_session.get("speaker") == who
+    assert "speaker" not in without  # only session writes are read as transcript lines
+    assert own["speaker"] == "Zed"  # the caller's word wins

@@ -231,7 +231,10 @@ def wait(core: FieldCore, timeout: float | None) -> bool:
                 f"{backlog.error} ({len(backlog)} memories still wait for vectors; fix the "
                 "embedder and reopen the field, or open it with embedder=None)"
             )
-        embed_worker.wake()
+        if embed_worker.running():
+            embed_worker.wake()
+        else:  # no thread (e.g. after a fork): embed on this one
+            step(core)
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
             return False

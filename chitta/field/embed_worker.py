@@ -50,6 +50,11 @@ def wake() -> None:
         _wake.set()
 
 
+def running() -> bool:
+    """Whether the thread is alive (a forked child has none until a handle registers)."""
+    return _thread is not None and _thread.is_alive()
+
+
 def served() -> int:
     """Handles the thread serves now (tests: one thread, every handle of the process)."""
     with _lock:

@@ -169,12 +169,9 @@ def reembed(core: FieldCore) -> None:
         task = progress.add_task("re-embedding", total=len(ids))
         for lo in range(0, len(ids), 256):
             chunk = ids[lo : lo + 256]
-            mems = [core.memories.get(mid) for mid in chunk]
-            vecs = sessions.embed(  # with each memory's session context (field/sessions.py)
-                core,
-                [m.text for m in mems],
-                [m.meta for m in mems],  # type: ignore[union-attr]
-            )
+            mems = [m for mid in chunk if (m := core.memories.get(mid)) is not None]
+            # with each memory's session context (chitta/field/sessions.py)
+            vecs = sessions.embed(core, [m.text for m in mems], [m.meta for m in mems])
             group: list[Op] = [
                 ops.UpdateMemoryContent(
                     id=mid, at_ms=now, embedding=vecs[j].astype("<f4").tobytes()

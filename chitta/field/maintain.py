@@ -170,6 +170,7 @@ def reembed(core: FieldCore) -> None:
         for lo in range(0, len(ids), 256):
             chunk = ids[lo : lo + 256]
             mems = [m for mid in chunk if (m := core.memories.get(mid)) is not None]
+            chunk = [m.id for m in mems]
             # with each memory's session context (chitta/field/sessions.py)
             vecs = sessions.embed(core, [m.text for m in mems], [m.meta for m in mems])
             group: list[Op] = [

@@ -132,9 +132,23 @@ def build_field(
     keyword_context_turns: int = 2,
     settings: RecallSettings | None = None,
     turn_view: bool | None = None,
+    write_path: str = "remember",
 ) -> tuple[chitta.Field, dict[int, str]]:
     field = chitta.open(root, durability="buffered", embedder=embedder, recall_settings=settings)
     items = turns(sample["conversation"])
+    if write_path in ("remember", "remember+speaker"):  # as an agent writes: one call a turn
+        meta = write_path == "remember+speaker"  # who said it, as the importer records it
+        ids = [
+            field.remember(
+                t["text"],
+                session=t["session"],
+                at=t["at"],
+                meta={"speaker": t["speaker"]} if meta else None,
+            )
+            for t in items
+        ]
+        field.wait_embedded()
+        return field, {mid: t["dia_id"] for mid, t in zip(ids, items)}
     ids = import_conversation(
         field,
         [
@@ -157,6 +171,7 @@ def evaluate(
     keyword_context_turns: int = 2,
     settings: RecallSettings | None = None,
     turn_view: bool | None = None,
+    write_path: str = "remember",
 ) -> dict[str, Any]:
     recall = {
         c: defaultdict(lambda: defaultdict(list)) for c in configs
@@ -177,6 +192,7 @@ def evaluate(
                 keyword_context_turns,
                 settings,
                 turn_view,
+                write_path,
             )
             known = set(dia_of.values())
             questions = [qa["question"] for qa in sample["qa"]]
@@ -363,6 +379,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="cache vectors on disk (benchmarks/locomo_cache.py, /tmp)",
     )
+    ap.add_argument(
+        "--write-path",
+        default="remember,importer",
+        help="remember (one Field.remember(text, session=, at=) per turn, as an agent writes: "
+        "the default, first), remember+speaker (also meta={'speaker': ...}) and/or importer "
+        "(import_conversation); each config is reported as CONFIG/PATH",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
@@ -431,19 +454,31 @@ def main(argv: list[str] | None = None) -> int:
             dense_query_without_speaker=args.dense_query_without_speaker
             or base.dense_query_without_speaker,
         )
-    result = evaluate(
-        data,
-        configs,
-        embedder,
-        console,
-        args.context_turns,
-        args.keyword_context_turns,
-        settings,
-        {"auto": None, "on": True, "off": False}[args.turn_view],
-    )
-    rows = summarise(result, configs)
-    half_rows = halves(result, configs)
-    dragon = against_dragon(result)
+    paths = [p.strip() for p in args.write_path.split(",") if p.strip()]
+    if not paths or set(paths) - {"remember", "remember+speaker", "importer"}:
+        console.print("--write-path takes remember, remember+speaker and/or importer")
+        return 2
+    result: dict[str, Any] = {"recall": {}, "latency": {}, "skipped": 0, "dropped_ids": 0}
+    for path in paths:
+        one = evaluate(
+            data,
+            configs,
+            embedder,
+            console,
+            args.context_turns,
+            args.keyword_context_turns,
+            settings,
+            {"auto": None, "on": True, "off": False}[args.turn_view],
+            path,
+        )
+        for c in configs:
+            result["recall"][f"{c}/{path}"] = one["recall"][c]
+            result["latency"][f"{c}/{path}"] = one["latency"][c]
+        result["skipped"], result["dropped_ids"] = one["skipped"], one["dropped_ids"]
+    names = [f"{c}/{p}" for p in paths for c in configs]
+    rows = summarise(result, names)
+    half_rows = halves(result, names)
+    dragon = against_dragon(result, f"hybrid/{paths[0]}") if "hybrid" in configs else []
     if args.json:
         print(
             json.dumps(

@@ -115,6 +115,7 @@ class FieldStats:
     remote: dict[str, Any] | None = (
         None  # replication state when opened with remote= (chitta/remote)
     )
+    embed_backlog: int = 0  # memories of this handle still waiting for their vector
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

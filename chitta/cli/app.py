@@ -227,6 +227,7 @@ def _orientation(ctx: click.Context) -> None:
 @click.option("--source-tool", help="Tool that produced it (infers the harness).")
 @click.option("--tag", "tags", multiple=True, help="A tag; repeat for several.")
 @click.option("--confidence", type=float, default=1.0, show_default=True)
+@click.option("--dedup", is_flag=True, help="Reinforce a memory saying the same instead.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def remember(
@@ -239,6 +240,7 @@ def remember(
     source_tool: str | None,
     tags: tuple[str, ...],
     confidence: float,
+    dedup: bool,
     as_json: bool,
 ) -> None:
     """Store TEXT (`-`: read stdin; or --file) as a memory and print its id.
@@ -260,6 +262,7 @@ def remember(
             source_tool=source_tool,
             tags=list(tags),
             confidence=confidence,
+            dedup=dedup,
         )
     if as_json:
         _emit_json({"id": mid})

@@ -32,6 +32,7 @@ def _hit_json(rank: int, hit: Any, explain: bool) -> dict[str, Any]:
         "rank": rank,
         "id": hit.id,
         "score": hit.score,
+        "relevance": hit.relevance,
         "fused": hit.fused,
         "lanes": dict(hit.lanes),
         "kind": hit.memory.kind,
@@ -67,6 +68,14 @@ def _hit_json(rank: int, hit: Any, explain: bool) -> dict[str, Any]:
 @click.option("--realm", help="Only memories of this realm.")
 @click.option("--session", help="Only memories of this session.")
 @click.option(
+    "--tag", "tags", multiple=True, help="Only memories carrying this tag; repeat for several."
+)
+@click.option(
+    "--min-score",
+    type=click.FloatRange(-1.0, 1.0),
+    help="Drop hits whose relevance (query-memory cosine) is below this.",
+)
+@click.option(
     "--since", help="Only memories that happened at or after this ISO time (naive = local time)."
 )
 @click.option("--until", help="Only memories that happened at or before this ISO time.")
@@ -87,6 +96,8 @@ def recall(
     kinds: tuple[str, ...],
     realm: str | None,
     session: str | None,
+    tags: tuple[str, ...],
+    min_score: float | None,
     since: str | None,
     until: str | None,
     budget: int | None,
@@ -117,6 +128,8 @@ def recall(
             kinds=kinds or None,
             realm=realm,
             session=session,
+            tags=tags or None,
+            min_score=min_score,
             since=since_dt,
             until=until_dt,
             budget_bytes=budget,

@@ -223,6 +223,7 @@ class NomicEmbedder(PackagedEmbedder):
     """nomic-embed-text-v1.5 (768-d), numpy forward pass, loaded lazily."""
 
     dim = DIM
+    background = True  # a model: fields embed its texts off the caller's thread (field/deferred.py)
     name = NAME
     family = FAMILY
     #: Preferences measured on LoCoMo dev (tune half, confirmed on held-out; docs/DECISIONS.md D-024):

@@ -83,6 +83,7 @@ class OnnxMiniLM:
         self._tokenizer: Any = None
 
     dim = DIM
+    background = True  # a model: fields embed its texts off the caller's thread (field/deferred.py)
     name = NAME
     family = MINILM_FAMILY
     #: Recall preferences measured on LoCoMo dev (tune half, confirmed on held-out; docs/DECISIONS.md

@@ -73,6 +73,7 @@ class SentenceTransformerEmbedder:
         self._model: Any = None
 
     dim = DIM
+    background = True  # a model: fields embed its texts off the caller's thread (field/deferred.py)
     name = NAME
     family = MINILM_FAMILY
 

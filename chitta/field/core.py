@@ -193,6 +193,7 @@ class FieldCore:
         )
         self.pending_puts.set_drain(drainer(self), PENDING_LIMIT)
         self.fast_put: Callable[[str], int | None] | None = None  # set once open and writable
+        self.backlog: Any = None  # deferred.Backlog when texts get vectors in the background
         self.encoding: FieldEncoding  # set by the facade once the organs are loaded
         self.embedded_writes = 0
         self.since_learning = 0  # embedded writes since this handle's last learning step
@@ -329,6 +330,8 @@ class FieldCore:
             if taken is None:
                 return
             cols = queued_columns(*taken)
+            if self.backlog is not None:  # their vectors come from the background embedder
+                self.backlog.ids.extend(cols.ids.tolist())
             for organ in self.column_organs:
                 organ.apply_columns(cols)
             if self.op_organs:

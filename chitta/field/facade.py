@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from chitta.encode.field_encoding import FieldEncoding
 from chitta.errors import InvalidArgument, NotAFieldError
-from chitta.field import lifecycle, link, maintain, read, recall, replay, vocab, write
+from chitta.field import deferred, lifecycle, link, maintain, read, recall, replay, vocab, write
 from chitta.field.checkpoint import open_write
 from chitta.field.checkpoint.snapshot import CheckpointInfo
 from chitta.field.core import FieldCore
@@ -170,6 +170,12 @@ class Field:
         except BaseException:
             self.close()
             raise
+        if not read_only and core.encoding.enabled:
+            try:  # a model's texts get their vectors off the caller's thread
+                deferred.attach(core, background=deferred.wanted(core.encoding.embedder))
+            except BaseException:
+                self.close()
+                raise
         if not read_only and not core.encoding.enabled:
             core.fast_put = core.pending_puts.put
             if type(self).remember is Field.remember:  # not overridden by a subclass
@@ -193,6 +199,7 @@ class Field:
         if core is None or core.closed:
             return
         self.__dict__.pop("remember", None)
+        deferred.finish(core)  # the backlog's vectors first (chitta/field/deferred.py)
         core.close()
         if core.remote is not None:  # ship what is left (bounded), then stop its threads
             core.remote.close()
@@ -310,6 +317,7 @@ class Field:
         meta: Mapping[str, Any] | None = None,
         at: datetime | float | None = None,
         artifacts: Iterable[str] = (),
+        dedup: bool = False,
     ) -> int:
         """Store a memory; returns its id (stable, unique across instances).
 
@@ -319,7 +327,12 @@ class Field:
         ``embedding``: your own vector; otherwise the field's embedder makes one
         (unless opened with ``embedder=None``). The id is returned once the op is
         in the OS (``durability="flush"``) or on disk (``"fsync"``); with
-        ``"buffered"`` once it is in this process.
+        ``"buffered"`` once it is in this process. With the default model the
+        vector comes from a background thread shortly after (:meth:`wait_embedded`);
+        until then the memory is found by its words. ``dedup=True``: if a live
+        memory of the same realm has the same canonical text (case, Unicode form and
+        whitespace aside), nothing is stored: that memory is reinforced (an access)
+        and its id returned.
         """
         return write.remember(
             self._core,
@@ -334,6 +347,7 @@ class Field:
             meta=meta,
             at=at,
             **({"artifacts": artifacts} if artifacts else {}),
+            dedup=dedup,
         )
 
     def remember_many(self, items: Iterable[str | Mapping[str, Any]]) -> list[int]:
@@ -424,6 +438,18 @@ class Field:
     def stats(self) -> FieldStats:
         return read.stats(self._core)
 
+    def wait_embedded(self, timeout: float | None = None) -> bool:
+        """Wait until every memory this handle wrote has its vector (``remember()``
+        returns before its text is embedded: the background embedder logs the vector
+        soon after). True when done, False at ``timeout`` seconds; the embedder's
+        error (e.g. a missing model) if it cannot run."""
+        self._core.check_open()
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0
+        ):
+            raise InvalidArgument(f"timeout must be None or seconds >= 0, not {timeout!r}")
+        return deferred.wait(self._core, timeout)
+
     # ---- recall (chitta/field/recall.py) -------------------------------------------------
 
     def recall(
@@ -443,6 +469,8 @@ class Field:
         explain: bool = False,
         lanes: Sequence[str] | None = None,
         touch: bool = True,
+        tags: Iterable[str] | None = None,
+        min_score: float | None = None,
     ) -> list[Hit]:
         """The ``k`` memories that matter most for ``query`` (and/or ``vector``).
 
@@ -452,6 +480,10 @@ class Field:
         (whole memories, in rank order, skipping one that does not fit).
         ``explain`` fills each hit's factors. ``lanes`` limits the lanes used
         (bm25, dense, posting, neighbour). ``touch=False`` records no access.
+        ``tags``: only memories carrying every one of these tags (inside the lanes too).
+        Each hit's ``relevance`` is absolute (the query's cosine with the memory's
+        vector; None without one) where ``score`` ranks the hits against each other;
+        ``min_score`` drops hits whose relevance is below it (hits without one stay).
         """
         return recall.recall(
             self._core,
@@ -469,6 +501,8 @@ class Field:
             explain=explain,
             lanes=lanes,
             touch=touch,
+            tags=tags,
+            min_score=min_score,
         )
 
     def render(self, hits: Sequence[Hit], budget_bytes: int | None = None) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.errors import InvalidArgument
-from chitta.field import lifecycle
+from chitta.field import lifecycle, sessions
 from chitta.field.core import FieldCore
 from chitta.ops import Op
 from chitta.policies import write_gate
@@ -210,8 +210,10 @@ def reembed(core: FieldCore) -> None:
         task = progress.add_task("re-embedding", total=len(ids))
         for lo in range(0, len(ids), 256):
             chunk = ids[lo : lo + 256]
-            texts = [core.memories.get(mid).text for mid in chunk]  # type: ignore[union-attr]
-            vecs = core.encoding.embed(texts)
+            mems = [m for mid in chunk if (m := core.memories.get(mid)) is not None]
+            chunk = [m.id for m in mems]
+            # with each memory's session context (chitta/field/sessions.py)
+            vecs = sessions.embed(core, [m.text for m in mems], [m.meta for m in mems])
             group: list[Op] = [
                 ops.UpdateMemoryContent(
                     id=mid, at_ms=now, embedding=vecs[j].astype("<f4").tobytes()

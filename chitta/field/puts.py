@@ -18,12 +18,14 @@ import numpy as np
 from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.errors import InvalidArgument
+from chitta.field import sessions
 from chitta.field.core import FieldCore
 from chitta.ops import Op
 from chitta.ops import checks as v
 from chitta.policies.kinds import infer_kind
 from chitta.recall.blas import one_thread
 
+FUTURE_SLACK_MS = 86_400_000  # an event time up to a day ahead is clock skew, later an error
 NO_TAGS: tuple[str, ...] = ()  # remember()'s default tags, compared by identity
 # The default kind: a str of its own (not the interned literal), so an explicit
 # kind="observation" is told apart; only the default is inferred (docs/KINDS.md).
@@ -69,13 +71,19 @@ def put_op(
     # is the hot path: see benchmarks/bench_log.py).
     tool = None if source_tool is None else v.name(source_tool, "source_tool")
     now = core.now_ms()
+    created = now if at is None else event_ms(at)
+    if created > now + FUTURE_SLACK_MS:
+        raise InvalidArgument(
+            f"at is {(created - now) / 86_400_000:.1f} days in the future; pass when it "
+            "happened (a datetime or epoch seconds, not after now)"
+        )
     op = _PutPayload(
         id=mid,
         text=v.text(text),
         kind=kind
         if kind.__class__ is str and kind in _MEMORY_KINDS
         else v.choice(kind, _MEMORY_KINDS, "kind"),
-        created_ms=now if at is None else event_ms(at),
+        created_ms=created,
         written_ms=now,
         realm=None if realm is None else v.name(realm, "realm"),
         session=None if session is None else v.name(session, "session"),
@@ -106,7 +114,7 @@ def with_vectors(core: FieldCore, puts: list[ops.PutPayload]) -> list[Op]:
     need = [i for i, p in enumerate(puts) if p.embedding is None]
     from_embedder = False
     if need and core.encoding.enabled:
-        vecs = core.encoding.embed([puts[i].text for i in need])
+        vecs = sessions.embed(core, [puts[i].text for i in need], [puts[i].meta for i in need])
         dim = vector_dim(core)
         if dim is not None and vecs.shape[1] != dim:
             raise InvalidArgument(

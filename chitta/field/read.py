@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from chitta.errors import NotFound
+from chitta.field import deferred
 from chitta.field.core import FieldCore
 from chitta.model import FieldStats, Memory
 from chitta.ops import checks as v
@@ -60,4 +61,5 @@ def stats(core: FieldCore) -> FieldStats:
         records_since_checkpoint=core.applied - core.checkpoint_applied,
         bytes_since_checkpoint=max(0, int(s["bytes"]) - core.checkpoint_bytes),
         remote=core.remote.status() if core.remote is not None else None,
+        embed_backlog=deferred.pending(core),
     )

@@ -10,6 +10,7 @@ exist), embeds and codes the query, and logs the touches of what it returns
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -79,9 +80,26 @@ def recall(
     explain: bool = False,
     lanes: Sequence[str] | None = None,
     touch: bool = True,
+    tags: Iterable[str] | None = None,
+    min_score: float | None = None,
 ) -> list[Hit]:
     """``Field.recall`` (its docstring is the reference)."""
     core.check_open()
+    tag_set = None
+    if tags is not None:
+        if isinstance(tags, str):
+            tags = [tags]
+        tag_set = frozenset(v.tags(tags))
+        if not tag_set:
+            raise InvalidArgument("tags must name at least one tag (or be None for no filter)")
+    if min_score is not None and (
+        isinstance(min_score, bool)
+        or not isinstance(min_score, (int, float))
+        or not -1.0 <= min_score <= 1.0
+    ):
+        raise InvalidArgument(
+            f"min_score must be a relevance between -1 and 1 (a cosine), not {min_score!r}"
+        )
     query = v.query(query)  # at most MAX_QUERY_BYTES
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise InvalidArgument(f"k must be an int between 1 and {MAX_K}")
@@ -131,6 +149,8 @@ def recall(
             budget_bytes,
             explain,
             touch,
+            tag_set,
+            min_score,
             {
                 "kinds": kind_set,
                 "realm": realm,
@@ -152,6 +172,8 @@ def _recall(
     budget_bytes: int | None,
     explain: bool,
     touch: bool,
+    tag_set: frozenset[str] | None,
+    min_score: float | None,
     filters: dict[str, Any],
 ) -> list[Hit]:
     engine = core.engine if lane_set is None else core.engine.with_lanes(lane_set)
@@ -165,6 +187,9 @@ def _recall(
 
     with core.lock:
         allowed = core.index.allowed(**filters)
+        if tag_set is not None:  # inside the lanes, like every other filter
+            tagged = core.memories.ids_with_tags(tag_set)
+            allowed = tagged if allowed is None else np.intersect1d(allowed, tagged)
         learning = learned_rerank.active(core)  # learned factors: 3x candidates, reranked
         now = core.now_ms()
         want = min(MAX_K, learned_rerank.POOL_FACTOR * k) if learning else k
@@ -186,6 +211,9 @@ def _recall(
         if learning:
             hits = learned_rerank.rerank(core, hits, k, explain)
         hits = hits[:k]
+        relevance(core, hits, qvec)
+    if min_score is not None:  # hits without a relevance (no vector yet) are kept
+        hits = [h for h in hits if h.relevance is None or h.relevance >= min_score]
     if budget_bytes is not None:
         hits = list(render(hits, budget_bytes).included)
     if touch and hits and not core.read_only:
@@ -199,6 +227,18 @@ def _expired(hit: Hit, now_ms: int) -> bool:
         return False
     at, _ = curation.expiry_ms(hit.memory)
     return at is not None and at <= now_ms
+
+
+def relevance(core: FieldCore, hits: list[Hit], qvec: Any) -> None:
+    """Each hit's absolute relevance: the cosine of the query's vector with the memory's
+    (the dense lane's raw evidence, comparable across queries and fields of one model;
+    ``score`` is relative to the other hits). None without both vectors."""
+    if not hits or qvec is None:
+        return
+    cos = core.index.cosine_array(qvec, [h.id for h in hits])
+    for h, c in zip(hits, cos.tolist()):
+        if not math.isnan(c):  # the memory has a vector
+            object.__setattr__(h, "relevance", float(c))
 
 
 def _touch(core: FieldCore, hits: list[Hit]) -> None:

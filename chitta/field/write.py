@@ -21,7 +21,7 @@ from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.encode.gloss import gloss_triplet, triplet_text
 from chitta.errors import ChittaIOError, ClosedError, InvalidArgument
-from chitta.field import maintain, vocab
+from chitta.field import dedup_write, deferred, embed_worker, maintain, sessions, vocab
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
 from chitta.field.puts import NO_TAGS
@@ -64,8 +64,24 @@ def remember(
     meta: Mapping[str, Any] | None = None,
     at: datetime | float | None = None,
     artifacts: Iterable[str] = _NO_REFS,
+    dedup: bool = False,
 ) -> int:
     """``Field.remember`` (its docstring is the reference)."""
+    if dedup is not False:
+        return _remember_dedup(
+            core,
+            text,
+            kind,
+            realm,
+            session,
+            source_tool,
+            tags,
+            confidence,
+            embedding,
+            meta,
+            at,
+            dedup,
+        )
     if (
         kind is _OBSERVATION
         and realm is None
@@ -94,6 +110,8 @@ def remember(
                     raise lost from exc
                 raise
             if mid is not None:
+                if core.backlog is not None:
+                    embed_worker.wake()  # its vector comes from the background embedder
                 return mid
     if core.closed:
         raise ClosedError("the field is closed")
@@ -108,19 +126,65 @@ def remember(
         from chitta.policies.code_trust import check_refs
 
         op = msgspec.structs.replace(op, artifacts=check_refs(artifacts))
-    if op.embedding is None and not core.encoding.enabled:
-        # The plain path: one PutPayload, encoded here, through the pipeline's direct put.
+    if op.session is not None:  # encoded with its session's context (chitta/field/sessions.py)
+        (op,) = sessions.with_contexts(core, [op])
+    deferring = core.backlog is not None
+    if op.embedding is None and (deferring or not core.encoding.enabled):
+        # The plain path: one PutPayload, encoded here, through the pipeline's direct put
+        # (its vector, when the field embeds, comes from the background: chitta/field/deferred.py).
         try:
             payload = _ENCODE(op)
         except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as exc:
             raise InvalidArgument(f"cannot encode PutPayload: {exc}") from exc
+        if deferring and core.fast_put is None:
+            deferred.record_embedder(core)  # a fresh field's first deferred write
         core.commit_put(op, payload)
+        if deferring:
+            deferred.queue(core, op.id)
         return op.id
     group = putops.with_vectors(core, [op])
     core.commit_group(group)
     vocab.sync_words(core)  # its new words join the expansion table (chitta/field/vocab.py)
     maintain.after_embedded_writes(core, 1)
     return op.id
+
+
+def _remember_dedup(
+    core: FieldCore,
+    text: str,
+    kind: str,
+    realm: str | None,
+    session: str | None,
+    source_tool: str | None,
+    tags: Iterable[str],
+    confidence: float,
+    embedding: Any,
+    meta: Mapping[str, Any] | None,
+    at: datetime | float | None,
+    dedup: object,
+) -> int:
+    """``remember(..., dedup=True)``: the live duplicate's id (reinforced), else a new memory."""
+    if dedup is not True:
+        raise InvalidArgument(f"dedup must be True or False, not {dedup!r}")
+    core.check_writable()
+    checked = v.text(text)
+    where = None if realm is None else v.name(realm, "realm")
+    found = dedup_write.existing(core, checked, where)
+    if found is not None:
+        return found
+    return remember(
+        core,
+        text,
+        kind=kind,
+        realm=realm,
+        session=session,
+        source_tool=source_tool,
+        tags=tags,
+        confidence=confidence,
+        embedding=embedding,
+        meta=meta,
+        at=at,
+    )
 
 
 def remember_many(core: FieldCore, items: Iterable[str | Mapping[str, Any]]) -> list[int]:
@@ -149,6 +213,7 @@ def remember_many(core: FieldCore, items: Iterable[str | Mapping[str, Any]]) -> 
     if not puts:
         return []
     puts = [msgspec.structs.replace(p, id=core.new_id()) for p in puts]
+    puts = sessions.with_contexts(core, puts)
     group = putops.with_vectors(core, puts)
     core.commit_group(group)
     vocab.sync_words(core)

@@ -55,6 +55,10 @@ HIT = _obj(
         "text": {"type": "string"},
         "kind": {"type": "string"},
         "score": {"type": "number", "description": "higher is more relevant"},
+        "relevance": {
+            "type": ["number", "null"],
+            "description": "the query's cosine with the memory (absolute; null: no vector yet)",
+        },
         "realm": _OPT_S,
         "tags": {"type": "array", "items": {"type": "string"}},
         "created_at": _TIME,

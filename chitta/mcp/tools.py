@@ -50,6 +50,7 @@ def _hit_json(h: Hit) -> dict[str, Any]:
         "text": h.text,
         "kind": h.memory.kind,
         "score": round(h.score, 6),
+        "relevance": None if h.relevance is None else round(h.relevance, 6),
         "realm": h.memory.realm,
         "tags": list(h.memory.tags),
         "created_at": h.memory.created_at.isoformat(),

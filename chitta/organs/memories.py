@@ -495,6 +495,11 @@ class MemoriesOrgan:
             return iter(s.map.ids().tolist())
         return iter(s.map.ids()[self._live_rows()].tolist())
 
+    def ids_since(self, row: int) -> list[int]:
+        """Ids put at row ``row`` and after (rows only grow: a reader's catch-up)."""
+        ids = self._s.map
+        return [] if len(ids) <= row else ids.ids()[row:].tolist()
+
     def all_ids(self) -> list[int]:
         """Ids of every memory ever put (forgotten ones too), in apply order."""
         return self._s.map.ids().tolist()  # type: ignore[no-any-return]
@@ -538,6 +543,16 @@ class MemoriesOrgan:
     def live_id_array(self) -> npt.NDArray[np.uint64]:
         """The live memories' ids, in ``live_puts`` order."""
         return self._s.map.ids()[self._live_rows()]
+
+    def ids_with_tags(self, tags: frozenset[str]) -> npt.NDArray[np.uint64]:
+        """Sorted ids of the live memories carrying every tag of ``tags`` (a recall filter:
+        one pass over the tagged rows)."""
+        s = self._s
+        dead = s.c["dead"]
+        rows = [r for r, have in s.tags.items() if not dead[r] and tags.issubset(have)]
+        if not rows:
+            return np.zeros(0, np.uint64)
+        return np.sort(s.map.ids()[np.array(rows, np.int64)]).astype(np.uint64)
 
     def text(self, mid: int) -> str | None:
         """The current text of a live memory (None if not live)."""

@@ -368,6 +368,12 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             return tuple(int(x) for x in self._posting.get(mid)[0])
         return ()
 
+    def ids_without_vector(self) -> U64:
+        """Live ids with no dense vector, in arrival order (chitta/field/deferred.py)."""
+        cols = self._cols
+        n = cols.n
+        return cols.ids[np.flatnonzero(cols.live[:n] & (cols.vrow[:n] < 0))]
+
     def coded_ids(self) -> list[int]:
         return self._code_version.keys()
 

@@ -124,6 +124,10 @@ class Vocabulary:
         self._stale = False  # a restored table whose index does not cover every row yet (catch_up)
         self._lock = threading.Lock()
         self._build_lock = threading.Lock()  # one catch_up at a time
+        self._refresh_lock = threading.Lock()  # one refresh at a time (it embeds outside _lock)
+        # True when a background embedder refreshes the table (chitta/field/deferred.py):
+        # a search then uses the words embedded so far and never runs the model itself.
+        self.background = False
 
     def __len__(self) -> int:
         return len(self._words)
@@ -169,24 +173,32 @@ class Vocabulary:
         ``progress(done, total)`` hears each batch (words embedded so far, of ``total``)."""
         if self._stale:
             self.catch_up()
-        with self._lock:
-            if not self._pending:
-                return 0
-            words = sorted(self._pending - self._row.keys())
-            if not words:
-                self._pending.clear()
-                return 0
+        with self._refresh_lock:
+            with self._lock:
+                if not self._pending:
+                    return 0
+                words = sorted(self._pending - self._row.keys())
+                if not words:
+                    self._pending.clear()
+                    return 0
+            # The model runs outside _lock: words keep arriving (add_texts) meanwhile.
             parts = []
             for i in range(0, len(words), EMBED_BATCH):
                 parts.append(np.asarray(self._embed(words[i : i + EMBED_BATCH]), np.float32))
                 if progress is not None:
                     progress(min(i + EMBED_BATCH, len(words)), len(words))
-            self._pending.clear()  # only now: an embedder that fails leaves the words pending
             vecs = np.concatenate(parts) if len(parts) > 1 else parts[0]
             if vecs.ndim != 2 or len(vecs) != len(words):
                 raise InvalidArgument(f"the embedder returned {vecs.shape} for {len(words)} words")
             norms = np.linalg.norm(vecs, axis=1, keepdims=True)
             vecs = (vecs / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+            return self._add_rows(words, vecs)
+
+    def _add_rows(self, words: list[str], vecs: F32) -> int:
+        """Append embedded ``words`` (only now leaving the pending set: an embedder that
+        fails leaves them pending)."""
+        with self._lock:
+            self._pending.difference_update(words)
             start = len(self._words)
             self._words.extend(words)
             self._row.update((w, start + i) for i, w in enumerate(words))
@@ -300,7 +312,8 @@ class Vocabulary:
         ``background``: run the search on the process's native search thread (the caller does
         other work meanwhile; the call collects it, or runs it itself if the thread has not begun);
         False: search now. A vector of another width, or with no direction, finds nothing."""
-        self.refresh()
+        if not self.background:
+            self.refresh()
         index = self._index
         if index is None or m < 1:
             return _no_words

@@ -37,6 +37,9 @@ class Hit:
     lanes: dict[str, int]  # lane name -> 1-based rank in that lane
     fused: float  # weighted RRF score over the lanes
     factors: tuple[Factor, ...] = ()  # filled when recall(explain=True)
+    # The query's cosine with the memory's vector (absolute, unlike ``score``): set by
+    # Field.recall; None when either has no vector (chitta/field/recall.py ``relevance``).
+    relevance: float | None = None
 
     @property
     def kind(self) -> str:

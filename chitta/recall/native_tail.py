@@ -187,7 +187,8 @@ def rank_native(
         k,
     )
     memories = engine.memories.memories(top_ids)
-    # Hit(id=, text=, score=, memory=, lanes=, fused=, factors=()) without the frozen __init__
+    # Hit(id=, text=, score=, memory=, lanes=, fused=, factors=(), relevance=None)
+    # without the frozen __init__
     new_hit, slots, no_factors = _core._new_slotted, _HIT_SLOTS, ()
     return [
         new_hit(
@@ -201,6 +202,7 @@ def rank_native(
                 {name: r for name, r in zip(names, rk) if r > 0},
                 f,
                 no_factors,
+                None,
             ),
         )
         for mid, memory, score, f, rk in zip(top_ids, memories, top_scores, top_fused, top_ranks)

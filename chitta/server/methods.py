@@ -152,6 +152,11 @@ _REMEMBER_SCHEMA = _obj(
             "'path:line' (paths relative to the repository root); recall then knows "
             "when that code changed",
         },
+        "dedup": {
+            "type": "boolean",
+            "description": "if a memory of the same realm says the same (case and spacing "
+            "aside), reinforce it and return its id instead of storing a copy",
+        },
     },
     ("text",),
 )
@@ -193,6 +198,14 @@ _RECALL_SCHEMA = _obj(
             "type": "integer",
             "minimum": 0,
             "description": "fit whole memories into this many bytes",
+        },
+        "tags": {**_TAGS, "description": "only memories carrying every one of these tags"},
+        "min_score": {
+            "type": "number",
+            "minimum": -1,
+            "maximum": 1,
+            "description": "drop hits whose relevance (the query's cosine with the memory, "
+            "about 0.3 loosely related, 0.6 and up close) is below this",
         },
     },
     ("query",),
@@ -283,6 +296,7 @@ METHODS: dict[str, Method] = {
         Method("checkpoint"),
         Method("set_dense_index"),
         Method("refresh"),
+        Method("wait_embedded"),
         Method(
             "stats",
             reads=True,

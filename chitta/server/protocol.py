@@ -77,7 +77,16 @@ def _wire(obj: Any) -> Any:
     if isinstance(obj, Hit):
         return _ext(
             EXT_HIT,
-            [obj.id, obj.text, obj.score, obj.memory, obj.lanes, obj.fused, list(obj.factors)],
+            [
+                obj.id,
+                obj.text,
+                obj.score,
+                obj.memory,
+                obj.lanes,
+                obj.fused,
+                list(obj.factors),
+                obj.relevance,
+            ],
         )
     if isinstance(obj, Factor):
         return _ext(EXT_FACTOR, [obj.name, obj.kind, obj.value, obj.weight, obj.contribution])
@@ -125,8 +134,8 @@ def _ext_hook(code: int, data: memoryview) -> Any:
         values["artifacts"] = tuple(values["artifacts"])
         return Memory(**values)
     if code == EXT_HIT:
-        hid, text, score, memory, lanes, fused, factors = body
-        return Hit(hid, text, score, memory, lanes, fused, tuple(factors))
+        hid, text, score, memory, lanes, fused, factors, *rest = body  # rest: relevance
+        return Hit(hid, text, score, memory, lanes, fused, tuple(factors), *rest[:1])
     if code == EXT_FACTOR:
         return Factor(*body)
     if code == EXT_FIELD_STATS:

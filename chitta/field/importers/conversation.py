@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chitta.errors import InvalidArgument
-from chitta.field import puts
+from chitta.field import sessions
 from chitta.recall.context import CONTEXT_KEY, SPEAKER_KEY
 
 if TYPE_CHECKING:
@@ -115,14 +115,6 @@ def keyword_contexts(turns: list[Turn], context_turns: int) -> list[str | None]:
     return ["\n".join(_earlier(turns, i, context_turns)) or None for i in range(len(turns))]
 
 
-def _meta(turn: Turn, context: str | None) -> dict[str, Any]:
-    """The turn's meta: its speaker and recall context, then its own meta (which wins)."""
-    base: dict[str, Any] = {SPEAKER_KEY: turn.speaker.strip()}
-    if context is not None:
-        base[CONTEXT_KEY] = context
-    return {**base, **(turn.meta or {})}
-
-
 def import_conversation(
     field: Field,
     turns: Iterable[Turn | Mapping[str, Any]],
@@ -165,30 +157,42 @@ def import_conversation(
         return []
     tags = list(tags)
     common = {"kind": kind, "realm": realm, "source_tool": source_tool, "tags": tags}
-    docs: list[dict[str, Any]] = [
-        {"text": memory_text(t), "session": t.session, "at": t.at, "meta": _meta(t, ctx), **common}
-        for t, ctx in zip(items, keyword_contexts(items, keyword_context_turns))
-    ]
+    # The field encodes each turn with its session's context (chitta/field/sessions.py);
+    # only a choice other than its rule (2 keyword turns, 1 embedding turn) is written
+    # into the turn's meta here, where the field's rule gives way to it.
+    kw = (
+        keyword_contexts(items, keyword_context_turns)
+        if keyword_context_turns != sessions.KEYWORD_CONTEXT_TURNS
+        else None
+    )
+    em = (
+        [("\n".join(_earlier(items, i, context_turns))) for i in range(len(items))]
+        if context_turns != sessions.EMBED_CONTEXT_TURNS
+        else None
+    )
     embedder = field.core.encoding.embedder if field.core.encoding.enabled else None
-    ids: list[int] = []
-    start = 0
-    if embedder is not None and context_turns > 0:
+    docs: list[dict[str, Any]] = []
+    for i, t in enumerate(items):
+        meta: dict[str, Any] = {SPEAKER_KEY: t.speaker.strip()}
+        if kw is not None:
+            meta[CONTEXT_KEY] = kw[i] or ""  # "": none (the field's rule gives way)
+        if em is not None and embedder is not None:
+            meta[sessions.EMBED_KEY] = em[i]
+        meta.update(t.meta or {})
+        docs.append(
+            {"text": memory_text(t), "session": t.session, "at": t.at, "meta": meta, **common}
+        )
+    prefers = getattr(embedder, "recall_turn_view", False) is True
+    if embedder is not None and turn_view is not None and turn_view != prefers and context_turns:
+        # A turn view other than the embedder's preference: the vectors made here.
         vectors = np.asarray(embedder.embed(context_texts(items, context_turns)), np.float32)
-        if turn_view is None:
-            turn_view = getattr(embedder, "recall_turn_view", False) is True
         if turn_view:
             vectors = _mean_view(
                 vectors, np.asarray(embedder.embed(context_texts(items, 0)), np.float32)
             )
         for doc, vec in zip(docs, vectors):
             doc["embedding"] = vec
-        if puts.vector_dim(field.core) is None:
-            # A first write without a vector lets the field record which model
-            # made its vectors (the first turn has no earlier context anyway).
-            first = dict(docs[0])
-            del first["embedding"]
-            ids.extend(field.remember_many([first]))
-            start = 1
-    for lo in range(start, len(docs), BATCH):
+    ids: list[int] = []
+    for lo in range(0, len(docs), BATCH):
         ids.extend(field.remember_many(docs[lo : lo + BATCH]))
     return ids

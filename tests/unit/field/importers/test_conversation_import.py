@@ -149,10 +149,12 @@ def test_keyword_context_off_and_own_context_wins(tmp_path: Path) -> None:
         ids = import_conversation(field, turns)
         assert field.get(ids[2]).meta == {"speaker": "Ana", CONTEXT_KEY: "mine"}
         ids0 = import_conversation(field, TURNS, keyword_context_turns=0)
+        # "" in meta: no keyword context, where the field's session rule would add one
         assert [field.get(i).meta for i in ids0] == [
-            {"speaker": "Ana", "turn": "a"},
-            *({"speaker": t.speaker} for t in TURNS[1:]),
+            {"speaker": "Ana", CONTEXT_KEY: "", "turn": "a"},
+            *({"speaker": t.speaker, CONTEXT_KEY: ""} for t in TURNS[1:]),
         ]
+        assert field.recall("breed", lanes=("bm25",), session="s1", touch=False)
 
 
 @pytest.mark.parametrize("bad", [-1, 17, 1.5, True, "2"])

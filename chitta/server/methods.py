@@ -283,12 +283,14 @@ METHODS: dict[str, Method] = {
             schema=_obj({}),
             description="List memories the write gate pruned (never recalled for the prune age) "
             "that nobody restored.",
+            doors=frozenset({"python", "daemon"}),  # MCP: the list_pruned tool (organs/pruning.py)
         ),
         Method(
             "restore",
             schema=_obj({"id": _ID}, ("id",)),
             description="Bring a pruned memory back (as a new memory the gate never prunes); "
             "returns its new id.",
+            doors=frozenset({"python", "daemon"}),  # MCP: the restore_pruned tool
         ),
         Method("learn_encoder"),
         Method("reencode"),

@@ -27,6 +27,7 @@ INTENTIONAL: dict[tuple[str, str], str] = {
         "docs/API.md",
         "chitta/chitta_field.h",
     ): "where the wheel installs csrc/include/chitta/chitta_field.h",
+    ("docs/API.md", "user_role.md"): "a topic file in the example of Claude Code's memory layout",
 }
 
 

@@ -168,7 +168,7 @@ def test_non_loopback_host_is_refused_without_allow_remote(tmp_path: Path, host:
     field = tmp_path / "field"
     proc = spawn(field, "--host", host, "--port", "0")
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 1 and out == b""
+    assert proc.returncode == 2 and out == b""  # a bad value: exit 2
     assert "InvalidArgument" in err.decode() and "--allow-remote" in err.decode()
     assert not field.exists()  # refused before anything opened
 

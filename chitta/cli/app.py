@@ -490,6 +490,7 @@ def _hide(op: str, fields: dict[str, Any]) -> dict[str, Any]:
 from chitta.cli import checkpoint as cli_checkpoint  # noqa: F401 - importing registers the commands
 from chitta.cli import code as cli_code  # noqa: F401
 from chitta.cli import doctor as cli_doctor  # noqa: F401
+from chitta.cli import kg as cli_kg  # noqa: F401
 from chitta.cli import memories as cli_memories  # noqa: F401
 from chitta.cli import memory as cli_memory  # noqa: F401
 from chitta.cli import operations as cli_operations  # noqa: F401

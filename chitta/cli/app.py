@@ -472,7 +472,7 @@ def demo(demo_path: str | None, as_json: bool) -> None:
 
 
 def _hide(op: str, fields: dict[str, Any]) -> dict[str, Any]:
-    from chitta.cli.memories import hide_blobs
+    from chitta.cli.manage import hide_blobs
 
     if op == "Batch":
         return {
@@ -491,7 +491,7 @@ from chitta.cli import checkpoint as cli_checkpoint  # noqa: F401 - importing re
 from chitta.cli import code as cli_code  # noqa: F401
 from chitta.cli import doctor as cli_doctor  # noqa: F401
 from chitta.cli import kg as cli_kg  # noqa: F401
-from chitta.cli import memories as cli_memories  # noqa: F401
+from chitta.cli import manage as cli_manage  # noqa: F401
 from chitta.cli import memory as cli_memory  # noqa: F401
 from chitta.cli import operations as cli_operations  # noqa: F401
 from chitta.cli import pruned as cli_pruned  # noqa: F401

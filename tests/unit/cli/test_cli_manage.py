@@ -112,7 +112,8 @@ def test_export_import_round_trip_keeps_every_field(tmp_path: Path) -> None:
     assert run("--path", str(root), "export", str(out)).returncode == 0
     copy = tmp_path / "copy"
     r = run("--path", str(copy), "import", str(out), "--json")
-    assert r.returncode == 0, r.stderr and json.loads(r.stdout)["imported"] == 3
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["imported"] == 3
     again = tmp_path / "again.jsonl"
     assert run("--path", str(copy), "export", str(again)).returncode == 0
 

@@ -35,7 +35,7 @@ import chitta
 from chitta.errors import ChittaError, ChittaIOError, InvalidArgument
 from chitta.field import Field
 from chitta.field.checkpoint import CheckpointPolicy
-from chitta.server import methods, protocol
+from chitta.server import json_dialect, methods, protocol
 from chitta.server.maintenance import Maintainer
 from chitta.server.protocol import HEADER, ProtocolError
 from chitta.server.rwlock import RWLock
@@ -69,6 +69,12 @@ def default_socket(field_path: str | os.PathLike[str]) -> Path:
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     base = Path(runtime) / "chitta" if runtime else Path(f"/tmp/chitta-{os.getuid()}")
     return base / f"{digest}.sock"
+
+
+def _internal(exc: Exception) -> ChittaError:
+    """A bug inside a call, reported to its caller without taking the daemon down."""
+    print(f"chitta serve: internal error: {exc!r}", file=sys.stderr)
+    return ChittaError(f"internal error in the daemon: {type(exc).__name__}: {exc}")
 
 
 def _recv_exact(conn: socket.socket, n: int, deadline: float | None = None) -> bytes | None:
@@ -320,7 +326,10 @@ class Daemon:
                 if body is None:
                     raise ConnectionError("peer closed the connection mid-frame")
                 conn.settimeout(self.frame_timeout_s)  # a reader that stops reading is cut off too
-                self._send(conn, *self._answer(body))
+                if json_dialect.is_json(body):
+                    self._send_json(conn, self._answer_json(body))
+                else:
+                    self._send(conn, *self._answer(body))
         except TimeoutError:
             with contextlib.suppress(OSError):  # a slow sender (slowloris): its connection ends
                 self._send(
@@ -351,30 +360,44 @@ class Daemon:
             if request.get("method") == "_info":
                 return rid, self.info(), None
             method, params = methods.check_call(request.get("method"), request.get("params"))
-            with self._lock.shared:
-                if methods.only_reads(
-                    method, params
-                ):  # beside other calls (the field is thread-safe)
-                    self.field.refresh()
-                    result = method.invoke(self.field, params)
-                else:
-                    with self._writer:
-                        if method.reads:
-                            self.field.refresh()
-                        result = method.invoke(self.field, params)
-                if isinstance(result, Iterator):
-                    result = list(result)
-            self.requests += 1
-            return rid, result, None
+            return rid, self._run(method, params), None
         except ChittaError as exc:
             return rid, None, exc
         except Exception as exc:  # noqa: BLE001  a bug must not take the daemon (or other clients) down
-            print(f"chitta serve: internal error: {exc!r}", file=sys.stderr)
-            return (
-                rid,
-                None,
-                ChittaError(f"internal error in the daemon: {type(exc).__name__}: {exc}"),
-            )
+            return rid, None, _internal(exc)
+
+    def _answer_json(self, body: bytes) -> bytes:
+        """The reply body to a request of the JSON dialect (chitta/server/json_dialect.py)."""
+        rid: Any = None
+        try:
+            rid, name, params = json_dialect.parse_request(body)
+            if not isinstance(rid, int) or isinstance(rid, bool):
+                rid = None
+                raise ProtocolError("a request needs an integer id")
+            if name == "_info":
+                return json_dialect.reply(rid, self.info())
+            method, checked = json_dialect.check(name, params)
+            return json_dialect.reply(rid, self._run(method, checked))
+        except ChittaError as exc:
+            return json_dialect.reply(rid, error=protocol.error_body(exc))
+        except Exception as exc:  # noqa: BLE001  a bug must not take the daemon (or other clients) down
+            return json_dialect.reply(rid, error=protocol.error_body(_internal(exc)))
+
+    def _run(self, method: methods.Method, params: dict[str, Any]) -> Any:
+        """One checked call on the field, under the daemon's reader/writer discipline."""
+        with self._lock.shared:
+            if methods.only_reads(method, params):  # beside other calls (the field is thread-safe)
+                self.field.refresh()
+                result = method.invoke(self.field, params)
+            else:
+                with self._writer:
+                    if method.reads:
+                        self.field.refresh()
+                    result = method.invoke(self.field, params)
+            if isinstance(result, Iterator):
+                result = list(result)
+        self.requests += 1
+        return result
 
     def _send(
         self, conn: socket.socket, rid: Any, result: Any = None, error: BaseException | None = None
@@ -397,6 +420,14 @@ class Daemon:
                     ),
                 }
             )
+        conn.sendall(HEADER.pack(len(body)) + body)
+
+    def _send_json(self, conn: socket.socket, body: bytes) -> None:
+        if len(body) > self.max_frame:
+            over = ProtocolError(
+                f"the reply is {len(body)} bytes, over the frame limit; ask for less"
+            )
+            body = json_dialect.reply(None, error=protocol.error_body(over))
         conn.sendall(HEADER.pack(len(body)) + body)
 
     def info(self) -> dict[str, Any]:

@@ -92,6 +92,7 @@ CF_API const char* cf_status_name(cf_status status) {
     case CF_ECLOSED: return "CF_ECLOSED";
     case CF_ENOMEM: return "CF_ENOMEM";
     case CF_EINTERNAL: return "CF_EINTERNAL";
+    case CF_EUNAVAILABLE: return "CF_EUNAVAILABLE";
   }
   return "CF_UNKNOWN";
 }

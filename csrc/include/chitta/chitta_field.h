@@ -49,7 +49,8 @@ typedef enum cf_status {
   CF_ELOCKED = 7,       /* the named instance is held by a live process */
   CF_ECLOSED = 8,       /* the handle's log is already closed */
   CF_ENOMEM = 9,        /* out of memory */
-  CF_EINTERNAL = 10     /* a bug: an unexpected failure inside the library */
+  CF_EINTERNAL = 10,    /* a bug: an unexpected failure inside the library */
+  CF_EUNAVAILABLE = 11  /* no chitta serve answers for the field (and none could be started) */
 } cf_status;
 
 /* Durability of cf_append (docs/FORMAT.md, DESIGN.md). */
@@ -249,6 +250,105 @@ CF_API cf_status cf_hnsw_search(const cf_hnsw_t* h, const float* queries, size_t
                                 int num_threads, uint64_t* out_ids, float* out_dist);
 
 CF_API cf_status cf_hnsw_size(const cf_hnsw_t* h, size_t* out);
+
+/* ---- memories: through the field's daemon (`chitta serve`) ------------------
+ *
+ * The memory-level calls keep meaning (embedding, scoring, organs) in Python,
+ * as the design says: a cf_client_t is a connection to the daemon serving a
+ * field, speaking its JSON dialect (docs/DAEMON.md). Every operation of the
+ * method table is reachable with cf_call; cf_remember, cf_recall, cf_get,
+ * cf_forget and cf_link are typed shortcuts. A daemon's error comes back as a
+ * status (NotFound: CF_ENOTFOUND, InvalidArgument: CF_EINVAL, ...) with its
+ * class and message in cf_last_error(). Ids are uint64_t here and decimal
+ * strings in JSON (D-038). A client may be shared by threads (calls on one
+ * client run one at a time). Reference: docs/C_API.md, "Memories". */
+
+typedef struct cf_client cf_client_t; /* opaque */
+
+typedef struct cf_connect_options {
+  const char* socket_path;   /* NULL: the field's default socket (docs/DAEMON.md) */
+  int32_t start;             /* non-zero: start `chitta serve` when no daemon answers */
+  const char* serve_command; /* the program started (NULL: "chitta", looked up in PATH);
+                                run as: <cmd> --path <field> serve --socket <socket> */
+  uint32_t start_timeout_ms; /* how long to wait for a started daemon; 0: 60000 */
+  uint32_t call_timeout_ms;  /* how long one call may wait for its reply; 0: 120000 */
+} cf_connect_options;
+
+/* Fills *options with the defaults: default socket, no start, "chitta",
+ * 60 s to start, 120 s per call. NULL is ignored. */
+CF_API void cf_connect_options_init(cf_connect_options* options);
+
+/* Connects to the daemon serving the field at field_path (options NULL: the
+ * defaults). The socket and its directory must be this user's (0700
+ * directory, SO_PEERCRED), as for chitta.connect(). No daemon:
+ * CF_EUNAVAILABLE, unless options->start, which starts one (its output goes
+ * to <socket>.log) and waits for it. On CF_OK *out belongs to the caller:
+ * release with cf_disconnect. */
+CF_API cf_status cf_connect(const char* field_path, const cf_connect_options* options,
+                            cf_client_t** out);
+
+/* Closes the connection and frees the client (the daemon keeps running). NULL is ignored. */
+CF_API void cf_disconnect(cf_client_t* c);
+
+/* Runs the operation op_name (any name `chitta operations` lists, e.g. "stats",
+ * "kg_query") with json_args, a JSON object (NULL or "": no arguments). On
+ * CF_OK *json_result is the reply's result as JSON text (NUL-terminated,
+ * UTF-8), owned by the caller: release with cf_string_free. json_args that
+ * is not a JSON object, or names unknown arguments: CF_EINVAL, nothing sent
+ * or changed. */
+CF_API cf_status cf_call(cf_client_t* c, const char* op_name, const char* json_args,
+                         char** json_result);
+
+/* Frees a string a cf_* call returned. NULL is ignored. */
+CF_API void cf_string_free(char* s);
+
+/* Remembers text (UTF-8). options_json: NULL or a JSON object of remember's
+ * other arguments ({"kind": "decision", "tags": ["db"], "session": "s1", ...}).
+ * On CF_OK *id (if not NULL) is the new memory's id. */
+CF_API cf_status cf_remember(cf_client_t* c, const char* text, const char* options_json,
+                             uint64_t* id);
+
+typedef struct cf_lane {
+  const char* name; /* "dense", "bm25", ... */
+  uint32_t rank;    /* 1-based rank of the memory in that lane */
+} cf_lane;
+
+typedef struct cf_hit {
+  uint64_t id;
+  double score;      /* the final, rank-relative score */
+  double relevance;  /* the query's cosine with the memory; NaN when there is none */
+  const char* text;  /* the memory's text (UTF-8) */
+  const char* kind;  /* "observation", "decision", ... */
+  const cf_lane* lanes;
+  size_t n_lanes;
+} cf_hit;
+
+typedef struct cf_hits cf_hits_t; /* opaque: the results of one cf_recall */
+
+/* The k best memories for query (k 0: the daemon's default). options_json:
+ * NULL or a JSON object of recall's other arguments ({"tags": ["db"],
+ * "min_score": 0.2, ...}). On CF_OK *out belongs to the caller: release
+ * with cf_hits_free; every pointer inside lives as long as *out. */
+CF_API cf_status cf_recall(cf_client_t* c, const char* query, uint32_t k,
+                           const char* options_json, cf_hits_t** out);
+
+CF_API size_t cf_hits_count(const cf_hits_t* hits); /* 0 for NULL */
+/* The i-th hit, best first; NULL when i >= cf_hits_count. */
+CF_API const cf_hit* cf_hits_at(const cf_hits_t* hits, size_t i);
+CF_API void cf_hits_free(cf_hits_t* hits); /* NULL is ignored */
+
+/* One memory. text_out (if not NULL): its text; json_out (if not NULL): the
+ * whole memory as a JSON object (id, text, kind, realm, tags, confidence,
+ * created_at, meta, ...). Both owned by the caller (cf_string_free). An
+ * unknown id: CF_ENOTFOUND. */
+CF_API cf_status cf_get(cf_client_t* c, uint64_t id, char** text_out, char** json_out);
+
+/* Forgets a memory (recall no longer returns it). An unknown id: CF_ENOTFOUND. */
+CF_API cf_status cf_forget(cf_client_t* c, uint64_t id);
+
+/* An edge src -> dst (edge NULL: "RelatedTo"; weight finite, in (0, 1e6], 1 is usual). */
+CF_API cf_status cf_link(cf_client_t* c, uint64_t src, uint64_t dst, const char* edge,
+                         double weight);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -112,8 +112,8 @@ def http_start_s(field: Path) -> float:
 class WarmHost:
     """``chitta mcp-host`` on its own runtime directory, ready to forward to."""
 
-    def __init__(self, field: Path, runtime: Path) -> None:
-        self.env = {**ENV, "XDG_RUNTIME_DIR": str(runtime)}
+    def __init__(self, field: Path, runtime: Path, env: dict[str, str] | None = None) -> None:
+        self.env = {**(ENV if env is None else env), "XDG_RUNTIME_DIR": str(runtime)}
         self.proc = subprocess.Popen(
             [*_chitta(), "--path", str(field), "mcp-host", "--json"],
             stdout=subprocess.PIPE,

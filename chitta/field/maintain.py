@@ -48,7 +48,12 @@ def after_embedded_writes(core: FieldCore, n: int) -> None:
     core.since_learning += n
     if core.since_learning >= max(LEARN_EVERY, core.index.vector_count // LEARN_FRACTION):
         core.since_learning = 0
-        learn_encoder(core)
+        if core.learn_async:  # a server: off this writer's thread (field/learn_async.py)
+            from chitta.field import learn_async
+
+            learn_async.start(core)
+        else:
+            learn_encoder(core)
 
 
 def write_gate_pass(core: FieldCore) -> int:

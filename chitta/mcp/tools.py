@@ -144,6 +144,7 @@ class ChittaMCP:
         try:
             path = self._path if self._path is not None else default_path()
             self._field = Field(path, embedder=self._embedder)
+            self._field.core.learn_async = True  # a server: no write waits for a learning step
         except BaseException as exc:  # noqa: BLE001  (re-raised by field(), on the caller's thread)
             self._error = exc
 

@@ -122,6 +122,9 @@ class Daemon:
         self.frame_timeout_s = float(frame_timeout_s)
         self.refused = 0  # connections turned away (over the cap, accept errors, another uid)
         self.field = field
+        # Learning steps off the writer's thread: one would stall every client queued
+        # behind the writer lock for about a second (chitta/field/learn_async.py).
+        field.core.learn_async = True
         self.socket_path = Path(socket_path).absolute()
         if len(os.fsencode(str(self.socket_path))) > MAX_SOCKET_PATH:
             raise InvalidArgument(

@@ -1,0 +1,69 @@
+"""The sparse encoder's learning step off the writer's thread, for long-lived servers.
+
+A step (``SparseEncoder.learn`` over the last 1,024 vectors) costs about a second on a
+shared 2-core machine; inline it stalls the write that made it due and, in ``chitta
+serve``, every client queued behind the daemon's writer. With ``core.learn_async`` set
+(the daemon sets it) the step is computed on one background thread per handle from a
+copy of the vectors taken under the core's lock, then committed under that lock only if
+the encoder did not move meanwhile (another step, or one replayed from another writer);
+a step that lost that race is dropped, and the next due step learns from newer atoms.
+The step is an op in the log like any other, so replay never re-learns. The library
+default stays inline: a given sequence of writes then yields the same log every run.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+
+from chitta.errors import ChittaError
+from chitta.field.core import FieldCore
+from chitta.recall.blas import one_thread
+
+
+def start(core: FieldCore, max_vectors: int = 1024) -> bool:
+    """Begin a background step unless one is running; False when one already is."""
+    with core.lock:
+        running = core.learner
+        if running is not None and running.is_alive():
+            return False
+        thread = threading.Thread(
+            target=_step, args=(core, max_vectors), name="chitta-learn", daemon=True
+        )
+        core.learner = thread
+        thread.start()
+        return True
+
+
+def wait(core: FieldCore) -> None:
+    """Until the running step (if any) has committed or been dropped."""
+    thread = core.learner
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
+
+
+def _step(core: FieldCore, max_vectors: int) -> None:
+    try:
+        with core.lock:
+            encoder = core.encoder_organ.encoder
+            if core.closed or encoder is None:
+                return
+            version = encoder.version
+            vectors = np.array(core.index.recent_vectors(max_vectors), dtype=np.float32)
+            now = core.now_ms()
+        if len(vectors) == 0:
+            return
+        with one_thread():
+            step = encoder.learn(vectors, at_ms=now)
+        with core.lock:
+            current = core.encoder_organ.encoder
+            if core.closed or current is not encoder or current.version != version:
+                return  # the encoder moved while this step was computed: dropped
+            core.commit(step)
+    except ChittaError as exc:  # reported; the next due step tries again
+        print(f"chitta: background encoder learning failed: {exc}", file=sys.stderr)
+
+
+__all__ = ["start", "wait"]

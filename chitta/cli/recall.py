@@ -76,6 +76,11 @@ def _hit_json(rank: int, hit: Any, explain: bool) -> dict[str, Any]:
     help="Drop hits whose relevance (query-memory cosine) is below this.",
 )
 @click.option(
+    "--mood",
+    type=click.FloatRange(-1.0, 1.0),
+    help="Your mood, -1 (upset) .. 1 (pleased): memories with a matching valence rank higher.",
+)
+@click.option(
     "--since", help="Only memories that happened at or after this ISO time (naive = local time)."
 )
 @click.option("--until", help="Only memories that happened at or before this ISO time.")
@@ -98,6 +103,7 @@ def recall(
     session: str | None,
     tags: tuple[str, ...],
     min_score: float | None,
+    mood: float | None,
     since: str | None,
     until: str | None,
     budget: int | None,
@@ -130,6 +136,7 @@ def recall(
             session=session,
             tags=tags or None,
             min_score=min_score,
+            mood=mood,
             since=since_dt,
             until=until_dt,
             budget_bytes=budget,

@@ -471,6 +471,7 @@ class Field:
         touch: bool = True,
         tags: Iterable[str] | None = None,
         min_score: float | None = None,
+        mood: float | None = None,
     ) -> list[Hit]:
         """The ``k`` memories that matter most for ``query`` (and/or ``vector``).
 
@@ -484,6 +485,8 @@ class Field:
         Each hit's ``relevance`` is absolute (the query's cosine with the memory's
         vector; None without one) where ``score`` ranks the hits against each other;
         ``min_score`` drops hits whose relevance is below it (hits without one stay).
+        ``mood``: the caller's current mood, -1 (negative) .. 1 (positive): memories whose
+        ``meta["valence"]`` agrees with it rank higher (factor ``mood_congruence``).
         """
         return recall.recall(
             self._core,
@@ -503,6 +506,7 @@ class Field:
             touch=touch,
             tags=tags,
             min_score=min_score,
+            mood=mood,
         )
 
     def render(self, hits: Sequence[Hit], budget_bytes: int | None = None) -> str:

@@ -1,9 +1,11 @@
 """Recall's learned factors (:mod:`chitta.recall.learned`) applied to its candidates.
 
-Active only when some learning organ holds state: recall then takes 3x its ``k``
-candidates from the engine, multiplies each score by the learned factors, re-sorts
-(score descending, then id) and keeps ``k``; with ``explain`` each factor that is
-not 1 is appended to the hit's factors. With no such state recall is unchanged.
+Active only when some learning organ holds state or the caller gives a ``mood``:
+recall then takes 3x its ``k`` candidates from the engine, multiplies each score by
+the learned factors, re-sorts (score descending, then id) and keeps ``k``; with
+``explain`` each factor that is not 1 is appended to the hit's factors. Without
+either, only hits that carry a valence are re-weighted (among the ``k`` found), and
+a field with none ranks exactly as before.
 """
 
 from __future__ import annotations
@@ -58,10 +60,15 @@ def _debt_marks(core: FieldCore) -> tuple[set[int], set[int]]:
     return resolved, questioned
 
 
-class _Sources:
-    """The organs the factors read, looked up once per recall."""
+def any_valence(hits: list[Hit]) -> bool:
+    return any(lf.memory_valence(h.memory.meta) is not None for h in hits)
 
-    def __init__(self, core: FieldCore) -> None:
+
+class _Sources:
+    """The organs the factors read (and the caller's mood), looked up once per recall."""
+
+    def __init__(self, core: FieldCore, mood: float | None = None) -> None:
+        self.mood = mood
         self.sw = _organ(core, "source_weights")
         self.credit = _organ(core, "surprise_credit")
         pred = _organ(core, "predictor")
@@ -98,11 +105,18 @@ def factors_of(src: _Sources, hit: Hit) -> list[tuple[str, float]]:
         out.append(
             ("frustration_escalation", lf.frustration_escalation(src.feedback.failure_run, fix))
         )
+    valence = lf.memory_valence(m.meta)
+    if valence is not None:
+        out.append(("affect_valence", lf.affect_valence(valence)))
+        if src.mood is not None:
+            out.append(("mood_congruence", lf.mood_congruence(valence, src.mood)))
     return out
 
 
-def rerank(core: FieldCore, hits: list[Hit], k: int, explain: bool) -> list[Hit]:
-    src = _Sources(core)
+def rerank(
+    core: FieldCore, hits: list[Hit], k: int, explain: bool, mood: float | None = None
+) -> list[Hit]:
+    src = _Sources(core, mood)
     scored: list[tuple[float, int, int, list[Factor]]] = []
     for i, h in enumerate(hits):
         score = h.score

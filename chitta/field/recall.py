@@ -82,9 +82,12 @@ def recall(
     touch: bool = True,
     tags: Iterable[str] | None = None,
     min_score: float | None = None,
+    mood: float | None = None,
 ) -> list[Hit]:
     """``Field.recall`` (its docstring is the reference)."""
     core.check_open()
+    if mood is not None:
+        mood = v.valence(mood, "mood")
     tag_set = None
     if tags is not None:
         if isinstance(tags, str):
@@ -151,6 +154,7 @@ def recall(
             touch,
             tag_set,
             min_score,
+            mood,
             {
                 "kinds": kind_set,
                 "realm": realm,
@@ -174,6 +178,7 @@ def _recall(
     touch: bool,
     tag_set: frozenset[str] | None,
     min_score: float | None,
+    mood: float | None,
     filters: dict[str, Any],
 ) -> list[Hit]:
     engine = core.engine if lane_set is None else core.engine.with_lanes(lane_set)
@@ -190,7 +195,8 @@ def _recall(
         if tag_set is not None:  # inside the lanes, like every other filter
             tagged = core.memories.ids_with_tags(tag_set)
             allowed = tagged if allowed is None else np.intersect1d(allowed, tagged)
-        learning = learned_rerank.active(core)  # learned factors: 3x candidates, reranked
+        # learned factors (or the caller's mood): 3x candidates, reranked
+        learning = mood is not None or learned_rerank.active(core)
         now = core.now_ms()
         want = min(MAX_K, learned_rerank.POOL_FACTOR * k) if learning else k
         for _ in range(3):  # memories past their expires_at never come back, curated or not
@@ -208,8 +214,8 @@ def _recall(
                 break
             want = min(MAX_K, 2 * want)  # some expired: look deeper for k live ones
         hits = live
-        if learning:
-            hits = learned_rerank.rerank(core, hits, k, explain)
+        if learning or learned_rerank.any_valence(hits[:k]):
+            hits = learned_rerank.rerank(core, hits if learning else hits[:k], k, explain, mood)
         hits = hits[:k]
         relevance(core, hits, qvec)
     if min_score is not None:  # hits without a relevance (no vector yet) are kept

@@ -208,6 +208,25 @@ def _meta_value(value: object, depth: int, where: str) -> None:
     )
 
 
+#: The meta key of a memory's affect: -1 (negative) .. 1 (positive); recall's ``mood`` is
+#: on the same scale (chitta.recall.learned: affect_valence, mood_congruence).
+VALENCE_KEY = "valence"
+
+
+def valence(value: object, where: str = "valence") -> float:
+    """An affect value: a finite number from -1 (negative) to 1 (positive)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not -1.0 <= value <= 1.0
+    ):
+        raise InvalidArgument(
+            f"{where} must be a number from -1 (negative) to 1 (positive), not {value!r:.40}"
+        )
+    return float(value)
+
+
 def meta(value: object) -> dict[str, Any] | None:
     if value is None:
         return None
@@ -217,6 +236,8 @@ def meta(value: object) -> dict[str, Any] | None:
         if not isinstance(key, str):
             raise InvalidArgument(f"meta keys must be str, got {key!r:.80}")
     _meta_value(dict(value), 0, "meta")
+    if VALENCE_KEY in value:
+        valence(value[VALENCE_KEY], f"meta[{VALENCE_KEY!r}]")
     try:
         encoded = _META_ENCODER.encode(dict(value))
     except (TypeError, ValueError, OverflowError) as exc:

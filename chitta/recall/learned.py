@@ -18,6 +18,12 @@ debts or accesses ranks exactly as before.
 - ``frustration_escalation``: while the latest outcome's session has failed >= 2 times in
   a row, memories of past fixes (kind ``lesson``, or rated useful by feedback) get
   1 + 0.05 * min(run, 6); other memories, and calmer sessions, 1.
+- ``affect_valence``: 1 + 0.05 * |v| for a memory whose ``meta["valence"]`` is v in
+  [-1, 1]: charged memories are the more memorable (salience), whatever their sign.
+- ``mood_congruence``: 1 + 0.10 * v * mood when recall is given the caller's ``mood``
+  (same scale): memories of the caller's mood rise, those of the opposite one sink,
+  in [0.90, 1.10]. Both are 1 for a memory without a valence (and the second without a mood).
+  The seed names the two factors without numbers; these are chitta's (D-048).
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ PREDICTION_SPAN = 0.20
 FRUSTRATION_MIN_RUN = 2
 FRUSTRATION_STEP = 0.05
 FRUSTRATION_MAX_RUN = 6
+AFFECT_SPAN = 0.05
+MOOD_SPAN = 0.10
 
 
 def source_weight(weight: float) -> float:
@@ -64,3 +72,22 @@ def frustration_escalation(failure_run: int, is_fix: bool) -> float:
     if not is_fix or failure_run < FRUSTRATION_MIN_RUN:
         return 1.0
     return 1.0 + FRUSTRATION_STEP * min(failure_run, FRUSTRATION_MAX_RUN)
+
+
+def affect_valence(valence: float) -> float:
+    return 1.0 + AFFECT_SPAN * min(1.0, abs(valence))
+
+
+def mood_congruence(valence: float, mood: float) -> float:
+    return 1.0 + MOOD_SPAN * max(-1.0, min(1.0, valence * mood))
+
+
+def memory_valence(meta: object) -> float | None:
+    """A memory's valence from its meta; None when it has none (or an unusable one,
+    e.g. written by another tool before the check existed)."""
+    if not isinstance(meta, dict):
+        return None
+    v = meta.get("valence")
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not -1.0 <= v <= 1.0:
+        return None
+    return float(v)

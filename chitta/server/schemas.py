@@ -146,6 +146,13 @@ RECALL_SCHEMA = obj(
             "description": "drop hits whose relevance (the query's cosine with the memory, "
             "about 0.3 loosely related, 0.6 and up close) is below this",
         },
+        "mood": {
+            "type": "number",
+            "minimum": -1,
+            "maximum": 1,
+            "description": "the user's current mood, -1 (upset) to 1 (pleased): memories "
+            "remembered with a matching meta.valence rank higher; omit when unknown",
+        },
     },
     ("query",),
 )

@@ -41,6 +41,7 @@ from chitta.errors import (
     LostWritesError,
     NotFound,
 )
+from chitta.field.recent_recalls import RecentRecalls
 from chitta.ops import Op, OpType
 from chitta.ops import checks as v
 from chitta.ops.code_columns import CodeColumns
@@ -197,6 +198,7 @@ class FieldCore:
         self.encoding: FieldEncoding  # set by the facade once the organs are loaded
         self.embedded_writes = 0
         self.since_learning = 0  # embedded writes since this handle's last learning step
+        self.recalls = RecentRecalls()  # recall ids for feedback (field/recent_recalls.py)
         self.learn_async = False  # learning steps off the writer's thread (field/learn_async.py)
         self.learner: threading.Thread | None = None  # the running background step, if any
         self.salvaged: list[dict[str, Any]] = []  # what salvage skipped, with where

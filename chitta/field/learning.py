@@ -129,18 +129,37 @@ def _scorer_update(core: FieldCore, mid: int, query: str, useful: bool) -> sl.Mo
 def feedback(
     ctx: CallContext,
     *,
-    memory_id: Any,
     useful: Any,
+    memory_id: Any = None,
+    recall_id: Any = None,
     query: str | None = None,
     source: str | None = None,
     session: str | None = None,
     note: str | None = None,
 ) -> dict[str, Any]:
-    """Record whether a recalled memory was useful and learn from it (module docstring)."""
+    """Record whether a recalled memory was useful and learn from it (module docstring).
+    ``recall_id`` (what a recall's hits carry) supplies the query, and the memory when
+    that recall returned one hit; a memory_id it did not return is refused."""
     core = ctx.core
     core.check_writable()
     if not isinstance(useful, bool):
         raise InvalidArgument(f"useful must be true or false, not {useful!r:.40}")
+    if recall_id is not None:
+        recalled_query, hit_ids = core.recalls.get(recall_id)
+        if memory_id is None:
+            if len(hit_ids) != 1:
+                raise InvalidArgument(
+                    f"recall {recall_id} returned {len(hit_ids)} memories: give memory_id too"
+                )
+            memory_id = hit_ids[0]
+        if v.memory_id(memory_id) not in hit_ids:
+            raise InvalidArgument(
+                f"memory {memory_id} was not among the hits of recall {recall_id}; "
+                "give the id of one of them"
+            )
+        query = recalled_query if query is None else query
+    elif memory_id is None:
+        raise InvalidArgument("feedback needs memory_id (or the recall_id of a recall's hits)")
     memory = _live(core, memory_id)
     query, note = v.query(query), _short(note, "note")
     session = v.name(session, "session")

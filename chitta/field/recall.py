@@ -10,6 +10,7 @@ exist), embeds and codes the query, and logs the touches of what it returns
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -222,6 +223,9 @@ def _recall(
         hits = [h for h in hits if h.relevance is None or h.relevance >= min_score]
     if budget_bytes is not None:
         hits = list(render(hits, budget_bytes).included)
+    if hits:  # one id for this recall, carried by its hits (feedback(recall_id=...))
+        rid = core.recalls.record(query, tuple(h.id for h in hits))
+        hits = [dataclasses.replace(h, recall_id=rid) for h in hits]
     if touch and hits and not core.read_only:
         _touch(core, hits)
     return hits

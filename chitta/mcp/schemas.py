@@ -67,7 +67,16 @@ HIT = _obj(
 
 OUTPUT: dict[str, dict[str, Any]] = {
     "remember": _obj({"id": {**_ID, "description": "the new memory's id (a decimal string)"}}),
-    "recall": _obj({"hits": {"type": "array", "items": HIT, "description": "best first"}}),
+    "recall": _obj(
+        {
+            "hits": {"type": "array", "items": HIT, "description": "best first"},
+            "recall_id": {
+                "type": "string",
+                "description": "name this recall in feedback (with the memory that helped)",
+            },
+        },
+        ("hits",),
+    ),
     "get": MEMORY,
     "forget": _obj({"forgotten": _ID}),
     "link": _obj({"src": _ID, "dst": _ID, "edge": {"type": "string"}}),

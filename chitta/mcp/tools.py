@@ -69,7 +69,10 @@ def _recall(field: Field, args: dict[str, Any], client: str | None) -> Answer:
     if not hits:
         return "no memories match", {"hits": []}
     lines = [f"- [{h.memory.kind}] {h.text} (id {h.id})" for h in hits]
-    return "\n".join(lines), {"hits": [_hit_json(h) for h in hits]}
+    lines.append(
+        f"(recall_id {hits[0].recall_id}: pass it to feedback with the memory that helped)"
+    )
+    return "\n".join(lines), {"hits": [_hit_json(h) for h in hits], "recall_id": hits[0].recall_id}
 
 
 def _get(field: Field, args: dict[str, Any], client: str | None) -> Answer:

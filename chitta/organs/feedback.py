@@ -54,6 +54,11 @@ OPERATIONS: tuple[Operation, ...] = (
             "type": "object",
             "properties": {
                 "memory_id": _ID,
+                "recall_id": {
+                    **_TEXT,
+                    "description": "the recall_id of the recall it came from (then query may be "
+                    "left out; memory_id too when that recall returned one memory)",
+                },
                 "useful": {"type": "boolean", "description": "did the memory help?"},
                 "query": {
                     **_TEXT,
@@ -63,10 +68,10 @@ OPERATIONS: tuple[Operation, ...] = (
                 "session": _TEXT,
                 "note": _TEXT,
             },
-            "required": ["memory_id", "useful"],
+            "required": ["useful"],
             "additionalProperties": False,
         },
-        "Say whether a recalled memory was useful. Updates the source's learned weight "
+        "Say whether a recalled memory was useful (memory_id, or recall_id and memory_id). Updates the source's learned weight "
         "and, with the recall query, the learned scorer. Returns the new weights.",
         writes=True,
     ),

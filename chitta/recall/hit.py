@@ -40,6 +40,9 @@ class Hit:
     # The query's cosine with the memory's vector (absolute, unlike ``score``): set by
     # Field.recall; None when either has no vector (chitta/field/recall.py ``relevance``).
     relevance: float | None = None
+    # The recall that returned this hit (chitta/field/recent_recalls.py): name it in
+    # feedback(recall_id=...) instead of repeating the query. None for hits built elsewhere.
+    recall_id: str | None = None
 
     @property
     def kind(self) -> str:

@@ -90,6 +90,7 @@ def hit_json(h: Hit) -> dict[str, Any]:
         "lanes": dict(h.lanes),
         "factors": [to_json(f) for f in h.factors],
         "memory": memory_json(h.memory),
+        "recall_id": h.recall_id,
     }
 
 

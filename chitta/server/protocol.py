@@ -86,6 +86,7 @@ def _wire(obj: Any) -> Any:
                 obj.fused,
                 list(obj.factors),
                 obj.relevance,
+                obj.recall_id,
             ],
         )
     if isinstance(obj, Factor):
@@ -134,8 +135,8 @@ def _ext_hook(code: int, data: memoryview) -> Any:
         values["artifacts"] = tuple(values["artifacts"])
         return Memory(**values)
     if code == EXT_HIT:
-        hid, text, score, memory, lanes, fused, factors, *rest = body  # rest: relevance
-        return Hit(hid, text, score, memory, lanes, fused, tuple(factors), *rest[:1])
+        hid, text, score, memory, lanes, fused, factors, *rest = body  # relevance, recall_id
+        return Hit(hid, text, score, memory, lanes, fused, tuple(factors), *rest[:2])
     if code == EXT_FACTOR:
         return Factor(*body)
     if code == EXT_FIELD_STATS:

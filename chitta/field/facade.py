@@ -318,6 +318,7 @@ class Field:
         at: datetime | float | None = None,
         artifacts: Iterable[str] = (),
         dedup: bool = False,
+        provenance: str | None = None,
     ) -> int:
         """Store a memory; returns its id (stable, unique across instances).
 
@@ -332,7 +333,10 @@ class Field:
         until then the memory is found by its words. ``dedup=True``: if a live
         memory of the same realm has the same canonical text (case, Unicode form and
         whitespace aside), nothing is stored: that memory is reinforced (an access)
-        and its id returned.
+        and its id returned. ``provenance``: who wrote it (human, claude, codex,
+        open_weight_distilled, open_weight_generated, unknown); default: inferred from
+        ``source_tool`` and ``meta`` (docs/PROVENANCE.md). Open-weight-generated memories
+        enter the candidate band and may not be decisions or code facts.
         """
         return write.remember(
             self._core,
@@ -348,6 +352,7 @@ class Field:
             at=at,
             **({"artifacts": artifacts} if artifacts else {}),
             dedup=dedup,
+            **({"provenance": provenance} if provenance is not None else {}),
         )
 
     def remember_many(self, items: Iterable[str | Mapping[str, Any]]) -> list[int]:
@@ -369,6 +374,7 @@ class Field:
         tags: Iterable[str] = (),
         confidence: float = 1.0,
         at: datetime | float | None = None,
+        provenance: str | None = None,
     ) -> tuple[int, int]:
         """Store a fact in triplet form, plus its plain-English twin.
 
@@ -390,6 +396,7 @@ class Field:
             tags=tags,
             confidence=confidence,
             at=at,
+            provenance=provenance,
         )
 
     def forget(self, id: int) -> None:
@@ -471,6 +478,7 @@ class Field:
         touch: bool = True,
         tags: Iterable[str] | None = None,
         min_score: float | None = None,
+        provenance: str | Iterable[str] | None = None,
     ) -> list[Hit]:
         """The ``k`` memories that matter most for ``query`` (and/or ``vector``).
 
@@ -484,6 +492,9 @@ class Field:
         Each hit's ``relevance`` is absolute (the query's cosine with the memory's
         vector; None without one) where ``score`` ranks the hits against each other;
         ``min_score`` drops hits whose relevance is below it (hits without one stay).
+        ``provenance``: only memories written by these (a name or several; ``unknown``
+        for memories with none recorded). With ``explain`` a memory whose provenance
+        weighs other than 1 (open-weight, candidate) shows the factor ``provenance``.
         """
         return recall.recall(
             self._core,
@@ -503,6 +514,7 @@ class Field:
             touch=touch,
             tags=tags,
             min_score=min_score,
+            provenance=provenance,
         )
 
     def render(self, hits: Sequence[Hit], budget_bytes: int | None = None) -> str:
@@ -592,7 +604,9 @@ class Field:
     def detect_contradictions(self) -> list[ContradictionPair]:
         """Candidate conflicts by the reconciler R0 (``chitta.policies.contradictions``):
         same realm and first six words; 0.6 for a kind mismatch, 0.4 for diverging
-        bodies; at most 50 pairs. Writes nothing."""
+        bodies; at most 50 pairs. Each pair the knowledge graph does not hold yet is
+        logged there as (``contradiction:A-B``, ``conflict_score``, ``0.6`` / ``0.4``)
+        (not on a read-only field); a repeat logs nothing more."""
         return lifecycle.find_contradictions(self._core)
 
     def demote_pass(self) -> int:

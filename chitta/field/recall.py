@@ -20,6 +20,7 @@ import numpy as np
 from chitta import ops
 from chitta.errors import InvalidArgument
 from chitta.field import learned_rerank
+from chitta.field import provenance as prov
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
 from chitta.field.learning import learned_engine
@@ -82,9 +83,11 @@ def recall(
     touch: bool = True,
     tags: Iterable[str] | None = None,
     min_score: float | None = None,
+    provenance: str | Iterable[str] | None = None,
 ) -> list[Hit]:
     """``Field.recall`` (its docstring is the reference)."""
     core.check_open()
+    prov_set = prov.provenances(provenance)
     tag_set = None
     if tags is not None:
         if isinstance(tags, str):
@@ -151,6 +154,7 @@ def recall(
             touch,
             tag_set,
             min_score,
+            prov_set,
             {
                 "kinds": kind_set,
                 "realm": realm,
@@ -174,6 +178,7 @@ def _recall(
     touch: bool,
     tag_set: frozenset[str] | None,
     min_score: float | None,
+    prov_set: frozenset[str] | None,
     filters: dict[str, Any],
 ) -> list[Hit]:
     engine = core.engine if lane_set is None else core.engine.with_lanes(lane_set)
@@ -190,6 +195,9 @@ def _recall(
         if tag_set is not None:  # inside the lanes, like every other filter
             tagged = core.memories.ids_with_tags(tag_set)
             allowed = tagged if allowed is None else np.intersect1d(allowed, tagged)
+        if prov_set is not None:  # inside the lanes too
+            written = prov.allowed_ids(core, prov_set)
+            allowed = written if allowed is None else np.intersect1d(allowed, written)
         learning = learned_rerank.active(core)  # learned factors: 3x candidates, reranked
         now = core.now_ms()
         want = min(MAX_K, learned_rerank.POOL_FACTOR * k) if learning else k

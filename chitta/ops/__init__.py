@@ -36,6 +36,12 @@ from chitta.ops.code import (
     UpsertSymbol,
 )
 from chitta.ops.curated import CURATED_EVENTS, CURATED_PROVENANCE, CuratedEvent
+from chitta.ops.provenance import (
+    PROVENANCE_EVENTS,
+    PROVENANCES,
+    WITNESS_SIGNALS,
+    ProvenanceEvent,
+)
 from chitta.ops.events import (
     ANALYTICS_EVENTS,
     BRANCH_EVENTS,
@@ -192,6 +198,7 @@ OP_CLASSES: dict[OpType, type[OpBase]] = {
         Batch,
         ConfigureField,
         UpdateSparseEncoder,
+        ProvenanceEvent,
     )
 }
 """Payload class of every known op type."""
@@ -465,6 +472,9 @@ __all__ = [
     "CONFIG_KEYS",
     "CURATED_EVENTS",
     "CURATED_PROVENANCE",
+    "PROVENANCES",
+    "PROVENANCE_EVENTS",
+    "WITNESS_SIGNALS",
     "DEBT_STATUSES",
     "EDGE_KINDS",
     "I64",
@@ -496,6 +506,7 @@ __all__ = [
     "ClearProject",
     "ConfigureField",
     "CuratedEvent",
+    "ProvenanceEvent",
     "DeleteMemory",
     "DemoteMemory",
     "FactorDelta",

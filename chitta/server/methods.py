@@ -53,6 +53,14 @@ _KINDS = {
     "wisdom": "a recurring pattern promoted from many memories",
 }
 _KIND_HELP = "; ".join(f"{k}: {v}" for k, v in _KINDS.items())
+_PROVENANCES = [
+    "human",
+    "claude",
+    "codex",
+    "open_weight_distilled",
+    "open_weight_generated",
+    "unknown",
+]
 _EDGES = {
     "RelatedTo": "untyped association (the default)",
     "Supports": "src is evidence for dst",
@@ -157,6 +165,12 @@ _REMEMBER_SCHEMA = _obj(
             "description": "if a memory of the same realm says the same (case and spacing "
             "aside), reinforce it and return its id instead of storing a copy",
         },
+        "provenance": {
+            **_S,
+            "enum": _PROVENANCES,
+            "description": "who wrote it; default: inferred from this client's name. "
+            "open_weight_generated memories enter the candidate band",
+        },
     },
     ("text",),
 )
@@ -206,6 +220,12 @@ _RECALL_SCHEMA = _obj(
             "maximum": 1,
             "description": "drop hits whose relevance (the query's cosine with the memory, "
             "about 0.3 loosely related, 0.6 and up close) is below this",
+        },
+        "provenance": {
+            "type": "array",
+            "items": {"type": "string", "enum": _PROVENANCES},
+            "uniqueItems": True,
+            "description": "only memories written by these (unknown: none recorded)",
         },
     },
     ("query",),

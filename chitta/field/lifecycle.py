@@ -40,6 +40,7 @@ _MEMORY_ID_OPS = frozenset(
         "DemoteMemory",
         "UpdateSparseCode",
         "UpdateResidualPQ",
+        "ProvenanceEvent",
     }
 )
 

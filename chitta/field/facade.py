@@ -352,7 +352,7 @@ class Field:
             at=at,
             **({"artifacts": artifacts} if artifacts else {}),
             dedup=dedup,
-            **({"provenance": provenance} if provenance is not None else {}),
+            provenance=provenance,
         )
 
     def remember_many(self, items: Iterable[str | Mapping[str, Any]]) -> list[int]:

@@ -18,18 +18,16 @@ import numpy.typing as npt
 
 from chitta import ops
 from chitta.errors import CandidateLaundering, InvalidArgument
+from chitta.organs.provenance import ProvenanceOrgan
 from chitta.policies import provenance as policy
 
 if TYPE_CHECKING:
     from chitta.field.core import FieldCore
-    from chitta.organs.provenance import ProvenanceOrgan
 
 __all__ = ["allowed_ids", "check_laundering", "for_puts", "organ", "provenances", "weights_hook"]
 
 
 def organ(core: FieldCore) -> ProvenanceOrgan | None:
-    from chitta.organs.provenance import ProvenanceOrgan
-
     found = core.registry.by_name.get("provenance")
     return found if isinstance(found, ProvenanceOrgan) else None
 
@@ -43,6 +41,8 @@ def for_puts(
     """The puts with the kinds their writer may write (``can_write_kind``) and the
     ``assign`` events that record their provenance (none for ``unknown``).
     ``provenance``: as given (None: inferred from each put's source tool and meta)."""
+    if provenance is None and all(p.source_tool is None and p.meta is None for p in puts):
+        return list(puts), []  # no writer named: unknown, nothing to record (the common case)
     given = None if provenance is None else policy.normalise(provenance)
     if organ(core) is None:
         return list(puts), []

@@ -66,15 +66,18 @@ def _remember(field: Field, args: dict[str, Any], client: str | None) -> Answer:
     claimed = args.get("provenance")
     if claimed is None and seen is not None:
         args["provenance"] = seen
-    elif claimed is not None and seen in policy.OPEN_WEIGHT:
-        if policy.normalise(claimed) not in policy.OPEN_WEIGHT:
-            from chitta.errors import ProvenanceRefused
+    elif (
+        claimed is not None
+        and seen in policy.OPEN_WEIGHT
+        and policy.normalise(claimed) not in policy.OPEN_WEIGHT
+    ):
+        from chitta.errors import ProvenanceRefused
 
-            raise ProvenanceRefused(
-                f"client {client!r} is an open-weight model client; it may not claim "
-                f"provenance {claimed!r}. Omit provenance (its writes are {seen}); nothing "
-                "was logged"
-            )
+        raise ProvenanceRefused(
+            f"client {client!r} is an open-weight model client; it may not claim "
+            f"provenance {claimed!r}. Omit provenance (its writes are {seen}); nothing "
+            "was logged"
+        )
     if args.get("source_tool") is None and client:
         args["source_tool"] = client
     mid = field.remember(**args)

@@ -36,12 +36,6 @@ from chitta.ops.code import (
     UpsertSymbol,
 )
 from chitta.ops.curated import CURATED_EVENTS, CURATED_PROVENANCE, CuratedEvent
-from chitta.ops.provenance import (
-    PROVENANCE_EVENTS,
-    PROVENANCES,
-    WITNESS_SIGNALS,
-    ProvenanceEvent,
-)
 from chitta.ops.events import (
     ANALYTICS_EVENTS,
     BRANCH_EVENTS,
@@ -101,6 +95,12 @@ from chitta.ops.memory import (
     UpdateResidualPQ,
     UpdateSparseCode,
     UpdateState,
+)
+from chitta.ops.provenance import (
+    PROVENANCE_EVENTS,
+    PROVENANCES,
+    WITNESS_SIGNALS,
+    ProvenanceEvent,
 )
 
 RESERVED_ID = 2**64 - 1
@@ -472,15 +472,14 @@ __all__ = [
     "CONFIG_KEYS",
     "CURATED_EVENTS",
     "CURATED_PROVENANCE",
-    "PROVENANCES",
-    "PROVENANCE_EVENTS",
-    "WITNESS_SIGNALS",
     "DEBT_STATUSES",
     "EDGE_KINDS",
     "I64",
     "MEMORY_KINDS",
     "OP_CLASSES",
     "PREDICTOR_EVENTS",
+    "PROVENANCES",
+    "PROVENANCE_EVENTS",
     "RESERVED_ID",
     "SESSION_EVENTS",
     "SYMBOL_EVENTS",
@@ -495,6 +494,7 @@ __all__ = [
     "USER_MODEL_EVENTS",
     "USER_MODEL_KINDS",
     "WISDOM_STAGES",
+    "WITNESS_SIGNALS",
     "AddAssocEdge",
     "AddSymCallEdge",
     "AddTriplet",
@@ -506,7 +506,6 @@ __all__ = [
     "ClearProject",
     "ConfigureField",
     "CuratedEvent",
-    "ProvenanceEvent",
     "DeleteMemory",
     "DemoteMemory",
     "FactorDelta",
@@ -515,6 +514,7 @@ __all__ = [
     "OpBase",
     "OpType",
     "PredictorEvent",
+    "ProvenanceEvent",
     "PutPayload",
     "RecordFeedback",
     "RecordSurprise",

@@ -136,7 +136,7 @@ def scan(core: FieldCore) -> ReconcileReport:
                 illegal.append(EdgeFinding(src, dst, edge, ks, kd, rule))
             if edge in prov.GUARDED_EDGES and src in candidates and dst not in candidates:
                 laundering.append(EdgeFinding(src, dst, edge, ks, kd, LAUNDERING))
-    key = lambda f: (f.src, f.dst, f.edge)  # noqa: E731
+    key = lambda f: (f.src, f.dst, f.edge)
     return ReconcileReport(sorted(illegal, key=key), sorted(laundering, key=key), scanned)
 
 
@@ -211,7 +211,9 @@ def reconcile_all(ctx: CallContext) -> ReconcileReport:
         now = ctx.now_ms()
         ctx.commit(
             *[
-                ops.AddAssocEdge(src=p.src, dst=p.dst, edge=p.edge, weight=float(p.weight), at_ms=now)
+                ops.AddAssocEdge(
+                    src=p.src, dst=p.dst, edge=p.edge, weight=float(p.weight), at_ms=now
+                )
                 for p in accepted
             ]
         )

@@ -502,11 +502,10 @@ class RecallEngine:
                 if code_prior is not None and code_prior[pos] != 1.0:  # and the code prior
                     cp = float(code_prior[pos])
                     plain = dataclasses.replace(view, fused=view.fused / cp)
-                    gain = (
-                        float(scores[j])
-                        - self.scorer.score(plain, best_fused=best, now_ms=now_ms)[0]
-                        * (float(provenance[j]) if provenance is not None else 1.0)
-                        * (float(staleness[j]) if staleness is not None else 1.0)
+                    gain = float(scores[j]) - self.scorer.score(
+                        plain, best_fused=best, now_ms=now_ms
+                    )[0] * (float(provenance[j]) if provenance is not None else 1.0) * (
+                        float(staleness[j]) if staleness is not None else 1.0
                     )
                     factors += (Factor("code", "prior", cp, 1.0, gain),)
                 if provenance is not None and provenance[j] != 1.0:

@@ -27,7 +27,9 @@ def _run(field: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_cli_provenance_write_filter_and_witness(tmp_path: Path) -> None:
     field = tmp_path / "field"
-    made = _run(field, "remember", "the queue drops messages", "--provenance", "open_weight_generated")
+    made = _run(
+        field, "remember", "the queue drops messages", "--provenance", "open_weight_generated"
+    )
     assert made.returncode == 0, made.stderr
     cand = int(made.stdout)
     human = int(_run(field, "remember", "the queue is rabbitmq", "--provenance", "human").stdout)

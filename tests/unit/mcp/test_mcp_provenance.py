@@ -56,13 +56,13 @@ def test_provenance_is_inferred_from_the_mcp_client_name(tmp_path: Path) -> None
     ids: dict[str, str] = {}
 
     async def main() -> None:
-        for client in CLIENTS:
+        for client, want in CLIENTS.items():
             async with session(field, client) as s:
                 res = await s.call_tool("remember", {"text": f"the build note from {client}"})
                 assert not res.is_error, res.content
                 ids[client] = res.structured_content["id"]
                 got = (await s.call_tool("get", {"id": ids[client]})).structured_content
-                assert (got["provenance"], got["candidate"]) == CLIENTS[client]
+                assert (got["provenance"], got["candidate"]) == want
 
     run(main)
     with chitta.open(field, read_only=True) as f:  # recorded durably, replayed

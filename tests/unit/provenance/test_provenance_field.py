@@ -114,7 +114,9 @@ def test_laundering_is_rejected_with_the_documented_error_and_nothing_logged(
     cand2 = f.remember("the cache is evicted hourly", provenance=OWG)
     est = f.remember("the cache is redis")
     for edge in sorted(policy.GUARDED_EDGES):
-        _unchanged(f, root, lambda e=edge: f.link(cand, est, e), CandidateLaundering, "launder|cite")
+        _unchanged(
+            f, root, lambda e=edge: f.link(cand, est, e), CandidateLaundering, "launder|cite"
+        )
     for call in (
         lambda: f.supersede(est, cand),  # Supersedes cand -> est
         lambda: f.contradict(cand, est),
@@ -152,9 +154,8 @@ def test_candidates_are_promoted_only_through_witness_memory(tmp_path: Path) -> 
     f.close()
     with chitta.open(root, read_only=True) as g:  # checkpoint + replay of the rest
         assert _of(g, cand)["candidate"] is False
-    with chitta.open(root) as g:
-        with pytest.raises(InvalidArgument, match="not a candidate"):
-            g.call("witness_memory", id=cand, signal="user_correction")
+    with chitta.open(root) as g, pytest.raises(InvalidArgument, match="not a candidate"):
+        g.call("witness_memory", id=cand, signal="user_correction")
 
 
 def test_witness_memory_bad_input_changes_nothing(tmp_path: Path) -> None:
@@ -223,7 +224,13 @@ def test_recall_filter_matches_a_brute_force_oracle(tmp_path: Path) -> None:
         written[mid] = p or "unknown"
     f.forget(next(iter(written)))
     live = set(f.ids())
-    for want in (["claude"], ["unknown"], [OWG, "human"], ["unknown", "codex"], list(ops.PROVENANCES)):
+    for want in (
+        ["claude"],
+        ["unknown"],
+        [OWG, "human"],
+        ["unknown", "codex"],
+        list(ops.PROVENANCES),
+    ):
         hits = f.recall("deploy note", k=100, provenance=want, touch=False)
         expect = {m for m, p in written.items() if p in want and m in live}
         assert {h.id for h in hits} == expect, want
@@ -247,7 +254,7 @@ def test_provenance_factor_is_named_in_explain_and_weighs(tmp_path: Path) -> Non
     )
     assert factor.kind == "multiplier" and "provenance" in before.explain()
     # the same hit without explain (no factors) scores the same
-    plain = [h for h in f.recall("queue retries", touch=False) if h.id == cand][0]
+    plain = next(h for h in f.recall("queue retries", touch=False) if h.id == cand)
     assert plain.score == before.score
     f.call("witness_memory", id=cand, signal="user_correction")
     after = hit()

@@ -95,7 +95,7 @@ def test_reconcile_all_finds_exactly_what_the_rules_forbid(tmp_path: Path, seed:
 def test_witnessing_a_candidate_resolves_its_laundering(tmp_path: Path) -> None:
     f, kinds, cands, edges = _raw_field(tmp_path / "f", 7)
     live = set(f.ids())
-    one = sorted(cands)[0]
+    one = min(cands)
     f.call("witness_memory", id=one, signal="router_hit_rate")
     _, laundering = _oracle(kinds, cands - {one}, edges, live)
     assert _keys(f.call("reconcile_all")["laundering"]) == laundering
@@ -161,10 +161,7 @@ def test_r1_proposals_are_committed_only_when_r0_validates_them(tmp_path: Path) 
         assert sum(want in r for r in reasons) == 1, want
     assert f.stats().records_applied == applied + 2  # the valid ones only (applied counts ops)
     logged = [
-        r
-        for mid in (p[0].src, p[1].src)
-        for r in f.history(mid)
-        if r["op"] == "AddAssocEdge"
+        r for mid in (p[0].src, p[1].src) for r in f.history(mid) if r["op"] == "AddAssocEdge"
     ]
     assert len(logged) == 2 and all(r["batch"] for r in logged)  # one atomic group
     assert len({r["seqno"] for r in logged}) == 1

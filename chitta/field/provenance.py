@@ -97,15 +97,21 @@ def provenances(value: object) -> frozenset[str] | None:
 
 
 def allowed_ids(core: FieldCore, want: frozenset[str]) -> npt.NDArray[np.uint64]:
-    """Live ids whose provenance is one of ``want`` (ascending)."""
+    """Ids whose provenance is one of ``want``, ascending (with ``unknown``: the live ids
+    with none of the others; without it the recorded ids, which the lanes mask live)."""
     o = organ(core)
+    recorded = {} if o is None else o.of
+    if policy.UNKNOWN not in want:
+        return np.array(sorted(m for m, p in recorded.items() if p in want), np.uint64)
+    key = (core.applied, None if o is None else o.version, want)
+    if o is not None and o.filter_cache is not None and o.filter_cache[0] == key:
+        return o.filter_cache[1]  # type: ignore[no-any-return]
+    others = np.array(sorted(m for m, p in recorded.items() if p not in want), np.uint64)
     live = np.sort(core.memories.live_id_array())
-    if o is None:
-        return live if policy.UNKNOWN in want else np.zeros(0, np.uint64)
-    if policy.UNKNOWN in want:
-        others = np.asarray(o.ids_of(set(ops.PROVENANCES) - want), np.uint64)
-        return np.setdiff1d(live, others)
-    return np.intersect1d(live, np.asarray(o.ids_of(want), np.uint64))
+    out = live[~np.isin(live, others, assume_unique=True)] if len(others) else live
+    if o is not None:
+        o.filter_cache = (key, out)  # recall repeats a filter between writes
+    return out
 
 
 def weights_hook(core: FieldCore) -> Callable[[], Mapping[int, float]]:

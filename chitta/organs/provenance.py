@@ -41,6 +41,9 @@ class ProvenanceOrgan(OrganBase):
         # The reconciler's R1 proposer for this handle (chitta.policies.reconcile.set_proposer):
         # a hook, not state (never snapshotted; what it proposes is logged only once validated).
         self.proposer: Any = None
+        self.filter_cache: Any = (
+            None  # the recall filter's last answer (chitta/field/provenance.py)
+        )
 
     def apply(self, op: Op) -> None:
         if type(op) is not ops.ProvenanceEvent:

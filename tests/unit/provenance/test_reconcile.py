@@ -202,3 +202,18 @@ def test_detect_contradictions_logs_its_pairs_to_the_kg(tmp_path: Path) -> None:
     with chitta.open(tmp_path / "f", read_only=True) as g:  # read-only: found, not logged
         assert g.detect_contradictions() == pairs
         assert len(g.call("kg_query", predicate="conflict_score")["triplets"]) == len(pairs)
+
+
+def test_a_proposer_that_fails_writes_nothing(tmp_path: Path) -> None:
+    f = chitta.open(tmp_path / "f", embedder=None)
+    a, b = f.remember("one", kind="observation"), f.remember("two", kind="observation")
+
+    def proposer(report: ReconcileReport, memories: Sequence[Memory]) -> Any:
+        yield Proposal(a, b, "Supports")  # valid, but the proposer fails before it is done
+        raise RuntimeError("the model timed out")
+
+    set_proposer(f, proposer)
+    applied = f.stats().records_applied
+    with pytest.raises(RuntimeError, match="timed out"):
+        f.call("reconcile_all")
+    assert f.stats().records_applied == applied and not f.core.graph.has_edge(a, b, "Supports")

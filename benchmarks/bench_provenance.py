@@ -23,10 +23,31 @@ from collections.abc import Callable
 import chitta
 
 TEXT = "the deploy pipeline waits for the staging smoke tests before it promotes a build"
-WORDS = (
-    "deploy pipeline staging smoke tests build cache queue redis postgres worker cron "
-    "backup restore latency budget alert pager rollout canary schema index shard"
-).split()
+WORDS = [
+    "deploy",
+    "pipeline",
+    "staging",
+    "smoke",
+    "tests",
+    "build",
+    "cache",
+    "queue",
+    "redis",
+    "postgres",
+    "worker",
+    "cron",
+    "backup",
+    "restore",
+    "latency",
+    "budget",
+    "alert",
+    "pager",
+    "rollout",
+    "canary",
+    "schema",
+    "index",
+    "shard",
+]
 
 
 def _writes(n: int) -> None:

@@ -329,6 +329,8 @@ class RecallEngine:
             convex = (*convex, *self._expand(lanes, names, text, vector, pool, allowed, started))
         stale = self.staleness() if self.staleness is not None else None
         weighed = self.provenance() if self.provenance is not None else None
+        if weighed and not any(m in weighed for n in names for m in lanes[n].tolist()):
+            weighed = None  # no candidate carries the factor: every multiplier is 1
         if (
             self.native
             and not explain

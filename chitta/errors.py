@@ -35,6 +35,18 @@ class RoleRefused(ChittaError, PermissionError):
     memory, and a task cannot pin (or re-pin) its own recall."""
 
 
+class CandidateLaundering(InvalidArgument):
+    """An edge from a candidate memory (the quarantine band of open-weight output) to
+    an established one: a quarantined memory may not cite established knowledge.
+    Nothing was logged (docs/PROVENANCE.md)."""
+
+
+class ProvenanceRefused(ChittaError, PermissionError):
+    """The writer's provenance may not write this kind directly (``can_write_kind``:
+    open-weight-generated writes may not be decisions or code facts), or a door
+    refuses the provenance claimed. Nothing was logged (docs/PROVENANCE.md)."""
+
+
 class ChittaIOError(ChittaError, OSError):
     """The operating system refused a read or write."""
 
@@ -111,6 +123,7 @@ InvalidArgumentError = InvalidArgument
 NotFoundError = NotFound
 
 __all__ = [
+    "CandidateLaundering",
     "CheckpointIgnored",
     "ChittaError",
     "ChittaIOError",
@@ -128,6 +141,7 @@ __all__ = [
     "NotAFieldError",
     "NotFound",
     "NotFoundError",
+    "ProvenanceRefused",
     "RemoteError",
     "RemoteUnavailable",
     "RoleRefused",

@@ -228,6 +228,11 @@ def _orientation(ctx: click.Context) -> None:
 @click.option("--tag", "tags", multiple=True, help="A tag; repeat for several.")
 @click.option("--confidence", type=float, default=1.0, show_default=True)
 @click.option("--dedup", is_flag=True, help="Reinforce a memory saying the same instead.")
+@click.option(
+    "--provenance",
+    type=click.Choice(sorted(ops.PROVENANCES)),
+    help="Who wrote it (default: inferred from --source-tool).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def remember(
@@ -241,6 +246,7 @@ def remember(
     tags: tuple[str, ...],
     confidence: float,
     dedup: bool,
+    provenance: str | None,
     as_json: bool,
 ) -> None:
     """Store TEXT (`-`: read stdin; or --file) as a memory and print its id.
@@ -263,6 +269,7 @@ def remember(
             tags=list(tags),
             confidence=confidence,
             dedup=dedup,
+            provenance=provenance,
         )
     if as_json:
         _emit_json({"id": mid})

@@ -68,6 +68,13 @@ def _hit_json(rank: int, hit: Any, explain: bool) -> dict[str, Any]:
 @click.option("--realm", help="Only memories of this realm.")
 @click.option("--session", help="Only memories of this session.")
 @click.option(
+    "--provenance",
+    "provenances",
+    multiple=True,
+    type=click.Choice(sorted(ops.PROVENANCES)),
+    help="Only memories written by this (unknown: none recorded); repeat for several.",
+)
+@click.option(
     "--tag", "tags", multiple=True, help="Only memories carrying this tag; repeat for several."
 )
 @click.option(
@@ -101,6 +108,7 @@ def recall(
     kinds: tuple[str, ...],
     realm: str | None,
     session: str | None,
+    provenances: tuple[str, ...],
     tags: tuple[str, ...],
     min_score: float | None,
     mood: float | None,
@@ -134,6 +142,7 @@ def recall(
             kinds=kinds or None,
             realm=realm,
             session=session,
+            provenance=list(provenances) or None,
             tags=tags or None,
             min_score=min_score,
             mood=mood,

@@ -253,6 +253,10 @@ class FieldCore:
         from chitta.policies.code_lane import code_lane_hook
 
         self.engine.code_lane = code_lane_hook(self)  # memories about the symbols a query names
+        from chitta.field.provenance import weights_hook
+
+        # the provenance factor (open-weight writers, candidates: chitta/field/provenance.py)
+        self.engine.provenance = weights_hook(self)
         self.applied = 0
         self.unrouted = 0  # valid ops no organ of this version keeps state for
         # the same per op type (checkpoint state 7); None when a state-6 checkpoint did not say

@@ -318,6 +318,7 @@ class Field:
         at: datetime | float | None = None,
         artifacts: Iterable[str] = (),
         dedup: bool = False,
+        provenance: str | None = None,
     ) -> int:
         """Store a memory; returns its id (stable, unique across instances).
 
@@ -332,7 +333,10 @@ class Field:
         until then the memory is found by its words. ``dedup=True``: if a live
         memory of the same realm has the same canonical text (case, Unicode form and
         whitespace aside), nothing is stored: that memory is reinforced (an access)
-        and its id returned.
+        and its id returned. ``provenance``: who wrote it (human, claude, codex,
+        open_weight_distilled, open_weight_generated, unknown); default: inferred from
+        ``source_tool`` and ``meta`` (docs/PROVENANCE.md). Open-weight-generated memories
+        enter the candidate band and may not be decisions or code facts.
         """
         return write.remember(
             self._core,
@@ -348,6 +352,7 @@ class Field:
             at=at,
             **({"artifacts": artifacts} if artifacts else {}),
             dedup=dedup,
+            provenance=provenance,
         )
 
     def remember_many(self, items: Iterable[str | Mapping[str, Any]]) -> list[int]:
@@ -369,6 +374,7 @@ class Field:
         tags: Iterable[str] = (),
         confidence: float = 1.0,
         at: datetime | float | None = None,
+        provenance: str | None = None,
     ) -> tuple[int, int]:
         """Store a fact in triplet form, plus its plain-English twin.
 
@@ -390,6 +396,7 @@ class Field:
             tags=tags,
             confidence=confidence,
             at=at,
+            provenance=provenance,
         )
 
     def forget(self, id: int) -> None:
@@ -472,6 +479,7 @@ class Field:
         tags: Iterable[str] | None = None,
         min_score: float | None = None,
         mood: float | None = None,
+        provenance: str | Iterable[str] | None = None,
     ) -> list[Hit]:
         """The ``k`` memories that matter most for ``query`` (and/or ``vector``).
 
@@ -487,6 +495,9 @@ class Field:
         ``min_score`` drops hits whose relevance is below it (hits without one stay).
         ``mood``: the caller's current mood, -1 (negative) .. 1 (positive): memories whose
         ``meta["valence"]`` agrees with it rank higher (factor ``mood_congruence``).
+        ``provenance``: only memories written by these (a name or several; ``unknown``
+        for memories with none recorded). With ``explain`` a memory whose provenance
+        weighs other than 1 (open-weight, candidate) shows the factor ``provenance``.
         """
         return recall.recall(
             self._core,
@@ -507,6 +518,7 @@ class Field:
             tags=tags,
             min_score=min_score,
             mood=mood,
+            provenance=provenance,
         )
 
     def render(self, hits: Sequence[Hit], budget_bytes: int | None = None) -> str:
@@ -596,7 +608,9 @@ class Field:
     def detect_contradictions(self) -> list[ContradictionPair]:
         """Candidate conflicts by the reconciler R0 (``chitta.policies.contradictions``):
         same realm and first six words; 0.6 for a kind mismatch, 0.4 for diverging
-        bodies; at most 50 pairs. Writes nothing."""
+        bodies; at most 50 pairs. Each pair the knowledge graph does not hold yet is
+        logged there as (``contradiction:A-B``, ``conflict_score``, ``0.6`` / ``0.4``)
+        (not on a read-only field); a repeat logs nothing more."""
         return lifecycle.find_contradictions(self._core)
 
     def demote_pass(self) -> int:

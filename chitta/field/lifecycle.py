@@ -40,6 +40,7 @@ _MEMORY_ID_OPS = frozenset(
         "DemoteMemory",
         "UpdateSparseCode",
         "UpdateResidualPQ",
+        "ProvenanceEvent",
     }
 )
 
@@ -82,7 +83,42 @@ def find_contradictions(core: FieldCore) -> list[ContradictionPair]:
         return any(graph.has_edge(x, y, e) for e in _RESOLVING_EDGES for x, y in ((a, b), (b, a)))
 
     with core.lock:
-        return detect_contradictions(read.memories(core), resolved=resolved)
+        pairs = detect_contradictions(read.memories(core), resolved=resolved)
+        if pairs and not core.read_only:
+            log_contradictions(core, pairs)
+        return pairs
+
+
+CONFLICT_SCORE = "conflict_score"
+
+
+def contradiction_subject(pair: ContradictionPair) -> str:
+    """The KG subject a pair is logged under: ``contradiction:A-B`` (ids, A < B)."""
+    return f"contradiction:{pair.a}-{pair.b}"
+
+
+def log_contradictions(core: FieldCore, pairs: list[ContradictionPair]) -> int:
+    """Log each pair the knowledge graph does not hold yet as the triplet
+    (``contradiction:A-B``, ``conflict_score``, ``0.6`` / ``0.4``), in one atomic group;
+    returns how many. Nothing without the knowledge organ."""
+    kg: Any = core.registry.by_name.get("knowledge")
+    if kg is None:
+        return 0
+    now = core.now_ms()
+    new = [
+        ops.AddTriplet(
+            subject=contradiction_subject(p),
+            predicate=CONFLICT_SCORE,
+            object=f"{p.score:g}",
+            valid_from_ms=now,
+            source_memory_id=p.a,
+            recorded_ms=now,
+        )
+        for p in pairs
+        if not kg.query(contradiction_subject(p), CONFLICT_SCORE, f"{p.score:g}")
+    ]
+    core.commit_group(new)
+    return len(new)
 
 
 def demote_pass(core: FieldCore) -> int:

@@ -13,6 +13,7 @@ import math
 from chitta import ops
 from chitta.errors import InvalidArgument
 from chitta.field.core import FieldCore
+from chitta.field.provenance import check_laundering
 from chitta.ops import checks as v
 from chitta.policies.edge_legality import check_edge
 
@@ -41,3 +42,4 @@ def check_legal(core: FieldCore, a: int, b: int, edge: str) -> None:
     """The edge-legality matrix (chitta/policies/edge_legality.py) for two live ids."""
     ka, kb = core.memories.scoring_state(a), core.memories.scoring_state(b)
     check_edge(edge, a, "" if ka is None else ka[0], b, "" if kb is None else kb[0])
+    check_laundering(core, a, b, edge)  # candidate -> established (chitta/field/provenance.py)

@@ -21,6 +21,7 @@ import numpy as np
 from chitta import ops
 from chitta.errors import InvalidArgument
 from chitta.field import learned_rerank
+from chitta.field import provenance as prov
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
 from chitta.field.learning import learned_engine
@@ -84,11 +85,13 @@ def recall(
     tags: Iterable[str] | None = None,
     min_score: float | None = None,
     mood: float | None = None,
+    provenance: str | Iterable[str] | None = None,
 ) -> list[Hit]:
     """``Field.recall`` (its docstring is the reference)."""
     core.check_open()
     if mood is not None:
         mood = v.valence(mood, "mood")
+    prov_set = prov.provenances(provenance)
     tag_set = None
     if tags is not None:
         if isinstance(tags, str):
@@ -156,6 +159,7 @@ def recall(
             tag_set,
             min_score,
             mood,
+            prov_set,
             {
                 "kinds": kind_set,
                 "realm": realm,
@@ -180,6 +184,7 @@ def _recall(
     tag_set: frozenset[str] | None,
     min_score: float | None,
     mood: float | None,
+    prov_set: frozenset[str] | None,
     filters: dict[str, Any],
 ) -> list[Hit]:
     engine = core.engine if lane_set is None else core.engine.with_lanes(lane_set)
@@ -196,6 +201,9 @@ def _recall(
         if tag_set is not None:  # inside the lanes, like every other filter
             tagged = core.memories.ids_with_tags(tag_set)
             allowed = tagged if allowed is None else np.intersect1d(allowed, tagged)
+        if prov_set is not None:  # inside the lanes too
+            written = prov.allowed_ids(core, prov_set)
+            allowed = written if allowed is None else np.intersect1d(allowed, written)
         # learned factors (or the caller's mood): 3x candidates, reranked
         learning = mood is not None or learned_rerank.active(core)
         now = core.now_ms()

@@ -22,6 +22,7 @@ from chitta.encode.field_encoding import code_ops
 from chitta.encode.gloss import gloss_triplet, triplet_text
 from chitta.errors import ChittaIOError, ClosedError, InvalidArgument
 from chitta.field import dedup_write, deferred, embed_worker, maintain, sessions, vocab
+from chitta.field import provenance as prov
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
 from chitta.field.puts import NO_TAGS
@@ -45,6 +46,7 @@ _REMEMBER_KEYS = frozenset(
         "meta",
         "at",
         "artifacts",
+        "provenance",
     }
 )
 _NO_REFS: tuple[str, ...] = ()
@@ -65,6 +67,7 @@ def remember(
     at: datetime | float | None = None,
     artifacts: Iterable[str] = _NO_REFS,
     dedup: bool = False,
+    provenance: str | None = None,
 ) -> int:
     """``Field.remember`` (its docstring is the reference)."""
     if dedup is not False:
@@ -81,6 +84,7 @@ def remember(
             meta,
             at,
             dedup,
+            provenance,
         )
     if (
         kind is _OBSERVATION
@@ -93,6 +97,7 @@ def remember(
         and meta is None
         and at is None
         and artifacts is _NO_REFS
+        and provenance is None
     ):
         # The hot path (every argument but the text at its default; the field
         # open, writable, without an embedder): one native call checks the
@@ -128,6 +133,8 @@ def remember(
         op = msgspec.structs.replace(op, artifacts=check_refs(artifacts))
     if op.session is not None:  # encoded with its session's context (chitta/field/sessions.py)
         (op,) = sessions.with_contexts(core, [op])
+    # who wrote it (chitta/field/provenance.py): the kind it may write, its assign event
+    (op,), marks = prov.for_puts(core, [op], provenance, [kind is not _OBSERVATION])
     deferring = core.backlog is not None
     if op.embedding is None and (deferring or not core.encoding.enabled):
         # The plain path: one PutPayload, encoded here, through the pipeline's direct put
@@ -138,12 +145,15 @@ def remember(
             raise InvalidArgument(f"cannot encode PutPayload: {exc}") from exc
         if deferring and core.fast_put is None:
             deferred.record_embedder(core)  # a fresh field's first deferred write
-        core.commit_put(op, payload)
+        if marks:  # the put and its provenance as one atomic group
+            core.commit_group([op, *marks])
+        else:
+            core.commit_put(op, payload)
         if deferring:
             deferred.queue(core, op.id)
         return op.id
     group = putops.with_vectors(core, [op])
-    core.commit_group(group)
+    core.commit_group([*group, *marks])
     vocab.sync_words(core)  # its new words join the expansion table (chitta/field/vocab.py)
     maintain.after_embedded_writes(core, 1)
     return op.id
@@ -162,6 +172,7 @@ def _remember_dedup(
     meta: Mapping[str, Any] | None,
     at: datetime | float | None,
     dedup: object,
+    provenance: str | None = None,
 ) -> int:
     """``remember(..., dedup=True)``: the live duplicate's id (reinforced), else a new memory."""
     if dedup is not True:
@@ -184,6 +195,7 @@ def _remember_dedup(
         embedding=embedding,
         meta=meta,
         at=at,
+        provenance=provenance,
     )
 
 
@@ -193,16 +205,19 @@ def remember_many(core: FieldCore, items: Iterable[str | Mapping[str, Any]]) -> 
     if isinstance(items, (str, bytes)):
         raise InvalidArgument("remember_many takes a list of texts or dicts, not a single str")
     puts: list[ops.PutPayload] = []
+    given: list[tuple[object, bool]] = []  # each item's provenance and whether it named a kind
     for item in items:
         if isinstance(item, str):
             op = putops.put_op(core, 0, item)
+            given.append((None, False))
         elif isinstance(item, Mapping):
             if set(item) - _REMEMBER_KEYS or "text" not in item:
                 raise InvalidArgument(
                     f"each dict needs 'text' and only remember() arguments; got {sorted(item)}"
                 )
-            extra = {k: val for k, val in item.items() if k != "artifacts"}
+            extra = {k: val for k, val in item.items() if k not in ("artifacts", "provenance")}
             op = putops.put_op(core, 0, **extra)
+            given.append((item.get("provenance"), "kind" in item))
             if "artifacts" in item:
                 from chitta.policies.code_trust import check_refs
 
@@ -214,8 +229,12 @@ def remember_many(core: FieldCore, items: Iterable[str | Mapping[str, Any]]) -> 
         return []
     puts = [msgspec.structs.replace(p, id=core.new_id()) for p in puts]
     puts = sessions.with_contexts(core, puts)
+    marks: list[Op] = []
+    for i, (p, (named, explicit)) in enumerate(zip(list(puts), given)):
+        (puts[i],), ev = prov.for_puts(core, [p], named, [explicit])
+        marks.extend(ev)
     group = putops.with_vectors(core, puts)
-    core.commit_group(group)
+    core.commit_group([*group, *marks])
     vocab.sync_words(core)
     maintain.after_embedded_writes(
         core, sum(1 for op in group if isinstance(op, ops.UpdateSparseCode))
@@ -236,6 +255,7 @@ def remember_triplet(
     tags: Iterable[str] = (),
     confidence: float = 1.0,
     at: datetime | float | None = None,
+    provenance: str | None = None,
 ) -> tuple[int, int]:
     """``Field.remember_triplet`` (its docstring is the reference)."""
     core.check_writable()
@@ -257,13 +277,14 @@ def remember_triplet(
     t_id, a_id = core.new_id(), core.new_id()
     triplet = msgspec.structs.replace(triplet, id=t_id, meta={"triplet": parts})
     alias = msgspec.structs.replace(alias, id=a_id)
+    (triplet, alias), marks = prov.for_puts(core, [triplet, alias], provenance, [True, True])
     if core.encoding.enabled:
         vec = core.encoding.embed([gloss])[0].astype("<f4").tobytes()
         triplet = msgspec.structs.replace(triplet, embedding=vec)
         alias = msgspec.structs.replace(alias, embedding=vec)
     group = putops.with_vectors(core, [triplet, alias])
     group.append(ops.AddAssocEdge(src=a_id, dst=t_id, edge="AliasOf", at_ms=core.now_ms()))
-    core.commit_group(group)
+    core.commit_group([*group, *marks])
     vocab.sync_words(core)
     maintain.after_embedded_writes(core, 2 if core.encoding.enabled else 0)
     return t_id, a_id

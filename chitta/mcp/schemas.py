@@ -46,7 +46,24 @@ MEMORY = _obj(
         "created_at": _TIME,
         "access_count": _INT,
         "meta": {"type": ["object", "null"], "description": "the writer's own metadata"},
-    }
+        "provenance": {"type": "string", "description": "who wrote it (docs/PROVENANCE.md)"},
+        "candidate": {"type": "boolean", "description": "in the candidate band (unverified)"},
+    },
+    required=(
+        "id",
+        "text",
+        "kind",
+        "realm",
+        "session",
+        "source_tool",
+        "harness",
+        "tags",
+        "confidence",
+        "strength",
+        "created_at",
+        "access_count",
+        "meta",
+    ),
 )
 
 HIT = _obj(

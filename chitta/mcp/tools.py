@@ -58,6 +58,26 @@ def _hit_json(h: Hit) -> dict[str, Any]:
 
 
 def _remember(field: Field, args: dict[str, Any], client: str | None) -> Answer:
+    from chitta.policies import provenance as policy
+
+    # the provenance this client's name shows wins over source_tool; an open-weight
+    # client may claim only an open-weight provenance (it cannot lift its own quarantine)
+    seen = policy.from_writer(client)
+    claimed = args.get("provenance")
+    if claimed is None and seen is not None:
+        args["provenance"] = seen
+    elif (
+        claimed is not None
+        and seen in policy.OPEN_WEIGHT
+        and policy.normalise(claimed) not in policy.OPEN_WEIGHT
+    ):
+        from chitta.errors import ProvenanceRefused
+
+        raise ProvenanceRefused(
+            f"client {client!r} is an open-weight model client; it may not claim "
+            f"provenance {claimed!r}. Omit provenance (its writes are {seen}); nothing "
+            "was logged"
+        )
     if args.get("source_tool") is None and client:
         args["source_tool"] = client
     mid = field.remember(**args)
@@ -77,6 +97,10 @@ def _recall(field: Field, args: dict[str, Any], client: str | None) -> Answer:
 
 def _get(field: Field, args: dict[str, Any], client: str | None) -> Answer:
     data = memory_json(field.get(args["id"]))
+    organ: Any = field.core.registry.by_name.get("provenance")  # who wrote it, if recorded
+    if organ is not None:
+        data["provenance"] = organ.provenance(data["id"])
+        data["candidate"] = organ.is_candidate(data["id"])
     return json_ids.dumps(data), data
 
 

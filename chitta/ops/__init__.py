@@ -96,6 +96,12 @@ from chitta.ops.memory import (
     UpdateSparseCode,
     UpdateState,
 )
+from chitta.ops.provenance import (
+    PROVENANCE_EVENTS,
+    PROVENANCES,
+    WITNESS_SIGNALS,
+    ProvenanceEvent,
+)
 
 RESERVED_ID = 2**64 - 1
 """The one memory id no put may carry: the native indexes pad their answers with it."""
@@ -192,6 +198,7 @@ OP_CLASSES: dict[OpType, type[OpBase]] = {
         Batch,
         ConfigureField,
         UpdateSparseEncoder,
+        ProvenanceEvent,
     )
 }
 """Payload class of every known op type."""
@@ -471,6 +478,8 @@ __all__ = [
     "MEMORY_KINDS",
     "OP_CLASSES",
     "PREDICTOR_EVENTS",
+    "PROVENANCES",
+    "PROVENANCE_EVENTS",
     "RESERVED_ID",
     "SESSION_EVENTS",
     "SYMBOL_EVENTS",
@@ -485,6 +494,7 @@ __all__ = [
     "USER_MODEL_EVENTS",
     "USER_MODEL_KINDS",
     "WISDOM_STAGES",
+    "WITNESS_SIGNALS",
     "AddAssocEdge",
     "AddSymCallEdge",
     "AddTriplet",
@@ -504,6 +514,7 @@ __all__ = [
     "OpBase",
     "OpType",
     "PredictorEvent",
+    "ProvenanceEvent",
     "PutPayload",
     "RecordFeedback",
     "RecordSurprise",

@@ -75,6 +75,7 @@ class OpType(enum.IntEnum):
     Batch = 64
     UpdateSparseEncoder = 65
     ConfigureField = 66
+    ProvenanceEvent = 67
 
 
 # Field types. msgpack carries integers up to 2**64-1, so an unsigned id needs

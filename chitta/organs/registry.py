@@ -35,6 +35,7 @@ from chitta.organs.graph import GraphOrgan
 from chitta.organs.knowledge import KnowledgeOrgan
 from chitta.organs.memories import MemoriesOrgan
 from chitta.organs.predictor import PredictorOrgan
+from chitta.organs.provenance import ProvenanceOrgan
 from chitta.organs.pruning import PruningOrgan
 from chitta.organs.recall_index import RecallIndexOrgan
 from chitta.organs.scorer_model import ScorerModelOrgan
@@ -67,6 +68,7 @@ BUILTIN: tuple[OrganFactory, ...] = (
     DebtsOrgan,
     PredictorOrgan,
     PruningOrgan,
+    ProvenanceOrgan,
 )
 
 _registered: list[OrganFactory] = []

@@ -8,7 +8,10 @@ commits them through the log. None of them reads an organ directly.
 - :mod:`.surprise`: surprise (reconstruction error) -> decay-rate multiplier;
 - :mod:`.dedup`: canonical content hash, significant tokens, F_merge;
 - :mod:`.contradictions`: the reconciler R0 (``detect_contradictions``);
-- :mod:`.curation`: expire, exact dedupe, confidence decay (``CurationReport``).
+- :mod:`.curation`: expire, exact dedupe, confidence decay (``CurationReport``);
+- :mod:`.provenance`: the provenance axis (inference, ``can_write_kind``, the candidate
+  band, ranking weights); :mod:`.reconcile`: ``reconcile_all`` (R0 over the field's
+  edges, through ``ctx.core``) and the R1 proposer hook.
 """
 
 from __future__ import annotations

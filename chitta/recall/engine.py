@@ -156,6 +156,9 @@ class RecallEngine:
         # query text -> id -> the code prior of memories about a symbol it names
         # (chitta/policies/code_lane.py); their ids form the "code" lane
         self.code_lane: Callable[[str], Mapping[int, float]] | None = None
+        # id -> the provenance multiplier of each memory whose multiplier is not 1
+        # (open-weight writers, the candidate band: chitta/field/provenance.py)
+        self.provenance: Callable[[], Mapping[int, float]] | None = None
 
     def lane_weight(self, name: str) -> float:
         """The fusion weight of lane ``name`` (the expansion lane's is ``expansion_weight``)."""
@@ -177,6 +180,7 @@ class RecallEngine:
         engine.vocabulary = self.vocabulary
         engine.staleness = self.staleness
         engine.code_lane = self.code_lane
+        engine.provenance = self.provenance
         return engine
 
     def lanes(
@@ -324,7 +328,17 @@ class RecallEngine:
             started = pending.get("expansion") if pending is not None else None
             convex = (*convex, *self._expand(lanes, names, text, vector, pool, allowed, started))
         stale = self.staleness() if self.staleness is not None else None
-        if self.native and not explain and not stale and not coded and supports_native(self):
+        weighed = self.provenance() if self.provenance is not None else None
+        if weighed and not any(m in weighed for n in names for m in lanes[n].tolist()):
+            weighed = None  # no candidate carries the factor: every multiplier is 1
+        if (
+            self.native
+            and not explain
+            and not stale
+            and not coded
+            and not weighed
+            and supports_native(self)
+        ):
             return rank_native(
                 self,
                 lanes,
@@ -348,6 +362,7 @@ class RecallEngine:
             convex=convex,
             stale=stale or None,
             coded=coded or None,
+            weighed=weighed or None,
         )
 
     def _expand(
@@ -399,6 +414,7 @@ class RecallEngine:
         convex: tuple[Any, ...] | None = None,
         stale: Mapping[int, float] | None = None,
         coded: Mapping[int, float] | None = None,
+        weighed: Mapping[int, float] | None = None,
     ) -> list[Hit]:
         """Fusion, the candidates' state, scores and hits in Python: the reference of
         ``rank_native`` (chitta/recall/native_tail.py) and the ``explain=True`` path."""
@@ -445,6 +461,10 @@ class RecallEngine:
             )
         scores = self.scorer.score_batch(batch, best_fused=best, now_ms=now_ms)
         kept_ids = ids[keep]
+        provenance: npt.NDArray[np.float64] | None = None
+        if weighed:  # the provenance factor: a multiplier before staleness
+            provenance = np.array([weighed.get(int(m), 1.0) for m in kept_ids.tolist()], np.float64)
+            scores = scores * provenance
         staleness: npt.NDArray[np.float64] | None = None
         if stale:  # the staleness factor: a multiplier after all the others
             staleness = np.array([stale.get(int(m), 1.0) for m in kept_ids.tolist()], np.float64)
@@ -486,8 +506,16 @@ class RecallEngine:
                     plain = dataclasses.replace(view, fused=view.fused / cp)
                     gain = float(scores[j]) - self.scorer.score(
                         plain, best_fused=best, now_ms=now_ms
-                    )[0] * (float(staleness[j]) if staleness is not None else 1.0)
+                    )[0] * (float(provenance[j]) if provenance is not None else 1.0) * (
+                        float(staleness[j]) if staleness is not None else 1.0
+                    )
                     factors += (Factor("code", "prior", cp, 1.0, gain),)
+                if provenance is not None and provenance[j] != 1.0:
+                    pm = float(provenance[j])
+                    before = float(scores[j]) / pm
+                    if staleness is not None:
+                        before /= float(staleness[j])
+                    factors += (Factor("provenance", "multiplier", pm, 1.0, before * (pm - 1)),)
                 if staleness is not None and staleness[j] != 1.0:
                     m = float(staleness[j])
                     factors += (

@@ -40,6 +40,14 @@ _KINDS = {
     "wisdom": "a recurring pattern promoted from many memories",
 }
 _KIND_HELP = "; ".join(f"{k}: {v}" for k, v in _KINDS.items())
+_PROVENANCES = [
+    "human",
+    "claude",
+    "codex",
+    "open_weight_distilled",
+    "open_weight_generated",
+    "unknown",
+]
 _EDGES = {
     "RelatedTo": "untyped association (the default)",
     "Supports": "src is evidence for dst",
@@ -95,6 +103,12 @@ REMEMBER_SCHEMA = obj(
             "type": "boolean",
             "description": "if a memory of the same realm says the same (case and spacing "
             "aside), reinforce it and return its id instead of storing a copy",
+        },
+        "provenance": {
+            **_S,
+            "enum": _PROVENANCES,
+            "description": "who wrote it; default: inferred from this client's name. "
+            "open_weight_generated memories enter the candidate band",
         },
     },
     ("text",),
@@ -152,6 +166,12 @@ RECALL_SCHEMA = obj(
             "maximum": 1,
             "description": "the user's current mood, -1 (upset) to 1 (pleased): memories "
             "remembered with a matching meta.valence rank higher; omit when unknown",
+        },
+        "provenance": {
+            "type": "array",
+            "items": {"type": "string", "enum": _PROVENANCES},
+            "uniqueItems": True,
+            "description": "only memories written by these (unknown: none recorded)",
         },
     },
     ("query",),

@@ -330,4 +330,13 @@ SAMPLES: list[ops.Op] = [
         blob=b"b",
         provenance="human",
     ),
+    ops.ProvenanceEvent(
+        event="assign",
+        id=7,
+        at_ms=1,
+        provenance="open_weight_generated",
+        candidate=True,
+        signal="tool_outcome",
+        note="n",
+    ),
 ]

@@ -152,6 +152,9 @@ def valid_args(name: str, ids: list[int]) -> dict[str, Any]:
         "restore_pruned": {"id": EXTRA["pruned"]},
         "set_prune_days": {"days": 7},
         "set_maintenance_every": {"name": "debts.auto_resolve", "every_s": 600},
+        "provenance_of": {"id": str(ids[0])},
+        "candidates": {},
+        "reconcile_all": {},
     }[name]
 
 
@@ -286,6 +289,7 @@ def test_annotations_output_schemas_and_big_ids(tmp_path: Path) -> None:
             order += ["feedback", "record_outcome", "distill", "wisdom_contradict", "wisdom_clear"]
             order += ["debt_register", "debt_evidence", "debt_update", "debt_auto_resolve"]
             order += ["record_access", "set_prune_days", "set_maintenance_every", "restore_pruned"]
+            order += ["provenance_of", "candidates", "reconcile_all"]
             assert set(order) == set(tools)
             for name in order:
                 tool = tools[name]

@@ -66,9 +66,10 @@ CHITTA_CODES = {
     "Batch": 64,
     "UpdateSparseEncoder": 65,
     "ConfigureField": 66,
+    "ProvenanceEvent": 67,
 }
 
-UNKNOWN_CODES = [*range(30, 39), 50, 63, 67, 128, 200, 255, -1, 256]
+UNKNOWN_CODES = [*range(30, 39), 50, 63, 68, 128, 200, 255, -1, 256]
 
 
 # ---------------------------------------------------------------- the table

@@ -127,4 +127,7 @@ def test_reconciler_caps_at_fifty_pairs(tmp_path: Path) -> None:
     pairs = f.detect_contradictions()
     assert len(pairs) == MAX_PAIRS
     assert all(p.score == DIVERGENCE for p in pairs)
-    assert f.stats().records_applied == records  # R0 only proposes
+    # each pair is logged to the KG once (issue 20): one AddTriplet per pair, then nothing more
+    assert f.stats().records_applied == records + MAX_PAIRS
+    assert f.detect_contradictions() == pairs
+    assert f.stats().records_applied == records + MAX_PAIRS

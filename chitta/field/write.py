@@ -21,7 +21,7 @@ from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.encode.gloss import gloss_triplet, triplet_text
 from chitta.errors import ChittaIOError, ClosedError, InvalidArgument
-from chitta.field import dedup_write, deferred, embed_worker, maintain, sessions, vocab
+from chitta.field import dedup_write, deferred, embed_worker, extract_write, maintain, sessions, vocab
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
 from chitta.field.puts import NO_TAGS
@@ -93,6 +93,7 @@ def remember(
         and meta is None
         and at is None
         and artifacts is _NO_REFS
+        and not extract_write.enabled(core)
     ):
         # The hot path (every argument but the text at its default; the field
         # open, writable, without an embedder): one native call checks the
@@ -129,6 +130,7 @@ def remember(
     if op.session is not None:  # encoded with its session's context (chitta/field/sessions.py)
         (op,) = sessions.with_contexts(core, [op])
     deferring = core.backlog is not None
+    facts = extract_write.triplet_ops(core, [op])  # the memory's triplets, when extraction is on
     if op.embedding is None and (deferring or not core.encoding.enabled):
         # The plain path: one PutPayload, encoded here, through the pipeline's direct put
         # (its vector, when the field embeds, comes from the background: chitta/field/deferred.py).
@@ -138,11 +140,15 @@ def remember(
             raise InvalidArgument(f"cannot encode PutPayload: {exc}") from exc
         if deferring and core.fast_put is None:
             deferred.record_embedder(core)  # a fresh field's first deferred write
-        core.commit_put(op, payload)
+        if facts:
+            core.commit_group([op, *facts])
+        else:
+            core.commit_put(op, payload)
         if deferring:
             deferred.queue(core, op.id)
         return op.id
     group = putops.with_vectors(core, [op])
+    group.extend(facts)
     core.commit_group(group)
     vocab.sync_words(core)  # its new words join the expansion table (chitta/field/vocab.py)
     maintain.after_embedded_writes(core, 1)
@@ -215,6 +221,7 @@ def remember_many(core: FieldCore, items: Iterable[str | Mapping[str, Any]]) -> 
     puts = [msgspec.structs.replace(p, id=core.new_id()) for p in puts]
     puts = sessions.with_contexts(core, puts)
     group = putops.with_vectors(core, puts)
+    group.extend(extract_write.triplet_ops(core, puts))
     core.commit_group(group)
     vocab.sync_words(core)
     maintain.after_embedded_writes(

@@ -12,7 +12,7 @@ an object under "no") and ``tense`` ("present", "past", "future").
 What it leaves alone, to keep precision: questions, conditionals and hedged
 clauses (if, maybe, I think, should ...), pronoun subjects (no coreference),
 relative clauses set off by commas. The labelled set
-``tests/unit/policies/data/extraction_labelled.txt`` measures it.
+``tests/unit/encode/data/extraction_labelled.txt`` measures it.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ _TOKEN = re.compile(
     |(?P<ident>\w+(?:[.:]\w+)+(?:\(\))?|\w+\(\))
     |(?P<word>\w+(?:['\u2019]\w+)*(?:-\w+)*)
     |(?P<punct>[,.;:!?()])""",
-    re.X,
+    re.VERBOSE,
 )
 _CONTRACTIONS = {
     "i'm": ("I", "am"),
@@ -67,45 +67,265 @@ _CONTRACTIONS = {
 }
 
 DETERMINERS = frozenset(
-    "the a an this that these those some any my our your his her their its".split()
+    [
+        "the",
+        "a",
+        "an",
+        "this",
+        "that",
+        "these",
+        "those",
+        "some",
+        "any",
+        "my",
+        "our",
+        "your",
+        "his",
+        "her",
+        "their",
+        "its",
+    ]
 )
 PRONOUNS = frozenset(
-    "he she it they we you him them us this that these those there here everything "
-    "something nothing anything everyone someone nobody anyone one".split()
+    [
+        "he",
+        "she",
+        "it",
+        "they",
+        "we",
+        "you",
+        "him",
+        "them",
+        "us",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "everything",
+        "something",
+        "nothing",
+        "anything",
+        "everyone",
+        "someone",
+        "nobody",
+        "anyone",
+        "one",
+    ]
 )
 PREPOSITIONS = frozenset(
-    "in on at for with from to by via into onto over under about as per since until "
-    "during after before through across against between among without within near "
-    "behind like than".split()
+    [
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "from",
+        "to",
+        "by",
+        "via",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "about",
+        "as",
+        "per",
+        "since",
+        "until",
+        "during",
+        "after",
+        "before",
+        "through",
+        "across",
+        "against",
+        "between",
+        "among",
+        "without",
+        "within",
+        "near",
+        "behind",
+        "like",
+        "than",
+    ]
 )
 BOUNDARY = frozenset(
-    ", ; : and but or nor because so while although though when whenever if unless "
-    "since until after before where which who whom whose that then".split()
+    [
+        ",",
+        ";",
+        ":",
+        "and",
+        "but",
+        "or",
+        "nor",
+        "because",
+        "so",
+        "while",
+        "although",
+        "though",
+        "when",
+        "whenever",
+        "if",
+        "unless",
+        "since",
+        "until",
+        "after",
+        "before",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "that",
+        "then",
+    ]
 )
 SUBORDINATE = frozenset(
-    "because so while although though when whenever if unless since until after before "
-    "where which who whom whose that then".split()
+    [
+        "because",
+        "so",
+        "while",
+        "although",
+        "though",
+        "when",
+        "whenever",
+        "if",
+        "unless",
+        "since",
+        "until",
+        "after",
+        "before",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "that",
+        "then",
+    ]
 )
 OBJECT_STOP = frozenset(
-    "now anymore well daily weekly monthly yearly every each last next remotely too "
-    "downtown again yet together instead already today tomorrow yesterday also not "
-    "instead only".split()
+    [
+        "now",
+        "anymore",
+        "well",
+        "daily",
+        "weekly",
+        "monthly",
+        "yearly",
+        "every",
+        "each",
+        "last",
+        "next",
+        "remotely",
+        "too",
+        "downtown",
+        "again",
+        "yet",
+        "together",
+        "instead",
+        "already",
+        "today",
+        "tomorrow",
+        "yesterday",
+        "also",
+        "not",
+        "instead",
+        "only",
+    ]
 )
 HEDGES = frozenset(
-    "think believe guess suppose wonder whether if unless maybe perhaps probably might "
-    "may could should must can cannot shall".split()
+    [
+        "think",
+        "believe",
+        "guess",
+        "suppose",
+        "wonder",
+        "whether",
+        "if",
+        "unless",
+        "maybe",
+        "perhaps",
+        "probably",
+        "might",
+        "may",
+        "could",
+        "should",
+        "must",
+        "can",
+        "cannot",
+        "shall",
+    ]
 )
 SKIP_START = frozenset(
-    "if unless suppose maybe perhaps please let's why what who where how whether check "
-    "ask make ensure do does did can could would should is are".split()
+    [
+        "if",
+        "unless",
+        "suppose",
+        "maybe",
+        "perhaps",
+        "please",
+        "let's",
+        "why",
+        "what",
+        "who",
+        "where",
+        "how",
+        "whether",
+        "check",
+        "ask",
+        "make",
+        "ensure",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "would",
+        "should",
+        "is",
+        "are",
+    ]
 )
 # Neutral words between a subject and its verb.
 ADVERBS = frozenset(
-    "also still always usually often rarely sometimes now currently actually really "
-    "just mostly generally typically already seldom recently finally".split()
+    [
+        "also",
+        "still",
+        "always",
+        "usually",
+        "often",
+        "rarely",
+        "sometimes",
+        "now",
+        "currently",
+        "actually",
+        "really",
+        "just",
+        "mostly",
+        "generally",
+        "typically",
+        "already",
+        "seldom",
+        "recently",
+        "finally",
+    ]
 )
 TYPE_WORDS = frozenset(
-    "function method class module file flag variable var command package option".split()
+    [
+        "function",
+        "method",
+        "class",
+        "module",
+        "file",
+        "flag",
+        "variable",
+        "var",
+        "command",
+        "package",
+        "option",
+    ]
 )
 _BE_PRESENT = frozenset({"is", "are", "am", "isn't", "aren't"})
 _BE_PAST = frozenset({"was", "were", "wasn't", "weren't"})
@@ -237,7 +457,8 @@ def _match_at(toks: list[_Tok], i: int, left_and: bool) -> _Match | None:
         kind = form.kind
         if j == i and kind in ("base", "part") and kind != "past":
             prev = toks[i - 1].low if i > 0 else ""
-            bare_ok = prev in _SUBJECT_PLURAL or left_and or (prev.endswith("s") and prev not in ("is", "was", "has"))  # fmt: skip
+            plural = prev.endswith("s") and prev not in ("is", "was", "has")
+            bare_ok = prev in _SUBJECT_PLURAL or left_and or plural
             if kind == "part" or not bare_ok:
                 return None
         if kind == "ing":
@@ -304,7 +525,9 @@ def _name(toks: list[_Tok], *, subject: bool) -> tuple[str | None, bool]:
     """The entity a noun phrase names (or None) and whether "no" negates it."""
     k = 0
     negated = False
-    while k < len(toks) and (toks[k].low in DETERMINERS or toks[k].low in ADVERBS or toks[k].low == "no"):
+    while k < len(toks) and (
+        toks[k].low in DETERMINERS or toks[k].low in ADVERBS or toks[k].low == "no"
+    ):
         negated = negated or toks[k].low == "no"
         k += 1
     if k >= len(toks):
@@ -329,7 +552,8 @@ def _name(toks: list[_Tok], *, subject: bool) -> tuple[str | None, bool]:
             break
         if low in DETERMINERS and out:
             prev_of = out[-1].low == "of"
-            titled = out[-1].text[:1].isupper() and idx + 1 < len(toks) and toks[idx + 1].text[:1].isupper()  # fmt: skip
+            nxt = toks[idx + 1].text if idx + 1 < len(toks) else ""
+            titled = out[-1].text[:1].isupper() and nxt[:1].isupper()
             if not (prev_of or titled):
                 break
         out.append(t)
@@ -350,8 +574,10 @@ def _name(toks: list[_Tok], *, subject: bool) -> tuple[str | None, bool]:
 
 
 def _code_like(t: _Tok) -> bool:
-    return t.kind in ("ident", "path", "flag", "q") or "_" in t.text or (
-        t.text[:1].isupper() and any(c.isupper() for c in t.text[1:])
+    return (
+        t.kind in ("ident", "path", "flag", "q")
+        or "_" in t.text
+        or (t.text[:1].isupper() and any(c.isupper() for c in t.text[1:]))
     )
 
 

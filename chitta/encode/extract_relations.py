@@ -201,26 +201,82 @@ BE_PHRASES: dict[str, tuple[str, bool]] = {
     **{
         p: (p.replace(" ", "_"), False)
         for p in (
-            "located in", "located at", "located near", "based in", "based on",
-            "headquartered in", "written in", "stored in", "stored on", "hosted on",
-            "hosted by", "built with", "built on", "deployed on", "deployed to", "married to",
-            "set to", "installed with", "scheduled for", "interested in", "compatible with",
-            "allergic to", "afraid of", "responsible for", "famous for", "known for",
-            "part of", "member of", "friends with", "close to", "next to", "near", "behind",
-            "from", "due to", "connected to", "related to", "similar to", "made of",
-            "involved in", "backed by", "owned by", "maintained by", "blocked by",
-            "configured by", "managed by", "led by", "run by", "powered by", "used by",
+            "located in",
+            "located at",
+            "located near",
+            "based in",
+            "based on",
+            "headquartered in",
+            "written in",
+            "stored in",
+            "stored on",
+            "hosted on",
+            "hosted by",
+            "built with",
+            "built on",
+            "deployed on",
+            "deployed to",
+            "married to",
+            "set to",
+            "installed with",
+            "scheduled for",
+            "interested in",
+            "compatible with",
+            "allergic to",
+            "afraid of",
+            "responsible for",
+            "famous for",
+            "known for",
+            "part of",
+            "member of",
+            "friends with",
+            "close to",
+            "next to",
+            "near",
+            "behind",
+            "from",
+            "due to",
+            "connected to",
+            "related to",
+            "similar to",
+            "made of",
+            "involved in",
+            "backed by",
+            "owned by",
+            "maintained by",
+            "blocked by",
+            "configured by",
+            "managed by",
+            "led by",
+            "run by",
+            "powered by",
+            "used by",
         )
-    },  # fmt: skip
+    },
     **{
         p: (p.replace(" ", "_"), True)
         for p in (
-            "born in", "born on", "caused by", "created by", "written by", "built by",
-            "founded by", "fixed in", "fixed by", "introduced by", "triggered by",
-            "replaced by", "hired by", "paid by", "promoted to", "shipped to", "fired from",
-            "released in", "acquired by",
+            "born in",
+            "born on",
+            "caused by",
+            "created by",
+            "written by",
+            "built by",
+            "founded by",
+            "fixed in",
+            "fixed by",
+            "introduced by",
+            "triggered by",
+            "replaced by",
+            "hired by",
+            "paid by",
+            "promoted to",
+            "shipped to",
+            "fired from",
+            "released in",
+            "acquired by",
         )
-    },  # fmt: skip
+    },
     "a part of": ("part_of", False),
     "a member of": ("member_of", False),
     "in": ("located_in", False),
@@ -268,7 +324,8 @@ def _inflect(base: str) -> tuple[str, str, str, str]:
     if base in IRREGULAR:
         return IRREGULAR[base]
     cons_y = base.endswith("y") and base[-2:-1] not in ("a", "e", "o", "u")
-    s3 = base[:-1] + "ies" if cons_y else base + ("es" if base.endswith(("s", "sh", "ch", "x", "z", "o")) else "s")  # fmt: skip
+    sibilant = base.endswith(("s", "sh", "ch", "x", "z", "o"))
+    s3 = base[:-1] + "ies" if cons_y else base + ("es" if sibilant else "s")
     if base.endswith("e"):
         past = base + "d"
     elif cons_y:
@@ -286,7 +343,8 @@ def verb_forms() -> dict[tuple[str, ...], list[Form]]:
         s3, past, part, ing = _inflect(base)
         tail = tuple(particle.split())
         name = (past if event else s3) + "".join("_" + w for w in tail)
-        for word, kind in ((s3, "s3"), (base, "base"), (past, "past"), (part, "part"), (ing, "ing")):  # fmt: skip
+        inflected = ((s3, "s3"), (base, "base"), (past, "past"), (part, "part"), (ing, "ing"))
+        for word, kind in inflected:
             forms = out.setdefault((word, *tail), [])
             if Form(name, event, kind, base) not in forms:
                 forms.append(Form(name, event, kind, base))

@@ -136,7 +136,9 @@ def _ops_for(
 
     def invalidate(s: str, p: str, o: str, when: int, why: str) -> None:
         out.append(
-            ops.InvalidateTriplet(subject=s, predicate=p, object=o, at_ms=when, reason=why, recorded_ms=now)  # fmt: skip
+            ops.InvalidateTriplet(
+                subject=s, predicate=p, object=o, at_ms=when, reason=why, recorded_ms=now
+            )
         )
 
     if e.tense == "future":  # a plan contradicts nothing yet

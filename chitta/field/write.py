@@ -21,7 +21,15 @@ from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.encode.gloss import gloss_triplet, triplet_text
 from chitta.errors import ChittaIOError, ClosedError, InvalidArgument
-from chitta.field import dedup_write, deferred, embed_worker, extract_write, maintain, sessions, vocab
+from chitta.field import (
+    dedup_write,
+    deferred,
+    embed_worker,
+    extract_write,
+    maintain,
+    sessions,
+    vocab,
+)
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
 from chitta.field.puts import NO_TAGS

@@ -41,6 +41,7 @@ from chitta.organs.scorer_model import ScorerModelOrgan
 from chitta.organs.settings import SettingsOrgan
 from chitta.organs.source_weights import SourceWeightsOrgan
 from chitta.organs.surprise_credit import SurpriseCreditOrgan
+from chitta.organs.themes import ThemesOrgan
 from chitta.organs.wisdom import WisdomOrgan
 
 OrganFactory = Callable[[], Organ]
@@ -67,6 +68,7 @@ BUILTIN: tuple[OrganFactory, ...] = (
     DebtsOrgan,
     PredictorOrgan,
     PruningOrgan,
+    ThemesOrgan,
 )
 
 _registered: list[OrganFactory] = []

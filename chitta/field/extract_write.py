@@ -105,7 +105,11 @@ def triplet_ops(core: FieldCore, puts: Sequence[ops.PutPayload]) -> list[Op]:
 
 
 def _fits(e: Extracted) -> bool:
-    return all(0 < len(x) <= MAX_NAME_CHARS for x in (e.subject, e.object))
+    """A name the knowledge operations would accept too (chitta/organs/knowledge_ops.py)."""
+    return all(
+        0 < len(x) <= MAX_NAME_CHARS and x.isprintable() and x.strip()
+        for x in (e.subject, e.object)
+    )
 
 
 def _ops_for(

@@ -42,7 +42,8 @@ MERGE_ABOVE = 0.9
 BATCH = 5000  # new memories assigned per pass
 KMEANS_ITERATIONS = 50
 GROUP = 512  # events per committed group
-LABEL_WORDS = 8
+LABEL_WORDS = 8  # a new theme's label: the first words of its first memory
+LABEL_CHARS = 80
 
 F64 = npt.NDArray[np.float64]
 
@@ -178,7 +179,7 @@ class _Pass:
                     best, best_cos = t, cos
             if best is None or best_cos < assign_min:
                 tid = self.ctx.new_id()
-                label = " ".join(m.text.split()[:LABEL_WORDS])
+                label = " ".join(m.text.split()[:LABEL_WORDS])[:LABEL_CHARS]
                 self.emit(
                     ops.ThemeEvent(
                         event="create",

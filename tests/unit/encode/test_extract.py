@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chitta.encode.extract import Extracted, extract
 from chitta.encode.extract_relations import BE_PHRASES, VERBS
@@ -133,3 +135,44 @@ def test_no_fact_no_triplet(text: str) -> None:
 def test_long_text_is_bounded() -> None:
     text = "Jeff uses Rust. " * 5000  # 80,000 characters: only the first MAX_TEXT are read
     assert extract(text) == [Extracted("Jeff", "uses", "Rust")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Jeff",
+                "uses",
+                "is",
+                "not",
+                "the",
+                "and",
+                ",",
+                ".",
+                "?",
+                "lives",
+                "in",
+                "was",
+                "by",
+                '"q"',
+                "a/b.py",
+                "3 GB",
+                "has",
+                "never",
+                "will",
+                "of",
+                "Rust",
+                "I",
+                "to",
+            ]
+        )
+        | st.text(max_size=12),
+        max_size=40,
+    ).map(" ".join)
+)
+def test_any_text_gives_well_formed_triplets(text: str) -> None:
+    for e in extract(text):
+        assert e.subject.strip() and e.object.strip() and e.predicate
+        assert e.tense in ("present", "past", "future")
+        assert isinstance(e.negated, bool) and isinstance(e.event, bool)

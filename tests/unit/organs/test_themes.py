@@ -234,6 +234,26 @@ def test_the_clock_decides_when_maintenance_clusters(field: Any) -> None:
     assert set(organ(f).member_theme) == set(first) | set(later)
 
 
+def test_maintenance_splits_and_merges_on_its_clock(field: Any) -> None:
+    f, clock = field
+    rng = np.random.default_rng(11)
+    e = np.eye(DIM)
+    big = put(f, e[0] + 0.05 * rng.standard_normal((70, DIM)))
+    f.maintain()  # assigns all 70 to one theme, then splits it: 70 > 64
+    sizes = sorted(t.size for t in organ(f).themes.values())
+    assert sum(sizes) == 70 and len(sizes) == 2 and max(sizes) <= 64
+    small = put(f, e[1] + 0.01 * rng.standard_normal((6, DIM)))
+    f.call("themes_cluster", assign_min=1.0, merge_above=1.0)  # six one-member themes
+    assert {frozenset([m]) for m in small} <= partition(f)
+    clock.now += 60
+    assert "themes.cluster" not in f.maintain()  # not due: nothing merges yet
+    assert {frozenset([m]) for m in small} <= partition(f)
+    clock.now += 3600
+    f.maintain()
+    assert frozenset(small) in partition(f)  # merged above 0.9 into one theme
+    assert sum(len(p) for p in partition(f)) == len(big) + len(small)
+
+
 def test_themes_query_ranks_by_cosine(field: Any) -> None:
     f, _ = field
     rng = np.random.default_rng(7)

@@ -61,9 +61,18 @@ _TOKEN = re.compile(
 _CONTRACTIONS = {
     "i'm": ("I", "am"),
     "i've": ("I", "have"),
+    "i'll": ("I", "will"),
+    "i'd": ("I", "would"),
     "won't": ("will", "not"),
     "can't": ("cannot",),
     "let's": ("let's",),
+    "wanna": ("want", "to"),
+    "gonna": ("going", "to"),
+    **{f"{w}'re": (w, "are") for w in ("you", "we", "they")},
+    **{f"{w}'ve": (w, "have") for w in ("you", "we", "they")},
+    **{f"{w}'ll": (w, "will") for w in ("you", "we", "they", "he", "she", "it")},
+    # "<pronoun>'s" is "<pronoun> is": a pronoun subject (no coreference)
+    **{f"{w}'s": (w, "is") for w in ("it", "that", "there", "here", "what", "he", "she", "who")},
 }
 
 DETERMINERS = frozenset(
@@ -258,6 +267,39 @@ HEDGES = frozenset(
         "shall",
     ]
 )
+# Generic words the lists above miss in conversation: quantifier pronouns, wh-words,
+# verbs of feeling and guessing that hedge what follows, verb particles.
+PRONOUNS = PRONOUNS | {"all", "both", "each", "everyone", "many", "most", "none", "some"}
+WH = frozenset({"how", "what", "why", "whatever", "however"})
+BOUNDARY = BOUNDARY | WH
+SUBORDINATE = SUBORDINATE | WH
+HEDGES = HEDGES | {
+    "bet",
+    "hope",
+    "hoping",
+    "feel",
+    "feels",
+    "felt",
+    "wish",
+    "imagine",
+    "seem",
+    "seems",
+    "seemed",
+}
+PARTICLES = frozenset({"up", "out", "off", "down", "over", "away", "around", "into"})
+OBJECT_STOP = OBJECT_STOP | PARTICLES
+NAMING = frozenset({"called", "named", "titled"})
+TIME_NOUNS = frozenset(
+    ["week", "month", "year", "night", "time", "weekend", "day", "morning", "evening", "spring", "summer", "fall", "winter"]
+)
+PARTICIPLES = frozenset(
+    ["put", "got", "done", "made", "gone", "seen", "become", "heard", "known", "been", "come", "taken", "given", "begun", "felt", "kept", "left", "lost", "met", "paid", "said", "sent", "spent", "stood", "told", "thought", "understood", "won", "written"]
+)
+HEDGES = HEDGES | {"sounds", "sound", "glad", "sure", "wondering", "thinking"}
+OBJECT_STOP = OBJECT_STOP | {"anyway", "though", "either", "really", "so", "such", "being"}
+_PROPER = frozenset(
+    {"may", "will", "can", "sue", "hope"}
+)  # hedge words that are also names  # "a game called X": a name, not a call
 SKIP_START = frozenset(
     [
         "if",
@@ -455,10 +497,19 @@ def _match_at(toks: list[_Tok], i: int, left_and: bool) -> _Match | None:
     if found is not None:
         end, form = found
         kind = form.kind
-        if j == i and kind in ("base", "part") and kind != "past":
+        if kind == "past" and toks[j].low in NAMING and tense is None:
+            return None
+        nxt = toks[end].low if end < len(toks) else ""
+        if nxt in TIME_NOUNS and toks[j].low in ("last", "next"):
+            return None  # "last month": an adjective, not the verb
+        bare = all(t.low in ADVERBS for t in toks[i:j])  # no auxiliary before the verb
+        if bare and toks[j].low == "found":
+            return None  # without an auxiliary, "found" is the past of "find"
+        if bare and kind in ("base", "part") and kind != "past":
             prev = toks[i - 1].low if i > 0 else ""
-            plural = prev.endswith("s") and prev not in ("is", "was", "has")
-            bare_ok = prev in _SUBJECT_PLURAL or left_and or plural
+            # A bare base form ("use") is a verb after I/you/we/they or "X and Y"; after a
+            # noun it is too often a noun or preposition ("last month", "moments like these").
+            bare_ok = prev in _SUBJECT_PLURAL or left_and
             if kind == "part" or not bare_ok:
                 return None
         if kind == "ing":
@@ -473,7 +524,10 @@ def _match_at(toks: list[_Tok], i: int, left_and: bool) -> _Match | None:
                 if toks[k].low == "to":
                     return _Match(i, k + 1, gapped, neg, tense, False)
         return _Match(i, end, form.predicate, neg, tense, form.event)
-    if have_last:  # "has"/"had" as the main verb
+    if have_last:  # "has"/"had" as the main verb, unless a participle follows
+        nxt = toks[j].low if j < len(toks) else ""
+        if nxt.endswith(("ed", "en", "wn")) or nxt in PARTICIPLES:
+            return None
         return _Match(i, j, "has", neg, tense or "present", False)
     return None
 
@@ -507,6 +561,8 @@ def _be_match(toks: list[_Tok], i: int, j: int, tense: str, neg: bool) -> _Match
             return _Match(i, j + 2, w + "_than", neg, tense, False)
         if nxt == "by" and toks[j].kind == "word" and w.endswith(("ed", "en", "wn", "ilt", "ght")):
             return _Match(i, j + 2, w + "_by", neg, tense, found is not None and found[1].event)
+    if j < len(toks) and toks[j].low.endswith("ing") and toks[j].kind == "word":
+        return None  # "is going", "been looking into": a verb the table lacks, not a state
     return _Match(i, j, "is", neg, tense, False)
 
 
@@ -539,10 +595,16 @@ def _name(toks: list[_Tok], *, subject: bool) -> tuple[str | None, bool]:
         return None, negated  # an adverb ("runs natively")
     if toks[k].low in ("i", "me"):
         return "user", negated
+    if "'" in head and head.split("'")[0] in PRONOUNS | _SUBJECT_PLURAL:
+        return None, negated  # "you'd be", "they'll"
+    if head.endswith("ing") and k + 1 < len(toks) and toks[k + 1].low in DETERMINERS | PRONOUNS:
+        return None, negated  # a gerund clause ("making this cake")
     out: list[_Tok] = []
     for idx in range(k, len(toks)):
         t = toks[idx]
         low = t.low
+        if out and (low in _SUBJECT_PLURAL or low in ("he", "she", "me", "it")):
+            break  # a relative clause without "that" ("the group I am part of")
         if t.kind == "punct" or low in OBJECT_STOP and t.kind == "word":
             break
         if low == "of" and out and idx + 1 < len(toks):
@@ -595,6 +657,8 @@ def _subjects(region: list[_Tok], first: bool) -> list[str] | None:
     parts = _split(last, frozenset({"and", "or"})) if first else [("", last)]
     names: list[str] = []
     for _, part in parts:
+        if len(part) > 1 and part[0].low.endswith("ing") and part[0].text[1:].islower():
+            return None  # a gerund clause ("Discussing it", "Being a mom") names no entity
         # A subject's head is before its first preposition ("the service at X").
         name, _neg = _name(part, subject=True)
         if name is None:
@@ -626,7 +690,7 @@ def _clean(toks: list[_Tok]) -> list[_Tok]:
     k = 0
     while k < len(toks):
         t = toks[k]
-        if t.text in HEDGES and t.kind == "word":
+        if t.low in HEDGES and t.kind == "word" and (t.text.islower() or t.low not in _PROPER):
             break
         if t.text == "," and k + 1 < len(toks) and toks[k + 1].low in ("who", "which", "whose"):
             k += 2

@@ -251,3 +251,19 @@ def test_future_facts_are_plans(field: Any) -> None:
         ("Omar", "works_at", "Initech"),
     }
     assert row(f, "Omar", "works_at", "Initech")["confidence"] == 0.5
+
+
+def test_a_background_embedder_gets_the_memory_and_its_facts_in_one_write(tmp_path: Path) -> None:
+    from _deferred_embedders import Gated
+
+    model = Gated(32)
+    model.gate.clear()  # the vector cannot arrive before remember() returns
+    with chitta.open(tmp_path / "f", embedder=model) as f:
+        mid = f.remember("Priya works at Stripe.")
+        assert facts(f) == {("Priya", "works_at", "Stripe")}  # logged with the put
+        assert row(f, "Priya", "works_at", "Stripe")["source_memory_ids"] == [mid]
+        model.gate.set()
+        assert f.wait_embedded(timeout=30)
+        memory = f.get(mid)
+        assert memory.embedding is not None
+        assert memory.text == "Priya works at Stripe."

@@ -504,6 +504,7 @@ from chitta.cli import operations as cli_operations  # noqa: F401
 from chitta.cli import pruned as cli_pruned  # noqa: F401
 from chitta.cli import recall as cli_recall  # noqa: F401
 from chitta.cli import serve as cli_serve  # noqa: F401
+from chitta.cli import themes as cli_themes  # noqa: F401
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -26,7 +26,18 @@ from typing import TYPE_CHECKING, Any
 
 from chitta.encode.field_encoding import FieldEncoding
 from chitta.errors import InvalidArgument, NotAFieldError
-from chitta.field import deferred, lifecycle, link, maintain, read, recall, replay, vocab, write
+from chitta.field import (
+    deferred,
+    extract_write,
+    lifecycle,
+    link,
+    maintain,
+    read,
+    recall,
+    replay,
+    vocab,
+    write,
+)
 from chitta.field.checkpoint import open_write
 from chitta.field.checkpoint.snapshot import CheckpointInfo
 from chitta.field.core import FieldCore
@@ -178,12 +189,13 @@ class Field:
                 raise
         if not read_only and not core.encoding.enabled:
             core.fast_put = core.pending_puts.put
-            if type(self).remember is Field.remember:  # not overridden by a subclass
+            if type(self).remember is Field.remember and not extract_write.enabled(core):
                 # remember(text) alone, natively: skips binding the method's ten keyword
                 # defaults; any other call runs the Python method (chitta/field/write.py).
                 self.__dict__["remember"] = core.pending_puts.remember_entry(
                     Field.remember, weakref.ref(self)
                 )
+                extract_write.note_native_entry(core, self)
 
     @property
     def core(self) -> FieldCore:

@@ -21,7 +21,15 @@ from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.encode.gloss import gloss_triplet, triplet_text
 from chitta.errors import ChittaIOError, ClosedError, InvalidArgument
-from chitta.field import dedup_write, deferred, embed_worker, maintain, sessions, vocab
+from chitta.field import (
+    dedup_write,
+    deferred,
+    embed_worker,
+    extract_write,
+    maintain,
+    sessions,
+    vocab,
+)
 from chitta.field import provenance as prov
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
@@ -98,6 +106,7 @@ def remember(
         and at is None
         and artifacts is _NO_REFS
         and provenance is None
+        and not extract_write.enabled(core)
     ):
         # The hot path (every argument but the text at its default; the field
         # open, writable, without an embedder): one native call checks the
@@ -136,6 +145,7 @@ def remember(
     # who wrote it (chitta/field/provenance.py): the kind it may write, its assign event
     (op,), marks = prov.for_puts(core, [op], provenance, [kind is not _OBSERVATION])
     deferring = core.backlog is not None
+    facts = extract_write.triplet_ops(core, [op])  # the memory's triplets, when extraction is on
     if op.embedding is None and (deferring or not core.encoding.enabled):
         # The plain path: one PutPayload, encoded here, through the pipeline's direct put
         # (its vector, when the field embeds, comes from the background: chitta/field/deferred.py).
@@ -145,15 +155,15 @@ def remember(
             raise InvalidArgument(f"cannot encode PutPayload: {exc}") from exc
         if deferring and core.fast_put is None:
             deferred.record_embedder(core)  # a fresh field's first deferred write
-        if marks:  # the put and its provenance as one atomic group
-            core.commit_group([op, *marks])
+        if marks or facts:  # the put, its provenance and its triplets as one atomic group
+            core.commit_group([op, *marks, *facts])
         else:
             core.commit_put(op, payload)
         if deferring:
             deferred.queue(core, op.id)
         return op.id
     group = putops.with_vectors(core, [op])
-    core.commit_group([*group, *marks])
+    core.commit_group([*group, *marks, *facts])
     vocab.sync_words(core)  # its new words join the expansion table (chitta/field/vocab.py)
     maintain.after_embedded_writes(core, 1)
     return op.id
@@ -234,7 +244,7 @@ def remember_many(core: FieldCore, items: Iterable[str | Mapping[str, Any]]) -> 
         (puts[i],), ev = prov.for_puts(core, [p], named, [explicit])
         marks.extend(ev)
     group = putops.with_vectors(core, puts)
-    core.commit_group([*group, *marks])
+    core.commit_group([*group, *marks, *extract_write.triplet_ops(core, puts)])
     vocab.sync_words(core)
     maintain.after_embedded_writes(
         core, sum(1 for op in group if isinstance(op, ops.UpdateSparseCode))

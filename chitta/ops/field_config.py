@@ -15,6 +15,7 @@ CONFIG_KEYS: frozenset[str] = frozenset(
         "dense_index",  # "auto" | "exact" | "hamming" | "hnsw": the dense lane's index (Field.set_dense_index)
         "staged_prune_days",  # float >= 0: the write gate's prune age (0: never prune)
         "maintenance_every_s",  # {"<organ>.<pass>": seconds}: cadences replacing the organs' own
+        "extract_triplets",  # bool: remember() logs the triplets a memory states (chitta/field/extract_write.py)
     }
 )
 """Values of ``ConfigureField.key``."""

@@ -31,6 +31,7 @@ from typing import Any
 from chitta import ops
 from chitta.ops import Op, OpType
 from chitta.organs.contract import OrganBase, RestoreContext, SnapshotContext
+from chitta.organs.knowledge_extract_ops import EXTRACT_OPERATIONS
 from chitta.organs.knowledge_ops import OPERATIONS
 
 __all__ = ["ALIAS_OF", "KnowledgeOrgan", "entity_key", "predicate_key"]
@@ -99,7 +100,7 @@ class Triplet:
 class KnowledgeOrgan(OrganBase):
     name = "knowledge"
     handles = frozenset({OpType.AddTriplet, OpType.InvalidateTriplet})
-    operations = OPERATIONS
+    operations = OPERATIONS + EXTRACT_OPERATIONS
 
     def __init__(self) -> None:
         self.triplets: dict[Key, Triplet] = {}

@@ -42,6 +42,7 @@ from chitta.organs.scorer_model import ScorerModelOrgan
 from chitta.organs.settings import SettingsOrgan
 from chitta.organs.source_weights import SourceWeightsOrgan
 from chitta.organs.surprise_credit import SurpriseCreditOrgan
+from chitta.organs.themes import ThemesOrgan
 from chitta.organs.wisdom import WisdomOrgan
 
 OrganFactory = Callable[[], Organ]
@@ -69,6 +70,7 @@ BUILTIN: tuple[OrganFactory, ...] = (
     PredictorOrgan,
     PruningOrgan,
     ProvenanceOrgan,
+    ThemesOrgan,
 )
 
 _registered: list[OrganFactory] = []

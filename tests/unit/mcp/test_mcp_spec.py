@@ -65,6 +65,9 @@ def seeded(tmp_path: Path) -> tuple[Path, list[int]]:
         f._core.commit(  # a code symbol for the code tools (chitta/organs/code/)
             ops.UpsertSymbol(name="a.py#f", kind="function", file_path="a.py", line_end=3)
         )
+        f._core.commit(  # a theme for the themes tools (chitta/organs/themes.py)
+            ops.ThemeEvent(event="create", theme=7, at_ms=1, centroid=b"\x00\x00\x80\x3f" * 2)
+        )
         # for the learning organs' tools: a recurring lesson (4 times, 2 sessions), a debt
         ids += [
             f.remember("lesson: rebase before you push", kind="lesson", session=f"s{i % 2}")
@@ -120,6 +123,9 @@ def valid_args(name: str, ids: list[int]) -> dict[str, Any]:
         "kg_alias": {"alias": "stg", "canonical": "staging"},
         "kg_query": {"subject": "staging"},
         "kg_entities": {},
+        "kg_extract": {"text": "Jeff uses Rust."},
+        "themes": {"vector": [1.0, 0.0]},
+        "theme_members": {"theme": 7},
         "what_do_i_know_about": {"topic": "staging database"},
         "cross_harness_conflicts": {},
         "get_conflicts": {"id": str(ids[0])},
@@ -274,6 +280,9 @@ def test_annotations_output_schemas_and_big_ids(tmp_path: Path) -> None:
                 "forget",
                 "kg_query",
                 "kg_entities",
+                "kg_extract",
+                "themes",
+                "theme_members",
                 "kg_add",
                 "kg_alias",
             ]

@@ -103,6 +103,8 @@ def _workload(root: Path, seed: int) -> None:
         f.call("session_note", session="s-a", event="register")
         f.call("session_note", session="s-a", event="deregister")
         f.remember_many([f"batched {seed} {i}" for i in range(5)])
+        f.remember_many(["Jeff lives in Paris.", "Jeff moved to Berlin."])  # extracted triplets
+        f.call("themes_cluster", max_members=4)  # themes created, split, merged
         _curated_workload(f, seed)
     handled = {int(t) for name in ORGANS for t in _organ(name).handles}
     _raw_append(

@@ -249,6 +249,9 @@ class FieldCore:
         from chitta.policies.code_lane import code_lane_hook
 
         self.engine.code_lane = code_lane_hook(self)  # memories about the symbols a query names
+        from chitta.recall.graph_lane import graph_lane_hook
+
+        self.engine.graph_lane = graph_lane_hook(self)  # PageRank from the entities a query names
         self.applied = 0
         self.unrouted = 0  # valid ops no organ of this version keeps state for
         # the same per op type (checkpoint state 7); None when a state-6 checkpoint did not say

@@ -6,7 +6,10 @@ Lanes (each returns ranked ids, filters applied inside via ``allowed``):
   rescoring on large fields);
 - ``posting``: shared active features of the query's sparse code;
 - ``neighbour``: memories one edge away (any association, co-retrieval
-  included) from the strongest candidates of the other lanes.
+  included) from the strongest candidates of the other lanes;
+- ``graph``: personalised PageRank from the entities the query names over the
+  knowledge graph and the association edges (chitta/recall/graph_lane.py), with
+  ``graph_expansion``: BM25 of the entities one hop out of them.
 
 Fused candidates are scored together. By default the tail (fusion, the
 candidates' state from the organs' columns, scores, top k) runs natively
@@ -47,7 +50,7 @@ if TYPE_CHECKING:
 
 U64 = npt.NDArray[np.uint64]
 
-LANES = ("bm25", "dense", "posting", "neighbour")
+LANES = ("bm25", "dense", "posting", "neighbour", "graph")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,8 +58,16 @@ class RecallSettings:
     lane_weights: Mapping[str, float] = dataclasses.field(
         # LoCoMo dev (DECISIONS.md D-021): chosen on one half of the questions. Posting 0: with the
         # random initial projection the lane cost recall; it runs when asked for by name (with_lanes).
-        default_factory=lambda: {"bm25": 1.0, "dense": 0.5, "posting": 0.0, "neighbour": 0.3}
+        default_factory=lambda: {
+            "bm25": 1.0,
+            "dense": 0.5,
+            "posting": 0.0,
+            "neighbour": 0.3,
+            "graph": 1.0,  # empty unless the query names an entity of the graph (D-101)
+        }
     )
+    # The graph lane's query expansion (BM25 of the entity names one hop out), relative weight.
+    graph_expansion_weight: float = 0.5
     rrf_k: int = 20  # measured on LoCoMo dev: 20 beats 60 (hybrid R@10 0.573 vs 0.529), D-021
     keyword_query: bool = (
         True  # the bm25 lane drops the query's function words (chitta.recall.query)
@@ -104,6 +115,9 @@ class RecallSettings:
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
                 raise InvalidArgument(f"{name} must be an int in [1, 100000], got {value!r}")
         check_expansion(self.expansion_weight, self.expansion_words, self.expansion_min_cosine)
+        g = self.graph_expansion_weight
+        if isinstance(g, bool) or not isinstance(g, (int, float)) or not 0 <= g <= 100:
+            raise InvalidArgument(f"graph_expansion_weight must be a number in [0, 100], got {g!r}")
         if not isinstance(self.dense_query_without_speaker, bool):
             raise InvalidArgument("dense_query_without_speaker must be a bool")
 
@@ -156,6 +170,8 @@ class RecallEngine:
         # query text -> id -> the code prior of memories about a symbol it names
         # (chitta/policies/code_lane.py); their ids form the "code" lane
         self.code_lane: Callable[[str], Mapping[int, float]] | None = None
+        # (query text, pool, allowed) -> chitta.recall.graph_lane.GraphLaneResult or None
+        self.graph_lane: Callable[[str, int, U64 | None], Any] | None = None
 
     def lane_weight(self, name: str) -> float:
         """The fusion weight of lane ``name`` (the expansion lane's is ``expansion_weight``)."""
@@ -163,6 +179,8 @@ class RecallEngine:
             return float(self.settings.expansion_weight)
         if name == "code":
             return 1.0
+        if name == "graph_expansion":
+            return float(self.settings.graph_expansion_weight) * self.lane_weight("graph")
         return float(self.settings.lane_weights.get(name, 0.0))
 
     def with_lanes(self, names: tuple[str, ...]) -> RecallEngine:
@@ -177,6 +195,7 @@ class RecallEngine:
         engine.vocabulary = self.vocabulary
         engine.staleness = self.staleness
         engine.code_lane = self.code_lane
+        engine.graph_lane = self.graph_lane
         return engine
 
     def lanes(
@@ -305,6 +324,7 @@ class RecallEngine:
             if allowed is not None:
                 found = found[np.isin(found, allowed)]
             lanes["code"] = found[:lane_pool]
+        graphed = self._graph(lanes, text, lane_pool, allowed)
         names = [n for n in lanes if len(lanes[n])]
         if not names:
             return []
@@ -336,7 +356,7 @@ class RecallEngine:
                 now_ms=now_ms,
                 convex=convex,
             )
-        return self._rank_python(
+        hits = self._rank_python(
             lanes,
             names,
             text=text,
@@ -349,6 +369,27 @@ class RecallEngine:
             stale=stale or None,
             coded=coded or None,
         )
+        if explain and graphed is not None:  # the path each graph hit was reached by
+            for h in hits:
+                if h.id in graphed.paths and "graph" in h.lanes:
+                    object.__setattr__(h, "graph_path", graphed.paths[h.id])
+        return hits
+
+    def _graph(
+        self, lanes: dict[str, U64], text: str | None, pool: int, allowed: U64 | None
+    ) -> Any:
+        """Add the graph lane and its query expansion to ``lanes``; the lane's result (None
+        when it did not run or the query names no entity of the graph)."""
+        if self.graph_lane is None or not text or self.lane_weight("graph") <= 0:
+            return None
+        found = self.graph_lane(text, pool, allowed)
+        if found is None:
+            return None
+        if len(found.ids):
+            lanes["graph"] = found.ids
+        if found.expansion and self.lane_weight("graph_expansion") > 0:
+            lanes["graph_expansion"] = self.index.keyword(found.expansion, pool, allowed)
+        return found
 
     def _expand(
         self,

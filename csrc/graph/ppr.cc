@@ -1,0 +1,130 @@
+// csrc/graph/ppr.cc
+#include "graph/ppr.h"
+
+#include <cmath>
+#include <string>
+#include <unordered_map>
+
+namespace chitta::graph {
+
+Status DirectedGraph::Build(uint32_t n, const uint32_t* src, const uint32_t* dst, const double* w,
+                            size_t m, DirectedGraph* out) {
+  DirectedGraph g;
+  g.n_ = n;
+  std::vector<uint64_t> count(static_cast<size_t>(n) + 1, 0);
+  for (size_t i = 0; i < m; ++i) {
+    if (src[i] >= n || dst[i] >= n) {
+      return Status::InvalidArgument("edge " + std::to_string(i) + " names a node >= " +
+                                     std::to_string(n) + "; give node ids below the node count");
+    }
+    if (!std::isfinite(w[i]) || w[i] < 0) {
+      return Status::InvalidArgument("edge " + std::to_string(i) +
+                                     " has a weight that is negative or not finite");
+    }
+    if (w[i] > 0) ++count[src[i] + 1];
+  }
+  for (uint32_t u = 0; u < n; ++u) count[u + 1] += count[u];
+  g.off_ = count;
+  g.dst_.resize(count[n]);
+  g.w_.resize(count[n]);
+  std::vector<uint64_t> pos(count.begin(), count.end() - 1);
+  for (size_t i = 0; i < m; ++i) {
+    if (w[i] <= 0) continue;
+    const uint64_t at = pos[src[i]]++;
+    g.dst_[at] = dst[i];
+    g.w_[at] = w[i];
+  }
+  *out = std::move(g);
+  return Status::OK();
+}
+
+Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const PprParams& params,
+           PprResult* out) {
+  if (!(params.alpha >= 0 && params.alpha < 1)) {
+    return Status::InvalidArgument("alpha must be in [0, 1)");
+  }
+  if (params.max_hops < 0 || params.max_iter < 1 || !(params.tol > 0)) {
+    return Status::InvalidArgument("max_hops must be >= 0, max_iter >= 1 and tol > 0");
+  }
+  out->nodes.clear();
+  out->scores.clear();
+  out->parents.clear();
+  out->iterations = 0;
+  const uint64_t* off = g.offsets();
+  const uint32_t* dst = g.targets();
+  const double* w = g.weights();
+  std::unordered_map<uint32_t, uint32_t> local;  // global id -> index in out->nodes
+  const size_t cap = params.max_nodes ? params.max_nodes : SIZE_MAX;
+  for (size_t i = 0; i < n_seeds; ++i) {
+    if (seeds[i] >= g.nodes()) {
+      return Status::InvalidArgument("seed " + std::to_string(seeds[i]) +
+                                     " is not a node of the graph");
+    }
+    if (out->nodes.size() < cap && local.emplace(seeds[i], out->nodes.size()).second) {
+      out->nodes.push_back(seeds[i]);
+      out->parents.push_back(kNoParent);
+    }
+  }
+  const size_t n_seed = out->nodes.size();
+  if (n_seed == 0) return Status::OK();
+  // Bounded BFS along out-edges.
+  size_t begin = 0;
+  for (int hop = 0; hop < params.max_hops && out->nodes.size() < cap; ++hop) {
+    const size_t end = out->nodes.size();
+    for (size_t i = begin; i < end && out->nodes.size() < cap; ++i) {
+      const uint32_t u = out->nodes[i];
+      for (uint64_t e = off[u]; e < off[u + 1]; ++e) {
+        if (local.emplace(dst[e], out->nodes.size()).second) {
+          out->nodes.push_back(dst[e]);
+          out->parents.push_back(u);
+          if (out->nodes.size() >= cap) break;
+        }
+      }
+    }
+    begin = end;
+  }
+  // The induced subgraph in local CSR.
+  const size_t n = out->nodes.size();
+  std::vector<uint64_t> loff(n + 1, 0);
+  std::vector<uint32_t> ldst;
+  std::vector<double> lw;
+  std::vector<double> outw(n, 0.0);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t u = out->nodes[i];
+    for (uint64_t e = off[u]; e < off[u + 1]; ++e) {
+      auto it = local.find(dst[e]);
+      if (it == local.end()) continue;
+      ldst.push_back(it->second);
+      lw.push_back(w[e]);
+      outw[i] += w[e];
+    }
+    loff[i + 1] = ldst.size();
+  }
+  const double p = 1.0 / static_cast<double>(n_seed);
+  const double alpha = params.alpha;
+  std::vector<double> x(n, 0.0), next(n, 0.0);
+  for (size_t i = 0; i < n_seed; ++i) x[i] = p;
+  for (int it = 1; it <= params.max_iter; ++it) {
+    std::fill(next.begin(), next.end(), 0.0);
+    double dangling = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      if (outw[i] == 0.0) {
+        dangling += x[i];
+        continue;
+      }
+      const double c = alpha * x[i] / outw[i];
+      for (uint64_t e = loff[i]; e < loff[i + 1]; ++e) next[ldst[e]] += c * lw[e];
+    }
+    const double back = (alpha * dangling + (1.0 - alpha)) * p;
+    for (size_t i = 0; i < n_seed; ++i) next[i] += back;
+    double change = 0.0;
+    for (size_t i = 0; i < n; ++i) change += std::fabs(next[i] - x[i]);
+    x.swap(next);
+    out->iterations = it;
+    if (change < params.tol) break;
+  }
+  out->scores = std::move(x);
+  return Status::OK();
+}
+
+}  // namespace chitta::graph

@@ -614,6 +614,4 @@ class _PprGraph:
         max_iter: int = 100,
         tol: float = 1e-10,
         max_nodes: int = 0,
-    ) -> tuple[
-        npt.NDArray[np.uint32], npt.NDArray[np.float64], npt.NDArray[np.uint32], int
-    ]: ...
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64], npt.NDArray[np.uint32], int]: ...

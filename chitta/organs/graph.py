@@ -12,6 +12,7 @@ from typing import Any
 from chitta import ops
 from chitta.ops import Op, OpType
 from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
+from chitta.organs.graph_ops import OPERATIONS
 
 SUPPRESSING_EDGES = frozenset({"Supersedes", "Contradicts"})  # chitta.recall.factors.suppression
 
@@ -20,7 +21,7 @@ class GraphOrgan:
     name = "graph"
     handles = frozenset({OpType.AddAssocEdge})
     maintenance: tuple[Maintenance, ...] = ()
-    operations: tuple[Operation, ...] = ()
+    operations: tuple[Operation, ...] = OPERATIONS  # settle, attractor_settle
 
     def __init__(self) -> None:
         # id -> {(other, edge kind, outgoing?): weight}
@@ -28,7 +29,7 @@ class GraphOrgan:
         self.edges = 0
         # Targets of a Supersedes / Contradicts edge: the only memories recall scoring may suppress.
         self.suppression_targets: set[int] = set()
-        self.version = 0  # bumped by every applied edge (chitta/recall/graph_lane.py rebuilds on it)
+        self.version = 0  # bumped by every applied edge (chitta/recall/graph_lane.py)
 
     def apply(self, op: Op) -> None:
         if type(op) is ops.AddAssocEdge:

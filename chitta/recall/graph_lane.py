@@ -22,6 +22,7 @@ entities one hop out of the seeds (a BM25 lane of its own in the engine).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -87,16 +88,16 @@ class GraphIndex:
                 s = self._entity(knowledge, classes, entity_key(t.subject))
                 o = self._entity(knowledge, classes, entity_key(t.object))
                 facts.append((s, o, t.predicate, float(view["weight"]), view["source_memory_ids"]))
-            for key, shown in classes.items():  # every alias finds its class's node
+            for alias, shown in classes.items():  # every alias finds its class's node
                 if shown in self.entity:
-                    self.entity.setdefault(key, self.entity[shown])
+                    self.entity.setdefault(alias, self.entity[shown])
         self.n_entities = len(self.names)
         for s, o, pred, w, sources in facts:
             edge(s, o, w)
             edge(o, s, REVERSE * w)
-            for key, fwd in (((s, o), True), ((o, s), False)):
-                if self.label.get(key, ("", True, -1.0))[2] < w:
-                    self.label[key] = (pred, fwd, w)
+            for pair, fwd in (((s, o), True), ((o, s), False)):
+                if self.label.get(pair, ("", True, -1.0))[2] < w:
+                    self.label[pair] = (pred, fwd, w)
             for mid in sources:
                 m = self._memory(mid)
                 self.facts_of.setdefault(m, []).append((s, o, pred))
@@ -166,7 +167,7 @@ class GraphIndex:
             chain.append(parent[chain[-1]])
         chain.reverse()
         out = [self._name(chain[0])]
-        for u, v in zip(chain, chain[1:]):
+        for u, v in itertools.pairwise(chain):
             pred = self.label.get((u, v))
             if pred is not None:
                 arrow = f"-{pred[0]}->" if pred[1] else f"<-{pred[0]}-"
@@ -206,8 +207,7 @@ class GraphIndex:
         picked.sort()
         picked = picked[:pool]
         parent = {
-            u: (-1 if p == 0xFFFFFFFF else p)
-            for u, p in zip(nodes.tolist(), parents.tolist())
+            u: (-1 if p == 0xFFFFFFFF else p) for u, p in zip(nodes.tolist(), parents.tolist())
         }
         seed_set = set(seeds)
         hop = sorted(

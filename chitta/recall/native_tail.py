@@ -187,7 +187,7 @@ def rank_native(
         k,
     )
     memories = engine.memories.memories(top_ids)
-    # Hit(id=, text=, score=, memory=, lanes=, fused=, factors=(), relevance=None)
+    # Hit(id=, text=, score=, memory=, lanes=, fused=, factors=(), relevance=None, graph_path=None)
     # without the frozen __init__
     new_hit, slots, no_factors = _core._new_slotted, _HIT_SLOTS, ()
     return [
@@ -202,6 +202,7 @@ def rank_native(
                 {name: r for name, r in zip(names, rk) if r > 0},
                 f,
                 no_factors,
+                None,
                 None,
             ),
         )

@@ -85,8 +85,9 @@ def settle(
                 act.setdefault(v, 0.0)
         h = dict.fromkeys(act, 0.0)
         for u, a in act.items():
-            for v, w in succ(u):
-                h[v] += a * w
+            if a:  # a node discovered this step has not switched on yet
+                for v, w in succ(u):
+                    h[v] += a * w
         new = {
             j: 1.0 if j in seed_set else _sigmoid(gain * (h[j] - threshold)) for j in sorted(act)
         }

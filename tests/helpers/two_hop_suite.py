@@ -71,7 +71,9 @@ def load(field: Any, suite: list[Case]) -> list[tuple[int, int]]:
     return ids
 
 
-def recall_at(field: Any, suite: list[Case], ids: list[tuple[int, int]], k: int, **kw: Any) -> float:
+def recall_at(
+    field: Any, suite: list[Case], ids: list[tuple[int, int]], k: int, **kw: Any
+) -> float:
     """Share of cases whose second memory (the answer, C) is in the top k."""
     hit = 0
     for case, (_, m2) in zip(suite, ids):

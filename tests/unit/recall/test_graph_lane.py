@@ -32,7 +32,9 @@ def bounded(g: nx.DiGraph, seeds: list[int], hops: int) -> nx.DiGraph:
 def nx_ppr(g: nx.DiGraph, seeds: list[int], hops: int) -> dict[int, float]:
     sub = bounded(g, seeds, hops)
     pers = {s: 1.0 for s in seeds}
-    out: dict[int, float] = nx.pagerank(sub, alpha=0.85, personalization=pers, tol=1e-13, max_iter=5000)
+    out: dict[int, float] = nx.pagerank(
+        sub, alpha=0.85, personalization=pers, tol=1e-13, max_iter=5000
+    )
     return out
 
 

@@ -371,8 +371,8 @@ class RecallEngine:
         )
         if explain and graphed is not None:  # the path each graph hit was reached by
             for h in hits:
-                if h.id in graphed.paths and "graph" in h.lanes:
-                    object.__setattr__(h, "graph_path", graphed.paths[h.id])
+                if "graph" in h.lanes:
+                    object.__setattr__(h, "graph_path", graphed.path(h.id))
         return hits
 
     def _graph(

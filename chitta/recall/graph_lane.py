@@ -43,9 +43,10 @@ if TYPE_CHECKING:
 __all__ = ["ALPHA", "MAX_HOPS", "REVERSE", "GraphIndex", "GraphLaneResult", "graph_lane_hook"]
 
 ALPHA = 0.85  # seed 004, Module 6: r = alpha x M x r + (1 - alpha) x personalization
-MAX_HOPS = 3  # entity -> entity -> entity's memory: two facts apart (docs/DECISIONS.md D-101)
+MAX_HOPS = 2  # entity -> entity -> a memory of that entity: two facts apart (D-101)
 REVERSE = 0.3  # a fact read backwards, like co-retrieval's reverse coupling (seed 000)
-MAX_NODES = 20_000  # the BFS stops adding nodes here (bounds the lane's cost)
+MAX_NODES = 4096  # the BFS stops adding nodes here, nearest first (bounds the lane's cost)
+TOL = 1e-9  # L1 change at which the power iteration stops
 MAX_NGRAM = 4  # words in an entity name found in a query
 _WORD = re.compile(r"[^\W_][\w'’./+#-]*")
 
@@ -54,9 +55,9 @@ _WORD = re.compile(r"[^\W_][\w'’./+#-]*")
 class GraphLaneResult:
     ids: npt.NDArray[np.uint64]  # memories, best first
     scores: npt.NDArray[np.float64]  # their PageRank
-    seeds: tuple[str, ...]  # the entity keys the query named
+    seeds: tuple[str, ...]  # the names of the entities the query named
     expansion: str  # names of the entities one hop out of the seeds ("" when none)
-    paths: dict[int, str]  # memory id -> "entity -predicate-> entity -> memory 7"
+    path: Callable[[int], str | None]  # memory id -> "Jeff -uses-> Rust -> memory 7"
 
 
 class GraphIndex:
@@ -110,6 +111,7 @@ class GraphIndex:
                     if kind not in SUPPRESSING_EDGES and w > 0:
                         edge(self._memory(a), self._memory(b), w)
         n = self.n_entities + len(self.node_memory)
+        self.memory_ids = np.array(self.node_memory, np.uint64)
         self.native = _core._PprGraph(
             n,
             np.array(src, np.uint32),
@@ -157,7 +159,11 @@ class GraphIndex:
         self, seeds: list[int], alpha: float = ALPHA, max_hops: int = MAX_HOPS
     ) -> tuple[Any, Any, Any]:
         nodes, scores, parents, _ = self.native.ppr(
-            np.array(seeds, np.uint32), alpha=alpha, max_hops=max_hops, max_nodes=MAX_NODES
+            np.array(seeds, np.uint32),
+            alpha=alpha,
+            max_hops=max_hops,
+            tol=TOL,
+            max_nodes=MAX_NODES,
         )
         return nodes, scores, parents
 
@@ -196,33 +202,32 @@ class GraphIndex:
         if not seeds:
             return None
         nodes, scores, parents = self.run(seeds)
-        allowed_set = None if allowed is None else set(np.asarray(allowed).tolist())
-        picked: list[tuple[float, int, int]] = []
-        for node, score in zip(nodes.tolist(), scores.tolist()):
-            if node < self.n_entities:
-                continue
-            mid = self.node_memory[node - self.n_entities]
-            if (allowed_set is None or mid in allowed_set) and is_live(mid):
-                picked.append((-score, mid, node))
-        picked.sort()
-        picked = picked[:pool]
-        parent = {
-            u: (-1 if p == 0xFFFFFFFF else p) for u, p in zip(nodes.tolist(), parents.tolist())
-        }
-        seed_set = set(seeds)
-        hop = sorted(
-            {
-                int(v)
-                for v, p in parent.items()
-                if p in seed_set and v < self.n_entities and v not in seed_set
+        e = self.n_entities
+        mem = nodes >= e
+        mn, ms = nodes[mem], scores[mem]
+        order = np.lexsort((mn, -ms))  # by score, ties by node (arrival)
+        mids = self.memory_ids[mn[order] - e]
+        best = ms[order]
+        if allowed is not None:
+            keep = np.isin(mids, allowed)
+            mids, best = mids[keep], best[keep]
+        live = [i for i, m in enumerate(mids[: 4 * pool].tolist()) if is_live(m)][:pool]
+        seed_arr = np.array(seeds, np.uint32)
+        hop = nodes[(nodes < e) & np.isin(parents, seed_arr) & ~np.isin(nodes, seed_arr)]
+
+        def path(mid: int) -> str | None:  # only explain asks: built on demand
+            up = {
+                n: (-1 if p == 0xFFFFFFFF else p) for n, p in zip(nodes.tolist(), parents.tolist())
             }
-        )
+            node = self.memory_node.get(mid)
+            return None if node is None or node not in up else self.path(node, up)
+
         return GraphLaneResult(
-            ids=np.array([m for _, m, _ in picked], np.uint64),
-            scores=np.array([-s for s, _, _ in picked], np.float64),
+            ids=mids[live],
+            scores=best[live],
             seeds=tuple(self.names[s] for s in seeds),
-            expansion=" ".join(self.names[v] for v in hop),
-            paths={m: self.path(node, parent) for _, m, node in picked},
+            expansion=" ".join(self.names[int(v)] for v in np.sort(hop)),
+            path=path,
         )
 
 

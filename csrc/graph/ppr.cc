@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <string>
-#include <unordered_map>
 
 namespace chitta::graph {
 
@@ -53,33 +52,32 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
   const uint64_t* off = g.offsets();
   const uint32_t* dst = g.targets();
   const double* w = g.weights();
-  std::unordered_map<uint32_t, uint32_t> local;  // global id -> index in out->nodes
-  const size_t cap = params.max_nodes ? params.max_nodes : SIZE_MAX;
   for (size_t i = 0; i < n_seeds; ++i) {
     if (seeds[i] >= g.nodes()) {
       return Status::InvalidArgument("seed " + std::to_string(seeds[i]) +
                                      " is not a node of the graph");
     }
-    if (out->nodes.size() < cap && local.emplace(seeds[i], out->nodes.size()).second) {
-      out->nodes.push_back(seeds[i]);
-      out->parents.push_back(kNoParent);
-    }
   }
+  // Global id -> index in out->nodes (kNoParent: not in the subgraph). Reused across calls on
+  // this thread and reset before returning, so a query costs what it touches, not the graph.
+  thread_local std::vector<uint32_t> local;
+  if (local.size() < g.nodes()) local.assign(g.nodes(), kNoParent);
+  auto add = [&](uint32_t node, uint32_t parent) {
+    if (local[node] != kNoParent) return;
+    local[node] = static_cast<uint32_t>(out->nodes.size());
+    out->nodes.push_back(node);
+    out->parents.push_back(parent);
+  };
+  const size_t cap = params.max_nodes ? params.max_nodes : SIZE_MAX;
+  for (size_t i = 0; i < n_seeds && out->nodes.size() < cap; ++i) add(seeds[i], kNoParent);
   const size_t n_seed = out->nodes.size();
-  if (n_seed == 0) return Status::OK();
   // Bounded BFS along out-edges.
   size_t begin = 0;
   for (int hop = 0; hop < params.max_hops && out->nodes.size() < cap; ++hop) {
     const size_t end = out->nodes.size();
     for (size_t i = begin; i < end && out->nodes.size() < cap; ++i) {
       const uint32_t u = out->nodes[i];
-      for (uint64_t e = off[u]; e < off[u + 1]; ++e) {
-        if (local.emplace(dst[e], out->nodes.size()).second) {
-          out->nodes.push_back(dst[e]);
-          out->parents.push_back(u);
-          if (out->nodes.size() >= cap) break;
-        }
-      }
+      for (uint64_t e = off[u]; e < off[u + 1] && out->nodes.size() < cap; ++e) add(dst[e], u);
     }
     begin = end;
   }
@@ -92,14 +90,16 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
   for (size_t i = 0; i < n; ++i) {
     const uint32_t u = out->nodes[i];
     for (uint64_t e = off[u]; e < off[u + 1]; ++e) {
-      auto it = local.find(dst[e]);
-      if (it == local.end()) continue;
-      ldst.push_back(it->second);
+      const uint32_t v = local[dst[e]];
+      if (v == kNoParent) continue;
+      ldst.push_back(v);
       lw.push_back(w[e]);
       outw[i] += w[e];
     }
     loff[i + 1] = ldst.size();
   }
+  for (uint32_t node : out->nodes) local[node] = kNoParent;
+  if (n_seed == 0) return Status::OK();
   const double p = 1.0 / static_cast<double>(n_seed);
   const double alpha = params.alpha;
   std::vector<double> x(n, 0.0), next(n, 0.0);

@@ -68,6 +68,20 @@ py::tuple Run(const DirectedGraph& g, const py::handle& seeds_obj, double alpha,
   return py::make_tuple(nodes, scores, parents, r.iterations);
 }
 
+py::tuple Among(const DirectedGraph& g, const py::handle& ids_obj) {
+  auto ids = Arg<uint32_t>(ids_obj, "ids");
+  std::vector<uint32_t> src, dst;
+  std::vector<double> w;
+  ThrowIfError(g.EdgesAmong(ids.data(), static_cast<size_t>(ids.shape(0)), &src, &dst, &w));
+  const auto m = static_cast<py::ssize_t>(src.size());
+  py::array_t<uint32_t> s(m), d(m);
+  py::array_t<double> ww(m);
+  std::copy(src.begin(), src.end(), s.mutable_data());
+  std::copy(dst.begin(), dst.end(), d.mutable_data());
+  std::copy(w.begin(), w.end(), ww.mutable_data());
+  return py::make_tuple(s, d, ww);
+}
+
 }  // namespace
 
 CHITTA_BIND(ppr) {
@@ -76,6 +90,8 @@ CHITTA_BIND(ppr) {
       .def(py::init(&Make), py::arg("n"), py::arg("src"), py::arg("dst"), py::arg("weights"))
       .def_property_readonly("nodes", &DirectedGraph::nodes)
       .def_property_readonly("edges", &DirectedGraph::edges)
+      .def("edges_among", &Among, py::arg("ids"),
+           "(src, dst, weights): the edges between the given nodes (the induced subgraph).")
       .def("ppr", &Run, py::arg("seeds"), py::arg("alpha") = 0.85, py::arg("max_hops") = 2,
            py::arg("max_iter") = 100, py::arg("tol") = 1e-10, py::arg("max_nodes") = 0,
            "(nodes, scores, parents, iterations): PageRank personalised uniformly over the "

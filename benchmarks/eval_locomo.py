@@ -65,6 +65,7 @@ CONFIGS = {
     "posting": ("posting",),
     "hybrid": None,  # every lane
     "bm25+dense": ("bm25", "dense"),
+    "hybrid-no-graph": ("bm25", "dense", "neighbour"),  # the hybrid's weights, graph lane off
 }
 CATEGORY_NAMES = {
     1: "multi-hop",

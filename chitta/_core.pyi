@@ -606,6 +606,9 @@ class _PprGraph:
     def nodes(self) -> int: ...
     @property
     def edges(self) -> int: ...
+    def edges_among(
+        self, ids: npt.NDArray[np.uint32]
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32], npt.NDArray[np.float64]]: ...
     def ppr(
         self,
         seeds: npt.NDArray[np.uint32],

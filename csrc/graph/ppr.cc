@@ -37,6 +37,25 @@ Status DirectedGraph::Build(uint32_t n, const uint32_t* src, const uint32_t* dst
   return Status::OK();
 }
 
+Status DirectedGraph::EdgesAmong(const uint32_t* ids, size_t n_ids, std::vector<uint32_t>* src,
+                                 std::vector<uint32_t>* dst, std::vector<double>* w) const {
+  std::vector<uint8_t> in(n_, 0);
+  for (size_t i = 0; i < n_ids; ++i) {
+    if (ids[i] >= n_) return Status::InvalidArgument("node " + std::to_string(ids[i]) + " >= n");
+    in[ids[i]] = 1;
+  }
+  for (uint32_t u = 0; u < n_; ++u) {
+    if (!in[u]) continue;
+    for (uint64_t e = off_[u]; e < off_[u + 1]; ++e) {
+      if (!in[dst_[e]]) continue;
+      src->push_back(u);
+      dst->push_back(dst_[e]);
+      w->push_back(w_[e]);
+    }
+  }
+  return Status::OK();
+}
+
 Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const PprParams& params,
            PprResult* out) {
   if (!(params.alpha >= 0 && params.alpha < 1)) {

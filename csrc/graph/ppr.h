@@ -24,6 +24,10 @@ class DirectedGraph {
   // (0-weight edges are dropped). Parallel edges add up.
   static Status Build(uint32_t n, const uint32_t* src, const uint32_t* dst, const double* w,
                       size_t m, DirectedGraph* out);
+  // The edges between the given nodes (the induced subgraph), as (src, dst, weight) in CSR
+  // order; ids must be < nodes() (checked).
+  Status EdgesAmong(const uint32_t* ids, size_t n_ids, std::vector<uint32_t>* src,
+                    std::vector<uint32_t>* dst, std::vector<double>* w) const;
   uint32_t nodes() const { return n_; }
   size_t edges() const { return dst_.size(); }
   const uint64_t* offsets() const { return off_.data(); }

@@ -93,6 +93,13 @@ TEST(Ppr, ParentsFollowEdgesAndCapHolds) {
   ASSERT_TRUE(Ppr(g, &seed, 1, PprParams{}, &r).ok());
   ASSERT_EQ(r.nodes, (std::vector<uint32_t>{0, 1, 2}));
   EXPECT_EQ(r.parents, (std::vector<uint32_t>{kNoParent, 0, 1}));
+  std::vector<uint32_t> ids{1, 2, 3}, es, ed;
+  std::vector<double> ew;
+  ASSERT_TRUE(g.EdgesAmong(ids.data(), ids.size(), &es, &ed, &ew).ok());
+  EXPECT_EQ(es, (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(ed, (std::vector<uint32_t>{2, 3}));
+  uint32_t far = 4;
+  EXPECT_FALSE(g.EdgesAmong(&far, 1, &es, &ed, &ew).ok());
   PprParams capped;
   capped.max_nodes = 2;
   ASSERT_TRUE(Ppr(g, &seed, 1, capped, &r).ok());

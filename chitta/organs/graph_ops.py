@@ -105,7 +105,7 @@ def _attractor(
         if not isinstance(code, (list, tuple)) or not 1 <= len(code) <= MAX_CODE:
             raise InvalidArgument(f"code must be a list of 1-{MAX_CODE} feature ids")
         top = encoder.n_features if encoder is not None else 2**32
-        feats = [_int(f, "a feature id", 0, top - 1) for f in code]
+        feats = sorted({_int(f, "a feature id", 0, top - 1) for f in code})  # a set of features
     else:
         text = checks.text(query, "query")
         if encoder is None or not core.encoding.enabled:

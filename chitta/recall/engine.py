@@ -68,6 +68,9 @@ class RecallSettings:
     )
     # The graph lane's query expansion (BM25 of the entity names one hop out), relative weight.
     graph_expansion_weight: float = 0.5
+    # True: the graph lane also links every memory to the capitalised names in its text (entity
+    # co-occurrence; chitta/recall/graph_lane.py). Opt-in: LoCoMo dev in docs/DECISIONS.md D-101.
+    graph_mentions: bool = False
     rrf_k: int = 20  # measured on LoCoMo dev: 20 beats 60 (hybrid R@10 0.573 vs 0.529), D-021
     keyword_query: bool = (
         True  # the bm25 lane drops the query's function words (chitta.recall.query)
@@ -118,6 +121,8 @@ class RecallSettings:
         g = self.graph_expansion_weight
         if isinstance(g, bool) or not isinstance(g, (int, float)) or not 0 <= g <= 100:
             raise InvalidArgument(f"graph_expansion_weight must be a number in [0, 100], got {g!r}")
+        if not isinstance(self.graph_mentions, bool):
+            raise InvalidArgument("graph_mentions must be a bool")
         if not isinstance(self.dense_query_without_speaker, bool):
             raise InvalidArgument("dense_query_without_speaker must be a bool")
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,10 +45,27 @@ __all__ = ["ALPHA", "MAX_HOPS", "REVERSE", "GraphIndex", "GraphLaneResult", "gra
 ALPHA = 0.85  # seed 004, Module 6: r = alpha x M x r + (1 - alpha) x personalization
 MAX_HOPS = 2  # entity -> entity -> a memory of that entity: two facts apart (D-101)
 REVERSE = 0.3  # a fact read backwards, like co-retrieval's reverse coupling (seed 000)
-MAX_NODES = 4096  # the BFS stops adding nodes here, nearest first (bounds the lane's cost)
+MAX_NODES = 1024  # the BFS stops adding nodes here, nearest first (bounds the cost: D-101)
 TOL = 1e-9  # L1 change at which the power iteration stops
 MAX_NGRAM = 4  # words in an entity name found in a query
 _WORD = re.compile(r"[^\W_][\w'’./+#-]*")
+_PROPER = re.compile(r"(?<![\w'’])[A-Z][\w’'-]*")
+MENTION = 1.0  # a memory <-> a name it contains, both ways (opt-in: RecallSettings.graph_mentions)
+
+
+def proper_names(text: str) -> list[str]:
+    """Capitalised words of ``text`` that are not function words (a leading ``Name:``
+    speaker label excluded): the entities of the co-occurrence graph."""
+    head = text.split(":", 1)
+    if len(head) == 2 and 0 < len(head[0]) <= 40 and head[0].istitle():
+        text = head[1]
+    out = []
+    for w in _PROPER.findall(text):
+        w = w.rstrip("'’-")
+        w = w[:-2] if w.endswith(("'s", "’s")) else w
+        if len(w) > 1 and w.casefold() not in QUERY_STOPWORDS:
+            out.append(w)
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +80,12 @@ class GraphLaneResult:
 class GraphIndex:
     """The lane's graph, built once from the organs' state (see the module docstring)."""
 
-    def __init__(self, knowledge: KnowledgeOrgan | None, graph: GraphOrgan | None) -> None:
+    def __init__(
+        self,
+        knowledge: KnowledgeOrgan | None,
+        graph: GraphOrgan | None,
+        mentions: Iterable[tuple[int, str]] = (),
+    ) -> None:
         self.entity: dict[str, int] = {}  # entity key (any alias) -> node
         self.names: list[str] = []  # node -> shown name (entities only)
         self.memory_node: dict[int, int] = {}
@@ -92,7 +114,13 @@ class GraphIndex:
             for alias, shown in classes.items():  # every alias finds its class's node
                 if shown in self.entity:
                     self.entity.setdefault(alias, self.entity[shown])
+        mentioned = [(mid, [self._mention(n) for n in proper_names(text)]) for mid, text in mentions]
         self.n_entities = len(self.names)
+        for mid, nodes in mentioned:  # entity co-occurrence: a memory and the names it contains
+            m = self._memory(mid)
+            for e in set(nodes):
+                edge(e, m, MENTION)
+                edge(m, e, MENTION)
         for s, o, pred, w, sources in facts:
             edge(s, o, w)
             edge(o, s, REVERSE * w)
@@ -126,6 +154,14 @@ class GraphIndex:
             node = self.entity[shown] = len(self.names)
             self.names.append(kg.names.get(shown, shown))
         self.entity.setdefault(key, node)
+        return node
+
+    def _mention(self, name: str) -> int:
+        key = entity_key(name)
+        node = self.entity.get(key)
+        if node is None:
+            node = self.entity[key] = len(self.names)
+            self.names.append(name)
         return node
 
     def _memory(self, mid: int) -> int:
@@ -239,8 +275,16 @@ def graph_lane_hook(core: FieldCore) -> Callable[[str, int, Any], GraphLaneResul
     def lane(text: str, pool: int, allowed: Any) -> GraphLaneResult | None:
         knowledge = core.registry.by_name.get("knowledge")
         version = (getattr(knowledge, "version", None), core.graph.version)
+        mentions = core.engine.settings.graph_mentions
+        if mentions:
+            version = (*version, len(core.memories), core.memories.forgotten)
         if cache[0] != version:
-            cache[:] = [version, GraphIndex(knowledge, core.graph)]  # type: ignore[arg-type]
+            texts = (
+                ((m, core.memories.text(m) or "") for m in core.memories.live_ids())
+                if mentions
+                else ()
+            )
+            cache[:] = [version, GraphIndex(knowledge, core.graph, texts)]  # type: ignore[arg-type]
         index: GraphIndex = cache[1]
         if not index.n_entities:
             return None

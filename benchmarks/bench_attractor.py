@@ -22,8 +22,7 @@ import numpy as np
 import chitta
 from chitta.encode.hashing import HashingEmbedder
 
-WORDS = ("apple river engine violin garden planet copper winter signal harbor lantern meadow "
-         "forest rocket silver thunder canyon marble falcon ember").split()  # fmt: skip
+WORDS = ["apple", "river", "engine", "violin", "garden", "planet", "copper", "winter", "signal", "harbor", "lantern", "meadow", "forest", "rocket", "silver", "thunder", "canyon", "marble", "falcon", "ember"]  # fmt: skip
 
 
 def main(n: int = 2000, nq: int = 300) -> None:

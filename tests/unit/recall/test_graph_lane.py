@@ -174,3 +174,26 @@ def test_explain_shows_the_path_and_the_lane_finds_the_second_hop(tmp_path: Path
         assert "graph path: Jeff -uses-> Rust" in by_id[tokio].explain()
         f.forget(tokio)
         assert tokio not in [h.id for h in f.recall("What does Jeff's stack use?", k=5)]
+
+
+def test_lane_is_the_same_after_replay_and_after_a_checkpoint(tmp_path: Path) -> None:
+    def lane_of(f: chitta.Field) -> list[tuple[int, float]]:
+        got = gl.graph_lane_hook(f.core)("what about Jeff and Tokio", 100, None)
+        assert got is not None
+        return list(zip(got.ids.tolist(), got.scores.tolist()))
+
+    with _field(tmp_path) as f:
+        a = f.remember("Jeff uses Rust.")
+        b = f.remember("Rust has Tokio.")
+        c = f.remember("Tokio runs tasks.")
+        f.call("kg_add", subject="Jeff", predicate="uses", object="Rust", source_memory_id=a)
+        f.call("kg_add", subject="Rust", predicate="has", object="Tokio", source_memory_id=b)
+        f.link(b, c, "RelatedTo", 0.5)
+        f.recall("Jeff Rust Tokio", k=3)  # CoRetrieved couplings join the graph
+        want = lane_of(f)
+        assert {a, b, c} <= {m for m, _ in want}
+    for checkpoint in (True, False):
+        with _field(tmp_path) as f:
+            assert lane_of(f) == want
+            if checkpoint:
+                f.checkpoint()

@@ -114,7 +114,9 @@ class GraphIndex:
             for alias, shown in classes.items():  # every alias finds its class's node
                 if shown in self.entity:
                     self.entity.setdefault(alias, self.entity[shown])
-        mentioned = [(mid, [self._mention(n) for n in proper_names(text)]) for mid, text in mentions]
+        mentioned = [
+            (mid, [self._mention(n) for n in proper_names(text)]) for mid, text in mentions
+        ]
         self.n_entities = len(self.names)
         for mid, nodes in mentioned:  # entity co-occurrence: a memory and the names it contains
             m = self._memory(mid)

@@ -276,7 +276,7 @@ def graph_lane_hook(core: FieldCore) -> Callable[[str, int, Any], GraphLaneResul
 
     def lane(text: str, pool: int, allowed: Any) -> GraphLaneResult | None:
         knowledge = core.registry.by_name.get("knowledge")
-        version = (getattr(knowledge, "version", None), core.graph.version)
+        version: tuple[Any, ...] = (getattr(knowledge, "version", None), core.graph.version)
         mentions = core.engine.settings.graph_mentions
         if mentions:
             version = (*version, len(core.memories), core.memories.forgotten)

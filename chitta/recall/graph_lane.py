@@ -234,12 +234,17 @@ class GraphIndex:
         return f"memory {self.node_memory[node - self.n_entities]}"
 
     def lane(
-        self, text: str, pool: int, allowed: Any, is_live: Callable[[int], bool]
+        self,
+        text: str,
+        pool: int,
+        allowed: Any,
+        is_live: Callable[[int], bool],
+        max_hops: int = MAX_HOPS,
     ) -> GraphLaneResult | None:
         seeds = self.seeds(text)
         if not seeds:
             return None
-        nodes, scores, parents = self.run(seeds)
+        nodes, scores, parents = self.run(seeds, max_hops=max_hops)
         e = self.n_entities
         mem = nodes >= e
         mn, ms = nodes[mem], scores[mem]
@@ -290,6 +295,8 @@ def graph_lane_hook(core: FieldCore) -> Callable[[str, int, Any], GraphLaneResul
         index: GraphIndex = cache[1]
         if not index.n_entities:
             return None
-        return index.lane(text, pool, allowed, core.memories.is_live)
+        # co-occurrence puts a name between two memories: one hop more (seed -> m -> name -> m)
+        hops = MAX_HOPS + 1 if mentions else MAX_HOPS
+        return index.lane(text, pool, allowed, core.memories.is_live, hops)
 
     return lane

@@ -197,3 +197,26 @@ def test_lane_is_the_same_after_replay_and_after_a_checkpoint(tmp_path: Path) ->
             assert lane_of(f) == want
             if checkpoint:
                 f.checkpoint()
+
+
+def test_co_occurrence_links_memories_through_the_names_they_share(tmp_path: Path) -> None:
+    from chitta.recall.engine import RecallSettings
+
+    texts = ["Alice met Bob at the station.", "Bob fixed the boiler.", "Carol baked bread."]
+    assert gl.proper_names("Dana: I think Alice's Bob and Bob left.") == ["Alice", "Bob", "Bob"]
+    with chitta.open(tmp_path / "off", embedder=None) as f:
+        for t in texts:
+            f.remember(t)
+        assert gl.graph_lane_hook(f.core)("what did Alice see?", 10, None) is None  # opt-in
+    settings = RecallSettings(graph_mentions=True)
+    with chitta.open(tmp_path / "on", embedder=None, recall_settings=settings) as f:
+        a, b, c = (f.remember(t) for t in texts)
+        f.core.check_open()  # applies this handle's queued puts, as recall does first
+        got = gl.graph_lane_hook(f.core)("what did Alice see?", 10, None)
+        assert got is not None and got.seeds == ("Alice",)
+        # Alice -> her memory -> Bob -> his memory: three hops; Carol shares no name
+        assert got.ids.tolist()[:2] == [a, b] and c not in got.ids.tolist()
+        f.remember("Alice and Carol met.")  # a new memory rebuilds the graph
+        f.core.check_open()
+        again = gl.graph_lane_hook(f.core)("what did Alice see?", 10, None)
+        assert again is not None and c in again.ids.tolist()

@@ -120,7 +120,7 @@ class GraphIndex:
         self.n_entities = len(self.names)
         for mid, nodes in mentioned:  # entity co-occurrence: a memory and the names it contains
             m = self._memory(mid)
-            for e in set(nodes):
+            for e in sorted(set(nodes)):
                 edge(e, m, MENTION)
                 edge(m, e, MENTION)
         for s, o, pred, w, sources in facts:

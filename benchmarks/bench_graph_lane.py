@@ -33,7 +33,7 @@ from chitta.organs.graph import GraphOrgan
 from chitta.organs.knowledge import KnowledgeOrgan
 from chitta.recall import graph_lane as gl
 
-SIZES = os.environ.get("CHITTA_BENCH_GRAPH", "5000,50000")
+SIZES = os.environ.get("CHITTA_BENCH_GRAPH", "2000,20000")
 NQ = 200
 
 

@@ -121,27 +121,46 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
   if (n_seed == 0) return Status::OK();
   const double p = 1.0 / static_cast<double>(n_seed);
   const double alpha = params.alpha;
-  std::vector<double> x(n, 0.0), next(n, 0.0);
-  for (size_t i = 0; i < n_seed; ++i) x[i] = p;
-  for (int it = 1; it <= params.max_iter; ++it) {
-    std::fill(next.begin(), next.end(), 0.0);
-    double dangling = 0.0;
+  // Gauss-Seidel over in-edges: the local CSR transposed, coefficients w / W(src).
+  std::vector<uint64_t> ioff(n + 1, 0);
+  for (uint32_t v : ldst) ++ioff[v + 1];
+  for (size_t i = 0; i < n; ++i) ioff[i + 1] += ioff[i];
+  std::vector<uint32_t> isrc(ldst.size());
+  std::vector<double> icoef(ldst.size());
+  {
+    std::vector<uint64_t> pos(ioff.begin(), ioff.end() - 1);
     for (size_t i = 0; i < n; ++i) {
-      if (outw[i] == 0.0) {
-        dangling += x[i];
-        continue;
+      for (uint64_t e = loff[i]; e < loff[i + 1]; ++e) {
+        const uint64_t at = pos[ldst[e]]++;
+        isrc[at] = static_cast<uint32_t>(i);
+        icoef[at] = lw[e] / outw[i];
       }
-      const double c = alpha * x[i] / outw[i];
-      for (uint64_t e = loff[i]; e < loff[i + 1]; ++e) next[ldst[e]] += c * lw[e];
     }
-    const double back = (alpha * dangling + (1.0 - alpha)) * p;
-    for (size_t i = 0; i < n_seed; ++i) next[i] += back;
+  }
+  std::vector<double> x(n, 0.0);
+  for (size_t i = 0; i < n_seed; ++i) x[i] = p;
+  double dangling = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    if (outw[i] == 0.0) dangling += x[i];
+  }
+  for (int it = 1; it <= params.max_iter; ++it) {
     double change = 0.0;
-    for (size_t i = 0; i < n; ++i) change += std::fabs(next[i] - x[i]);
-    x.swap(next);
+    const double back0 = (alpha * dangling + (1.0 - alpha)) * p;
+    double new_dangling = 0.0;
+    for (size_t j = 0; j < n; ++j) {
+      double v = j < n_seed ? back0 : 0.0;
+      for (uint64_t e = ioff[j]; e < ioff[j + 1]; ++e) v += alpha * x[isrc[e]] * icoef[e];
+      change += std::fabs(v - x[j]);
+      x[j] = v;
+      if (outw[j] == 0.0) new_dangling += v;
+    }
+    dangling = new_dangling;
     out->iterations = it;
     if (change < params.tol) break;
   }
+  double total = 0.0;  // 1 at the fixed point; removes the sweeps' rounding drift
+  for (double v : x) total += v;
+  for (double& v : x) v /= total;
   out->scores = std::move(x);
   return Status::OK();
 }

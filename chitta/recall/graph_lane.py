@@ -254,7 +254,12 @@ class GraphIndex:
         if allowed is not None:
             keep = np.isin(mids, allowed)
             mids, best = mids[keep], best[keep]
-        live = [i for i, m in enumerate(mids[: 4 * pool].tolist()) if is_live(m)][:pool]
+        live: list[int] = []
+        for i, m in enumerate(mids.tolist()):
+            if is_live(m):
+                live.append(i)
+                if len(live) == pool:
+                    break
         seed_arr = np.array(seeds, np.uint32)
         hop = nodes[(nodes < e) & np.isin(parents, seed_arr) & ~np.isin(nodes, seed_arr)]
 

@@ -27,7 +27,8 @@ The data is read at run time and never copied into the repository.
                                      [--keyword-context-turns N] [--time-prior X] [--cache] [--json]
                                      [--embedder auto|mpnet|nomic|hashing] [--turn-view auto|on|off] [--dense-weight W]
                                      [--fusion-alpha A|rrf] [--pool N] [--expansion W[,M[,TAU]]]
-                                     [--dense-query-without-speaker]
+                                     [--dense-query-without-speaker] [--graph-mentions]
+                                     [--graph-weight W]
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ CONFIGS = {
     "posting": ("posting",),
     "hybrid": None,  # every lane
     "bm25+dense": ("bm25", "dense"),
+    "hybrid-no-graph": ("bm25", "dense", "neighbour"),  # the hybrid's weights, graph lane off
 }
 CATEGORY_NAMES = {
     1: "multi-hop",
@@ -386,6 +388,12 @@ def main(argv: list[str] | None = None) -> int:
         "the default, first), remember+speaker (also meta={'speaker': ...}) and/or importer "
         "(import_conversation); each config is reported as CONFIG/PATH",
     )
+    ap.add_argument(
+        "--graph-mentions",
+        action="store_true",
+        help="the graph lane links memories to the capitalised names in them (co-occurrence)",
+    )
+    ap.add_argument("--graph-weight", type=float, default=None, help="the graph lane's RRF weight")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
@@ -429,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         or args.dense_query_without_speaker
+        or args.graph_mentions
+        or args.graph_weight is not None
     ):
         from chitta.recall.presets import settings_for
 
@@ -436,6 +446,8 @@ def main(argv: list[str] | None = None) -> int:
         weights = dict(base.lane_weights)
         if args.dense_weight is not None:
             weights["dense"] = args.dense_weight
+        if args.graph_weight is not None:
+            weights["graph"] = args.graph_weight
         alpha = (
             base.fusion_alpha
             if args.fusion_alpha is None
@@ -453,6 +465,7 @@ def main(argv: list[str] | None = None) -> int:
             expansion_min_cosine=exp[2] if len(exp) > 2 else base.expansion_min_cosine,
             dense_query_without_speaker=args.dense_query_without_speaker
             or base.dense_query_without_speaker,
+            graph_mentions=args.graph_mentions,
         )
     paths = [p.strip() for p in args.write_path.split(",") if p.strip()]
     if not paths or set(paths) - {"remember", "remember+speaker", "importer"}:

@@ -591,3 +591,30 @@ def _convex_fused(
     expansion_scores: npt.NDArray[np.float32] | None,
     beta: float,
 ) -> npt.NDArray[np.float64]: ...
+
+# ---- ppr (graph/ppr.h) ---------------------------------------------------------
+
+class _PprGraph:
+    def __init__(
+        self,
+        n: int,
+        src: npt.NDArray[np.uint32],
+        dst: npt.NDArray[np.uint32],
+        weights: npt.NDArray[np.float64],
+    ) -> None: ...
+    @property
+    def nodes(self) -> int: ...
+    @property
+    def edges(self) -> int: ...
+    def edges_among(
+        self, ids: npt.NDArray[np.uint32]
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32], npt.NDArray[np.float64]]: ...
+    def ppr(
+        self,
+        seeds: npt.NDArray[np.uint32],
+        alpha: float = 0.85,
+        max_hops: int = 2,
+        max_iter: int = 100,
+        tol: float = 1e-10,
+        max_nodes: int = 0,
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64], npt.NDArray[np.uint32], int]: ...

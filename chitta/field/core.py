@@ -257,6 +257,9 @@ class FieldCore:
 
         # the provenance factor (open-weight writers, candidates: chitta/field/provenance.py)
         self.engine.provenance = weights_hook(self)
+        from chitta.recall.graph_lane import graph_lane_hook
+
+        self.engine.graph_lane = graph_lane_hook(self)  # PageRank from the entities a query names
         self.applied = 0
         self.unrouted = 0  # valid ops no organ of this version keeps state for
         # the same per op type (checkpoint state 7); None when a state-6 checkpoint did not say

@@ -10,6 +10,7 @@ a field with none ranks exactly as before.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from chitta.recall import learned as lf
@@ -133,6 +134,6 @@ def rerank(
     for neg, _, i, extra in scored[:k]:
         h = hits[i]
         if -neg != h.score or extra:  # only a changed hit is rebuilt
-            h = Hit(h.id, h.text, -neg, h.memory, h.lanes, h.fused, h.factors + tuple(extra))
+            h = dataclasses.replace(h, score=-neg, factors=h.factors + tuple(extra))
         out.append(h)
     return out

@@ -33,6 +33,7 @@ from chitta.recall.engine import LANES
 from chitta.recall.hit import Hit
 from chitta.recall.query import without_speaker
 from chitta.recall.render import render
+from chitta.recall.settle import co_recall_pairs
 
 MAX_K = 1000
 CO_RETRIEVED_TOP = 3  # the top hits of a recall are linked by CoRetrieved edges
@@ -268,10 +269,11 @@ def _touch(core: FieldCore, hits: list[Hit]) -> None:
         for h in hits
         if h.memory.tier > 0
     )
-    top = [h.id for h in hits[:CO_RETRIEVED_TOP]]
-    for i, a in enumerate(top):
-        for b in top[i + 1 :]:
-            group.append(ops.AddAssocEdge(src=a, dst=b, edge="CoRetrieved", weight=0.1, at_ms=now))
+    # Directed coupling (chitta.recall.settle): higher-ranked -> lower at full weight, back at 0.3x.
+    group.extend(
+        ops.AddAssocEdge(src=a, dst=b, edge="CoRetrieved", weight=w, at_ms=now)
+        for a, b, w in co_recall_pairs([h.id for h in hits[:CO_RETRIEVED_TOP]])
+    )
     core.commit_group(group)
 
 

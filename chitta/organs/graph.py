@@ -12,6 +12,7 @@ from typing import Any
 from chitta import ops
 from chitta.ops import Op, OpType
 from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
+from chitta.organs.graph_ops import OPERATIONS
 
 SUPPRESSING_EDGES = frozenset({"Supersedes", "Contradicts"})  # chitta.recall.factors.suppression
 
@@ -20,7 +21,7 @@ class GraphOrgan:
     name = "graph"
     handles = frozenset({OpType.AddAssocEdge})
     maintenance: tuple[Maintenance, ...] = ()
-    operations: tuple[Operation, ...] = ()
+    operations: tuple[Operation, ...] = OPERATIONS  # settle, attractor_settle
 
     def __init__(self) -> None:
         # id -> {(other, edge kind, outgoing?): weight}
@@ -28,10 +29,12 @@ class GraphOrgan:
         self.edges = 0
         # Targets of a Supersedes / Contradicts edge: the only memories recall scoring may suppress.
         self.suppression_targets: set[int] = set()
+        self.version = 0  # bumped by every applied edge (chitta/recall/graph_lane.py)
 
     def apply(self, op: Op) -> None:
         if type(op) is ops.AddAssocEdge:
             e: ops.AddAssocEdge = op
+            self.version += 1
             fwd = (e.dst, e.edge, True)
             if fwd not in self._adj[e.src]:
                 self.edges += 1
@@ -55,6 +58,22 @@ class GraphOrgan:
         out.sort(key=lambda t: (-t[3], t[0]))
         return out
 
+    def out_edges(self) -> list[tuple[int, list[tuple[int, str, float]]]]:
+        """Every memory with outgoing edges: (id, [(dst, kind, accumulated weight)]), by id."""
+        out = []
+        for src in sorted(self._adj):
+            outs = sorted(
+                ((dst, kind, w) for (dst, kind, fwd), w in self._adj[src].items() if fwd),
+                key=lambda t: (t[0], t[1]),
+            )
+            if outs:
+                out.append((src, outs))
+        return out
+
+    def weight(self, src: int, dst: int, kind: str) -> float:
+        """The accumulated weight of the directed edge src -> dst of ``kind`` (0.0: none)."""
+        return self._adj.get(src, {}).get((dst, kind, True), 0.0)
+
     def has_edge(self, src: int, dst: int, kind: str) -> bool:
         return (dst, kind, True) in self._adj.get(src, {})
 
@@ -76,6 +95,7 @@ class GraphOrgan:
             if kind in SUPPRESSING_EDGES:
                 self.suppression_targets.add(dst)
         self.edges = len(state["edges"])
+        self.version += 1
 
     def stats(self) -> dict[str, Any]:
         return {"edges": self.edges}

@@ -110,10 +110,12 @@ class KnowledgeOrgan(OrganBase):
         self.names: dict[str, str] = {}  # entity key -> the surface form first seen
         self.ignored = 0  # ops naming nothing (empty names, an unknown triplet)
         self._classes: dict[str, str] | None = None  # the latest view's alias classes
+        self.version = 0  # bumped by every applied op (chitta/recall/graph_lane.py rebuilds on it)
 
     # -- applying ops ----------------------------------------------------------------
 
     def apply(self, op: Op) -> None:
+        self.version += 1
         if type(op) is ops.AddTriplet:
             self._add(op)
         elif type(op) is ops.InvalidateTriplet:
@@ -273,6 +275,7 @@ class KnowledgeOrgan(OrganBase):
             raise ValueError("knowledge: the sidecar and the state disagree")
         self.ignored = int(state["ignored"])
         self._classes = None
+        self.version += 1
 
     def stats(self) -> dict[str, Any]:
         return {

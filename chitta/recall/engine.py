@@ -6,7 +6,10 @@ Lanes (each returns ranked ids, filters applied inside via ``allowed``):
   rescoring on large fields);
 - ``posting``: shared active features of the query's sparse code;
 - ``neighbour``: memories one edge away (any association, co-retrieval
-  included) from the strongest candidates of the other lanes.
+  included) from the strongest candidates of the other lanes;
+- ``graph``: personalised PageRank from the entities the query names over the
+  knowledge graph and the association edges (chitta/recall/graph_lane.py), with
+  ``graph_expansion``: BM25 of the entities one hop out of them.
 
 Fused candidates are scored together. By default the tail (fusion, the
 candidates' state from the organs' columns, scores, top k) runs natively
@@ -47,7 +50,7 @@ if TYPE_CHECKING:
 
 U64 = npt.NDArray[np.uint64]
 
-LANES = ("bm25", "dense", "posting", "neighbour")
+LANES = ("bm25", "dense", "posting", "neighbour", "graph")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,8 +58,19 @@ class RecallSettings:
     lane_weights: Mapping[str, float] = dataclasses.field(
         # LoCoMo dev (DECISIONS.md D-021): chosen on one half of the questions. Posting 0: with the
         # random initial projection the lane cost recall; it runs when asked for by name (with_lanes).
-        default_factory=lambda: {"bm25": 1.0, "dense": 0.5, "posting": 0.0, "neighbour": 0.3}
+        default_factory=lambda: {
+            "bm25": 1.0,
+            "dense": 0.5,
+            "posting": 0.0,
+            "neighbour": 0.3,
+            "graph": 1.0,  # empty unless the query names an entity of the graph (D-101)
+        }
     )
+    # The graph lane's query expansion (BM25 of the entity names one hop out), relative weight.
+    graph_expansion_weight: float = 0.5
+    # True: the graph lane also links every memory to the capitalised names in its text (entity
+    # co-occurrence; chitta/recall/graph_lane.py). Opt-in: LoCoMo dev in docs/DECISIONS.md D-101.
+    graph_mentions: bool = False
     rrf_k: int = 20  # measured on LoCoMo dev: 20 beats 60 (hybrid R@10 0.573 vs 0.529), D-021
     keyword_query: bool = (
         True  # the bm25 lane drops the query's function words (chitta.recall.query)
@@ -104,6 +118,11 @@ class RecallSettings:
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
                 raise InvalidArgument(f"{name} must be an int in [1, 100000], got {value!r}")
         check_expansion(self.expansion_weight, self.expansion_words, self.expansion_min_cosine)
+        g = self.graph_expansion_weight
+        if isinstance(g, bool) or not isinstance(g, (int, float)) or not 0 <= g <= 100:
+            raise InvalidArgument(f"graph_expansion_weight must be a number in [0, 100], got {g!r}")
+        if not isinstance(self.graph_mentions, bool):
+            raise InvalidArgument("graph_mentions must be a bool")
         if not isinstance(self.dense_query_without_speaker, bool):
             raise InvalidArgument("dense_query_without_speaker must be a bool")
 
@@ -159,6 +178,8 @@ class RecallEngine:
         # id -> the provenance multiplier of each memory whose multiplier is not 1
         # (open-weight writers, the candidate band: chitta/field/provenance.py)
         self.provenance: Callable[[], Mapping[int, float]] | None = None
+        # (query text, pool, allowed) -> chitta.recall.graph_lane.GraphLaneResult or None
+        self.graph_lane: Callable[[str, int, U64 | None], Any] | None = None
 
     def lane_weight(self, name: str) -> float:
         """The fusion weight of lane ``name`` (the expansion lane's is ``expansion_weight``)."""
@@ -166,6 +187,8 @@ class RecallEngine:
             return float(self.settings.expansion_weight)
         if name == "code":
             return 1.0
+        if name == "graph_expansion":
+            return float(self.settings.graph_expansion_weight) * self.lane_weight("graph")
         return float(self.settings.lane_weights.get(name, 0.0))
 
     def with_lanes(self, names: tuple[str, ...]) -> RecallEngine:
@@ -181,6 +204,7 @@ class RecallEngine:
         engine.staleness = self.staleness
         engine.code_lane = self.code_lane
         engine.provenance = self.provenance
+        engine.graph_lane = self.graph_lane
         return engine
 
     def lanes(
@@ -309,6 +333,7 @@ class RecallEngine:
             if allowed is not None:
                 found = found[np.isin(found, allowed)]
             lanes["code"] = found[:lane_pool]
+        graphed = self._graph(lanes, text, lane_pool, allowed)
         names = [n for n in lanes if len(lanes[n])]
         if not names:
             return []
@@ -350,7 +375,7 @@ class RecallEngine:
                 now_ms=now_ms,
                 convex=convex,
             )
-        return self._rank_python(
+        hits = self._rank_python(
             lanes,
             names,
             text=text,
@@ -364,6 +389,27 @@ class RecallEngine:
             coded=coded or None,
             weighed=weighed or None,
         )
+        if explain and graphed is not None:  # the path each graph hit was reached by
+            for h in hits:
+                if "graph" in h.lanes:
+                    object.__setattr__(h, "graph_path", graphed.path(h.id))
+        return hits
+
+    def _graph(
+        self, lanes: dict[str, U64], text: str | None, pool: int, allowed: U64 | None
+    ) -> Any:
+        """Add the graph lane and its query expansion to ``lanes``; the lane's result (None
+        when it did not run or the query names no entity of the graph)."""
+        if self.graph_lane is None or not text or self.lane_weight("graph") <= 0:
+            return None
+        found = self.graph_lane(text, pool, allowed)
+        if found is None:
+            return None
+        if len(found.ids):
+            lanes["graph"] = found.ids
+        if found.expansion and self.lane_weight("graph_expansion") > 0:
+            lanes["graph_expansion"] = self.index.keyword(found.expansion, pool, allowed)
+        return found
 
     def _expand(
         self,

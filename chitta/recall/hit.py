@@ -43,6 +43,9 @@ class Hit:
     # The recall that returned this hit (chitta/field/recent_recalls.py): name it in
     # feedback(recall_id=...) instead of repeating the query. None for hits built elsewhere.
     recall_id: str | None = None
+    # With explain=True, for a hit of the graph lane: how PageRank reached it from an entity the
+    # query names ("jeff -uses-> Rust -has-> Tokio -> memory 7"; chitta/recall/graph_lane.py).
+    graph_path: str | None = None
 
     @property
     def kind(self) -> str:
@@ -51,6 +54,8 @@ class Hit:
     def explain(self) -> str:
         """A readable account of the score (empty unless recalled with explain=True)."""
         lines = [f"{self.id}: score {self.score:.4f}  lanes {self.lanes}"]
+        if self.graph_path:
+            lines.append(f"  graph path: {self.graph_path}")
         for f in self.factors:
             lines.append(
                 f"  {f.name:<14} {f.kind:<10} value {f.value:8.4f}  weight {f.weight:5.2f}  -> {f.contribution:+.4f}"

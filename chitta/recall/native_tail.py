@@ -188,7 +188,7 @@ def rank_native(
     )
     memories = engine.memories.memories(top_ids)
     # Hit(id=, text=, score=, memory=, lanes=, fused=, factors=(), relevance=None,
-    # recall_id=None)
+    # recall_id=None, graph_path=None)
     # without the frozen __init__
     new_hit, slots, no_factors = _core._new_slotted, _HIT_SLOTS, ()
     return [
@@ -203,6 +203,7 @@ def rank_native(
                 {name: r for name, r in zip(names, rk) if r > 0},
                 f,
                 no_factors,
+                None,
                 None,
                 None,
             ),

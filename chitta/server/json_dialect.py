@@ -91,6 +91,7 @@ def hit_json(h: Hit) -> dict[str, Any]:
         "factors": [to_json(f) for f in h.factors],
         "memory": memory_json(h.memory),
         "recall_id": h.recall_id,
+        "graph_path": h.graph_path,
     }
 
 

@@ -87,6 +87,7 @@ def _wire(obj: Any) -> Any:
                 list(obj.factors),
                 obj.relevance,
                 obj.recall_id,
+                obj.graph_path,
             ],
         )
     if isinstance(obj, Factor):
@@ -135,8 +136,9 @@ def _ext_hook(code: int, data: memoryview) -> Any:
         values["artifacts"] = tuple(values["artifacts"])
         return Memory(**values)
     if code == EXT_HIT:
-        hid, text, score, memory, lanes, fused, factors, *rest = body  # relevance, recall_id
-        return Hit(hid, text, score, memory, lanes, fused, tuple(factors), *rest[:2])
+        # rest: relevance, recall_id, graph_path (a newer peer may send more)
+        hid, text, score, memory, lanes, fused, factors, *rest = body
+        return Hit(hid, text, score, memory, lanes, fused, tuple(factors), *rest[:3])
     if code == EXT_FACTOR:
         return Factor(*body)
     if code == EXT_FIELD_STATS:

@@ -126,6 +126,8 @@ def valid_args(name: str, ids: list[int]) -> dict[str, Any]:
         "kg_extract": {"text": "Jeff uses Rust."},
         "themes": {"vector": [1.0, 0.0]},
         "theme_members": {"theme": 7},
+        "settle": {"seeds": [str(ids[0])]},
+        "attractor_settle": {"code": [1, 2, 3]},
         "what_do_i_know_about": {"topic": "staging database"},
         "cross_harness_conflicts": {},
         "get_conflicts": {"id": str(ids[0])},
@@ -286,7 +288,7 @@ def test_annotations_output_schemas_and_big_ids(tmp_path: Path) -> None:
                 "kg_add",
                 "kg_alias",
             ]
-            order += ["kg_invalidate"]
+            order += ["kg_invalidate", "settle", "attractor_settle"]
             order += ["what_do_i_know_about", "cross_harness_conflicts", "get_conflicts"]
             order += ["staleness", "mark_invalidated", "note_test", "record_commit"]
             order += ["find_symbol", "symbol_events", "index_code"]

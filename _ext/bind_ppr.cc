@@ -1,0 +1,101 @@
+// _ext/bind_ppr.cc
+// chitta._core._PprGraph: a directed weighted graph and personalised PageRank
+// over the subgraph a bounded BFS from the seeds reaches (csrc/graph/ppr.h).
+// chitta/recall/graph_lane.py maps entities and memories to node ids.
+#include <pybind11/numpy.h>
+
+#include <string>
+
+#include "bind_util.h"
+#include "graph/ppr.h"
+
+namespace chitta_ext {
+namespace {
+
+using chitta::graph::DirectedGraph;
+
+template <typename T>
+py::array_t<T> Arg(const py::handle& obj, const char* name) {
+  if (!py::isinstance<py::array>(obj)) ThrowInvalid(std::string(name) + " must be a numpy array");
+  return Expect<T>(py::reinterpret_borrow<py::array>(obj), 1, name);
+}
+
+DirectedGraph Make(int64_t n, const py::handle& src_obj, const py::handle& dst_obj,
+                   const py::handle& w_obj) {
+  if (n < 0 || n > static_cast<int64_t>(UINT32_MAX) - 1) {
+    ThrowInvalid("n must be in [0, 2**32 - 1), got " + std::to_string(n));
+  }
+  auto src = Arg<uint32_t>(src_obj, "src");
+  auto dst = Arg<uint32_t>(dst_obj, "dst");
+  auto w = Arg<double>(w_obj, "weights");
+  if (dst.shape(0) != src.shape(0) || w.shape(0) != src.shape(0)) {
+    ThrowInvalid("src, dst and weights must have the same length");
+  }
+  DirectedGraph g;
+  chitta::Status st;
+  {
+    py::gil_scoped_release release;
+    st = DirectedGraph::Build(static_cast<uint32_t>(n), src.data(), dst.data(), w.data(),
+                              static_cast<size_t>(src.shape(0)), &g);
+  }
+  ThrowIfError(std::move(st));
+  return g;
+}
+
+py::tuple Run(const DirectedGraph& g, const py::handle& seeds_obj, double alpha, int max_hops,
+              int max_iter, double tol, int64_t max_nodes) {
+  auto seeds = Arg<uint32_t>(seeds_obj, "seeds");
+  if (max_nodes < 0) ThrowInvalid("max_nodes must be >= 0 (0: no cap)");
+  chitta::graph::PprParams p;
+  p.alpha = alpha;
+  p.max_hops = max_hops;
+  p.max_iter = max_iter;
+  p.tol = tol;
+  p.max_nodes = static_cast<size_t>(max_nodes);
+  chitta::graph::PprResult r;
+  chitta::Status st;
+  {
+    py::gil_scoped_release release;
+    st = chitta::graph::Ppr(g, seeds.data(), static_cast<size_t>(seeds.shape(0)), p, &r);
+  }
+  ThrowIfError(std::move(st));
+  const auto n = static_cast<py::ssize_t>(r.nodes.size());
+  py::array_t<uint32_t> nodes(n), parents(n);
+  py::array_t<double> scores(n);
+  std::copy(r.nodes.begin(), r.nodes.end(), nodes.mutable_data());
+  std::copy(r.parents.begin(), r.parents.end(), parents.mutable_data());
+  std::copy(r.scores.begin(), r.scores.end(), scores.mutable_data());
+  return py::make_tuple(nodes, scores, parents, r.iterations);
+}
+
+py::tuple Among(const DirectedGraph& g, const py::handle& ids_obj) {
+  auto ids = Arg<uint32_t>(ids_obj, "ids");
+  std::vector<uint32_t> src, dst;
+  std::vector<double> w;
+  ThrowIfError(g.EdgesAmong(ids.data(), static_cast<size_t>(ids.shape(0)), &src, &dst, &w));
+  const auto m = static_cast<py::ssize_t>(src.size());
+  py::array_t<uint32_t> s(m), d(m);
+  py::array_t<double> ww(m);
+  std::copy(src.begin(), src.end(), s.mutable_data());
+  std::copy(dst.begin(), dst.end(), d.mutable_data());
+  std::copy(w.begin(), w.end(), ww.mutable_data());
+  return py::make_tuple(s, d, ww);
+}
+
+}  // namespace
+
+CHITTA_BIND(ppr) {
+  py::class_<DirectedGraph>(m, "_PprGraph",
+                            "A directed weighted graph (CSR) for personalised PageRank.")
+      .def(py::init(&Make), py::arg("n"), py::arg("src"), py::arg("dst"), py::arg("weights"))
+      .def_property_readonly("nodes", &DirectedGraph::nodes)
+      .def_property_readonly("edges", &DirectedGraph::edges)
+      .def("edges_among", &Among, py::arg("ids"),
+           "(src, dst, weights): the edges between the given nodes (the induced subgraph).")
+      .def("ppr", &Run, py::arg("seeds"), py::arg("alpha") = 0.85, py::arg("max_hops") = 2,
+           py::arg("max_iter") = 100, py::arg("tol") = 1e-10, py::arg("max_nodes") = 0,
+           "(nodes, scores, parents, iterations): PageRank personalised uniformly over the "
+           "seeds, on the subgraph within max_hops out-edges of them.");
+}
+
+}  // namespace chitta_ext

@@ -1,0 +1,127 @@
+"""Graph lane (chitta/recall/graph_lane.py, csrc/graph/ppr.cc) vs networkx pagerank.
+
+Smoke (CI, seconds):  pytest benchmarks/bench_graph_lane.py --benchmark-disable
+Full run (the numbers in RESULTS.md):
+    CHITTA_BENCH_GRAPH=100000,1000000 nice -n 10 pytest benchmarks/bench_graph_lane.py -s
+
+Data: M memories and T triplets over M entities (uniform: each fact picks its
+subject, object and source memory at random; predicates from 20), applied as
+AddTriplet ops to a KnowledgeOrgan, plus M/2 random CoRetrieved edges in a
+GraphOrgan; the lane's GraphIndex is built from the two. Queries name one or two
+random entities. Times per query, single thread:
+
+- ``lane``: the whole lane (entity spotting in the text, bounded BFS, PageRank,
+  memories ranked): what recall pays;
+- ``native``: the PageRank call alone (BFS + iteration);
+- ``networkx``: ``networkx.pagerank(personalization=seeds)`` on the same bounded
+  subgraph, handed to it prebuilt (its best case: the subgraph build is not timed).
+
+The max |score difference| between the two over the queries is printed too.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from chitta import ops
+from chitta.organs.graph import GraphOrgan
+from chitta.organs.knowledge import KnowledgeOrgan
+from chitta.recall import graph_lane as gl
+
+SIZES = os.environ.get("CHITTA_BENCH_GRAPH", "2000,20000")
+NQ = 200
+
+
+def build(n_mem: int, n_facts: int, seed: int = 0) -> gl.GraphIndex:
+    rng = np.random.default_rng(seed)
+    kg = KnowledgeOrgan()
+    subj = rng.integers(0, n_mem, n_facts)
+    obj = rng.integers(0, n_mem, n_facts)
+    src = rng.integers(1, n_mem + 1, n_facts)
+    pred = rng.integers(0, 20, n_facts)
+    for s, o, m, p in zip(subj.tolist(), obj.tolist(), src.tolist(), pred.tolist()):
+        kg.apply(ops.AddTriplet(subject=f"ent{s}", predicate=f"rel{p}", object=f"ent{o}",
+                                source_memory_id=m, recorded_ms=1))  # fmt: skip
+    graph = GraphOrgan()
+    for a, b in rng.integers(1, n_mem + 1, (n_mem // 2, 2)).tolist():
+        graph.apply(ops.AddAssocEdge(src=a, dst=b, edge="CoRetrieved", weight=0.1, at_ms=1))
+    return gl.GraphIndex(kg, graph)
+
+
+def _p50(times: list[float]) -> float:
+    return float(np.percentile(np.array(times) * 1e3, 50))
+
+
+def measure(index: gl.GraphIndex, n_entities: int, seed: int = 1) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    texts = []
+    for i in range(NQ):
+        names = [f"ent{x}" for x in rng.integers(0, n_entities, 1 + i % 2)]
+        texts.append("what do we know about " + " and ".join(names) + "?")
+    live = lambda m: True
+    for t in texts[:20]:  # warm
+        index.lane(t, 50, None, live)
+    lane_t, native_t, nx_t, diff, sizes = [], [], [], 0.0, []
+    for t in texts:
+        t0 = time.perf_counter()
+        index.lane(t, 50, None, live)
+        lane_t.append(time.perf_counter() - t0)
+        seeds = index.seeds(t)
+        t0 = time.perf_counter()
+        nodes, scores, _ = index.run(seeds)
+        native_t.append(time.perf_counter() - t0)
+        sizes.append(len(nodes))
+    for t in texts[:50]:  # networkx is slow: 50 queries
+        seeds = index.seeds(t)
+        nodes, scores, _ = index.run(seeds)
+        s, d, w = index.native.edges_among(nodes)
+        sub = nx.DiGraph()
+        sub.add_nodes_from(nodes.tolist())
+        summed: dict[tuple[int, int], float] = {}
+        for a, b, c in zip(s.tolist(), d.tolist(), w.tolist()):  # parallel edges add up
+            summed[a, b] = summed.get((a, b), 0.0) + c
+        sub.add_weighted_edges_from((a, b, c) for (a, b), c in summed.items())
+        t0 = time.perf_counter()
+        pr = nx.pagerank(
+            sub, alpha=gl.ALPHA, personalization=dict.fromkeys(seeds, 1.0), tol=1e-12, max_iter=1000
+        )
+        nx_t.append(time.perf_counter() - t0)
+        diff = max(diff, max(abs(pr[n] - v) for n, v in zip(nodes.tolist(), scores.tolist())))
+    capped = {}
+    for cap in (4096, 512):  # the node cap trades reach for time
+        ts = []
+        for t in texts:
+            seeds = index.seeds(t)
+            t0 = time.perf_counter()
+            index.native.ppr(np.array(seeds, np.uint32), max_hops=gl.MAX_HOPS, tol=gl.TOL,
+                             max_nodes=cap)  # fmt: skip
+            ts.append(time.perf_counter() - t0)
+        capped[f"native_cap{cap}_p50_ms"] = _p50(ts)
+    return {
+        **capped,
+        "lane_p50_ms": _p50(lane_t),
+        "native_p50_ms": _p50(native_t),
+        "networkx_p50_ms": _p50(nx_t),
+        "ratio_nx_over_native": _p50(nx_t) / _p50(native_t),  # same capped subgraph
+        "max_abs_diff": diff,
+        "subgraph_nodes_p50": float(np.median(sizes)),
+    }
+
+
+def test_graph_lane_vs_networkx() -> None:
+    pairs = [int(x) for x in SIZES.split(",")]
+    n_mem, n_facts = pairs[0], pairs[1]
+    t0 = time.perf_counter()
+    index = build(n_mem, n_facts)
+    built = time.perf_counter() - t0
+    out = measure(index, n_mem)
+    print(f"\nmemories {n_mem} triplets {n_facts} nodes {index.native.nodes} "
+          f"edges {index.native.edges} build {built:.1f} s")  # fmt: skip
+    for k, v in out.items():
+        print(f"  {k:<22} {v:.4g}")
+    assert out["max_abs_diff"] < 1e-6

@@ -1,7 +1,7 @@
 """Write-time triplet extraction: the facts a memory states, logged with it.
 
 When the field setting ``extract_triplets`` is on (ConfigureField; unset, it is on
-exactly when the field embeds its memories: docs/DECISIONS.md D-1xx), every
+exactly when the field embeds its memories: docs/DECISIONS.md D-051), every
 ``remember`` / ``remember_many`` (and so the importers) runs
 :func:`chitta.encode.extract.extract` over each new memory's text and commits, in
 the same atomic group as the put, what it found:

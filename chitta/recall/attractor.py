@@ -15,7 +15,7 @@ Each step (3-5 of them):
 
 The settled memories are the posting index's nearest codes to the final cue.
 Opt-in: on the synthetic corrupted-code benchmark (benchmarks/bench_attractor.py,
-docs/DECISIONS.md D-102) it is reported against the plain posting lookup.
+docs/DECISIONS.md D-054) it is reported against the plain posting lookup.
 """
 
 from __future__ import annotations

@@ -63,13 +63,13 @@ class RecallSettings:
             "dense": 0.5,
             "posting": 0.0,
             "neighbour": 0.3,
-            "graph": 1.0,  # empty unless the query names an entity of the graph (D-101)
+            "graph": 1.0,  # empty unless the query names an entity of the graph (D-053)
         }
     )
     # The graph lane's query expansion (BM25 of the entity names one hop out), relative weight.
     graph_expansion_weight: float = 0.5
     # True: the graph lane also links every memory to the capitalised names in its text (entity
-    # co-occurrence; chitta/recall/graph_lane.py). Opt-in: LoCoMo dev in docs/DECISIONS.md D-101.
+    # co-occurrence; chitta/recall/graph_lane.py). Opt-in: LoCoMo dev in docs/DECISIONS.md D-053.
     graph_mentions: bool = False
     rrf_k: int = 20  # measured on LoCoMo dev: 20 beats 60 (hybrid R@10 0.573 vs 0.529), D-021
     keyword_query: bool = (

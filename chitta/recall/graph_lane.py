@@ -43,9 +43,9 @@ if TYPE_CHECKING:
 __all__ = ["ALPHA", "MAX_HOPS", "REVERSE", "GraphIndex", "GraphLaneResult", "graph_lane_hook"]
 
 ALPHA = 0.85  # seed 004, Module 6: r = alpha x M x r + (1 - alpha) x personalization
-MAX_HOPS = 2  # entity -> entity -> a memory of that entity: two facts apart (D-101)
+MAX_HOPS = 2  # entity -> entity -> a memory of that entity: two facts apart (D-053)
 REVERSE = 0.3  # a fact read backwards, like co-retrieval's reverse coupling (seed 000)
-MAX_NODES = 1024  # the BFS stops adding nodes here, nearest first (bounds the cost: D-101)
+MAX_NODES = 1024  # the BFS stops adding nodes here, nearest first (bounds the cost: D-053)
 TOL = 1e-9  # L1 change at which the power iteration stops
 MAX_NGRAM = 4  # words in an entity name found in a query
 _WORD = re.compile(r"[^\W_][\w'’./+#-]*")

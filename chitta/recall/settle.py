@@ -25,7 +25,7 @@ __all__ = ["COUPLING", "REVERSE_COUPLING", "co_recall_pairs", "pattern", "settle
 
 COUPLING = 0.1  # a co-recall's forward coupling (the weight CoRetrieved edges had both ways)
 REVERSE_COUPLING = 0.3  # seed 000: "the reverse (B->A) is attenuated to 0.3x"
-GAIN = 10.0  # the sigmoid's slope (docs/DECISIONS.md D-102)
+GAIN = 10.0  # the sigmoid's slope (docs/DECISIONS.md D-054)
 THRESHOLD = 0.1  # input at which a node is half on: one forward co-recall from a clamped seed
 MIN_ACTIVATION = 0.5
 MAX_STEPS = 100

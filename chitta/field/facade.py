@@ -26,11 +26,23 @@ from typing import TYPE_CHECKING, Any
 
 from chitta.encode.field_encoding import FieldEncoding
 from chitta.errors import InvalidArgument, NotAFieldError
-from chitta.field import deferred, lifecycle, link, maintain, read, recall, replay, vocab, write
+from chitta.field import (
+    deferred,
+    lifecycle,
+    link,
+    maintain,
+    read,
+    recall,
+    replay,
+    routed,
+    vocab,
+    write,
+)
 from chitta.field.checkpoint import open_write
 from chitta.field.checkpoint.snapshot import CheckpointInfo
 from chitta.field.core import FieldCore
 from chitta.field.puts import NO_TAGS, infer_harness
+from chitta.field.routed import ROUTE_DEFAULT, RouteInfo
 from chitta.field.write import _OBSERVATION, _ONE
 from chitta.model import FieldStats, Memory
 from chitta.ops import checks as v
@@ -41,6 +53,7 @@ from chitta.policies.dedup import DedupReport
 from chitta.recall.engine import RecallSettings
 from chitta.recall.hit import Hit
 from chitta.recall.presets import settings_for
+from chitta.recall.router_ir import RecallRequest
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -471,6 +484,7 @@ class Field:
         touch: bool = True,
         tags: Iterable[str] | None = None,
         min_score: float | None = None,
+        route: bool | str = ROUTE_DEFAULT,
     ) -> list[Hit]:
         """The ``k`` memories that matter most for ``query`` (and/or ``vector``).
 
@@ -484,10 +498,11 @@ class Field:
         Each hit's ``relevance`` is absolute (the query's cosine with the memory's
         vector; None without one) where ``score`` ranks the hits against each other;
         ``min_score`` drops hits whose relevance is below it (hits without one stay).
+        ``route``: True parses ``query`` into a typed request and runs its dispatch
+        (chitta/field/routed.py; ``explain_route`` shows it); False runs the lanes alone;
+        a dispatch name ("exact", "fuzzy", "temporal", "causal", "hybrid") forces one.
         """
-        return recall.recall(
-            self._core,
-            query,
+        kw: dict[str, Any] = dict(
             vector=vector,
             k=k,
             kinds=kinds,
@@ -504,6 +519,22 @@ class Field:
             tags=tags,
             min_score=min_score,
         )
+        if route is not False and isinstance(query, str) and query.strip():
+            return routed.routed_recall(self._core, query, route, kw)[0]
+        if route is not False and route is not True:
+            routed.dispatch_named(route)  # an unknown dispatch is an error without a query too
+        return recall.recall(self._core, query, **kw)
+
+    def explain_route(self, query: str, *, ref_ms: int | None = None) -> RouteInfo:
+        """What the router makes of ``query``: its typed request (IR), the dispatch and why,
+        with relative dates counted from ``ref_ms`` (default: now). Runs nothing."""
+        return routed.explain_route(self._core, query, ref_ms)
+
+    def set_slot_filler(self, hook: Callable[[RecallRequest, str], str | None] | None) -> None:
+        """An optional model hook for this handle: ``hook(request, slot)`` is asked only for a
+        slot a request leaves unbound (``subject``, ``topic``, ``time``, ``causal_entity``) and
+        returns its value (or None); each fill is logged (``router_fill``). None removes it."""
+        routed.set_slot_filler(self._core, hook)
 
     def render(self, hits: Sequence[Hit], budget_bytes: int | None = None) -> str:
         """The hits as ``- [kind] text`` lines within ``budget_bytes`` (never truncating one)."""

@@ -82,8 +82,10 @@ def recall(
     touch: bool = True,
     tags: Iterable[str] | None = None,
     min_score: float | None = None,
+    temporal: Any = None,
 ) -> list[Hit]:
-    """``Field.recall`` (its docstring is the reference)."""
+    """``Field.recall`` (its docstring is the reference). ``temporal``: the router's per-candidate
+    time prior (chitta/recall/temporal.py) in place of the query-date prior."""
     core.check_open()
     tag_set = None
     if tags is not None:
@@ -151,6 +153,7 @@ def recall(
             touch,
             tag_set,
             min_score,
+            temporal,
             {
                 "kinds": kind_set,
                 "realm": realm,
@@ -174,10 +177,13 @@ def _recall(
     touch: bool,
     tag_set: frozenset[str] | None,
     min_score: float | None,
+    temporal: Any,
     filters: dict[str, Any],
 ) -> list[Hit]:
     engine = core.engine if lane_set is None else core.engine.with_lanes(lane_set)
     engine = learned_engine(core, engine)  # the learned scorer's weights, when there are any
+    if temporal is not None:
+        engine = engine.with_temporal(temporal)
     code = None
     encoder = core.encoder_organ.encoder
     # The query's sparse code (a 384 x 16,384 product) only when the posting lane counts.

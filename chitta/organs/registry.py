@@ -37,6 +37,7 @@ from chitta.organs.memories import MemoriesOrgan
 from chitta.organs.predictor import PredictorOrgan
 from chitta.organs.pruning import PruningOrgan
 from chitta.organs.recall_index import RecallIndexOrgan
+from chitta.organs.router_log import RouterLogOrgan
 from chitta.organs.scorer_model import ScorerModelOrgan
 from chitta.organs.settings import SettingsOrgan
 from chitta.organs.source_weights import SourceWeightsOrgan
@@ -67,6 +68,7 @@ BUILTIN: tuple[OrganFactory, ...] = (
     DebtsOrgan,
     PredictorOrgan,
     PruningOrgan,
+    RouterLogOrgan,
 )
 
 _registered: list[OrganFactory] = []

@@ -1,0 +1,240 @@
+"""A rule-based parser from an English question to a :class:`RecallRequest`.
+
+``parse("what did Ana decide about the schema in May?", ref_ms)`` gives kind ``decision``,
+subject ``Ana``, topic ``schema`` and the month May (of any year). The rules, in order:
+
+- **time**: absolute dates (:mod:`chitta.recall.timeq`) and relative ones
+  (:mod:`chitta.recall.reltime`, against ``ref_ms``) give the range (the hull of the spans);
+  a year-less month stays a month of any year; "when ...", "what date ...", "how long ago"
+  ask for a time; "then" / "that day" with no date is the unbound slot ``time``;
+- **kind**: decide / decision / chose / agreed -> decision; think / idea / hypothesis /
+  speculate -> thought; function / method / class / symbol / signature -> code_fact;
+  lesson -> lesson;
+- **role**: "what did I say / I told" -> user; "did you suggest / you said" -> assistant;
+- **causal**: a file path (``name.ext``) or a call (``name()``) is the entity; edited /
+  changed -> Edited, failed / broke -> TestFailed, passed -> TestPassed, committed ->
+  Committed, deleted / removed -> Deleted, created / added -> Created ("tests" alone with
+  one of these verbs binds the tool without an entity); "it" / "that file" after such a
+  verb with no entity is the unbound slot ``causal_entity``;
+- **subject**: the first run of capitalised words that is not a question word, a month, a
+  weekday or a sentence-initial function word; a pronoun subject (did he / she / they)
+  with no name is the unbound slot ``subject``;
+- **predicate**: "what is X's <noun>" (the noun), "who <verb>s <topic>" and
+  "what|where does X <verb>" (the verb, third person) bind a knowledge-graph predicate;
+- **topic**: "about|regarding|concerning <words>" (up to a time or the end), or the
+  object of "who <verb>s";
+- **realm**: "in realm|project <name>" or ``realm:<name>``;
+- **freetext**: the content words left after all of the above (None when none are).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+
+from chitta.recall.reltime import relative_spans
+from chitta.recall.router_ir import RecallRequest
+from chitta.recall.timeq import query_times
+
+__all__ = ["parse"]
+
+_ASKS_TIME = re.compile(
+    r"^\s*(?:when\b|since when\b|what (?:time|date|day|year|month)\b|which (?:day|date|year|month)\b)"
+    r"|\bhow long ago\b|\bon what (?:day|date)\b",
+    re.IGNORECASE,
+)
+_TIME_HOLE = re.compile(r"\b(?:then|that day|that time|at that point|back then)\b", re.I)
+_KINDS = (
+    ("decision", re.compile(r"\b(?:decid\w*|decision\w*|chose|choose|chosen|agreed|settled on)\b", re.I)),
+    ("thought", re.compile(r"\b(?:think|thought|thinks|ideas?|hypothes\w+|speculat\w+)\b", re.I)),
+    ("code_fact", re.compile(r"\b(?:functions?|methods?|class(?:es)?|symbols?|signatures?)\b", re.I)),
+    ("lesson", re.compile(r"\blessons?\b", re.I)),
+)  # fmt: skip
+_ROLE_USER = re.compile(
+    r"\bwhat (?:did|do|have) i (?:say|said|tell|told|ask|asked|mention|mentioned|write|wrote)\b"
+    r"|\bi (?:said|told you|asked|mentioned)\b",
+    re.I,
+)
+_ROLE_ASSISTANT = re.compile(
+    r"\b(?:did|have) you (?:say|suggest|tell|recommend|propose)\b"
+    r"|\byou (?:said|suggested|told me|recommended|proposed)\b",
+    re.I,
+)
+_EXT = r"(?:py|pyi|js|ts|tsx|rs|go|c|cc|cpp|h|hpp|java|rb|md|toml|json|ya?ml|txt|sh|cfg|ini)"
+_ENTITY = re.compile(rf"((?:[\w-]+/)*[\w-]+\.{_EXT})\b|\b([A-Za-z_][\w.]*)\(\)")
+_TOOLS = (
+    ("TestFailed", re.compile(r"\b(?:fail\w*|broke|break\w*|broken)\b", re.I)),
+    ("TestPassed", re.compile(r"\bpass(?:ed|es|ing)?\b", re.I)),
+    ("Committed", re.compile(r"\bcommit\w*\b", re.I)),
+    ("Deleted", re.compile(r"\b(?:delet\w*|removed?)\b", re.I)),
+    ("Edited", re.compile(r"\b(?:edit\w*|chang\w*|modif\w*|touch\w*)\b", re.I)),
+    ("Created", re.compile(r"\b(?:creat\w*|added|add)\b", re.I)),
+)
+_TESTS = re.compile(r"\btests?\b", re.I)
+_ENTITY_HOLE = re.compile(r"\b(?:it|that file|that function|this file)\b", re.I)
+_PRONOUN_SUBJECT = re.compile(
+    r"\b(?:did|does|do|has|have|is|was|will|would|can|could)\s+(?:he|she|they)\b"
+    r"|^\s*(?:he|she|they)\b",
+    re.I,
+)
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)*(?:\s+[A-Z][a-z]+)*")
+_POSSESSIVE = re.compile(r"\b(?i:what)(?: is|'s| was| are| were)\s+([A-Z][\w]*)'s\s+(\w+)\s*\??\s*$")
+_WHO_VERB = re.compile(r"^\s*who\s+([a-z]+s)\s+(?:the\s+|a\s+|an\s+)?([\w\s-]+?)\s*\??\s*$", re.I)
+_DOES_VERB = re.compile(
+    r"^\s*(?i:what|where|who|whom)\s+(?:does|did|do)\s+([A-Z][\w]*)\s+([a-z]+)(?:\s+(?:in|at|for|to|with))?\s*\??\s*$"
+)
+_TOPIC = re.compile(
+    r"\b(?:about|regarding|concerning)\s+(?:the\s+|a\s+|an\s+|our\s+|my\s+)?([a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)"
+    r"(?=\s+(?:in|on|during|since|last|this|next|yesterday|today|before|after|\d)\b|\s*[?.!,]|\s*$)",
+    re.I,
+)
+_REALM = re.compile(r"\b(?:in (?:the )?(?:realm|project)\s+([\w.-]+)|realm:([\w.-]+))", re.I)
+_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
+
+_MONTHS = {m.lower() for m in calendar.month_name if m} | {m.lower() for m in calendar.month_abbr if m}
+_DAYS = {d.lower() for d in calendar.day_name}
+_NOT_NAMES = {
+    "what", "when", "where", "who", "whom", "whose", "why", "how", "which", "did", "does", "do",
+    "is", "are", "was", "were", "has", "have", "had", "can", "could", "would", "should", "will",
+    "tell", "show", "list", "find", "give", "the", "a", "an", "in", "on", "at", "any", "all",
+    "my", "our", "please", "remind", "summarize", "summarise", "recall", "i", "since", "after",
+    "before", "during", "last", "next", "this", "that", "these", "those", "there", "yesterday",
+    "today", "and", "or", "but", "so", "if", "of", "for", "from", "to", "with", "it", "its",
+    "we", "you", "he", "she", "they", "me", "us", "them", "his", "her", "their", "tests", "test",
+    "get", "name", "explain", "describe", "state", "say", "decisions", "decision", "lessons",
+}  # fmt: skip
+_STOP = _NOT_NAMES | {
+    "about", "regarding", "concerning", "me", "ago", "time", "date", "day", "days", "week",
+    "weeks", "weekend", "month", "months", "year", "years", "morning", "evening", "afternoon",
+    "night", "tonight", "be", "been", "being", "am", "not", "no", "yes", "as", "by", "up", "out",
+    "into", "over", "some", "any", "ever", "every", "also", "just", "then", "than", "one", "two",
+    "three", "four", "five", "six", "seven", "eight", "nine", "ten", "a", "couple", "few",
+    "several", "long", "much", "many", "happen", "happened", "happens", "go", "went", "back",
+    "point", "thing", "things", "said", "say", "says", "tell", "told", "ask", "asked", "mention",
+    "mentioned", "suggest", "suggested", "recommend", "recommended", "you", "there", "here",
+    "past", "first", "recent", "recently", "latest", "earlier", "later", "around", "near",
+    "through", "until", "made", "make", "think", "thought", "idea", "ideas", "decide", "decided",
+    "deciding", "choose", "chose", "chosen", "agreed", "settled", "own", "owns", "s", "'s",
+    "realm", "project", "file", "function", "lesson", "lessons", "learned", "all", "everything",
+}  # fmt: skip
+
+
+def _name(text: str) -> str | None:
+    """The first run of capitalised words that can be a name (see the module doc)."""
+    for m in _NAME.finditer(text):
+        words = m.group(0).split()
+        while words and (words[0].lower() in _NOT_NAMES or words[0].lower() in _MONTHS
+                         or words[0].lower() in _DAYS):  # fmt: skip
+            words = words[1:]
+        kept: list[str] = []
+        for w in words:
+            if w.lower() in _NOT_NAMES or w.lower() in _MONTHS or w.lower() in _DAYS:
+                break
+            kept.append(w)
+        if kept:
+            name = " ".join(kept)
+            return name[:-2] if name.endswith("'s") else name
+    return None
+
+
+def _hull(spans: list[tuple[int, int]]) -> tuple[int | None, int | None]:
+    if not spans:
+        return None, None
+    return min(s[0] for s in spans), max(s[1] for s in spans)
+
+
+def parse(text: str, ref_ms: int, *, realm: str | None = None) -> RecallRequest:
+    """The request ``text`` makes (see the module doc), relative dates counted from ``ref_ms``."""
+    low = text.lower()
+    asks_time = _ASKS_TIME.search(text) is not None
+    spans: list[tuple[int, int]] = list(relative_spans(text, ref_ms))
+    months: tuple[int, ...] = ()
+    named = query_times(text)
+    if named is not None:
+        spans.extend(named.spans)
+        months = tuple(sorted(named.months))
+    lo, hi = _hull(spans)
+    unbound: list[str] = []
+    if lo is None and not months and _TIME_HOLE.search(text) is not None:
+        unbound.append("time")
+    kinds = tuple(sorted({k for k, rx in _KINDS if rx.search(text)}))
+    role = None
+    if _ROLE_USER.search(text):
+        role = "user"
+    elif _ROLE_ASSISTANT.search(text):
+        role = "assistant"
+    entity = None
+    em = _ENTITY.search(text)
+    if em is not None:
+        entity = em.group(1) or f"{em.group(2)}()"
+    tool = None
+    if entity is not None or _TESTS.search(text) or _ENTITY_HOLE.search(text):
+        tool = next((name for name, rx in _TOOLS if rx.search(text)), None)
+    if tool is not None and entity is None and not _TESTS.search(text):
+        if _ENTITY_HOLE.search(text):
+            unbound.append("causal_entity")
+        else:
+            tool = None
+    if tool is not None or entity is not None:
+        kinds = tuple(k for k in kinds if k != "code_fact")
+    subject = predicate = topic = None
+    pm = _POSSESSIVE.search(text)
+    wm = _WHO_VERB.match(text) if pm is None else None
+    dm = _DOES_VERB.match(text) if pm is None and wm is None else None
+    if pm is not None:
+        subject, predicate = pm.group(1), pm.group(2).lower()
+    elif wm is not None and not asks_time:
+        predicate, topic = wm.group(1).lower(), " ".join(wm.group(2).lower().split())
+    elif dm is not None and dm.group(2).lower() not in _STOP:
+        subject, predicate = dm.group(1), _third_person(dm.group(2).lower())
+    if subject is None and entity is None:
+        subject = _name(text)
+    if subject is None and _PRONOUN_SUBJECT.search(text):
+        unbound.append("subject")
+    if topic is None:
+        tm = _TOPIC.search(text)
+        if tm is not None:
+            topic = " ".join(tm.group(1).lower().split())
+    rm = _REALM.search(text)
+    if rm is not None and realm is None:
+        realm = rm.group(1) or rm.group(2)
+    used = set()
+    for part in (subject, predicate, topic, realm, entity):
+        if part:
+            used.update(_WORD.findall(part.lower()))
+    rest = [
+        w
+        for w in _WORD.findall(low)
+        if w not in _STOP and w not in used and w not in _MONTHS and w not in _DAYS
+        and not w.isdigit() and not w.rstrip("stndrh").isdigit()
+        and not any(rx.fullmatch(w) for _, rx in _TOOLS if tool is not None)
+        and not (kinds and any(rx.fullmatch(w) for _, rx in _KINDS))
+    ]  # fmt: skip
+    return RecallRequest(
+        text=text,
+        ref_ms=ref_ms,
+        kind_filter=kinds,
+        realm=realm,
+        subject=subject,
+        predicate=predicate,
+        topic=topic,
+        freetext=" ".join(rest) or None,
+        time_from_ms=lo,
+        time_to_ms=hi,
+        months=months,
+        asks_time=asks_time,
+        causal_tool=tool,
+        causal_entity=entity,
+        role=role,
+        unbound=tuple(sorted(set(unbound))),
+    )
+
+
+def _third_person(verb: str) -> str:
+    if verb.endswith("s"):
+        return verb
+    if verb.endswith(("ch", "sh", "x", "o")):
+        return verb + "es"
+    if verb.endswith("y") and len(verb) > 2 and verb[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"

@@ -36,6 +36,7 @@ from chitta.recall.hit import Factor, Hit
 from chitta.recall.reltime import relative_spans
 from chitta.recall.router import dispatch_named, parse, route
 from chitta.recall.router_ir import SLOTS, Dispatch, DispatchKind, RecallRequest, check_request
+from chitta.recall import temporal
 from chitta.recall.temporal import TemporalPrior
 from chitta.recall.timeq import query_times
 
@@ -264,7 +265,7 @@ def _run(
         settings = core.engine.settings
         prior = TemporalPrior(
             req, core.memories.text, organ.dates, settings.time_prior,
-            slack_days=settings.time_prior_slack_days,
+            when_prior=temporal.WHEN_PRIOR, slack_days=settings.time_prior_slack_days,
         )  # fmt: skip
         return plain.recall(core, query, temporal=prior, **kw), False
     if kind is DispatchKind.HYBRID and req.kind_filter and kw.get("kinds") is None:

@@ -4,11 +4,12 @@
 subject ``Ana``, topic ``schema`` and the month May (of any year). The rules, in order:
 
 - **time**: absolute dates (:mod:`chitta.recall.timeq`) and relative ones
-  (:mod:`chitta.recall.reltime`, against ``ref_ms``) give the range (the hull of the spans);
+  (:mod:`chitta.recall.reltime`, against ``ref_ms``, or against the first absolute date the
+  question names: "the weekend before 10 April 2023") give the range (the hull of the spans);
   a year-less month stays a month of any year; "when ...", "what date ...", "how long ago"
   ask for a time; "then" / "that day" with no date is the unbound slot ``time``;
-- **kind**: decide / decision / chose / agreed -> decision; think / idea / hypothesis /
-  speculate -> thought; function / method / class / symbol / signature -> code_fact;
+- **kind**: decide / decision / chose / agreed -> decision; idea / hypothesis / speculate /
+  guess -> thought ("what does X think about" asks an opinion, not for speculation); function / method / class / symbol / signature -> code_fact;
   lesson -> lesson;
 - **role**: "what did I say / I told" -> user; "did you suggest / you said" -> assistant;
 - **causal**: a file path (``name.ext``) or a call (``name()``) is the entity; edited /
@@ -46,7 +47,7 @@ _ASKS_TIME = re.compile(
 _TIME_HOLE = re.compile(r"\b(?:then|that day|that time|at that point|back then)\b", re.I)
 _KINDS = (
     ("decision", re.compile(r"\b(?:decid\w*|decision\w*|chose|choose|chosen|agreed|settled on)\b", re.I)),
-    ("thought", re.compile(r"\b(?:think|thought|thinks|ideas?|hypothes\w+|speculat\w+)\b", re.I)),
+    ("thought", re.compile(r"\b(?:ideas?|hypothes\w+|speculat\w+|guess(?:ed|es)?)\b", re.I)),
     ("code_fact", re.compile(r"\b(?:functions?|methods?|class(?:es)?|symbols?|signatures?)\b", re.I)),
     ("lesson", re.compile(r"\blessons?\b", re.I)),
 )  # fmt: skip
@@ -147,9 +148,11 @@ def parse(text: str, ref_ms: int, *, realm: str | None = None) -> RecallRequest:
     """The request ``text`` makes (see the module doc), relative dates counted from ``ref_ms``."""
     low = text.lower()
     asks_time = _ASKS_TIME.search(text) is not None
-    spans: list[tuple[int, int]] = list(relative_spans(text, ref_ms))
     months: tuple[int, ...] = ()
     named = query_times(text)
+    # "the weekend before April 10, 2023": relative dates count from a date the question names
+    anchor = named.spans[0][0] if named is not None and named.spans else ref_ms
+    spans: list[tuple[int, int]] = list(relative_spans(text, anchor))
     if named is not None:
         spans.extend(named.spans)
         months = tuple(sorted(named.months))

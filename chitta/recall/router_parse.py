@@ -46,9 +46,9 @@ _ASKS_TIME = re.compile(
 )
 _TIME_HOLE = re.compile(r"\b(?:then|that day|that time|at that point|back then)\b", re.I)
 _KINDS = (
-    ("decision", re.compile(r"\b(?:decid\w*|decision\w*|chose|choose|chosen|agreed|settled on)\b", re.I)),
+    ("decision", re.compile(r"\b(?:decid\w*|decision\w*|chose|choose|chosen|agree[ds]?|settled on)\b", re.I)),
     ("thought", re.compile(r"\b(?:ideas?|hypothes\w+|speculat\w+|guess(?:ed|es)?)\b", re.I)),
-    ("code_fact", re.compile(r"\b(?:functions?|methods?|class(?:es)?|symbols?|signatures?)\b", re.I)),
+    ("code_fact", re.compile(r"\b(?:functions?|methods?|symbols?|signatures?)\b", re.I)),
     ("lesson", re.compile(r"\blessons?\b", re.I)),
 )  # fmt: skip
 _ROLE_USER = re.compile(
@@ -82,15 +82,17 @@ _NAME = re.compile(r"\b[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)*(?:\s+[A-Z][a-z]+)*")
 _POSSESSIVE = re.compile(r"\b(?i:what)(?: is|'s| was| are| were)\s+([A-Z][\w]*)'s\s+(\w+)\s*\??\s*$")
 _WHO_VERB = re.compile(r"^\s*who\s+([a-z]+s)\s+(?:the\s+|a\s+|an\s+)?([\w\s-]+?)\s*\??\s*$", re.I)
 _DOES_VERB = re.compile(
-    r"^\s*(?i:what|where|who|whom)\s+(?:does|did|do)\s+([A-Z][\w]*)\s+([a-z]+)(?:\s+(?:in|at|for|to|with))?\s*\??\s*$"
+    r"^\s*(?i:what|where|who|whom)\s+(?:does|do)\s+([A-Z][\w]*)\s+([a-z]+)(?:\s+(?:in|at|for|to|with))?\s*\??\s*$"
 )
 _TOPIC = re.compile(
     r"\b(?:about|regarding|concerning)\s+(?:the\s+|a\s+|an\s+|our\s+|my\s+)?([a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)"
-    r"(?=\s+(?:in|on|during|since|last|this|next|yesterday|today|before|after|\d)\b|\s*[?.!,]|\s*$)",
+    r"(?=\s+(?:in|on|during|since|last|this|next|yesterday|today|before|after|\d|a|an|one|two|"
+    r"three|four|five|six|seven|eight|nine|ten|few|couple)\b|\s*[?.!,](?!\w)|\s*$)",
     re.I,
 )
 _REALM = re.compile(r"\b(?:in (?:the )?(?:realm|project)\s+([\w.-]+)|realm:([\w.-]+))", re.I)
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
+_DATEISH = re.compile(r"\d[\d-]*|\d{1,2}(?:st|nd|rd|th)")
 
 _MONTHS = {m.lower() for m in calendar.month_name if m} | {m.lower() for m in calendar.month_abbr if m}
 _DAYS = {d.lower() for d in calendar.day_name}
@@ -115,7 +117,8 @@ _STOP = _NOT_NAMES | {
     "mentioned", "suggest", "suggested", "recommend", "recommended", "you", "there", "here",
     "past", "first", "recent", "recently", "latest", "earlier", "later", "around", "near",
     "through", "until", "made", "make", "think", "thought", "idea", "ideas", "decide", "decided",
-    "deciding", "choose", "chose", "chosen", "agreed", "settled", "own", "owns", "s", "'s",
+    "deciding", "choose", "chose", "chosen", "agree", "agreed", "settled", "s", "'s",
+    "something", "anything", "agrees",
     "realm", "project", "file", "function", "lesson", "lessons", "learned", "all", "everything",
 }  # fmt: skip
 
@@ -190,7 +193,8 @@ def parse(text: str, ref_ms: int, *, realm: str | None = None) -> RecallRequest:
         predicate, topic = wm.group(1).lower(), " ".join(wm.group(2).lower().split())
     elif dm is not None and dm.group(2).lower() not in _STOP:
         subject, predicate = dm.group(1), _third_person(dm.group(2).lower())
-    if subject is None and entity is None:
+        used_verb = dm.group(2).lower()
+    if subject is None and entity is None and wm is None:
         subject = _name(text)
     if subject is None and _PRONOUN_SUBJECT.search(text):
         unbound.append("subject")
@@ -201,15 +205,15 @@ def parse(text: str, ref_ms: int, *, realm: str | None = None) -> RecallRequest:
     rm = _REALM.search(text)
     if rm is not None and realm is None:
         realm = rm.group(1) or rm.group(2)
-    used = set()
+    used = {used_verb} if dm is not None and predicate is not None else set()
     for part in (subject, predicate, topic, realm, entity):
         if part:
             used.update(_WORD.findall(part.lower()))
     rest = [
         w
-        for w in _WORD.findall(low)
+        for w in (x[:-2] if x.endswith("'s") else x for x in _WORD.findall(low))
         if w not in _STOP and w not in used and w not in _MONTHS and w not in _DAYS
-        and not w.isdigit() and not w.rstrip("stndrh").isdigit()
+        and not _DATEISH.fullmatch(w)
         and not any(rx.fullmatch(w) for _, rx in _TOOLS if tool is not None)
         and not (kinds and any(rx.fullmatch(w) for _, rx in _KINDS))
     ]  # fmt: skip

@@ -39,10 +39,9 @@ from chitta.recall.timeq import query_times
 
 __all__ = ["parse"]
 
-_ASKS_TIME = re.compile(
+_ASKS_TIME = re.compile(  # searched in the lowercased question
     r"^\s*(?:when\b|since when\b|what (?:time|date|day|year|month)\b|which (?:day|date|year|month)\b)"
-    r"|\bhow long ago\b|\bon what (?:day|date)\b",
-    re.IGNORECASE,
+    r"|\bhow long ago\b|\bon what (?:day|date)\b"
 )
 _TIME_HOLE = re.compile(r"\b(?:then|that day|that time|at that point|back then)\b", re.I)
 _KINDS = (
@@ -51,6 +50,36 @@ _KINDS = (
     ("code_fact", re.compile(r"\b(?:functions?|methods?|symbols?|signatures?)\b", re.I)),
     ("lesson", re.compile(r"\blessons?\b", re.I)),
 )  # fmt: skip
+# The kinds' words as token rules (what _KINDS says, without a regex scan per question)
+_KIND_WORDS = {
+    **dict.fromkeys(("chose", "choose", "chosen", "agree", "agreed", "agrees"), "decision"),
+    **dict.fromkeys(("idea", "ideas", "guess", "guessed", "guesses"), "thought"),
+    **dict.fromkeys(("function", "functions", "method", "methods", "symbol", "symbols",
+                     "signature", "signatures"), "code_fact"),  # fmt: skip
+    **dict.fromkeys(("lesson", "lessons"), "lesson"),
+}
+_KIND_PREFIXES = ("decid", "decision", "hypothes", "speculat")
+
+
+def _kind_of(token: str) -> str:
+    if token in _KIND_WORDS:
+        return _KIND_WORDS[token]
+    return "decision" if token.startswith(("decid", "decision")) else "thought"
+
+
+_GATE_REL_ALONE = frozenset({"yesterday", "today", "tonight", "ago"})
+_GATE_REL_WHICH = frozenset({"last", "this", "next", "past", "on"})
+_GATE_REL_UNIT = frozenset(
+    {"week", "weekend", "month", "year", "night", "morning", "afternoon", "evening"}
+    | {d.lower() for d in calendar.day_name}
+)
+_GATE_TIME = frozenset({"when", "time", "date", "day", "year", "month", "ago"})
+_GATE_HOLE = frozenset({"then", "that", "point"})
+_GATE_TESTS = frozenset({"test", "tests"})
+_GATE_ENTITY_HOLE = frozenset({"it", "that", "this"})
+_GATE_PRONOUN = frozenset({"he", "she", "they"})
+_GATE_DOES = frozenset({"does", "do"})
+_GATE_TOPIC = frozenset({"about", "regarding", "concerning"})
 _ROLE_USER = re.compile(
     r"\bwhat (?:did|do|have) i (?:say|said|tell|told|ask|asked|mention|mentioned|write|wrote)\b"
     r"|\bi (?:said|told you|asked|mentioned)\b",
@@ -92,6 +121,7 @@ _TOPIC = re.compile(
 )
 _REALM = re.compile(r"\b(?:in (?:the )?(?:realm|project)\s+([\w.-]+)|realm:([\w.-]+))", re.I)
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
+_DIGIT = re.compile(r"\d")
 _DATEISH = re.compile(r"\d[\d-]*|\d{1,2}(?:st|nd|rd|th)")
 
 _MONTHS = {m.lower() for m in calendar.month_name if m} | {m.lower() for m in calendar.month_abbr if m}
@@ -150,43 +180,51 @@ def _hull(spans: list[tuple[int, int]]) -> tuple[int | None, int | None]:
 def parse(text: str, ref_ms: int, *, realm: str | None = None) -> RecallRequest:
     """The request ``text`` makes (see the module doc), relative dates counted from ``ref_ms``."""
     low = text.lower()
-    asks_time = _ASKS_TIME.search(text) is not None
+    toks = [x[:-2] if x.endswith("'s") else x for x in _WORD.findall(low)]
+    ws = set(toks)  # each rule below runs only when a word it needs is there (cheap gates)
+    asks_time = bool(ws & _GATE_TIME) and _ASKS_TIME.search(low) is not None
     months: tuple[int, ...] = ()
-    named = query_times(text)
+    named = query_times(text) if ws & _MONTHS or _DIGIT.search(text) else None
     # "the weekend before April 10, 2023": relative dates count from a date the question names
     anchor = named.spans[0][0] if named is not None and named.spans else ref_ms
-    spans: list[tuple[int, int]] = list(relative_spans(text, anchor))
+    relative = ws & _GATE_REL_ALONE or (ws & _GATE_REL_WHICH and ws & _GATE_REL_UNIT)
+    spans: list[tuple[int, int]] = list(relative_spans(text, anchor)) if relative else []
     if named is not None:
         spans.extend(named.spans)
         months = tuple(sorted(named.months))
     lo, hi = _hull(spans)
     unbound: list[str] = []
-    if lo is None and not months and _TIME_HOLE.search(text) is not None:
+    if lo is None and not months and ws & _GATE_HOLE and _TIME_HOLE.search(text) is not None:
         unbound.append("time")
-    kinds = tuple(sorted({k for k, rx in _KINDS if rx.search(text)}))
+    kind_words = {t for t in toks if t in _KIND_WORDS or t.startswith(_KIND_PREFIXES)}
+    kinds = tuple(sorted({_kind_of(t) for t in kind_words}))
+    if "settled on" in low and "decision" not in kinds:
+        kinds = tuple(sorted((*kinds, "decision")))
     role = None
-    if _ROLE_USER.search(text):
+    if "i" in ws and _ROLE_USER.search(text):
         role = "user"
-    elif _ROLE_ASSISTANT.search(text):
+    elif "you" in ws and _ROLE_ASSISTANT.search(text):
         role = "assistant"
     entity = None
-    em = _ENTITY.search(text)
+    em = _ENTITY.search(text) if ("." in text or "()" in text) else None
     if em is not None:
         entity = em.group(1) or f"{em.group(2)}()"
+    tests = bool(ws & _GATE_TESTS)
+    hole = bool(ws & _GATE_ENTITY_HOLE) and _ENTITY_HOLE.search(text) is not None
     tool = None
-    if entity is not None or _TESTS.search(text) or _ENTITY_HOLE.search(text):
+    if entity is not None or tests or hole:
         tool = next((name for name, rx in _TOOLS if rx.search(text)), None)
-    if tool is not None and entity is None and not _TESTS.search(text):
-        if _ENTITY_HOLE.search(text):
+    if tool is not None and entity is None and not tests:
+        if hole:
             unbound.append("causal_entity")
         else:
             tool = None
     if tool is not None or entity is not None:
         kinds = tuple(k for k in kinds if k != "code_fact")
     subject = predicate = topic = None
-    pm = _POSSESSIVE.search(text)
-    wm = _WHO_VERB.match(text) if pm is None else None
-    dm = _DOES_VERB.match(text) if pm is None and wm is None else None
+    pm = _POSSESSIVE.search(text) if "'s" in text else None
+    wm = _WHO_VERB.match(text) if pm is None and toks[:1] == ["who"] else None
+    dm = _DOES_VERB.match(text) if pm is None and wm is None and ws & _GATE_DOES else None
     if pm is not None:
         subject, predicate = pm.group(1), pm.group(2).lower()
     elif wm is not None and not asks_time:
@@ -196,13 +234,13 @@ def parse(text: str, ref_ms: int, *, realm: str | None = None) -> RecallRequest:
         used_verb = dm.group(2).lower()
     if subject is None and entity is None and wm is None:
         subject = _name(text)
-    if subject is None and _PRONOUN_SUBJECT.search(text):
+    if subject is None and ws & _GATE_PRONOUN and _PRONOUN_SUBJECT.search(text):
         unbound.append("subject")
-    if topic is None:
+    if topic is None and ws & _GATE_TOPIC:
         tm = _TOPIC.search(text)
         if tm is not None:
             topic = " ".join(tm.group(1).lower().split())
-    rm = _REALM.search(text)
+    rm = _REALM.search(text) if "realm" in low or "project" in ws else None
     if rm is not None and realm is None:
         realm = rm.group(1) or rm.group(2)
     used = {used_verb} if dm is not None and predicate is not None else set()
@@ -211,11 +249,10 @@ def parse(text: str, ref_ms: int, *, realm: str | None = None) -> RecallRequest:
             used.update(_WORD.findall(part.lower()))
     rest = [
         w
-        for w in (x[:-2] if x.endswith("'s") else x for x in _WORD.findall(low))
+        for w in toks
         if w not in _STOP and w not in used and w not in _MONTHS and w not in _DAYS
-        and not _DATEISH.fullmatch(w)
-        and not any(rx.fullmatch(w) for _, rx in _TOOLS if tool is not None)
-        and not (kinds and any(rx.fullmatch(w) for _, rx in _KINDS))
+        and w not in kind_words and not _DATEISH.fullmatch(w)
+        and not (tool is not None and any(rx.fullmatch(w) for _, rx in _TOOLS))
     ]  # fmt: skip
     return RecallRequest(
         text=text,

@@ -11,7 +11,7 @@ text names: relative expressions resolved against that day ("yesterday", "last T
   text states one (it can answer with a date).
 
 The event dates of a memory are a pure function of its text and date, kept in an
-:class:`EventDates` cache keyed by id (checked against the text, so an edit recomputes).
+:class:`EventDates` cache keyed by id (an edit of the text drops its entry).
 """
 
 from __future__ import annotations
@@ -33,14 +33,6 @@ WHEN_PRIOR = 0.5  # LoCoMo dev (docs/DECISIONS.md D-1xx router)
 CACHE_MAX = 200_000
 
 
-@dataclasses.dataclass(frozen=True)
-class Dated:
-    text: str
-    spans: tuple[tuple[int, int], ...]
-    months: frozenset[int]  # calendar months the spans touch (all 12 for a year or longer)
-    states_time: bool
-
-
 def _months(spans: tuple[tuple[int, int], ...]) -> frozenset[int]:
     out: set[int] = set()
     for lo, hi in spans:
@@ -56,21 +48,31 @@ def _months(spans: tuple[tuple[int, int], ...]) -> frozenset[int]:
 
 
 class EventDates:
-    """id -> the event dates of that memory (see the module doc); a bounded cache."""
+    """id -> what the text of that memory says about time (see the module doc): whether it
+    states a time, and the event dates it names beyond the memory's own day (kept only for
+    texts that name some). A bounded cache; its owner calls :meth:`drop` when a memory's text
+    changes (chitta/organs/router_log.py)."""
 
     def __init__(self) -> None:
-        self._cache: dict[int, Dated] = {}
+        self.states: dict[int, bool] = {}
+        self.extra: dict[int, tuple[tuple[tuple[int, int], ...], frozenset[int]]] = {}
 
-    def of(self, mid: int, text: str, created_ms: int) -> Dated:
-        got = self._cache.get(mid)
-        if got is not None and got.text is text or (got is not None and got.text == text):
-            return got
-        spans = event_spans(text, created_ms)
-        dated = Dated(text, spans, _months(spans), names_a_time(text))
-        if len(self._cache) >= CACHE_MAX:
-            self._cache.clear()
-        self._cache[mid] = dated
-        return dated
+    def compute(self, mid: int, text: str | None, created_ms: int) -> bool:
+        if len(self.states) >= CACHE_MAX:
+            self.states.clear()
+            self.extra.clear()
+        if text is None:
+            return False
+        spans = event_spans(text, created_ms)[:-1]  # the last one is the memory's own day
+        if spans:
+            self.extra[mid] = (spans, _months(spans))
+        said = names_a_time(text)
+        self.states[mid] = said
+        return said
+
+    def drop(self, mid: int) -> None:
+        self.states.pop(mid, None)
+        self.extra.pop(mid, None)
 
 
 @dataclasses.dataclass
@@ -96,20 +98,32 @@ class TemporalPrior:
         asks = req.asks_time and self.when_prior > 0
         if not (ranged or months or asks):
             return out
-        slack = int(self.slack_days * DAY_MS)
-        t_gain, w_gain = 1.0 + self.time_prior, 1.0 + self.when_prior
-        for i, (mid, at) in enumerate(zip(ids.tolist(), created_ms.tolist())):
-            text = self.text_of(int(mid))
-            if text is None:
-                continue
-            d = self.dates.of(int(mid), text, int(at))
-            m = 1.0
-            if ranged and any(s < hi + slack and e > lo for s, e in d.spans):  # type: ignore[operator]
-                m *= t_gain
-            elif months and d.months & months:
-                m *= t_gain
-            if asks and d.states_time:
-                m *= w_gain
-            out[i] = m
+        ids_l = ids.tolist()
+        said = list(map(self.dates.states.get, ids_l))  # the cache, read at C speed
+        if None in said:  # first sight of these memories: their texts' dates, once each
+            at = created_ms.tolist()
+            for i, x in enumerate(said):
+                if x is None:
+                    said[i] = self.dates.compute(ids_l[i], self.text_of(ids_l[i]), at[i])
+        if ranged or months:
+            created = np.asarray(created_ms, np.int64)
+            day = created - created % DAY_MS
+            top = (hi or 0) + int(self.slack_days * DAY_MS)
+            hit = np.zeros(len(ids), np.bool_)
+            if ranged:  # the memory's own day, then what its text names
+                hit |= (day < top) & (day + DAY_MS > (lo or 0))
+            if months:
+                month = day.astype("datetime64[ms]").astype("datetime64[M]").astype(np.int64) % 12 + 1
+                hit |= np.isin(month, list(months))
+            for i, got in enumerate(map(self.dates.extra.get, ids_l)):
+                if got is None or hit[i]:
+                    continue
+                if ranged and any(s < top and e > (lo or 0) for s, e in got[0]):
+                    hit[i] = True
+                elif got[1] & months:
+                    hit[i] = True
+            out[hit] *= 1.0 + self.time_prior
+        if asks:
+            out[np.array(said, np.bool_)] *= 1.0 + self.when_prior
         self.boosted = int((out != 1.0).sum())
         return out

@@ -24,9 +24,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))
 
-import chitta  # noqa: E402
-from chitta.encode import HashingEmbedder  # noqa: E402
-from chitta.recall.router import parse, route  # noqa: E402
+import chitta
+from chitta.encode import HashingEmbedder
+from chitta.recall.router import parse, route
 
 LOCOMO_STYLE = [
     "When did Caroline go to the LGBTQ support group?",
@@ -40,8 +40,7 @@ LOCOMO_STYLE = [
     "Where did Caroline move from?",
     "What movie did Joanna watch on 1 May, 2022?",
 ]
-WORDS = ("deploy schema postgres caroline melanie support group camping race paint book "
-         "music yoga studio charity auth service pipeline budget review").split()  # fmt: skip
+WORDS = ["deploy", "schema", "postgres", "caroline", "melanie", "support", "group", "camping", "race", "paint", "book", "music", "yoga", "studio", "charity", "auth", "service", "pipeline", "budget", "review"]  # fmt: skip
 
 
 def _pct(xs: list[float], q: float) -> float:

@@ -502,23 +502,23 @@ class Field:
         (chitta/field/routed.py; ``explain_route`` shows it); False runs the lanes alone;
         a dispatch name ("exact", "fuzzy", "temporal", "causal", "hybrid") forces one.
         """
-        kw: dict[str, Any] = dict(
-            vector=vector,
-            k=k,
-            kinds=kinds,
-            realm=realm,
-            session=session,
-            harness=harness,
-            since=since,
-            until=until,
-            include_staged=include_staged,
-            budget_bytes=budget_bytes,
-            explain=explain,
-            lanes=lanes,
-            touch=touch,
-            tags=tags,
-            min_score=min_score,
-        )
+        kw: dict[str, Any] = {
+            "vector": vector,
+            "k": k,
+            "kinds": kinds,
+            "realm": realm,
+            "session": session,
+            "harness": harness,
+            "since": since,
+            "until": until,
+            "include_staged": include_staged,
+            "budget_bytes": budget_bytes,
+            "explain": explain,
+            "lanes": lanes,
+            "touch": touch,
+            "tags": tags,
+            "min_score": min_score,
+        }
         if route is not False and isinstance(query, str) and query.strip():
             return routed.routed_recall(self._core, query, route, kw)[0]
         if route is not False and route is not True:

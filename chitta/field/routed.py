@@ -32,17 +32,22 @@ from chitta.errors import InvalidArgument
 from chitta.field import recall as plain
 from chitta.field.core import FieldCore
 from chitta.organs.router_log import RouterLogOrgan
+from chitta.recall import temporal
 from chitta.recall.hit import Factor, Hit
 from chitta.recall.reltime import relative_spans
 from chitta.recall.router import dispatch_named, parse, route
 from chitta.recall.router_ir import SLOTS, Dispatch, DispatchKind, RecallRequest, check_request
-from chitta.recall import temporal
 from chitta.recall.temporal import TemporalPrior
 from chitta.recall.timeq import query_times
 
 __all__ = [
     "ROUTE_DEFAULT",
-    "RouteInfo", "explain_route", "routed_recall", "set_slot_filler"]
+    "RouteInfo",
+    "dispatch_named",
+    "explain_route",
+    "routed_recall",
+    "set_slot_filler",
+]
 
 
 # Field.recall's default: route every text query (LoCoMo dev ablation, docs/DECISIONS.md D-1xx).
@@ -81,7 +86,9 @@ def router_organ(core: FieldCore) -> RouterLogOrgan:
     return organ
 
 
-def set_slot_filler(core: FieldCore, hook: Callable[[RecallRequest, str], str | None] | None) -> None:
+def set_slot_filler(
+    core: FieldCore, hook: Callable[[RecallRequest, str], str | None] | None
+) -> None:
     """``Field.set_slot_filler`` (its docstring is the reference)."""
     core.check_open()
     if hook is not None and not callable(hook):
@@ -108,7 +115,11 @@ def _fill(req: RecallRequest, slot: str, value: object) -> RecallRequest:
         lo = min(s[0] for s in spans) if spans else None
         hi = max(s[1] for s in spans) if spans else None
         return dataclasses.replace(req, time_from_ms=lo, time_to_ms=hi, months=months, unbound=rest)
-    return dataclasses.replace(req, unbound=rest, **{slot: value.strip()})
+    if slot == "subject":
+        return dataclasses.replace(req, unbound=rest, subject=value.strip())
+    if slot == "topic":
+        return dataclasses.replace(req, unbound=rest, topic=value.strip())
+    return dataclasses.replace(req, unbound=rest, causal_entity=value.strip())
 
 
 def _hits(core: FieldCore, ids: list[int], k: int, lane: str) -> list[Hit]:
@@ -147,20 +158,20 @@ def _exact(core: FieldCore, req: RecallRequest, k: int) -> list[int]:
                     ids.append(int(a[3]))
         return ids
     allowed = core.index.allowed(kinds=frozenset(req.kind_filter), realm=req.realm)
-    rows = []
+    picked = []
     for mid in [] if allowed is None else allowed.tolist():
         m = core.memories.get(int(mid))
-        if m is None:
-            continue
-        text = m.text.casefold()
-        if not (_mentions(text, req.subject) and _mentions(text, req.topic)):
-            continue
-        if req.has_time and TemporalPrior(req, lambda _m: m.text, router_organ(core).dates, 1.0,
-                                          0.0)(np.array([mid], np.uint64),
-                                               np.array([m.created_ms], np.int64))[0] == 1.0:  # fmt: skip
-            continue
-        rows.append((-m.created_ms, -int(mid), int(mid)))
-    return [r[2] for r in sorted(rows)]
+        text = "" if m is None else m.text.casefold()
+        if m is not None and _mentions(text, req.subject) and _mentions(text, req.topic):
+            picked.append(m)
+    if req.has_time and picked:  # an event date in the range (or months): the temporal rule
+        prior = TemporalPrior(req, core.memories.text, router_organ(core).dates, 1.0, 0.0)
+        inside = prior(
+            np.array([m.id for m in picked], np.uint64),
+            np.array([m.created_ms for m in picked], np.int64),
+        )
+        picked = [m for m, x in zip(picked, inside.tolist()) if x != 1.0]
+    return [m.id for m in sorted(picked, key=lambda m: (-m.created_ms, -m.id))]
 
 
 def _causal(core: FieldCore, req: RecallRequest) -> list[int]:
@@ -181,7 +192,11 @@ def _causal(core: FieldCore, req: RecallRequest) -> list[int]:
         found = [e for e in found if e.kind == req.causal_tool]
     ids: list[int] = []
     for e in sorted(found, key=lambda e: -e.at_ms):
-        if e.memory_id is not None and e.memory_id not in ids and core.memories.is_live(e.memory_id):
+        if (
+            e.memory_id is not None
+            and e.memory_id not in ids
+            and core.memories.is_live(e.memory_id)
+        ):
             ids.append(int(e.memory_id))
     return ids
 
@@ -211,7 +226,12 @@ def routed_recall(
     if len(hits) > k:
         hits = hits[:k]
     info = RouteInfo(req, decided, kind, fallback, tuple(fills))
-    if explain:
+    # explain: a "dispatch:<kind>" factor on each hit where the dispatch ranked differently
+    # from the plain lanes (Fuzzy, an unfilled hole and a Hybrid without a kind run as they)
+    plain_lanes = kind in (DispatchKind.FUZZY, DispatchKind.NEEDS_DISAMBIGUATION) or (
+        kind is DispatchKind.HYBRID and not req.kind_filter
+    )
+    if explain and not plain_lanes:
         tag = Factor(f"dispatch:{kind.value}", "router", 1.0, 0.0, 0.0)
         hits = [dataclasses.replace(h, factors=(*h.factors, tag)) for h in hits]
     if not core.read_only and (touch or fills):

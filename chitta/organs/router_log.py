@@ -51,7 +51,7 @@ class RouterLogOrgan(OrganBase):
     name = "router"
     # text edits and deletions only drop the event-date cache entry of that memory
     handles = frozenset({OpType.AnalyticsEvent, OpType.UpdateMemoryContent, OpType.DeleteMemory})
-    maintenance = (Maintenance("metrics", _metrics_pass, METRICS_EVERY_S),)
+    maintenance: tuple[Maintenance, ...] = (Maintenance("metrics", _metrics_pass, METRICS_EVERY_S),)
 
     def __init__(self) -> None:
         # (seq, at_ms, query, dispatch, ids, ref map), oldest first

@@ -68,9 +68,11 @@ def metrics_pass(core: FieldCore) -> int:
         overridden = int(meta.get("ov", 0)) == 1
         filled = int(meta.get("m", 0)) > 0
         # the dispatch a replay decides (without the fills: they may change it) must agree
-        if overridden or filled or route(parse(query, int(meta.get("at", 0)))).kind.value == ran:
-            if replay_request(core, query, ran, meta) == list(ids):
-                same += 1
+        agrees = (
+            overridden or filled or route(parse(query, int(meta.get("at", 0)))).kind.value == ran
+        )
+        if agrees and replay_request(core, query, ran, meta) == list(ids):
+            same += 1
     pairs = lifecycle.find_contradictions(core)
     seen = set(zip(last.get("pairs", [])[::2], last.get("pairs", [])[1::2]))
     now = [(p.a, p.b) for p in pairs]
@@ -94,4 +96,3 @@ def metrics_pass(core: FieldCore) -> int:
             )
         )
     return n
-

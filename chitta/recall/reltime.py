@@ -49,9 +49,7 @@ _PATTERN = re.compile(
     re.IGNORECASE,
 )
 # Every form above contains one of these words: most texts are told "none" by this scan.
-_MAYBE = re.compile(
-    r"(?i)\b(?:yesterday|today|tonight|night|ago|last|this|next|past|on)\b"
-)
+_MAYBE = re.compile(r"(?i)\b(?:yesterday|today|tonight|night|ago|last|this|next|past|on)\b")
 
 
 def _day0(ref_ms: int) -> datetime:

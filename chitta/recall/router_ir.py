@@ -105,19 +105,26 @@ def check_request(req: object) -> RecallRequest:
     _opt_ms(req.ref_ms, "ref_ms")
     if req.ref_ms is None:
         raise InvalidArgument("RecallRequest.ref_ms is required: the reference time in epoch ms")
-    if not isinstance(req.kind_filter, tuple) or any(k not in MEMORY_KINDS for k in req.kind_filter):
-        raise InvalidArgument(f"RecallRequest.kind_filter must be a tuple of {sorted(MEMORY_KINDS)}")
+    if not isinstance(req.kind_filter, tuple) or any(
+        k not in MEMORY_KINDS for k in req.kind_filter
+    ):
+        raise InvalidArgument(
+            f"RecallRequest.kind_filter must be a tuple of {sorted(MEMORY_KINDS)}"
+        )
     for name in ("realm", "subject", "predicate", "topic", "freetext", "causal_entity"):
         _opt_str(getattr(req, name), name)
     _opt_ms(req.time_from_ms, "time_from_ms")
     _opt_ms(req.time_to_ms, "time_to_ms")
     if (req.time_from_ms is None) != (req.time_to_ms is None):
         raise InvalidArgument("RecallRequest needs both time_from_ms and time_to_ms, or neither")
-    if req.time_from_ms is not None and req.time_to_ms is not None:
-        if req.time_from_ms >= req.time_to_ms:
-            raise InvalidArgument(
-                "RecallRequest time range is empty: time_from_ms must be < time_to_ms"
-            )
+    if (
+        req.time_from_ms is not None
+        and req.time_to_ms is not None
+        and (req.time_from_ms >= req.time_to_ms)
+    ):
+        raise InvalidArgument(
+            "RecallRequest time range is empty: time_from_ms must be < time_to_ms"
+        )
     if not isinstance(req.months, tuple) or any(
         isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= 12 for m in req.months
     ):

@@ -43,19 +43,30 @@ _ASKS_TIME = re.compile(  # searched in the lowercased question
     r"^\s*(?:when\b|since when\b|what (?:time|date|day|year|month)\b|which (?:day|date|year|month)\b)"
     r"|\bhow long ago\b|\bon what (?:day|date)\b"
 )
-_TIME_HOLE = re.compile(r"\b(?:then|that day|that time|at that point|back then)\b", re.I)
+_TIME_HOLE = re.compile(r"\b(?:then|that day|that time|at that point|back then)\b", re.IGNORECASE)
 _KINDS = (
-    ("decision", re.compile(r"\b(?:decid\w*|decision\w*|chose|choose|chosen|agree[ds]?|settled on)\b", re.I)),
-    ("thought", re.compile(r"\b(?:ideas?|hypothes\w+|speculat\w+|guess(?:ed|es)?)\b", re.I)),
-    ("code_fact", re.compile(r"\b(?:functions?|methods?|symbols?|signatures?)\b", re.I)),
-    ("lesson", re.compile(r"\blessons?\b", re.I)),
+    ("decision", re.compile(r"\b(?:decid\w*|decision\w*|chose|choose|chosen|agree[ds]?|settled on)\b", re.IGNORECASE)),
+    ("thought", re.compile(r"\b(?:ideas?|hypothes\w+|speculat\w+|guess(?:ed|es)?)\b", re.IGNORECASE)),
+    ("code_fact", re.compile(r"\b(?:functions?|methods?|symbols?|signatures?)\b", re.IGNORECASE)),
+    ("lesson", re.compile(r"\blessons?\b", re.IGNORECASE)),
 )  # fmt: skip
 # The kinds' words as token rules (what _KINDS says, without a regex scan per question)
 _KIND_WORDS = {
     **dict.fromkeys(("chose", "choose", "chosen", "agree", "agreed", "agrees"), "decision"),
     **dict.fromkeys(("idea", "ideas", "guess", "guessed", "guesses"), "thought"),
-    **dict.fromkeys(("function", "functions", "method", "methods", "symbol", "symbols",
-                     "signature", "signatures"), "code_fact"),  # fmt: skip
+    **dict.fromkeys(
+        (
+            "function",
+            "functions",
+            "method",
+            "methods",
+            "symbol",
+            "symbols",
+            "signature",
+            "signatures",
+        ),
+        "code_fact",
+    ),
     **dict.fromkeys(("lesson", "lessons"), "lesson"),
 }
 _KIND_PREFIXES = ("decid", "decision", "hypothes", "speculat")
@@ -83,33 +94,37 @@ _GATE_TOPIC = frozenset({"about", "regarding", "concerning"})
 _ROLE_USER = re.compile(
     r"\bwhat (?:did|do|have) i (?:say|said|tell|told|ask|asked|mention|mentioned|write|wrote)\b"
     r"|\bi (?:said|told you|asked|mentioned)\b",
-    re.I,
+    re.IGNORECASE,
 )
 _ROLE_ASSISTANT = re.compile(
     r"\b(?:did|have) you (?:say|suggest|tell|recommend|propose)\b"
     r"|\byou (?:said|suggested|told me|recommended|proposed)\b",
-    re.I,
+    re.IGNORECASE,
 )
 _EXT = r"(?:py|pyi|js|ts|tsx|rs|go|c|cc|cpp|h|hpp|java|rb|md|toml|json|ya?ml|txt|sh|cfg|ini)"
 _ENTITY = re.compile(rf"((?:[\w-]+/)*[\w-]+\.{_EXT})\b|\b([A-Za-z_][\w.]*)\(\)")
 _TOOLS = (
-    ("TestFailed", re.compile(r"\b(?:fail\w*|broke|break\w*|broken)\b", re.I)),
-    ("TestPassed", re.compile(r"\bpass(?:ed|es|ing)?\b", re.I)),
-    ("Committed", re.compile(r"\bcommit\w*\b", re.I)),
-    ("Deleted", re.compile(r"\b(?:delet\w*|removed?)\b", re.I)),
-    ("Edited", re.compile(r"\b(?:edit\w*|chang\w*|modif\w*|touch\w*)\b", re.I)),
-    ("Created", re.compile(r"\b(?:creat\w*|added|add)\b", re.I)),
+    ("TestFailed", re.compile(r"\b(?:fail\w*|broke|break\w*|broken)\b", re.IGNORECASE)),
+    ("TestPassed", re.compile(r"\bpass(?:ed|es|ing)?\b", re.IGNORECASE)),
+    ("Committed", re.compile(r"\bcommit\w*\b", re.IGNORECASE)),
+    ("Deleted", re.compile(r"\b(?:delet\w*|removed?)\b", re.IGNORECASE)),
+    ("Edited", re.compile(r"\b(?:edit\w*|chang\w*|modif\w*|touch\w*)\b", re.IGNORECASE)),
+    ("Created", re.compile(r"\b(?:creat\w*|added|add)\b", re.IGNORECASE)),
 )
-_TESTS = re.compile(r"\btests?\b", re.I)
-_ENTITY_HOLE = re.compile(r"\b(?:it|that file|that function|this file)\b", re.I)
+_TESTS = re.compile(r"\btests?\b", re.IGNORECASE)
+_ENTITY_HOLE = re.compile(r"\b(?:it|that file|that function|this file)\b", re.IGNORECASE)
 _PRONOUN_SUBJECT = re.compile(
     r"\b(?:did|does|do|has|have|is|was|will|would|can|could)\s+(?:he|she|they)\b"
     r"|^\s*(?:he|she|they)\b",
-    re.I,
+    re.IGNORECASE,
 )
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)*(?:\s+[A-Z][a-z]+)*")
-_POSSESSIVE = re.compile(r"\b(?i:what)(?: is|'s| was| are| were)\s+([A-Z][\w]*)'s\s+(\w+)\s*\??\s*$")
-_WHO_VERB = re.compile(r"^\s*who\s+([a-z]+s)\s+(?:the\s+|a\s+|an\s+)?([\w\s-]+?)\s*\??\s*$", re.I)
+_POSSESSIVE = re.compile(
+    r"\b(?i:what)(?: is|'s| was| are| were)\s+([A-Z][\w]*)'s\s+(\w+)\s*\??\s*$"
+)
+_WHO_VERB = re.compile(
+    r"^\s*who\s+([a-z]+s)\s+(?:the\s+|a\s+|an\s+)?([\w\s-]+?)\s*\??\s*$", re.IGNORECASE
+)
 _DOES_VERB = re.compile(
     r"^\s*(?i:what|where|who|whom)\s+(?:does|do)\s+([A-Z][\w]*)\s+([a-z]+)(?:\s+(?:in|at|for|to|with))?\s*\??\s*$"
 )
@@ -117,14 +132,18 @@ _TOPIC = re.compile(
     r"\b(?:about|regarding|concerning)\s+(?:the\s+|a\s+|an\s+|our\s+|my\s+)?([a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)"
     r"(?=\s+(?:in|on|during|since|last|this|next|yesterday|today|before|after|\d|a|an|one|two|"
     r"three|four|five|six|seven|eight|nine|ten|few|couple)\b|\s*[?.!,](?!\w)|\s*$)",
-    re.I,
+    re.IGNORECASE,
 )
-_REALM = re.compile(r"\b(?:in (?:the )?(?:realm|project)\s+([\w.-]+)|realm:([\w.-]+))", re.I)
+_REALM = re.compile(
+    r"\b(?:in (?:the )?(?:realm|project)\s+([\w.-]+)|realm:([\w.-]+))", re.IGNORECASE
+)
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 _DIGIT = re.compile(r"\d")
 _DATEISH = re.compile(r"\d[\d-]*|\d{1,2}(?:st|nd|rd|th)")
 
-_MONTHS = {m.lower() for m in calendar.month_name if m} | {m.lower() for m in calendar.month_abbr if m}
+_MONTHS = {m.lower() for m in calendar.month_name if m} | {
+    m.lower() for m in calendar.month_abbr if m
+}
 _DAYS = {d.lower() for d in calendar.day_name}
 _NOT_NAMES = {
     "what", "when", "where", "who", "whom", "whose", "why", "how", "which", "did", "does", "do",
@@ -167,7 +186,7 @@ def _name(text: str) -> str | None:
             kept.append(w)
         if kept:
             name = " ".join(kept)
-            return name[:-2] if name.endswith("'s") else name
+            return name.removesuffix("'s")
     return None
 
 
@@ -180,7 +199,7 @@ def _hull(spans: list[tuple[int, int]]) -> tuple[int | None, int | None]:
 def parse(text: str, ref_ms: int, *, realm: str | None = None) -> RecallRequest:
     """The request ``text`` makes (see the module doc), relative dates counted from ``ref_ms``."""
     low = text.lower()
-    toks = [x[:-2] if x.endswith("'s") else x for x in _WORD.findall(low)]
+    toks = [x.removesuffix("'s") for x in _WORD.findall(low)]
     ws = set(toks)  # each rule below runs only when a word it needs is there (cheap gates)
     asks_time = bool(ws & _GATE_TIME) and _ASKS_TIME.search(low) is not None
     months: tuple[int, ...] = ()

@@ -113,14 +113,14 @@ class TemporalPrior:
             if ranged:  # the memory's own day, then what its text names
                 hit |= (day < top) & (day + DAY_MS > (lo or 0))
             if months:
-                month = day.astype("datetime64[ms]").astype("datetime64[M]").astype(np.int64) % 12 + 1
+                month = (
+                    day.astype("datetime64[ms]").astype("datetime64[M]").astype(np.int64) % 12 + 1
+                )
                 hit |= np.isin(month, list(months))
             for i, got in enumerate(map(self.dates.extra.get, ids_l)):
                 if got is None or hit[i]:
                     continue
-                if ranged and any(s < top and e > (lo or 0) for s, e in got[0]):
-                    hit[i] = True
-                elif got[1] & months:
+                if ranged and any(s < top and e > (lo or 0) for s, e in got[0]) or got[1] & months:
                     hit[i] = True
             out[hit] *= 1.0 + self.time_prior
         if asks:

@@ -184,7 +184,9 @@ def test_contradiction_yield_counts_new_pairs_per_pass(tmp_path):
         f.core.maintenance_runs.clear()
         f.maintain()
         assert (first, f.stats().router["contradiction_yield"]) == (
-            len(f.detect_contradictions()), 0)
+            len(f.detect_contradictions()),
+            0,
+        )
         assert first == 1
 
 

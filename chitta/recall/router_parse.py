@@ -257,8 +257,8 @@ def parse(text: str, ref_ms: int, *, realm: str | None = None) -> RecallRequest:
         unbound.append("subject")
     if topic is None and ws & _GATE_TOPIC:
         tm = _TOPIC.search(text)
-        if tm is not None:
-            topic = " ".join(tm.group(1).lower().split())
+        if tm is not None and not set(tm.group(1).lower().split()) <= _STOP | _GATE_REL_UNIT:
+            topic = " ".join(tm.group(1).lower().split())  # "talk about yesterday": no topic
     rm = _REALM.search(text) if "realm" in low or "project" in ws else None
     if rm is not None and realm is None:
         realm = rm.group(1) or rm.group(2)

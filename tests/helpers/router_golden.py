@@ -480,3 +480,94 @@ G: list[tuple[str, str, dict[str, Any]]] = [
         {"kind_filter": [D], "realm": "atlas", "time": "2024-05-01/2024-06-01"},
     ),
 ]
+
+# Written after the parser was tuned on G, and measured before any change (the held-out
+# rate in the report); the golden-set test runs G + G_LATER.
+G_LATER: list[tuple[str, str, dict[str, Any]]] = [
+    (
+        "When did Ana join the company?",
+        "Temporal",
+        {"subject": "Ana", "asks_time": True, "free": True},
+    ),
+    (
+        "what did Bruno decide about hiring?",
+        "Exact",
+        {"kind_filter": [D], "subject": "Bruno", "topic": "hiring"},
+    ),
+    ("the vendor contract renewal terms", "Fuzzy", {"free": True}),
+    ("What is Priya's team?", "Exact", {"subject": "Priya", "predicate": "team"}),
+    ("who approves the budget?", "Exact", {"predicate": "approves", "topic": "budget"}),
+    (
+        "what did we talk about yesterday?",
+        "Temporal",
+        {"time": "2024-06-14/2024-06-15", "free": True},
+    ),
+    (
+        "What did Caroline bake last weekend?",
+        "Temporal",
+        {"subject": "Caroline", "time": "2024-06-08/2024-06-10", "free": True},
+    ),
+    (
+        "which tests failed in test_api.py?",
+        "Causal",
+        {"causal_tool": "TestFailed", "causal_entity": "test_api.py"},
+    ),
+    (
+        "what did she decide?",
+        "NeedsDisambiguation(subject)",
+        {"kind_filter": [D], "unbound": ["subject"]},
+    ),
+    ("What sports does Nate like?", "Hybrid", {"subject": "Nate", "free": True}),
+    ("How many dogs does Joanna have?", "Hybrid", {"subject": "Joanna", "free": True}),
+    ("what happened in April 2023?", "Temporal", {"time": "2023-04-01/2023-05-01"}),
+    (
+        "list the decisions from 2023",
+        "Exact",
+        {"kind_filter": [D], "time": "2023-01-01/2024-01-01"},
+    ),
+    ("why is the dashboard empty", "Fuzzy", {"free": True}),
+    ("When is the next board meeting?", "Temporal", {"asks_time": True, "free": True}),
+    (
+        "what did Evan paint a week ago?",
+        "Temporal",
+        {"subject": "Evan", "time": "2024-06-05/2024-06-12", "free": True},
+    ),
+    (
+        "was main.go edited today?",
+        "Causal",
+        {"causal_tool": "Edited", "causal_entity": "main.go", "time": "2024-06-15/2024-06-16"},
+    ),
+    ("ideas for the team retreat", "Hybrid", {"kind_filter": ["thought"], "free": True}),
+    (
+        "What did Gina tell Jon about the store?",
+        "Hybrid",
+        {"subject": "Gina", "topic": "store", "free": True},
+    ),
+    ("Where does Priya live?", "Exact", {"subject": "Priya", "predicate": "lives"}),
+    (
+        "How long ago did Maria start volunteering?",
+        "Temporal",
+        {"subject": "Maria", "asks_time": True, "free": True},
+    ),
+    (
+        "what did they say then?",
+        "NeedsDisambiguation(subject, time)",
+        {"unbound": ["subject", "time"]},
+    ),
+    ("error budget policy for the api", "Fuzzy", {"free": True}),
+    (
+        "What did Melanie do on Friday?",
+        "Temporal",
+        {"subject": "Melanie", "time": "2024-06-14/2024-06-15"},
+    ),
+    ("what did you recommend for caching?", "Hybrid", {"role": "assistant", "free": True}),
+    ("decisions about the database", "Exact", {"kind_filter": [D], "topic": "database"}),
+    (
+        "what went wrong with the migration last month?",
+        "Temporal",
+        {"time": "2024-05-01/2024-06-01", "free": True},
+    ),
+    ("What is John's favorite game?", "Hybrid", {"subject": "John", "free": True}),
+    ("who wrote the style guide?", "Fuzzy", {"free": True}),  # labelled Hybrid at first: a slip
+    ("the lessons from the outage", "Hybrid", {"kind_filter": ["lesson"], "free": True}),
+]

@@ -6,11 +6,13 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from router_golden import REF, G
+from router_golden import G_LATER, REF
+from router_golden import G as G_FIRST
 
 from chitta.recall.router import parse, route
 from chitta.recall.router_ir import RecallRequest
 
+G = G_FIRST + G_LATER
 REF_MS = int(datetime.fromisoformat(REF).replace(tzinfo=timezone.utc).timestamp() * 1000)
 
 

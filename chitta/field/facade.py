@@ -519,7 +519,12 @@ class Field:
             "tags": tags,
             "min_score": min_score,
         }
-        if route is not False and isinstance(query, str) and query.strip():
+        if (
+            route is not False
+            and isinstance(query, str)
+            and query.strip()
+            and len(query) <= routed.MAX_TEXT  # a longer text is free text: the lanes
+        ):
             return routed.routed_recall(self._core, query, route, kw)[0]
         if route is not False and route is not True:
             routed.dispatch_named(route)  # an unknown dispatch is an error without a query too

@@ -36,11 +36,19 @@ from chitta.recall import temporal
 from chitta.recall.hit import Factor, Hit
 from chitta.recall.reltime import relative_spans
 from chitta.recall.router import dispatch_named, parse, route
-from chitta.recall.router_ir import SLOTS, Dispatch, DispatchKind, RecallRequest, check_request
+from chitta.recall.router_ir import (
+    MAX_TEXT,
+    SLOTS,
+    Dispatch,
+    DispatchKind,
+    RecallRequest,
+    check_request,
+)
 from chitta.recall.temporal import TemporalPrior
 from chitta.recall.timeq import query_times
 
 __all__ = [
+    "MAX_TEXT",
     "ROUTE_DEFAULT",
     "RouteInfo",
     "dispatch_named",

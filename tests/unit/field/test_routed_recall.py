@@ -225,3 +225,15 @@ def test_request_is_frozen_and_validated_fields_listed():
     req = RecallRequest(text="x", ref_ms=0)
     with pytest.raises(dataclasses.FrozenInstanceError):
         req.subject = "Ana"  # type: ignore[misc]
+
+
+def test_a_query_longer_than_the_ir_takes_runs_the_lanes(tmp_path):
+    with _field(tmp_path) as f:
+        mid = f.remember("deploy pipeline notes")
+        f.wait_embedded()
+        long_query = "deploy pipeline " * 400  # 6,400 characters, under recall's 32 KiB
+        hits = f.recall(long_query, touch=False)
+        assert [h.id for h in hits] == [
+            h.id for h in f.recall(long_query, route=False, touch=False)
+        ]
+        assert mid in {h.id for h in hits}

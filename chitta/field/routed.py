@@ -10,7 +10,7 @@ another). Every dispatch runs without a model call:
 - ``Causal``: the symbol events of the entity (a file path matched by suffix, or a symbol)
   and tool, newest first: the memories they cite;
 - ``Temporal``: the lanes, with date-aware ranking (chitta/recall/temporal.py);
-- ``Hybrid``: the lanes with the kind filter first, topped up from the unfiltered lanes;
+- ``Hybrid``: the lanes (a kind the question's verb suggests reorders nothing: measured, D-1xx);
 - ``Fuzzy`` and an unfilled ``NeedsDisambiguation``: the lanes, as an unrouted recall.
 
 When an Exact or Causal dispatch finds nothing, the lanes answer (the fallback, counted
@@ -236,8 +236,10 @@ def routed_recall(
     info = RouteInfo(req, decided, kind, fallback, tuple(fills))
     # explain: a "dispatch:<kind>" factor on each hit where the dispatch ranked differently
     # from the plain lanes (Fuzzy, an unfilled hole and a Hybrid without a kind run as they)
-    plain_lanes = kind in (DispatchKind.FUZZY, DispatchKind.NEEDS_DISAMBIGUATION) or (
-        kind is DispatchKind.HYBRID and not req.kind_filter
+    plain_lanes = kind in (
+        DispatchKind.FUZZY,
+        DispatchKind.NEEDS_DISAMBIGUATION,
+        DispatchKind.HYBRID,
     )
     if explain and not plain_lanes:
         tag = Factor(f"dispatch:{kind.value}", "router", 1.0, 0.0, 0.0)
@@ -296,14 +298,6 @@ def _run(
             when_prior=temporal.WHEN_PRIOR, slack_days=settings.time_prior_slack_days,
         )  # fmt: skip
         return plain.recall(core, query, temporal=prior, **kw), False
-    if kind is DispatchKind.HYBRID and req.kind_filter and kw.get("kinds") is None:
-        first = plain.recall(core, query, **{**kw, "kinds": req.kind_filter})
-        k_left = k - len(first)
-        if k_left <= 0:
-            return first, False
-        rest = plain.recall(core, query, **{**kw, "k": min(plain.MAX_K, k + len(first))})
-        seen = {h.id for h in first}
-        return first + [h for h in rest if h.id not in seen][:k_left], False
     return plain.recall(core, query, **kw), False
 
 

@@ -3,9 +3,9 @@
 1. ``parse(q, ref) + route(ir)`` p50 / p99 over the router's golden set (165 hand-written
    questions, tests/helpers/router_golden.py) and over LoCoMo-style questions;
 2. ``Field.recall(q, vector=v, k=10, touch=False)`` on a field of N memories (synthetic texts,
-   hashing vectors), ``route=False`` and ``route=True`` interleaved in one run, same queries:
-   the p50 difference is what routing costs a recall end to end (including the dispatch it
-   picks: date-aware ranking for when-questions).
+   hashing vectors), ``route=False`` and ``route=True`` for each query in turn (which goes first alternates): the p50 of the
+   paired differences is what routing adds to a recall end to end (parse, route and the
+   dispatch it picks: date-aware ranking for when-questions), also per dispatch.
 
     python benchmarks/bench_router.py [--n 10000] [--rounds 5] [--json]
 """
@@ -73,22 +73,29 @@ def recall_ab(n: int, rounds: int) -> dict[str, float]:
         f.wait_embedded()
         qs = LOCOMO_STYLE
         vecs = [emb.embed([q])[0] for q in qs]
+        diffs: dict[str, list[float]] = {}
         off: list[float] = []
         on: list[float] = []
-        for _ in range(rounds):
+        for r in range(rounds):
             for q, v in zip(qs, vecs):
-                for route_on, sink in ((False, off), (True, on)):
+                kind = str(f.explain_route(q).dispatch)
+                took = {}
+                for route_on in (False, True) if r % 2 == 0 else (True, False):  # either first
                     t0 = time.perf_counter()
                     f.recall(q, vector=v, k=10, touch=False, route=route_on)
-                    sink.append(time.perf_counter() - t0)
+                    took[route_on] = time.perf_counter() - t0
+                off.append(took[False])
+                on.append(took[True])
+                diffs.setdefault(kind, []).append(took[True] - took[False])
         f.close()
-    return {
+    out = {
         "n": n,
         "off_p50_us": _pct(off, 50),
         "on_p50_us": _pct(on, 50),
-        "added_p50_us": _pct(on, 50) - _pct(off, 50),
-        "ratio_p50": _pct(on, 50) / _pct(off, 50),
+        "added_p50_us_paired": _pct([b - a for a, b in zip(off, on)], 50),
     }
+    out.update({f"added_p50_us_{k.lower()}": _pct(d, 50) for k, d in sorted(diffs.items())})
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

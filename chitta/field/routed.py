@@ -35,7 +35,7 @@ from chitta.organs.router_log import RouterLogOrgan
 from chitta.recall import temporal
 from chitta.recall.hit import Factor, Hit
 from chitta.recall.reltime import relative_spans
-from chitta.recall.router import dispatch_named, parse, route
+from chitta.recall.router import decide, dispatch_named, parse, route
 from chitta.recall.router_ir import (
     MAX_TEXT,
     SLOTS,
@@ -218,7 +218,7 @@ def routed_recall(
     organ = router_organ(core)
     ref_ms = core.now_ms()
     req = parse(query, ref_ms, realm=kw.get("realm"))
-    decided = route(req)
+    decided = decide(req)
     fills: list[tuple[str, str]] = []
     hook = organ.hook
     if decided.kind is DispatchKind.NEEDS_DISAMBIGUATION and hook is not None and forced is None:
@@ -228,7 +228,7 @@ def routed_recall(
                 continue
             req = _fill(req, slot, value)
             fills.append((slot, str(value).strip()))
-        decided = route(req)
+        decided = route(req)  # checked: the hook wrote into it
     kind = forced or decided.kind
     hits, fallback = _run(core, req, kind, query, kw, organ)
     if len(hits) > k:

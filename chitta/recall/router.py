@@ -19,14 +19,18 @@ from chitta.errors import InvalidArgument
 from chitta.recall.router_ir import Dispatch, DispatchKind, RecallRequest, check_request
 from chitta.recall.router_parse import parse
 
-__all__ = ["DISPATCH_NAMES", "dispatch_named", "parse", "route"]
+__all__ = ["DISPATCH_NAMES", "decide", "dispatch_named", "parse", "route"]
 
 DISPATCH_NAMES = frozenset(k.value for k in DispatchKind)
 
 
 def route(req: RecallRequest) -> Dispatch:
     """The dispatch of ``req`` (see the module doc); InvalidArgument for a malformed one."""
-    check_request(req)
+    return decide(check_request(req))
+
+
+def decide(req: RecallRequest) -> Dispatch:
+    """:func:`route` without the checks, for a request :func:`parse` made (well-formed)."""
     if req.unbound:
         return Dispatch(DispatchKind.NEEDS_DISAMBIGUATION, req.unbound, "unbound slots")
     if req.causal_tool is not None or req.causal_entity is not None:

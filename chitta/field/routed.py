@@ -173,7 +173,9 @@ def _exact(core: FieldCore, req: RecallRequest, k: int) -> list[int]:
         if m is not None and _mentions(text, req.subject) and _mentions(text, req.topic):
             picked.append(m)
     if req.has_time and picked:  # an event date in the range (or months): the temporal rule
-        prior = TemporalPrior(req, core.memories.text, router_organ(core).dates, 1.0, 0.0)
+        prior = TemporalPrior(
+            req, core.memories.text, router_organ(core).dates, core.memories.updated_ms, 1.0, 0.0
+        )
         inside = prior(
             np.array([m.id for m in picked], np.uint64),
             np.array([m.created_ms for m in picked], np.int64),
@@ -294,7 +296,7 @@ def _run(
     if kind is DispatchKind.TEMPORAL:
         settings = core.engine.settings
         prior = TemporalPrior(
-            req, core.memories.text, organ.dates, settings.time_prior,
+            req, core.memories.text, organ.dates, core.memories.updated_ms, settings.time_prior,
             when_prior=temporal.WHEN_PRIOR, slack_days=settings.time_prior_slack_days,
         )  # fmt: skip
         return plain.recall(core, query, temporal=prior, **kw), False

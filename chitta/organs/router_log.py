@@ -49,8 +49,7 @@ def _json(text: str | None) -> dict[str, Any]:
 
 class RouterLogOrgan(OrganBase):
     name = "router"
-    # text edits and deletions only drop the event-date cache entry of that memory
-    handles = frozenset({OpType.AnalyticsEvent, OpType.UpdateMemoryContent, OpType.DeleteMemory})
+    handles = frozenset({OpType.AnalyticsEvent})
     maintenance: tuple[Maintenance, ...] = (Maintenance("metrics", _metrics_pass, METRICS_EVERY_S),)
 
     def __init__(self) -> None:
@@ -65,9 +64,6 @@ class RouterLogOrgan(OrganBase):
         self.dates = EventDates()  # per handle: date-aware ranking's cache
 
     def apply(self, op: Op) -> None:
-        if isinstance(op, (ops.UpdateMemoryContent, ops.DeleteMemory)):
-            self.dates.drop(int(op.id))
-            return
         if not isinstance(op, ops.AnalyticsEvent) or op.event not in EVENTS:
             return
         ref = _json(op.ref)

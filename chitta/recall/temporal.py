@@ -11,7 +11,7 @@ text names: relative expressions resolved against that day ("yesterday", "last T
   text states one (it can answer with a date).
 
 The event dates of a memory are a pure function of its text and date, kept in an
-:class:`EventDates` cache keyed by id (an edit of the text drops its entry).
+:class:`EventDates` cache keyed by id (checked against the memory's content time, so an edit recomputes).
 """
 
 from __future__ import annotations
@@ -50,22 +50,26 @@ def _months(spans: tuple[tuple[int, int], ...]) -> frozenset[int]:
 class EventDates:
     """id -> what the text of that memory says about time (see the module doc): whether it
     states a time, and the event dates it names beyond the memory's own day (kept only for
-    texts that name some). A bounded cache; its owner calls :meth:`drop` when a memory's text
-    changes (chitta/organs/router_log.py)."""
+    texts that name some), with the content time each entry was computed at. A bounded cache
+    (one per field handle: chitta/organs/router_log.py)."""
 
     def __init__(self) -> None:
+        self.stamp: dict[int, int] = {}  # id -> the content time the entry was computed at
         self.states: dict[int, bool] = {}
         self.extra: dict[int, tuple[tuple[tuple[int, int], ...], frozenset[int]]] = {}
 
-    def compute(self, mid: int, text: str | None, created_ms: int) -> bool:
+    def compute(self, mid: int, text: str | None, created_ms: int, stamp: int) -> bool:
         if len(self.states) >= CACHE_MAX:
             self.states.clear()
             self.extra.clear()
+            self.stamp.clear()
         if text is None:
             return False
         spans = event_spans(text, created_ms)[:-1]  # the last one is the memory's own day
+        self.extra.pop(mid, None)
         if spans:
             self.extra[mid] = (spans, _months(spans))
+        self.stamp[mid] = stamp
         said = names_a_time(text)
         self.states[mid] = said
         return said
@@ -73,6 +77,7 @@ class EventDates:
     def drop(self, mid: int) -> None:
         self.states.pop(mid, None)
         self.extra.pop(mid, None)
+        self.stamp.pop(mid, None)
 
 
 @dataclasses.dataclass
@@ -82,6 +87,8 @@ class TemporalPrior:
     request: RecallRequest
     text_of: Callable[[int], str | None]
     dates: EventDates
+    # ids -> when each one's content last changed (MemoriesOrgan.updated_ms): stale entries
+    updated_of: Callable[[npt.NDArray[np.uint64]], npt.NDArray[np.int64]]
     time_prior: float
     when_prior: float = WHEN_PRIOR
     slack_days: float = 0.0
@@ -100,11 +107,13 @@ class TemporalPrior:
             return out
         ids_l = ids.tolist()
         said = list(map(self.dates.states.get, ids_l))  # the cache, read at C speed
-        if None in said:  # first sight of these memories: their texts' dates, once each
+        now = self.updated_of(ids).tolist()
+        stale = [i for i, (a, b) in enumerate(zip(map(self.dates.stamp.get, ids_l), now)) if a != b]
+        if stale:  # first sight of these memories (or an edited text): their dates, once each
             at = created_ms.tolist()
-            for i, x in enumerate(said):
-                if x is None:
-                    said[i] = self.dates.compute(ids_l[i], self.text_of(ids_l[i]), at[i])
+            for i in stale:
+                mid = ids_l[i]
+                said[i] = self.dates.compute(mid, self.text_of(mid), at[i], now[i])
         if ranged or months:
             created = np.asarray(created_ms, np.int64)
             day = created - created % DAY_MS

@@ -237,3 +237,16 @@ def test_a_query_longer_than_the_ir_takes_runs_the_lanes(tmp_path):
             h.id for h in f.recall(long_query, route=False, touch=False)
         ]
         assert mid in {h.id for h in hits}
+
+
+def test_an_edited_text_gets_its_event_dates_again(tmp_path):
+    with _field(tmp_path) as f:
+        plain = f.remember("Caroline went to the support group yesterday", at=at(2023, 6, 20))
+        told = f.remember("Caroline went to the support group today", at=at(2023, 5, 8))
+        f.wait_embedded()
+        q = "What did Caroline do on 7 May 2023?"
+        # 19 June and 8 May: neither is 7 May, the tie goes to the lower id
+        assert [h.id for h in f.recall(q, k=2, touch=False)] == [plain, told]
+        f.update(told, text="Caroline went to the support group yesterday")
+        f.wait_embedded()
+        assert [h.id for h in f.recall(q, k=2, touch=False)] == [told, plain]

@@ -67,7 +67,9 @@ CONFIGS = {
     "hybrid": None,  # every lane
     "bm25+dense": ("bm25", "dense"),
     "hybrid-no-graph": ("bm25", "dense", "neighbour"),  # the hybrid's weights, graph lane off
+    "routed": None,  # every lane, through the query router (Field.recall(route=True))
 }
+ROUTED = {"routed"}  # the other configs run with route=False: the ablation
 CATEGORY_NAMES = {
     1: "multi-hop",
     2: "temporal",
@@ -224,7 +226,12 @@ def evaluate(
                     ):  # one recall per k, as a caller asking for k would get (pools grow with k)
                         t0 = time.perf_counter()
                         hits = field.recall(
-                            qa["question"], vector=vec, k=k, lanes=CONFIGS[config], touch=False
+                            qa["question"],
+                            vector=vec,
+                            k=k,
+                            lanes=CONFIGS[config],
+                            touch=False,
+                            route=config in ROUTED,
                         )
                         if k == 10:
                             latency[config].append(time.perf_counter() - t0)

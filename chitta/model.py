@@ -116,6 +116,8 @@ class FieldStats:
         None  # replication state when opened with remote= (chitta/remote)
     )
     embed_backlog: int = 0  # memories of this handle still waiting for their vector
+    # the query router's log and its last pass's four metrics (chitta/policies/router_metrics.py)
+    router: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

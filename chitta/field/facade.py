@@ -35,6 +35,7 @@ from chitta.field import (
     read,
     recall,
     replay,
+    routed,
     vocab,
     write,
 )
@@ -42,6 +43,7 @@ from chitta.field.checkpoint import open_write
 from chitta.field.checkpoint.snapshot import CheckpointInfo
 from chitta.field.core import FieldCore
 from chitta.field.puts import NO_TAGS, infer_harness
+from chitta.field.routed import ROUTE_DEFAULT, RouteInfo
 from chitta.field.write import _OBSERVATION, _ONE
 from chitta.model import FieldStats, Memory
 from chitta.ops import checks as v
@@ -52,6 +54,7 @@ from chitta.policies.dedup import DedupReport
 from chitta.recall.engine import RecallSettings
 from chitta.recall.hit import Hit
 from chitta.recall.presets import settings_for
+from chitta.recall.router_ir import RecallRequest
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -492,6 +495,7 @@ class Field:
         min_score: float | None = None,
         mood: float | None = None,
         provenance: str | Iterable[str] | None = None,
+        route: bool | str = ROUTE_DEFAULT,
     ) -> list[Hit]:
         """The ``k`` memories that matter most for ``query`` (and/or ``vector``).
 
@@ -510,28 +514,50 @@ class Field:
         ``provenance``: only memories written by these (a name or several; ``unknown``
         for memories with none recorded). With ``explain`` a memory whose provenance
         weighs other than 1 (open-weight, candidate) shows the factor ``provenance``.
+        ``route``: True parses ``query`` into a typed request and runs its dispatch
+        (chitta/field/routed.py; ``explain_route`` shows it); False runs the lanes alone;
+        a dispatch name ("exact", "fuzzy", "temporal", "causal", "hybrid") forces one.
         """
-        return recall.recall(
-            self._core,
-            query,
-            vector=vector,
-            k=k,
-            kinds=kinds,
-            realm=realm,
-            session=session,
-            harness=harness,
-            since=since,
-            until=until,
-            include_staged=include_staged,
-            budget_bytes=budget_bytes,
-            explain=explain,
-            lanes=lanes,
-            touch=touch,
-            tags=tags,
-            min_score=min_score,
-            mood=mood,
-            provenance=provenance,
-        )
+        kw: dict[str, Any] = {
+            "vector": vector,
+            "k": k,
+            "kinds": kinds,
+            "realm": realm,
+            "session": session,
+            "harness": harness,
+            "since": since,
+            "until": until,
+            "include_staged": include_staged,
+            "budget_bytes": budget_bytes,
+            "explain": explain,
+            "lanes": lanes,
+            "touch": touch,
+            "tags": tags,
+            "min_score": min_score,
+            "mood": mood,
+            "provenance": provenance,
+        }
+        if (
+            route is not False
+            and isinstance(query, str)
+            and query.strip()
+            and len(query) <= routed.MAX_TEXT  # a longer text is free text: the lanes
+        ):
+            return routed.routed_recall(self._core, query, route, kw)[0]
+        if route is not False and route is not True:
+            routed.dispatch_named(route)  # an unknown dispatch is an error without a query too
+        return recall.recall(self._core, query, **kw)
+
+    def explain_route(self, query: str, *, ref_ms: int | None = None) -> RouteInfo:
+        """What the router makes of ``query``: its typed request (IR), the dispatch and why,
+        with relative dates counted from ``ref_ms`` (default: now). Runs nothing."""
+        return routed.explain_route(self._core, query, ref_ms)
+
+    def set_slot_filler(self, hook: Callable[[RecallRequest, str], str | None] | None) -> None:
+        """An optional model hook for this handle: ``hook(request, slot)`` is asked only for a
+        slot a request leaves unbound (``subject``, ``topic``, ``time``, ``causal_entity``) and
+        returns its value (or None); each fill is logged (``router_fill``). None removes it."""
+        routed.set_slot_filler(self._core, hook)
 
     def render(self, hits: Sequence[Hit], budget_bytes: int | None = None) -> str:
         """The hits as ``- [kind] text`` lines within ``budget_bytes`` (never truncating one)."""

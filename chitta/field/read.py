@@ -62,4 +62,5 @@ def stats(core: FieldCore) -> FieldStats:
         bytes_since_checkpoint=max(0, int(s["bytes"]) - core.checkpoint_bytes),
         remote=core.remote.status() if core.remote is not None else None,
         embed_backlog=deferred.pending(core),
+        router=next((o.stats() for o in core.organs if o.name == "router"), None),
     )

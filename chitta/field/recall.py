@@ -87,8 +87,10 @@ def recall(
     min_score: float | None = None,
     mood: float | None = None,
     provenance: str | Iterable[str] | None = None,
+    temporal: Any = None,
 ) -> list[Hit]:
-    """``Field.recall`` (its docstring is the reference)."""
+    """``Field.recall`` (its docstring is the reference). ``temporal``: the router's per-candidate
+    time prior (chitta/recall/temporal.py) in place of the query-date prior."""
     core.check_open()
     if mood is not None:
         mood = v.valence(mood, "mood")
@@ -161,6 +163,7 @@ def recall(
             min_score,
             mood,
             prov_set,
+            temporal,
             {
                 "kinds": kind_set,
                 "realm": realm,
@@ -186,10 +189,13 @@ def _recall(
     min_score: float | None,
     mood: float | None,
     prov_set: frozenset[str] | None,
+    temporal: Any,
     filters: dict[str, Any],
 ) -> list[Hit]:
     engine = core.engine if lane_set is None else core.engine.with_lanes(lane_set)
     engine = learned_engine(core, engine)  # the learned scorer's weights, when there are any
+    if temporal is not None:
+        engine = engine.with_temporal(temporal)
     code = None
     encoder = core.encoder_organ.encoder
     # The query's sparse code (a 384 x 16,384 product) only when the posting lane counts.

@@ -45,7 +45,16 @@ USER_MODEL_KINDS = frozenset(
 )
 THEME_EVENTS = frozenset({"create", "update_centroid", "assign_member", "remove_member", "delete"})
 ANALYTICS_EVENTS = frozenset(
-    {"exposure", "recall_query", "correction", "usage_outcome", "symbol_event"}
+    {
+        "exposure",
+        "recall_query",
+        "correction",
+        "usage_outcome",
+        "symbol_event",
+        "router_request",  # the router's log (chitta/organs/router_log.py)
+        "router_fill",
+        "router_metrics",
+    }
 )
 SYMBOL_EVENTS = frozenset({"Created", "Edited", "Deleted", "TestFailed", "TestPassed", "Committed"})
 """Values of ``AnalyticsEvent.outcome`` when ``event == "symbol_event"``."""

@@ -554,6 +554,16 @@ class MemoriesOrgan:
             return np.zeros(0, np.uint64)
         return np.sort(s.map.ids()[np.array(rows, np.int64)]).astype(np.uint64)
 
+    def updated_ms(self, ids: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+        """When each memory's content last changed (its put, or an UpdateMemoryContent); -1 for
+        an id this organ never held. Caches of what a text says check against it."""
+        s = self._s
+        rows = s.map.rows(_id_array(ids))
+        if not s.n:
+            return np.full(len(rows), -1, np.int64)
+        got = s.c["updated"][np.where(rows >= 0, rows, 0)].astype(np.int64)
+        return np.where(rows >= 0, got, -1)
+
     def text(self, mid: int) -> str | None:
         """The current text of a live memory (None if not live)."""
         row = self._row(mid)

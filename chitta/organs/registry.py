@@ -38,6 +38,7 @@ from chitta.organs.predictor import PredictorOrgan
 from chitta.organs.provenance import ProvenanceOrgan
 from chitta.organs.pruning import PruningOrgan
 from chitta.organs.recall_index import RecallIndexOrgan
+from chitta.organs.router_log import RouterLogOrgan
 from chitta.organs.scorer_model import ScorerModelOrgan
 from chitta.organs.settings import SettingsOrgan
 from chitta.organs.source_weights import SourceWeightsOrgan
@@ -71,6 +72,7 @@ BUILTIN: tuple[OrganFactory, ...] = (
     PruningOrgan,
     ProvenanceOrgan,
     ThemesOrgan,
+    RouterLogOrgan,
 )
 
 _registered: list[OrganFactory] = []

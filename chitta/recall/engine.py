@@ -180,6 +180,9 @@ class RecallEngine:
         self.provenance: Callable[[], Mapping[int, float]] | None = None
         # (query text, pool, allowed) -> chitta.recall.graph_lane.GraphLaneResult or None
         self.graph_lane: Callable[[str, int, U64 | None], Any] | None = None
+        # (candidate ids, their event times) -> a multiplier of each one's fused score, in place
+        # of the query-date prior: the router's date-aware ranking (chitta/recall/temporal.py)
+        self.temporal: Callable[[U64, npt.NDArray[np.int64]], npt.NDArray[np.float64]] | None = None
 
     def lane_weight(self, name: str) -> float:
         """The fusion weight of lane ``name`` (the expansion lane's is ``expansion_weight``)."""
@@ -205,6 +208,21 @@ class RecallEngine:
         engine.code_lane = self.code_lane
         engine.provenance = self.provenance
         engine.graph_lane = self.graph_lane
+        engine.temporal = self.temporal
+        return engine
+
+    def with_temporal(
+        self, prior: Callable[[U64, npt.NDArray[np.int64]], npt.NDArray[np.float64]]
+    ) -> RecallEngine:
+        """The same engine whose time prior is ``prior`` (a per-candidate multiplier)."""
+        engine = RecallEngine(self.memories, self.index, self.graph, self.scorer, self.settings)
+        engine.native = self.native
+        engine.vocabulary = self.vocabulary
+        engine.staleness = self.staleness
+        engine.code_lane = self.code_lane
+        engine.provenance = self.provenance
+        engine.graph_lane = self.graph_lane
+        engine.temporal = prior
         return engine
 
     def lanes(
@@ -495,16 +513,21 @@ class RecallEngine:
         batch, keep = self._candidates(id_list, fused, vector)
         if not keep:
             return []
-        tprior = 1.0 + self.settings.time_prior
-        timed = (
-            dated_mask(text, batch.created_ms, slack_days=self.settings.time_prior_slack_days)
-            if self.settings.time_prior > 0
-            else None
-        )
-        if timed is not None:
-            batch = dataclasses.replace(
-                batch, fused=np.where(timed, batch.fused * tprior, batch.fused)
+        tprior: Any = 1.0 + self.settings.time_prior
+        if self.temporal is not None:  # the router's date-aware ranking
+            tprior = self.temporal(ids[keep], batch.created_ms)
+            timed = tprior != 1.0
+            batch = dataclasses.replace(batch, fused=batch.fused * tprior)
+        else:
+            timed = (
+                dated_mask(text, batch.created_ms, slack_days=self.settings.time_prior_slack_days)
+                if self.settings.time_prior > 0
+                else None
             )
+            if timed is not None:
+                batch = dataclasses.replace(
+                    batch, fused=np.where(timed, batch.fused * tprior, batch.fused)
+                )
         scores = self.scorer.score_batch(batch, best_fused=best, now_ms=now_ms)
         kept_ids = ids[keep]
         provenance: npt.NDArray[np.float64] | None = None
@@ -541,12 +564,13 @@ class RecallEngine:
                     )
                     factors += (Factor("speaker", "prior", prior, 1.0, gain),)
                 if timed is not None and timed[j]:  # and what the time prior added
-                    plain = dataclasses.replace(view, fused=view.fused / tprior)
+                    tp = float(tprior if np.ndim(tprior) == 0 else tprior[j])
+                    plain = dataclasses.replace(view, fused=view.fused / tp)
                     gain = (
                         float(scores[j])
                         - self.scorer.score(plain, best_fused=best, now_ms=now_ms)[0]
                     )
-                    factors += (Factor("time", "prior", tprior, 1.0, gain),)
+                    factors += (Factor("time", "prior", tp, 1.0, gain),)
                 if code_prior is not None and code_prior[pos] != 1.0:  # and the code prior
                     cp = float(code_prior[pos])
                     plain = dataclasses.replace(view, fused=view.fused / cp)

@@ -148,7 +148,10 @@ def rank_native(
         if said is not None:
             plain = cands.kept_fused if fused is None else fused
             fused = np.where(np.isin(kept_ids, said), plain * (1.0 + settings.speaker_prior), plain)
-    if settings.time_prior > 0 and text:
+    if engine.temporal is not None:  # the router's date-aware ranking (chitta/recall/temporal.py)
+        plain = cands.kept_fused if fused is None else fused
+        fused = plain * engine.temporal(kept_ids, cands.created_ms)
+    elif settings.time_prior > 0 and text:
         timed = dated_mask(text, cands.created_ms, slack_days=settings.time_prior_slack_days)
         if timed is not None:
             plain = cands.kept_fused if fused is None else fused

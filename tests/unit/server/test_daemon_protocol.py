@@ -24,6 +24,8 @@ LOCAL_ONLY = {
     "salvaged": "an attribute of the daemon's open",
     "call": "RemoteField.call sends an organ operation by name (the table's organ entries)",
     "organ": "returns the organ object itself: in-process state, not a value for the wire",
+    "explain_route": "returns a RouteInfo of this process's parse (a remote recall routes itself)",
+    "set_slot_filler": "takes a Python callable (the model hook): in-process only",
 }
 
 

@@ -6,7 +6,9 @@
 // checks - runs the class's Python remember(field, ...) with the same
 // arguments. It holds the field weakly (no cycle through the field's dict)
 // and its queue strongly: a plain remember(text) whose field went away right
-// after the lookup still lands in the log.
+// after the lookup still lands in the log. An optional gate(text) runs first:
+// anything but None sends the call to Python (the text names a kind to infer:
+// chitta/policies/kinds.py), so the plain call stays native only for plain texts.
 #include "wal_py.h"  // Python.h first
 
 #include <structmember.h>  // T_PYSSIZET
@@ -20,6 +22,7 @@ struct EntryObject {
   PyObject* queue;  // the PutQueue
   PyObject* func;   // the class's remember function (self first)
   PyObject* field;  // a weakref to the Field
+  PyObject* gate;   // None or gate(text): None keeps the call native
 };
 
 PyObject* entry_type = nullptr;
@@ -31,7 +34,14 @@ PyObject* EntryCall(PyObject* self_, PyObject* const* args, size_t nargsf, PyObj
   PyObject* field = PyWeakref_GetObject(self->field);  // borrowed
   if (field == nullptr) return nullptr;
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  if (nargs == 1 && (kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0)) {
+  bool plain = nargs == 1 && (kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0);
+  if (plain && self->gate != Py_None && PyUnicode_CheckExact(args[0])) {
+    PyObject* verdict = PyObject_CallOneArg(self->gate, args[0]);
+    if (verdict == nullptr) return nullptr;
+    plain = verdict == Py_None;
+    Py_DECREF(verdict);
+  }
+  if (plain) {
     // Also when the field is gone (chitta.open(p).remember("x"): the field's last
     // reference went with the attribute lookup): the queue holds the log, so the
     // record lands in it as it would have (the next open replays it). A closed
@@ -75,6 +85,7 @@ int EntryTraverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(Entry(self)->queue);
   Py_VISIT(Entry(self)->func);
   Py_VISIT(Entry(self)->field);
+  Py_VISIT(Entry(self)->gate);
   Py_VISIT(Py_TYPE(self));
   return 0;
 }
@@ -83,6 +94,7 @@ int EntryClear(PyObject* self) {
   Py_CLEAR(Entry(self)->queue);
   Py_CLEAR(Entry(self)->func);
   Py_CLEAR(Entry(self)->field);
+  Py_CLEAR(Entry(self)->gate);
   return 0;
 }
 
@@ -120,8 +132,9 @@ PyType_Spec kEntrySpec = {"chitta._core.RememberEntry", sizeof(EntryObject), 0,
 }  // namespace
 
 PyObject* MakeRememberEntry(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 2 || !PyCallable_Check(args[0]) || !PyWeakref_CheckRef(args[1])) {
-    PyErr_SetString(PyExc_TypeError, "remember_entry(func, weakref_to_field)");
+  if (nargs < 2 || nargs > 3 || !PyCallable_Check(args[0]) || !PyWeakref_CheckRef(args[1]) ||
+      (nargs == 3 && args[2] != Py_None && !PyCallable_Check(args[2]))) {
+    PyErr_SetString(PyExc_TypeError, "remember_entry(func, weakref_to_field, gate=None)");
     return nullptr;
   }
   if (entry_type == nullptr) {
@@ -136,6 +149,7 @@ PyObject* MakeRememberEntry(PyObject* self, PyObject* const* args, Py_ssize_t na
   e->queue = Py_NewRef(self);
   e->func = Py_NewRef(args[0]);
   e->field = Py_NewRef(args[1]);
+  e->gate = Py_NewRef(nargs == 3 ? args[2] : Py_None);
   return o;
 }
 

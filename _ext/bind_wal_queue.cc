@@ -9,7 +9,7 @@
 //   q.new_id()    -> id (the other write paths draw from the same counter)
 //   q.take()      -> (ids u64, ms i64, arena bytes, offsets i64) or None
 //   len(q)        -> queued puts
-//   q.remember_entry(func, ref) -> the Field's remember entry (bind_wal_entry.cc)
+//   q.remember_entry(func, ref, gate=None) -> the Field's remember entry (bind_wal_entry.cc)
 #include <pybind11/numpy.h>
 
 #include <cstring>
@@ -239,7 +239,7 @@ PyMethodDef kMethods[] = {
     {"set_drain", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&SetDrain)), METH_FASTCALL,
      "set_drain(fn, limit): put() calls fn() once `limit` puts are queued (None: never)."},
     {"remember_entry", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&MakeEntryFn)), METH_FASTCALL,
-     "remember_entry(func, weakref_to_field) -> a callable: remember(text) through put(), any "
+     "remember_entry(func, weakref_to_field, gate=None) -> a callable: remember(text) through put(), any "
      "other call as func(field, ...)."},
     {nullptr, nullptr, 0, nullptr}};
 

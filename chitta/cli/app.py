@@ -220,7 +220,9 @@ def _orientation(ctx: click.Context) -> None:
 @click.argument("text", required=False)
 @click.option("--file", "text_file", type=click.File("r"), help="Read the text from a file.")
 @click.option(
-    "--kind", default="observation", show_default=True, type=click.Choice(sorted(ops.MEMORY_KINDS))
+    "--kind",
+    type=click.Choice(sorted(ops.MEMORY_KINDS)),
+    help="The memory's kind (default: inferred from its text, tags and realm; docs/KINDS.md).",
 )
 @click.option("--realm", help="Project or domain the memory belongs to.")
 @click.option("--session", help="Session id of the writer.")
@@ -239,7 +241,7 @@ def remember(
     ctx: click.Context,
     text: str | None,
     text_file: Any,
-    kind: str,
+    kind: str | None,
     realm: str | None,
     session: str | None,
     source_tool: str | None,
@@ -260,9 +262,10 @@ def remember(
     with _errors_to_exit():
         _validate.text(text)  # a bad text must not even create the field
     with _errors_to_exit(), chitta.open(_field_path(ctx)) as field:
+        given: dict[str, Any] = {} if kind is None else {"kind": kind}  # absent: inferred
         mid = field.remember(
             text,
-            kind=kind,
+            **given,
             realm=realm,
             session=session,
             source_tool=source_tool,

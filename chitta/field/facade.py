@@ -51,6 +51,7 @@ from chitta.organs import Organ
 from chitta.policies.contradictions import ContradictionPair
 from chitta.policies.curation import CurationReport
 from chitta.policies.dedup import DedupReport
+from chitta.policies.kinds import kind_from_text
 from chitta.recall.engine import RecallSettings
 from chitta.recall.hit import Hit
 from chitta.recall.presets import settings_for
@@ -196,7 +197,9 @@ class Field:
                 # remember(text) alone, natively: skips binding the method's ten keyword
                 # defaults; any other call runs the Python method (chitta/field/write.py).
                 self.__dict__["remember"] = core.pending_puts.remember_entry(
-                    Field.remember, weakref.ref(self)
+                    Field.remember,
+                    weakref.ref(self),
+                    kind_from_text,  # a kind: Python infers it
                 )
                 extract_write.note_native_entry(core, self)
 

@@ -36,6 +36,7 @@ from chitta.field.core import FieldCore
 from chitta.field.puts import NO_TAGS
 from chitta.ops import Op, OpType
 from chitta.ops import checks as v
+from chitta.policies.kinds import kind_from_text
 
 _PUT = int(OpType.PutPayload)
 _ENCODE = ops._ENCODER.encode  # ops.encode without its isinstance check (the op is ours)
@@ -107,6 +108,7 @@ def remember(
         and artifacts is _NO_REFS
         and provenance is None
         and not extract_write.enabled(core)
+        and (type(text) is not str or kind_from_text(text) is None)  # no kind to infer
     ):
         # The hot path (every argument but the text at its default; the field
         # open, writable, without an embedder): one native call checks the

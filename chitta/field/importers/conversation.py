@@ -121,7 +121,7 @@ def import_conversation(
     *,
     context_turns: int = 1,
     keyword_context_turns: int = DEFAULT_KEYWORD_CONTEXT_TURNS,
-    kind: str = "observation",
+    kind: str | None = None,
     realm: str | None = None,
     source_tool: str | None = None,
     tags: Iterable[str] = (),
@@ -137,6 +137,7 @@ def import_conversation(
     written atomically. ``turn_view``: embed each turn alone too and store the
     normalised sum of the two vectors (no effect with ``context_turns=0``);
     None (default): the embedder's ``recall_turn_view`` if it has one, else False.
+    ``kind``: every turn's kind; None (default): inferred per turn, as ``remember`` does.
     """
     if turn_view is not None and not isinstance(turn_view, bool):
         raise InvalidArgument("turn_view must be a bool or None")
@@ -156,7 +157,9 @@ def import_conversation(
     if not items:
         return []
     tags = list(tags)
-    common = {"kind": kind, "realm": realm, "source_tool": source_tool, "tags": tags}
+    common: dict[str, Any] = {"realm": realm, "source_tool": source_tool, "tags": tags}
+    if kind is not None:  # else each turn's kind is inferred from its text (docs/KINDS.md)
+        common["kind"] = kind
     # The field encodes each turn with its session's context (chitta/field/sessions.py);
     # only a choice other than its rule (2 keyword turns, 1 embedding turn) is written
     # into the turn's meta here, where the field's rule gives way to it.

@@ -247,15 +247,16 @@ def test_remember_many_infers_for_texts_and_dicts_without_kind(tmp_path: Path) -
         assert [f.get(i).kind for i in ids] == ["thought", "thought", "code_fact", "decision"]
 
 
-def test_native_plain_path_writes_observation_and_triplets_are_not_inferred(
+def test_native_plain_path_infers_and_triplets_are_not_inferred(
     tmp_path: Path,
 ) -> None:
     # Documented in docs/KINDS.md: remember(text) alone on a field without an embedder
-    # is one native call; it writes observation. Triplets keep their given kind.
+    # is one native call unless the text names a kind (then Python infers it).
+    # Triplets keep their given kind.
     with chitta.open(tmp_path / "f", embedder=None) as f:
         plain = f.remember("Decision: we use postgres")
         t_id, a_id = f.remember_triplet("we", "decided", "postgres")
-        assert f.get(plain).kind == "observation"
+        assert f.get(plain).kind == "decision"
         assert (f.get(t_id).kind, f.get(a_id).kind) == ("observation", "alias")
 
 

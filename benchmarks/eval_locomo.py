@@ -326,6 +326,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--configs", default="hybrid,bm25,dense,posting")
+    ap.add_argument(
+        "--reranker",
+        choices=("scorer", "seed004"),
+        default="scorer",
+        help="RecallSettings.reranker: chitta's scorer, or seed 004's composite over 3x keyword "
+        "candidates (chitta/recall/seed_rerank.py)",
+    )
     ap.add_argument("--limit-conversations", type=int, default=None)
     ap.add_argument(
         "--embedder",
@@ -446,6 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         or args.dense_query_without_speaker
         or args.graph_mentions
         or args.graph_weight is not None
+        or args.reranker != "scorer"
     ):
         from chitta.recall.presets import settings_for
 
@@ -473,6 +481,7 @@ def main(argv: list[str] | None = None) -> int:
             dense_query_without_speaker=args.dense_query_without_speaker
             or base.dense_query_without_speaker,
             graph_mentions=args.graph_mentions,
+            reranker=args.reranker,
         )
     paths = [p.strip() for p in args.write_path.split(",") if p.strip()]
     if not paths or set(paths) - {"remember", "remember+speaker", "importer"}:

@@ -28,6 +28,7 @@ from chitta.field.learning import learned_engine
 from chitta.ops import checks as v
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS
 from chitta.policies import curation
+from chitta.recall import seed_rerank
 from chitta.recall.blas import one_thread
 from chitta.recall.engine import LANES
 from chitta.recall.hit import Hit
@@ -193,6 +194,9 @@ def _recall(
     filters: dict[str, Any],
 ) -> list[Hit]:
     engine = core.engine if lane_set is None else core.engine.with_lanes(lane_set)
+    seed004 = engine.settings.reranker == seed_rerank.NAME
+    if seed004:  # seed 004's reranker: its keyword candidates (chitta/recall/seed_rerank.py)
+        engine = engine.with_lanes(("bm25",))
     engine = learned_engine(core, engine)  # the learned scorer's weights, when there are any
     if temporal is not None:
         engine = engine.with_temporal(temporal)
@@ -215,6 +219,8 @@ def _recall(
         learning = mood is not None or learned_rerank.active(core)
         now = core.now_ms()
         want = min(MAX_K, learned_rerank.POOL_FACTOR * k) if learning else k
+        if seed004:
+            want = min(MAX_K, seed_rerank.POOL_FACTOR * k)
         for _ in range(3):  # memories past their expires_at never come back, curated or not
             hits = engine.recall(
                 text=query,
@@ -230,6 +236,8 @@ def _recall(
                 break
             want = min(MAX_K, 2 * want)  # some expired: look deeper for k live ones
         hits = live
+        if seed004:
+            hits = seed_rerank.rerank(hits, want, explain)
         if learning or learned_rerank.any_valence(hits[:k]):
             hits = learned_rerank.rerank(core, hits if learning else hits[:k], k, explain, mood)
         hits = hits[:k]

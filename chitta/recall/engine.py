@@ -110,6 +110,9 @@ class RecallSettings:
     # lane's vector is of the text without that name (chitta.recall.query.without_speaker). Opt-in:
     # on LoCoMo dev a tie alone, a gain with the expansion above (docs/DECISIONS.md D-027).
     dense_query_without_speaker: bool = False
+    # "scorer": chitta's scoring (the factors of chitta.recall.scorer); "seed004": seed 004's
+    # composite over 3x keyword candidates (chitta.recall.seed_rerank; LoCoMo: D-056).
+    reranker: str = "scorer"
 
     def __post_init__(self) -> None:
         check_alpha(self.fusion_alpha)  # InvalidArgument unless None or a number in [0, 1]
@@ -125,6 +128,10 @@ class RecallSettings:
             raise InvalidArgument("graph_mentions must be a bool")
         if not isinstance(self.dense_query_without_speaker, bool):
             raise InvalidArgument("dense_query_without_speaker must be a bool")
+        if self.reranker not in ("scorer", "seed004"):
+            raise InvalidArgument(
+                f"reranker must be 'scorer' or 'seed004', got {self.reranker!r:.40}"
+            )
 
 
 class MemoriesView(Protocol):

@@ -625,8 +625,12 @@ class Field:
     def maintain(self) -> dict[str, int | None]:
         """The periodic passes at once: write gate, one encoder learning step,
         re-encoding of stale codes, surprise decay rates and demotion tiers,
-        curation hourly (``curated_expired``, ``curated_deduplicated``, ``curated_decayed``),
-        then every organ pass whose cadence has elapsed (``"<organ>.<pass>"``)."""
+        curation hourly (``curated_expired``, ``curated_deduplicated``: exact duplicates,
+        ``curated_decayed``), then every organ pass whose cadence has elapsed
+        (``"<organ>.<pass>"``): among them contradiction detection with the router's metrics
+        (hourly; new pairs go to the KG), the debt scan (every 30 minutes), distillation into
+        wisdom, theme clustering. Near-duplicate merging (an O(n^2) scan) is ``dedup_pass()``,
+        run on demand."""
         return maintain.maintain(self._core)
 
     # ---- lifecycle (chitta/field/lifecycle.py) -------------------------------------------

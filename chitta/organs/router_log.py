@@ -22,7 +22,13 @@ from typing import Any
 
 from chitta import ops
 from chitta.ops import Op, OpType
-from chitta.organs.contract import Maintenance, OrganBase, RestoreContext, SnapshotContext
+from chitta.organs.contract import (
+    Maintenance,
+    Operation,
+    OrganBase,
+    RestoreContext,
+    SnapshotContext,
+)
 from chitta.recall.temporal import EventDates
 
 __all__ = ["EVENTS", "RouterLogOrgan"]
@@ -47,10 +53,41 @@ def _json(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _route_query(organ: RouterLogOrgan, ctx: Any, *, query: str) -> dict[str, Any]:
+    from chitta.field.routed import explain_route
+
+    return explain_route(ctx.core, query).as_dict()
+
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "route_query",
+        _route_query,
+        {
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 4096,
+                    "description": "a question, as you would pass it to recall",
+                }
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+        "What recall's router makes of a question, without running it: the typed request "
+        "(kind, subject, topic, time range, ...) and the dispatch it picks, with why.",
+        reads=True,
+    ),
+)
+
+
 class RouterLogOrgan(OrganBase):
     name = "router"
     handles = frozenset({OpType.AnalyticsEvent})
     maintenance: tuple[Maintenance, ...] = (Maintenance("metrics", _metrics_pass, METRICS_EVERY_S),)
+    operations: tuple[Operation, ...] = OPERATIONS
 
     def __init__(self) -> None:
         # (seq, at_ms, query, dispatch, ids, ref map), oldest first

@@ -173,6 +173,13 @@ RECALL_SCHEMA = obj(
             "uniqueItems": True,
             "description": "only memories written by these (unknown: none recorded)",
         },
+        "route": {
+            "type": ["boolean", "string"],
+            "enum": [True, False, "exact", "fuzzy", "temporal", "causal", "hybrid"],
+            "description": "true (default): the question picks its dispatch (a knowledge-graph "
+            "lookup, a time-aware search, ...; see route_query); false: plain search; "
+            "or force one dispatch by name",
+        },
     },
     ("query",),
 )

@@ -124,6 +124,7 @@ def valid_args(name: str, ids: list[int]) -> dict[str, Any]:
         "kg_query": {"subject": "staging"},
         "kg_entities": {},
         "kg_extract": {"text": "Jeff uses Rust."},
+        "route_query": {"query": "what did Ana decide about the schema in May?"},
         "themes": {"vector": [1.0, 0.0]},
         "theme_members": {"theme": 7},
         "settle": {"seeds": [str(ids[0])]},
@@ -300,7 +301,7 @@ def test_annotations_output_schemas_and_big_ids(tmp_path: Path) -> None:
             order += ["feedback", "record_outcome", "distill", "wisdom_contradict", "wisdom_clear"]
             order += ["debt_register", "debt_evidence", "debt_update", "debt_auto_resolve"]
             order += ["record_access", "set_prune_days", "set_maintenance_every", "restore_pruned"]
-            order += ["provenance_of", "candidates", "reconcile_all"]
+            order += ["provenance_of", "candidates", "reconcile_all", "route_query"]
             assert set(order) == set(tools)
             for name in order:
                 tool = tools[name]

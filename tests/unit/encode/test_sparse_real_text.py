@@ -11,6 +11,10 @@ import pytest
 
 from chitta.encode.sparse import SparseEncoder
 
+pytestmark = (
+    pytest.mark.slow
+)  # ~10 s: the encoder learns on real text; outside the fast subset (docs/CONTRIBUTING.md)
+
 PAIRS = [
     ("The staging server listens on port 8080.", "Staging listens on port 8080."),
     ("Deploys happen on Tuesdays after the standup.", "We deploy on Tuesday, right after standup."),

@@ -20,6 +20,10 @@ from chitta.field.checkpoint import CheckpointPolicy, store
 from chitta.field.checkpoint import format as fmt
 from chitta.field.checkpoint.run import write_checkpoint
 
+pytestmark = (
+    pytest.mark.slow
+)  # ~45 s: many fields checkpointed and reopened; outside the fast subset (docs/CONTRIBUTING.md)
+
 NOW = 1_780_000_000.0  # a fixed clock: recency factors are then equal on both sides
 QUERIES = [
     "topic 3 memory",

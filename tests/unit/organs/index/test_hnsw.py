@@ -22,6 +22,10 @@ from chitta.errors import CorruptionError, CrcMismatch
 from chitta.organs.index import HNSW, BruteForceIndex
 from chitta.organs.index.hnsw import NO_ID
 
+pytestmark = (
+    pytest.mark.slow
+)  # ~13 s: graphs built against brute force; outside the fast subset (docs/CONTRIBUTING.md)
+
 N, DIM, NQ, K = D.N, D.DIM, D.NQ, D.K
 
 

@@ -63,7 +63,10 @@ class RecallSettings:
             "dense": 0.5,
             "posting": 0.0,
             "neighbour": 0.3,
-            "graph": 1.0,  # empty unless the query names an entity of the graph (D-053)
+            # Opt-in (weight 0: off): its index is rebuilt whole after any change to the KG or
+            # the association edges, O(facts) per recall once writes and recalls interleave,
+            # and on LoCoMo it moves nothing (D-053). Weight 1.0 or lanes=(..., "graph") turns it on.
+            "graph": 0.0,
         }
     )
     # The graph lane's query expansion (BM25 of the entity names one hop out), relative weight.

@@ -18,6 +18,10 @@ import chitta
 from chitta import _core
 from chitta.errors import InvalidArgument
 from chitta.recall import graph_lane as gl
+from chitta.recall.engine import RecallSettings
+
+# The lane is opt-in (weight 0 by default, D-053): these tests turn it on.
+GRAPH_ON = RecallSettings(lane_weights={**RecallSettings().lane_weights, "graph": 1.0})
 
 TOL = 1e-6
 
@@ -84,7 +88,7 @@ def test_native_ppr_rejects_bad_input() -> None:
 
 
 def _field(tmp_path: Path) -> chitta.Field:
-    return chitta.open(tmp_path / "f", embedder=None)
+    return chitta.open(tmp_path / "f", embedder=None, recall_settings=GRAPH_ON)
 
 
 def _reference_graph(f: chitta.Field) -> nx.DiGraph:
@@ -200,15 +204,13 @@ def test_lane_is_the_same_after_replay_and_after_a_checkpoint(tmp_path: Path) ->
 
 
 def test_co_occurrence_links_memories_through_the_names_they_share(tmp_path: Path) -> None:
-    from chitta.recall.engine import RecallSettings
-
     texts = ["Alice met Bob at the station.", "Bob fixed the boiler.", "Carol baked bread."]
     assert gl.proper_names("Dana: I think Alice's Bob and Bob left.") == ["Alice", "Bob", "Bob"]
     with chitta.open(tmp_path / "off", embedder=None) as f:
         for t in texts:
             f.remember(t)
         assert gl.graph_lane_hook(f.core)("what did Alice see?", 10, None) is None  # opt-in
-    settings = RecallSettings(graph_mentions=True)
+    settings = RecallSettings(graph_mentions=True, lane_weights=GRAPH_ON.lane_weights)
     with chitta.open(tmp_path / "on", embedder=None, recall_settings=settings) as f:
         a, b, c = (f.remember(t) for t in texts)
         f.core.check_open()  # applies this handle's queued puts, as recall does first

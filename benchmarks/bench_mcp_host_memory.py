@@ -45,9 +45,16 @@ def rss_mb(pid: int) -> float:
 
 def one_model_mb() -> float | None:
     """MB one more OnnxMiniLM instance adds to a process that already holds one."""
-    out = subprocess.run(
-        [sys.executable, "-c", MODEL_CODE], capture_output=True, text=True, timeout=300, check=True
+    out = subprocess.run(  # outside the checkout: its chitta/ would shadow the installed one
+        [sys.executable, "-c", MODEL_CODE],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=tempfile.gettempdir(),
     )
+    if out.returncode != 0:
+        raise RuntimeError(f"measuring one model instance failed: {out.stderr[-2000:]}")
     value = json.loads(out.stdout)
     return None if value is None else float(value)
 

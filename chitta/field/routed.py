@@ -235,6 +235,9 @@ def routed_recall(
     hits, fallback = _run(core, req, kind, query, kw, organ)
     if len(hits) > k:
         hits = hits[:k]
+    if hits and hits[0].recall_id is None:  # an Exact/Causal answer: its recall id for feedback
+        rid = core.recalls.record(query, tuple(h.id for h in hits))
+        hits = [dataclasses.replace(h, recall_id=rid) for h in hits]
     info = RouteInfo(req, decided, kind, fallback, tuple(fills))
     # explain: a "dispatch:<kind>" factor on each hit where the dispatch ranked differently
     # from the plain lanes (Fuzzy, an unfilled hole and a Hybrid without a kind run as they)

@@ -85,3 +85,13 @@ def test_through_the_daemon(tmp_path: Path) -> None:
             assert out["memory_id"] == str(hits[0].id)
     finally:
         d.close()
+
+
+def test_an_exact_dispatch_answer_has_a_recall_id_too(tmp_path: Path) -> None:
+    with chitta.open(tmp_path / "f", embedder="hashing") as f:
+        f.remember("Decision: Ana chose postgres for the schema", kind="decision")
+        hits = f.recall("what did Ana decide about the schema?", k=3, touch=False)
+        assert hits and hits[0].recall_id is not None
+        assert f.explain_route("what did Ana decide about the schema?").ran.value == "exact"
+        out = f.call("feedback", recall_id=hits[0].recall_id, memory_id=hits[0].id, useful=True)
+        assert out["memory_id"] == str(hits[0].id)

@@ -210,7 +210,18 @@ class RecallEngine:
         weights = {
             n: ((w or 1.0) if n in names else 0.0) for n, w in self.settings.lane_weights.items()
         }
-        settings = dataclasses.replace(self.settings, lane_weights=weights)
+        return self._copy(dataclasses.replace(self.settings, lane_weights=weights))
+
+    def with_temporal(
+        self, prior: Callable[[U64, npt.NDArray[np.int64]], npt.NDArray[np.float64]]
+    ) -> RecallEngine:
+        """The same engine whose time prior is ``prior`` (a per-candidate multiplier)."""
+        engine = self._copy(self.settings)
+        engine.temporal = prior
+        return engine
+
+    def _copy(self, settings: RecallSettings) -> RecallEngine:
+        """This engine with ``settings``, every hook carried over."""
         engine = RecallEngine(self.memories, self.index, self.graph, self.scorer, settings)
         engine.native = self.native
         engine.vocabulary = self.vocabulary
@@ -219,20 +230,6 @@ class RecallEngine:
         engine.provenance = self.provenance
         engine.graph_lane = self.graph_lane
         engine.temporal = self.temporal
-        return engine
-
-    def with_temporal(
-        self, prior: Callable[[U64, npt.NDArray[np.int64]], npt.NDArray[np.float64]]
-    ) -> RecallEngine:
-        """The same engine whose time prior is ``prior`` (a per-candidate multiplier)."""
-        engine = RecallEngine(self.memories, self.index, self.graph, self.scorer, self.settings)
-        engine.native = self.native
-        engine.vocabulary = self.vocabulary
-        engine.staleness = self.staleness
-        engine.code_lane = self.code_lane
-        engine.provenance = self.provenance
-        engine.graph_lane = self.graph_lane
-        engine.temporal = prior
         return engine
 
     def lanes(

@@ -104,6 +104,7 @@ class Replicator:
         while not self._stop.is_set():
             self._wake.wait(backoff or self.ship_interval)
             self._wake.clear()
+            self._track_lag()  # before a pass that may block on an unreachable store
             try:
                 while self.shipper.ship_once():  # as long as there is more, no pause
                     self.last_shipped = time.time()
@@ -183,6 +184,8 @@ class Replicator:
                 lag_bytes = shipper.lag_bytes()
             except OSError:
                 lag_bytes = -1
+        if lag_bytes > 0 and self._unshipped_since is None:
+            self._unshipped_since = time.time()  # seen here first (the ship loop may be blocked)
         since = self._unshipped_since
         return {
             "url": str(self.url),

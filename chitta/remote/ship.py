@@ -99,10 +99,13 @@ class Shipper:
         self._lock = threading.RLock()  # the lanes: the ship thread and the upload threads
         self._wake = wake
         self._pool: ThreadPoolExecutor | None = None
+        self._closed = False
         self.chunks = 0
         self.bytes = 0
 
     def close(self) -> None:
+        with self._lock:  # no upload starts once the pool is going away
+            self._closed = True
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
@@ -248,6 +251,8 @@ class Shipper:
         return started
 
     def _submit(self, inst: int, lane: _Lane, off: int, key: str, blob: bytes) -> Future[bool]:
+        if self._closed:
+            raise RemoteError("the shipper is closed; reopen the field to ship what is left")
         if self._pool is None:
             self._pool = ThreadPoolExecutor(
                 max(4, self.max_inflight), thread_name_prefix="chitta-remote-put"

@@ -13,6 +13,10 @@ from chitta.mcp.forward import fast_path as _mcp_fast_path
 
 _mcp_fast_path()  # `chitta [--path P] mcp` with a warm MCP host: forward stdio to it and exit (docs/MCP.md)
 
+from chitta.cli.served import fast_path as _served_fast_path
+
+_served_fast_path()  # `chitta stats|get|forget` with a daemon serving the field: answered by it
+
 import json
 import os
 import sys
@@ -27,16 +31,16 @@ from rich.table import Table
 
 import chitta
 from chitta import errors, ops
+from chitta.cli.exits import (
+    EXIT_CORRUPT,
+    EXIT_TORN,
+)
+from chitta.cli.exits import exit_code as _exit_code
+from chitta.cli.render import kv_table as _kv_table
+from chitta.cli.render import memory_table, memory_view
 from chitta.field.inspect import iter_records, verify
 from chitta.ops import checks as _validate
 from chitta.ops import json_ids
-
-EXIT_ERROR = 1
-EXIT_USAGE = 2  # click's own code for usage errors; a bad value through the API is one too
-EXIT_TORN = 3
-EXIT_CORRUPT = 4
-EXIT_NOT_FOUND = 5
-EXIT_LOCKED = 6
 
 EPILOG = """\b
 Exit codes: 0 ok, 1 error, 2 usage or bad value, 3 verify found only torn tails,
@@ -46,18 +50,6 @@ The field is --path, else $CHITTA_HOME, else ~/.local/share/chitta/default.
 
 console = Console(highlight=False, soft_wrap=True)
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _exit_code(exc: errors.ChittaError) -> int:
-    if isinstance(exc, errors.CorruptionError):
-        return EXIT_CORRUPT
-    if isinstance(exc, (errors.NotFound, errors.NotAFieldError)):
-        return EXIT_NOT_FOUND
-    if isinstance(exc, errors.LockedError):
-        return EXIT_LOCKED
-    if isinstance(exc, errors.InvalidArgument):
-        return EXIT_USAGE
-    return EXIT_ERROR
 
 
 @contextmanager
@@ -83,35 +75,9 @@ def _field_path(ctx: click.Context, path: str | None = None) -> Path:
 
 
 def _memory_dict(m: chitta.Memory) -> dict[str, Any]:
-    out = {
-        "id": m.id,
-        "text": m.text,
-        "kind": m.kind,
-        "realm": m.realm,
-        "session": m.session,
-        "source_tool": m.source_tool,
-        "harness": m.harness,
-        "tags": list(m.tags),
-        "confidence": m.confidence,
-        "strength": m.strength,
-        "tier": m.tier,
-        "created_at": m.created_at.isoformat(),
-        "updated_at": m.updated_at.isoformat(),
-        "access_count": m.access_count,
-        "meta": m.meta,
-        "embedding_dim": None if m.embedding is None else int(m.embedding.shape[0]),
-    }
-    return out
+    from chitta.server.json_dialect import memory_json
 
-
-TABLE_TEXT = 600  # characters of a memory's text a table shows (--full: all)
-
-
-def short(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters for a table cell, saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    return text[:limit].rstrip() + f"... (+{len(text) - limit} characters; --full shows all)"
+    return memory_view(memory_json(m))
 
 
 def _read_text(text: str | None, file: Any) -> str:
@@ -126,15 +92,6 @@ def _read_text(text: str | None, file: Any) -> str:
     if text is None:
         raise click.UsageError("give TEXT, `-` to read stdin, or --file PATH")
     return text
-
-
-def _kv_table(title: str, rows: dict[str, Any]) -> Table:
-    table = Table(title=title, show_header=False, title_justify="left")
-    table.add_column(style="bold cyan")
-    table.add_column()
-    for k, v in rows.items():
-        table.add_row(k, "" if v is None else str(v))
-    return table
 
 
 def _store_path(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -330,11 +287,7 @@ def get(ctx: click.Context, memory_id: str, full: bool, as_json: bool) -> None:
     if as_json:
         _emit_json(d)
     else:
-        console.print(
-            _kv_table(
-                f"memory {mid}", {**d, "text": d["text"] if full else short(d["text"], TABLE_TEXT)}
-            )
-        )
+        console.print(memory_table(mid, d, full=full))
 
 
 @main.command(epilog=EPILOG)

@@ -27,8 +27,8 @@ from chitta.cli.app import (
     _read_text,
     console,
     main,
-    short,
 )
+from chitta.cli.render import short
 from chitta.ops import json_ids
 
 EXPORT_VERSION = 1  # the first line of an export: {"chitta_export": 1, ...}

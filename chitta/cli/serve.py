@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from chitta.cli.app import EPILOG, EXIT_ERROR, _errors_to_exit, _field_path, main
+from chitta.cli.app import EPILOG, _errors_to_exit, _field_path, main
+from chitta.cli.exits import EXIT_ERROR
 
 
 # ---- surfaces: daemon and MCP server (chitta/server/daemon.py, chitta/mcp/server.py) ----------

@@ -74,9 +74,15 @@ def _id_value(value: Any) -> Any:
 
 
 def memory_json(m: Memory) -> dict[str, Any]:
+    """The MCP tools' shape of a memory plus what ``chitta get`` shows besides."""
     from chitta.mcp.tools import memory_json as shaped
 
-    return shaped(m)
+    return {
+        **shaped(m),
+        "tier": m.tier,
+        "updated_at": m.updated_at.isoformat(),
+        "embedding_dim": None if m.embedding is None else int(m.embedding.shape[0]),
+    }
 
 
 def hit_json(h: Hit) -> dict[str, Any]:

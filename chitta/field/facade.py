@@ -625,12 +625,13 @@ class Field:
     def maintain(self) -> dict[str, int | None]:
         """The periodic passes at once: write gate, one encoder learning step,
         re-encoding of stale codes, surprise decay rates and demotion tiers,
-        curation hourly (``curated_expired``, ``curated_deduplicated``: exact duplicates,
+        near-duplicate merging hourly (``near_deduplicated``: the memories written since the
+        last pass against their nearest neighbours, ``chitta/field/near_dedup.py``), curation
+        hourly (``curated_expired``, ``curated_deduplicated``: exact duplicates,
         ``curated_decayed``), then every organ pass whose cadence has elapsed
         (``"<organ>.<pass>"``): among them contradiction detection with the router's metrics
         (hourly; new pairs go to the KG), the debt scan (every 30 minutes), distillation into
-        wisdom, theme clustering. Near-duplicate merging (an O(n^2) scan) is ``dedup_pass()``,
-        run on demand."""
+        wisdom, theme clustering. ``dedup_pass()`` compares all pairs, on demand."""
         return maintain.maintain(self._core)
 
     # ---- lifecycle (chitta/field/lifecycle.py) -------------------------------------------

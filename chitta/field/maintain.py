@@ -15,7 +15,7 @@ import numpy as np
 from chitta import ops
 from chitta.encode.field_encoding import code_ops
 from chitta.errors import InvalidArgument
-from chitta.field import lifecycle, sessions
+from chitta.field import lifecycle, near_dedup, sessions
 from chitta.field.core import FieldCore
 from chitta.ops import Op
 from chitta.policies import write_gate
@@ -34,8 +34,9 @@ LEARN_EVERY = 1024
 LEARN_FRACTION = 16
 MS_PER_DAY = 86_400_000
 # The field's own maintenance passes and their cadences in seconds (maintain(); the setting
-# maintenance_every_s overrides one). Dedup (O(n^2) near pairs) is left to dedup_pass().
-FIELD_PASSES: dict[str, float] = {"field.curate": 3600.0}
+# maintenance_every_s overrides one). Near duplicates: the incremental pass
+# (field/near_dedup.py); dedup_pass() compares all pairs on demand.
+FIELD_PASSES: dict[str, float] = {"field.curate": 3600.0, "field.near_dedup": near_dedup.EVERY_S}
 
 
 def after_embedded_writes(core: FieldCore, n: int) -> None:
@@ -140,13 +141,21 @@ def maintain(core: FieldCore) -> dict[str, int | None]:
 
 def field_passes(core: FieldCore) -> dict[str, int | None]:
     """The field's own passes with a cadence (``FIELD_PASSES``), run like the organs'
-    (setting ``maintenance_every_s`` replaces a cadence): curation hourly."""
+    (setting ``maintenance_every_s`` replaces a cadence): curation and near-duplicate
+    merging hourly."""
     now = core.now_ms()
     out: dict[str, int | None] = {}
-    key = "field.curate"
-    last = core.maintenance_runs.get(key)
-    if last is None or now - last >= _every_s(core, key, FIELD_PASSES[key]) * 1000:
-        core.maintenance_runs[key] = now
+
+    def due(key: str) -> bool:
+        last = core.maintenance_runs.get(key)
+        if last is None or now - last >= _every_s(core, key, FIELD_PASSES[key]) * 1000:
+            core.maintenance_runs[key] = now
+            return True
+        return False
+
+    if due("field.near_dedup") and core.index.vector_count:
+        out["near_deduplicated"] = near_dedup.near_dedup_pass(core)
+    if due("field.curate"):
         report = lifecycle.curate(core)
         out.update(
             curated_expired=report.expired,

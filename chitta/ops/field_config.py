@@ -16,6 +16,7 @@ CONFIG_KEYS: frozenset[str] = frozenset(
         "staged_prune_days",  # float >= 0: the write gate's prune age (0: never prune)
         "maintenance_every_s",  # {"<organ>.<pass>": seconds}: cadences replacing the organs' own
         "extract_triplets",  # bool: remember() logs the triplets a memory states (chitta/field/extract_write.py)
+        "near_dedup_through_ms",  # int: memories written up to then were checked for near duplicates (chitta/field/near_dedup.py)
     }
 )
 """Values of ``ConfigureField.key``."""

@@ -495,6 +495,21 @@ class MemoriesOrgan:
             return iter(s.map.ids().tolist())
         return iter(s.map.ids()[self._live_rows()].tolist())
 
+    def written_after(self, ms: int | None, limit: int) -> list[tuple[int, int]]:
+        """``(written ms, id)`` of up to ``limit`` live memories written after ``ms``
+        (None: all), oldest first (ties by id). A memory without a written time counts
+        from its creation."""
+        s = self._s
+        rows = self._live_rows()
+        written = s.c["written"][rows]
+        written = np.where(written == 0, s.c["created"][rows], written)
+        ids = s.map.ids()[rows]
+        if ms is not None:
+            keep = written > ms
+            written, ids = written[keep], ids[keep]
+        order = np.lexsort((ids, written))[:limit]
+        return list(zip(written[order].tolist(), ids[order].tolist()))
+
     def ids_since(self, row: int) -> list[int]:
         """Ids put at row ``row`` and after (rows only grow: a reader's catch-up)."""
         ids = self._s.map

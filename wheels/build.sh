@@ -10,15 +10,7 @@ out=${OUT:-dist}
 pythons=${PYTHONS:-"python3.10 python3.11 python3.12 python3.13"}
 mkdir -p "$out/raw"
 built=0
-# An interpreter that runs: the name on PATH, else pyenv's installed version of it (pyenv puts
-# a shim for every version on PATH, but a shim fails when that version is not selected).
-resolve() {
-  if "$1" -c pass 2>/dev/null; then echo "$1"; return; fi
-  local v=${1#python} root=${PYENV_ROOT:-$HOME/.pyenv}
-  for cand in "$root"/versions/"$v".*/bin/"$1"; do
-    if [ -x "$cand" ] && "$cand" -c pass 2>/dev/null; then echo "$cand"; return; fi
-  done
-}
+. "$(dirname "$0")/pythons.sh"  # resolve NAME: an interpreter of that name that runs
 for name in $pythons; do
   py=$(resolve "$name")
   if [ -z "$py" ]; then echo "skip $name: not installed"; continue; fi

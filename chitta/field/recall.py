@@ -10,7 +10,6 @@ exist), embeds and codes the query, and logs the touches of what it returns
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -31,7 +30,7 @@ from chitta.policies import curation
 from chitta.recall import seed_rerank
 from chitta.recall.blas import one_thread
 from chitta.recall.engine import LANES
-from chitta.recall.hit import Hit
+from chitta.recall.hit import Hit, refine
 from chitta.recall.query import without_speaker
 from chitta.recall.render import render
 from chitta.recall.settle import co_recall_pairs
@@ -248,7 +247,7 @@ def _recall(
         hits = list(render(hits, budget_bytes).included)
     if hits:  # one id for this recall, carried by its hits (feedback(recall_id=...))
         rid = core.recalls.record(query, tuple(h.id for h in hits))
-        hits = [dataclasses.replace(h, recall_id=rid) for h in hits]
+        hits = [refine(h, recall_id=rid) for h in hits]
     if touch and hits and not core.read_only:
         _touch(core, hits)
     return hits
@@ -271,7 +270,7 @@ def relevance(core: FieldCore, hits: list[Hit], qvec: Any) -> None:
     cos = core.index.cosine_array(qvec, [h.id for h in hits])
     for h, c in zip(hits, cos.tolist()):
         if not math.isnan(c):  # the memory has a vector
-            object.__setattr__(h, "relevance", float(c))
+            refine(h, relevance=float(c))
 
 
 def _touch(core: FieldCore, hits: list[Hit]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from chitta.model import Memory
 
@@ -61,3 +62,12 @@ class Hit:
                 f"  {f.name:<14} {f.kind:<10} value {f.value:8.4f}  weight {f.weight:5.2f}  -> {f.contribution:+.4f}"
             )
         return "\n".join(lines)
+
+
+def refine(hit: Hit, **changes: Any) -> Hit:
+    """Set fields of a hit the current recall built and has not handed out yet (its score
+    after reranking, its recall id, its relevance), in place: Hit is frozen for callers,
+    and a copy per hit per step cost recall ~10 us a hit."""
+    for name, value in changes.items():
+        object.__setattr__(hit, name, value)
+    return hit

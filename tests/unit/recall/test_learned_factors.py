@@ -100,3 +100,29 @@ def test_frustration_escalation_by_hand(tmp_path: Path) -> None:
         f.call("record_outcome", expected="a", actual="b", session="s2")
         f.call("record_outcome", expected="a", actual="b", session="s1")  # another session: 1
         assert f.organ("feedback").failure_run == 1
+
+
+def test_the_quick_path_gives_the_explained_ranking(tmp_path: Path) -> None:
+    """Hits with no per-memory state skip factors_of (explain=False); the ranking and scores
+    must equal the explained one, which multiplies every factor, on a field with every kind
+    of state on some memories and none on most."""
+    words = ["build", "cache", "tmp", "deploy", "vpn", "lunch", "noon", "tests"]
+    with chitta.open(tmp_path / "f", embedder=None, clock=lambda: 1_700_000_000.0) as f:
+        ids = []
+        for i in range(120):
+            text = " ".join(words[(i + j) % len(words)] for j in range(4)) + f" note {i}"
+            kind = "lesson" if i % 17 == 0 else "observation"
+            meta = {"valence": ((i % 5) - 2) / 2} if i % 11 == 0 else None
+            ids.append(f.remember(text, kind=kind, meta=meta, realm="ops" if i % 3 else None))
+        f.call("feedback", memory_id=ids[4], useful=True)
+        f.call("feedback", memory_id=ids[5], useful=False, source="grep")
+        f.call("record_access", ids=[ids[7], ids[8], ids[7], ids[9]])
+        f.call("debt_register", question="which cache?", memory_ids=[ids[10], ids[12]])
+        for _ in range(2):
+            f.call("record_outcome", expected="green", actual="red", memory_ids=ids[20:23])
+        assert learned_rerank.active(f.core)
+        for q in ("build cache", "deploy vpn tests", "lunch noon", "tmp note"):
+            for mood in (None, 0.8):
+                quick = f.recall(q, k=15, touch=False, mood=mood)
+                full = f.recall(q, k=15, touch=False, mood=mood, explain=True)
+                assert [(h.id, h.score) for h in quick] == [(h.id, h.score) for h in full]

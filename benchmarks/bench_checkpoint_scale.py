@@ -86,7 +86,7 @@ out = {"import_s": t1 - t0, "open_s": t2 - t1, "first_recall_s": t3 - t2,
        "hits": len(first), "checkpoint": f.checkpoint_loaded,
        "recall_p50_ms": float(np.percentile(ms, 50)), "recall_p99_ms": float(np.percentile(ms, 99))}
 if which == "model":
-    emb = f.core.embedder
+    emb = f.core.encoding.embedder
     qs = [f"what did w{i} say about w{i + 7} last week" for i in range(60)]
     e = []
     for q in qs:

@@ -191,11 +191,11 @@ class IndexSnapshot:
         elif len(vectors):  # state 8 (and 1-2): normalised here, as replay does (one pass)
             self.dim = int(vectors.shape[1])
             total = len(vectors)
-            self._vecs = np.empty((max(1024, total + total // 4), self.dim), np.float32)
+            # zeros: _unit_rows packs the kept rows at the top; the rows past them stay zero
+            self._vecs = np.zeros((max(1024, total + total // 4), self.dim), np.float32)
             norms, n = _core._unit_rows(
                 np.ascontiguousarray(vectors, np.float32), self._vecs[:total]
             )
-            self._vecs[n:] = 0.0  # rows past the kept ones: free space, zero as a fresh matrix
             keep = np.isfinite(norms) & (norms > 0)
             ids = vector_ids[keep]
             self._row_ids = RowIds(ids)

@@ -49,7 +49,8 @@ ANN_EF = 64  # search breadth: recall@10 >= 0.95 on the benchmark sets at ef 12-
 AUTO_ANN_MIN = 4_096  # "auto": checkpoints build (and searches use) the graph from this many vectors on (was 50,000)
 AUTO_BUILD_STEP = 100_000  # "auto": at most this many vectors go into the graph per checkpoint
 AUTO_BUILD_SECONDS = 2.0  # "auto": a checkpoint stops inserting after the chunk that passes this
-AUTO_BUILD_CHUNK = 4_096  # vectors per insert call while a checkpoint builds the graph
+AUTO_BUILD_CHUNK = 1_024  # vectors per insert call while a checkpoint builds the graph (the
+# budget is checked between calls, so a checkpoint overruns it by at most one call)
 AUTO_PENDING_EXACT = (
     10_000  # "auto": vectors the graph lacks scanned exactly, up to this many (~1 ms)
 )

@@ -302,9 +302,7 @@ class DenseLane:
         vectors inserted."""
         self._ready_ann()
         if self._ann is None:
-            self._ann = DenseANN(int(self.dim or 0))
-            for mid in self._row:
-                self._ann.vector_set(mid)
+            self._ann = DenseANN(int(self.dim or 0), pending=self._row)  # a new graph: all pending
         self._ann.catch_up(
             lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))], limit, seconds
         )
@@ -342,6 +340,9 @@ class DenseLane:
         if not self._row:
             return None
         rows = self._row.values()
+        lo, n = int(rows[0]), len(rows)
+        if int(rows[-1]) - lo == n - 1 and bool(np.all(np.diff(rows) == 1)):  # rows lo, lo+1, ...:
+            return np.asarray(self._vecs[lo : lo + n].mean(axis=0), np.float32)  # the same sum
         return np.asarray(self._vecs[rows].mean(axis=0), np.float32)
 
     def recent_vectors(self, n: int) -> F32:

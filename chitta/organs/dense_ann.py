@@ -8,8 +8,10 @@ or save, so replay stays cheap. Chosen by the field setting ``dense_index``
   first query that needs it and saved by checkpoints;
 - ``"auto"`` (the default): a checkpoint of a field with ``AUTO_ANN_MIN`` or
   more vectors builds the graph (in the checkpoint's own view, so no query
-  waits for it), at most ``AUTO_BUILD_STEP`` vectors per checkpoint so that
-  none runs for long (a large field's graph grows over several), and saves it
+  waits for it), at most ``AUTO_BUILD_STEP`` vectors and about
+  ``AUTO_BUILD_SECONDS`` of inserting per checkpoint so that none runs for long
+  (a large field's graph grows over several: 100K vectors take ~100 s of
+  inserting on 2 cores, D-058), and saves it
   as the ``.hnsw`` / ``.delta.hnsw`` sidecars with the ids it lacks; a
   field opened with that graph searches it, plus an exact scan of the vectors
   written since (at most ``AUTO_PENDING_EXACT``; never inserted at query time).
@@ -30,6 +32,7 @@ held only 0.75 of the exact top 100 where the graph (ef 64) held 0.99
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 
 import numpy as np
@@ -45,6 +48,9 @@ DENSE_INDEX_KINDS = ("auto", "hamming", "hnsw", "exact")
 ANN_EF = 64  # search breadth: recall@10 >= 0.95 on the benchmark sets at ef 12-32
 AUTO_ANN_MIN = 4_096  # "auto": checkpoints build (and searches use) the graph from this many vectors on (was 50,000)
 AUTO_BUILD_STEP = 100_000  # "auto": at most this many vectors go into the graph per checkpoint
+AUTO_BUILD_SECONDS = 2.0  # "auto": a checkpoint stops inserting after the chunk that passes this
+AUTO_BUILD_CHUNK = 1_024  # vectors per insert call while a checkpoint builds the graph (the
+# budget is checked between calls, so a checkpoint overruns it by at most one call)
 AUTO_PENDING_EXACT = (
     10_000  # "auto": vectors the graph lacks scanned exactly, up to this many (~1 ms)
 )
@@ -107,17 +113,33 @@ class DenseANN:
         elif mid in self._graph:
             self._graph.remove(np.array([mid], np.uint64))
 
-    def catch_up(self, rows_of: Callable[[list[int]], F32], limit: int | None = None) -> None:
+    def catch_up(
+        self,
+        rows_of: Callable[[list[int]], F32],
+        limit: int | None = None,
+        seconds: float | None = None,
+    ) -> None:
         """Insert what is pending (at most ``limit``, smallest ids first);
-        ``rows_of(ids)`` gives their unit vectors."""
+        ``rows_of(ids)`` gives their unit vectors. ``seconds``: stop after the
+        chunk of ``AUTO_BUILD_CHUNK`` inserts that passes this much time (the rest
+        stays pending; which ids made it in varies with the machine's speed, which
+        only changes the graph's shape, never which vectors a search sees)."""
         if not self._pending:
             return
         ids = sorted(self._pending)[:limit]
-        self.graph.add(
-            np.array(ids, np.uint64), np.ascontiguousarray(rows_of(ids), np.float32), num_threads=2
-        )
-        self._pending.difference_update(ids)
-        self._stale.difference_update(ids)
+        step = len(ids) if seconds is None else AUTO_BUILD_CHUNK
+        start = time.perf_counter()
+        for lo in range(0, len(ids), step):
+            chunk = ids[lo : lo + step]
+            self.graph.add(
+                np.array(chunk, np.uint64),
+                np.ascontiguousarray(rows_of(chunk), np.float32),
+                num_threads=2,
+            )
+            self._pending.difference_update(chunk)
+            self._stale.difference_update(chunk)
+            if seconds is not None and time.perf_counter() - start >= seconds:
+                break
 
     def pending_ids(self) -> npt.NDArray[np.uint64]:
         """The ids not in the graph yet, ascending (saved with the graph)."""

@@ -247,11 +247,23 @@ class MemoryColumns:
         return self.labels[name].values[int(self.c[name][row])]
 
     def gather_vectors(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
-        """The matrix vectors of ``rows`` (every one must have a matrix or base vector)."""
+        """The matrix vectors of ``rows`` (every one must have a matrix or base vector); a
+        read-only use only: rows that run in matrix order come back as a view of it."""
         v = self.c["vec"][rows]
+        if (
+            len(v)
+            and v[0] >= 0
+            and int(v[-1]) - int(v[0]) == len(v) - 1
+            and bool(np.all(np.diff(v) == 1))
+        ):
+            return self.vecs[
+                int(v[0]) : int(v[0]) + len(v)
+            ]  # rows in matrix order: a view, no copy
         out = np.empty((len(rows), self.dim or 0), np.float32)
         own = v >= 0
-        if own.any():
+        if own.all():
+            np.take(self.vecs, v, axis=0, out=out)  # no temporary of the gathered rows
+        elif own.any():
             out[own] = self.vecs[v[own]]
         if not own.all():
             out[~own] = self.base[-2 - v[~own]]

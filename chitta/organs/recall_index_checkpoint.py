@@ -1,8 +1,8 @@
 """Checkpoints of the recall-index organ: its state map and native sidecars.
 
 Sidecars (docs/FORMAT.md, "Checkpoints"): ``posting.idx``, ``bm25.idx``, the
-HNSW graph ``dense.hnsw`` and its delta, ``units.emb`` (unit vectors in
-``vectors.emb``'s order) and ``codes.bin`` (binary codes). The native files
+HNSW graph ``dense.hnsw`` and its delta, ``codes.bin`` (binary codes) and, read
+from states 3-7 only, ``units.emb`` (unit vectors in ``vectors.emb``'s order). The native files
 carry their own trailing CRC, which the state records and the native loads
 check. Reads the memories organ's vectors and live view from the context's
 ``shared`` map (published by that organ, built before this one).
@@ -26,7 +26,9 @@ POSTING = "posting.idx"
 GRAPH = "dense.hnsw"  # the tiered HNSW's base; its delta is dense.delta.hnsw
 GRAPH_DELTA = "dense.delta.hnsw"
 BM25 = "bm25.idx"  # the keyword index (state version 3; absent: rebuilt from the texts)
-UNITS = "units.emb"  # state version 3: the recall index's unit vectors, in vectors.emb's order
+UNITS = (
+    "units.emb"  # states 3-7 (read, no longer written): the unit vectors, in vectors.emb's order
+)
 
 
 def _record_native(ctx: SnapshotContext, name: str) -> None:
@@ -47,15 +49,11 @@ def snapshot(organ: RecallIndexOrgan, ctx: SnapshotContext) -> dict[str, Any]:
     for name in (GRAPH, GRAPH_DELTA) if state["ann"] else ():
         _record_native(ctx, name)
     rows = organ.sidecar_rows(ids) if len(ids) and organ.dim == vecs.shape[1] else None
+    # State 8 writes no units.emb: the unit rows are normalised from vectors.emb at open
+    # (one native pass, bit for bit as replay makes them), 4 bytes x dim per memory less.
     state["units_missing"] = b""
     coded = None
     if rows is not None:
-        entry = fmt.write_emb(
-            ctx.path(UNITS), ids, None, dim=int(vecs.shape[1]), blocks=organ.unit_blocks(rows)
-        )
-        entry["crc"] = fmt.tail_crc(ctx.path(UNITS))
-        ctx.record(UNITS, entry)
-        state["units_missing"] = np.ascontiguousarray(ids[rows < 0], "<u8").tobytes()
         coded = organ.sidecar_codes(rows)
     if coded is not None:
         entry = fmt.write_bin(ctx.path(CODES), ids, coded[0], coded[1])

@@ -16,7 +16,13 @@ import numpy.typing as npt
 
 from chitta import _core
 from chitta.errors import CheckpointIgnored, ChittaError
-from chitta.organs.dense_ann import AUTO_ANN_MIN, AUTO_BUILD_STEP, AUTO_PENDING_EXACT, DenseANN
+from chitta.organs.dense_ann import (
+    AUTO_ANN_MIN,
+    AUTO_BUILD_SECONDS,
+    AUTO_BUILD_STEP,
+    AUTO_PENDING_EXACT,
+    DenseANN,
+)
 from chitta.organs.index.hamming import HammingRescoreIndex, binarize
 from chitta.organs.index.posting import PAD_ID
 from chitta.organs.recall_rows import RowColumns
@@ -291,15 +297,14 @@ class DenseLane:
                 self._ann = None
         return self._ann
 
-    def _ensure_ann(self, limit: int | None = None) -> DenseANN:
-        """The graph with (at most ``limit`` of) the pending vectors inserted."""
+    def _ensure_ann(self, limit: int | None = None, seconds: float | None = None) -> DenseANN:
+        """The graph with (at most ``limit`` of, for about ``seconds``) the pending
+        vectors inserted."""
         self._ready_ann()
         if self._ann is None:
-            self._ann = DenseANN(int(self.dim or 0))
-            for mid in self._row:
-                self._ann.vector_set(mid)
+            self._ann = DenseANN(int(self.dim or 0), pending=self._row)  # a new graph: all pending
         self._ann.catch_up(
-            lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))], limit
+            lambda ids: self._vecs[self._row.rows_of(np.array(ids, np.uint64))], limit, seconds
         )
         return self._ann
 
@@ -319,11 +324,12 @@ class DenseLane:
 
     def _ann_for_checkpoint(self) -> DenseANN | None:
         """The graph a checkpoint saves, built or caught up now ("auto": by at most
-        ``AUTO_BUILD_STEP`` vectors), or None when it saves none."""
+        ``AUTO_BUILD_STEP`` vectors, for about ``AUTO_BUILD_SECONDS``), or None when it
+        saves none."""
         if self._uses_ann():
             return self._ensure_ann()
         if self._dense_kind == "auto" and len(self._row) >= AUTO_ANN_MIN:
-            return self._ensure_ann(AUTO_BUILD_STEP)
+            return self._ensure_ann(AUTO_BUILD_STEP, AUTO_BUILD_SECONDS)
         return None
 
     @property
@@ -334,6 +340,9 @@ class DenseLane:
         if not self._row:
             return None
         rows = self._row.values()
+        lo, n = int(rows[0]), len(rows)
+        if int(rows[-1]) - lo == n - 1 and bool(np.all(np.diff(rows) == 1)):  # rows lo, lo+1, ...:
+            return np.asarray(self._vecs[lo : lo + n].mean(axis=0), np.float32)  # the same sum
         return np.asarray(self._vecs[rows].mean(axis=0), np.float32)
 
     def recent_vectors(self, n: int) -> F32:

@@ -10,12 +10,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from chitta import ops
+from chitta import _core, ops
 from chitta.ops.put_columns import LabelColumn
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.index.bm25 import BM25
 from chitta.organs.index.posting import PostingIndex
-from chitta.organs.recall_index_dense import _row_norms
 from chitta.organs.recall_pending import PendingText
 from chitta.organs.recall_posting import PostingFile, open_posting
 from chitta.organs.recall_rows import FIELDS, LabelTable, RowColumns
@@ -189,17 +188,16 @@ class IndexSnapshot:
             self._mean = np.frombuffer(state["mean"], "<f4").astype(np.float32)
         if units is not None and len(vectors):
             self._restore_units(units[0], units[1], vector_ids, codes)
-        elif len(vectors):
-            norms = _row_norms(vectors)
+        elif len(vectors):  # state 8 (and 1-2): normalised here, as replay does (one pass)
+            self.dim = int(vectors.shape[1])
+            total = len(vectors)
+            # zeros: _unit_rows packs the kept rows at the top; the rows past them stay zero
+            self._vecs = np.zeros((max(1024, total + total // 4), self.dim), np.float32)
+            norms, n = _core._unit_rows(
+                np.ascontiguousarray(vectors, np.float32), self._vecs[:total]
+            )
             keep = np.isfinite(norms) & (norms > 0)
             ids = vector_ids[keep]
-            self.dim = int(vectors.shape[1])
-            n = len(ids)
-            self._vecs = np.zeros((max(1024, n + n // 4), self.dim), np.float32)
-            if n == len(vectors):  # the usual case: no gather copy of a million rows
-                np.divide(vectors, norms[:, None], out=self._vecs[:n])
-            else:
-                np.divide(vectors[keep], norms[keep, None], out=self._vecs[:n])
             self._row_ids = RowIds(ids)
             self._row.set_many(ids, np.arange(n, dtype=np.int64))
             if self._row.recount() != n:

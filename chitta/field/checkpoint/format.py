@@ -16,7 +16,7 @@ vectors can be memory-mapped as one ``count x dim`` matrix)::
 
     magic "CHITEMB\\0" | u32 version | u32 dim | u64 count | count x u64 id | count x dim x f32 | u32 crc32c
 
-Unit-vector sidecar ``units.emb`` (state version 3): the same framing and the
+Unit-vector sidecar ``units.emb`` (state versions 3-7; read, not written): the same framing and the
 same ids in the same order as ``vectors.emb``; each row is the recall index's
 unit-length copy of that vector (zeros for the ids the state lists in
 ``recall_index.units_missing``). Mapped copy-on-write at open, so the dense
@@ -51,11 +51,12 @@ STATE_MAGIC = b"CHITSTAT"
 EMB_MAGIC = b"CHITEMB\x00"
 BIN_MAGIC = b"CHITBIN\x00"
 
-STATE_VERSION = 7  # what this code writes (1: before the dense-index setting and HNSW sidecars;
+STATE_VERSION = 8  # what this code writes (1: before the dense-index setting and HNSW sidecars;
 # 2: before bm25.idx, speakers, the unit-vector sidecar units.emb and posting.idx recorded by its own CRC;
 # 3: before the memories organ's columns, the recall index's optional packed columns and its staged
 #    ids in arrival order; 4: before the expansion lane's word table vocab.emb; 5: before the
-#    knowledge organ; 6: before the per-op-type unrouted counts and the routed op types)
+#    knowledge organ; 6: before the per-op-type unrouted counts and the routed op types;
+#    7: units.emb written beside vectors.emb)
 EMB_VERSION = 1
 BIN_VERSION = 1
 

@@ -374,6 +374,13 @@ def _v6_to_v7(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+def _v7_to_v8(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 8 no longer writes ``units.emb`` (the unit rows are normalised from
+    ``vectors.emb`` at open). A version-7 checkpoint's ``units.emb`` is read as before:
+    nothing to change."""
+    return state
+
+
 _MIGRATIONS = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -381,6 +388,7 @@ _MIGRATIONS = {
     4: _v4_to_v5,
     5: _v5_to_v6,
     6: _v6_to_v7,
+    7: _v7_to_v8,
 }  # version -> step to version + 1
 
 

@@ -235,9 +235,7 @@ def _assert_ignored(root: Path, match: str) -> None:
     assert observed == _replayed(root)
 
 
-@pytest.mark.parametrize(
-    "name", ["state", "vectors.emb", "units.emb", "codes.bin", "posting.idx", "bm25.idx"]
-)
+@pytest.mark.parametrize("name", ["state", "vectors.emb", "codes.bin", "posting.idx", "bm25.idx"])
 @pytest.mark.parametrize("where", ["head", "middle", "tail"])
 def test_a_flipped_byte_in_any_file_rebuilds_from_the_log(
     tmp_path: Path, name: str, where: str
@@ -249,9 +247,7 @@ def test_a_flipped_byte_in_any_file_rebuilds_from_the_log(
     _assert_ignored(root, "checkpoint")
 
 
-@pytest.mark.parametrize(
-    "name", ["state", "vectors.emb", "units.emb", "codes.bin", "posting.idx", "bm25.idx"]
-)
+@pytest.mark.parametrize("name", ["state", "vectors.emb", "codes.bin", "posting.idx", "bm25.idx"])
 def test_a_truncated_or_missing_file_rebuilds_from_the_log(tmp_path: Path, name: str) -> None:
     root, live = _checkpointed(tmp_path)
     truncate_by(live / name, 7)

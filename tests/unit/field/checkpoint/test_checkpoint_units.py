@@ -1,8 +1,8 @@
-"""units.emb (checkpoint state 3): a field opened from a checkpoint maps the
-recall index's unit vectors instead of normalising its own copy. The oracle is
-the same field replayed from its log: every unit vector, every dense result
-bit for bit; writes after the open grow the matrix; a units.emb that does not
-belong to its state is refused."""
+"""Unit vectors across checkpoints. State 8 writes no units.emb: the recall index
+normalises vectors.emb at open. States 3-7 wrote units.emb, which a reader still maps
+copy-on-write instead of normalising. The oracle is the same field replayed from its
+log: every unit vector, every dense result bit for bit; writes after the open grow the
+matrix; a units.emb that does not belong to its state is refused."""
 
 from __future__ import annotations
 
@@ -56,11 +56,50 @@ def _from_checkpoint(root: Path) -> chitta.Field:
     return f
 
 
-def test_unit_rows_are_mapped_and_equal_the_replayed_field(tmp_path: Path) -> None:
+def _as_state7(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turn the live (state 8) checkpoint into what a state-7 writer wrote: units.emb
+    (the replayed field's unit rows in vectors.emb's order, zeros where it has none)
+    recorded in the state, and the state file framed as version 7."""
+    live = store.current(root.absolute())
+    assert live is not None and not (live / "units.emb").exists()
+    ids, vecs = fmt.read_emb(live / "vectors.emb")
+    with chitta.open(root, read_only=True, embedder=None, load_checkpoint=False) as f:
+        rows = [f.core.index.vector(int(mid)) for mid in ids]
+    units = np.stack([np.zeros(vecs.shape[1], np.float32) if r is None else r for r in rows])
+    info = fmt.write_emb(live / "units.emb", ids, units)
+    _version, state = fmt.read_state(live / "state")
+    state["sidecars"]["units.emb"] = {**info, "crc": fmt.tail_crc(live / "units.emb")}
+    missing = [int(mid) for mid, r in zip(ids, rows) if r is None]
+    state["organs"]["recall_index"]["units_missing"] = np.array(missing, "<u8").tobytes()
+    monkeypatch.setattr(fmt, "STATE_VERSION", 7)
+    fmt.write_state(live / "state", state)
+    monkeypatch.undo()
+
+
+def test_state8_writes_no_units_and_normalises_as_replay_does(tmp_path: Path) -> None:
     root = tmp_path / "f"
     ids = _build(root)
     live = store.current(root.absolute())
-    assert live is not None and (live / "units.emb").exists()
+    assert live is not None and not (live / "units.emb").exists()
+    assert fmt.read_state(live / "state")[0] == fmt.STATE_VERSION == 8
+    with _from_checkpoint(root) as f:
+        assert f.core.index._vecs.flags.owndata  # normalised at open, no map
+        observed = _dense_view(f)
+        assert f.core.index.vector(ids[4]) is None
+    with chitta.open(
+        root, clock=lambda: NOW, read_only=True, embedder=None, load_checkpoint=False
+    ) as f:
+        assert observed == _dense_view(f)
+
+
+def test_state7_unit_rows_are_mapped_and_equal_the_replayed_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "f"
+    ids = _build(root)
+    _as_state7(root, monkeypatch)
+    live = store.current(root.absolute())
+    assert live is not None and fmt.read_state(live / "state")[0] == 7
     _version, state = fmt.read_state(live / "state")
     assert np.frombuffer(state["organs"]["recall_index"]["units_missing"], "<u8").tolist() == [
         ids[4]
@@ -75,9 +114,14 @@ def test_unit_rows_are_mapped_and_equal_the_replayed_field(tmp_path: Path) -> No
         assert observed == _dense_view(f)
 
 
-def test_writes_after_the_open_grow_the_mapped_matrix(tmp_path: Path) -> None:
+@pytest.mark.parametrize("state", [7, 8])
+def test_writes_after_the_open_grow_the_matrix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, state: int
+) -> None:
     root = tmp_path / "f"
     ids = _build(root)
+    if state == 7:
+        _as_state7(root, monkeypatch)
     extra = _vectors(300, 8)  # more rows than the map holds
     with chitta.open(root, clock=lambda: NOW, embedder=None) as f:
         assert f.checkpoint_loaded is not None
@@ -96,9 +140,10 @@ def test_writes_after_the_open_grow_the_mapped_matrix(tmp_path: Path) -> None:
         assert len(f) == len(ids) - 1 + len(extra) - 1
 
 
-def test_units_of_other_ids_are_refused(tmp_path: Path) -> None:
+def test_units_of_other_ids_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "f"
     _build(root)
+    _as_state7(root, monkeypatch)
     live = store.current(root.absolute())
     assert live is not None
     ids, rows = fmt.read_emb(live / "units.emb")
@@ -110,7 +155,9 @@ def test_units_of_other_ids_are_refused(tmp_path: Path) -> None:
         **info,
         "crc": int.from_bytes((live / "units.emb").read_bytes()[-4:], "little"),
     }
+    monkeypatch.setattr(fmt, "STATE_VERSION", 7)
     fmt.write_state(live / "state", state)
+    monkeypatch.undo()
     with pytest.warns(CheckpointIgnored, match="units.emb"):
         f = chitta.open(root, clock=lambda: NOW, read_only=True, embedder=None)
     with f:

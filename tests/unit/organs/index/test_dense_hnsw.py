@@ -219,6 +219,36 @@ def test_auto_graph_grows_by_a_bounded_step_per_checkpoint(
             ]
 
 
+def test_auto_graph_step_stops_at_its_time_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A budget of 0 s: each checkpoint inserts one chunk (the chunk that passes the
+    budget), the rest stays pending and the next checkpoint continues from it."""
+    from chitta.organs import dense_ann
+
+    monkeypatch.setattr(recall_index_dense, "AUTO_ANN_MIN", 60)
+    monkeypatch.setattr(recall_index_dense, "AUTO_BUILD_SECONDS", 0.0)
+    monkeypatch.setattr(dense_ann, "AUTO_BUILD_CHUNK", 128)
+    monkeypatch.setattr(recall_index_dense, "AUTO_PENDING_EXACT", 40)
+    root = tmp_path / "f"
+    vecs = _vectors(N)  # 400 vectors: 128 + 128 + 128 + 16 over four checkpoints
+    with chitta.open(root, embedder=None) as f:
+        ids = f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(vecs)])
+    for in_graph in (128, 256, 384, 400):
+        with chitta.open(root, embedder=None) as f:
+            f.checkpoint()
+        with chitta.open(root, embedder=None, read_only=True) as g:
+            ann = g.core.index._ann
+            assert ann is not None and len(ann.graph) == in_graph
+            assert ann.pending == N - in_graph
+            assert ann.pending_ids().tolist() == sorted(ids)[in_graph:]  # smallest ids first
+            assert [_dense(g, vecs[j], k=1) for j in (0, 200, 399)] == [
+                [ids[0]],
+                [ids[200]],
+                [ids[399]],
+            ]
+
+
 def test_search_with_pending_drops_a_stale_graph_entry() -> None:
     vecs = _vectors(200)
     ann = DenseANN(DIM)

@@ -33,12 +33,13 @@ from typing import Any
 
 import chitta
 from chitta.errors import ChittaError, ChittaIOError, InvalidArgument
-from chitta.field import Field
+from chitta.field import Field, deferred
 from chitta.field.checkpoint import CheckpointPolicy
 from chitta.server import json_dialect, methods, protocol
 from chitta.server.group import CALL, OPS, REMEMBER, GroupCommit, Job, mergeable
 from chitta.server.maintenance import Maintainer
 from chitta.server.protocol import HEADER, ProtocolError
+from chitta.server.query_batch import BatchedQueries
 from chitta.server.rwlock import RWLock
 from chitta.server.sockets import UntrustedSocket, check_peer, private_dir
 
@@ -137,6 +138,12 @@ class Daemon:
         self._writer = threading.Lock()  # one writing call at a time
         # writing calls of many connections run as groups (chitta/server/group.py)
         self.group = GroupCommit(field, self._writer) if group_commit else None
+        encoding = field.core.encoding
+        if group_commit and deferred.wanted(encoding.embedder):  # a model: queries batched too
+            encoding.embedder = BatchedQueries(encoding.embedder)
+        self._refresh_mu = threading.Lock()  # one refresh at a time, shared by the calls waiting
+        self._refreshes_begun = 0
+        self._refreshes_done = 0
         self._spare_fd: int | None = None  # closed to make room when accept() hits EMFILE
         self._stop = threading.Event()
         self._conns: set[socket.socket] = set()
@@ -394,7 +401,7 @@ class Daemon:
         """One checked call on the field, under the daemon's reader/writer discipline."""
         with self._lock.shared:
             if methods.only_reads(method, params):  # beside other calls (the field is thread-safe)
-                self.field.refresh()
+                self._refresh()
                 result = method.invoke(self.field, params)
             elif self.group is not None:
                 result = self._grouped(method, params, size)
@@ -408,11 +415,24 @@ class Daemon:
         self.requests += 1
         return result
 
+    def _refresh(self) -> None:
+        """The field's view of other writers brought up to at least this call's arrival:
+        a refresh begun after it arrived serves it too (calls arriving while one runs
+        share the next, instead of queueing one each for the field's lock)."""
+        arrived = self._refreshes_begun
+        with self._refresh_mu:
+            if self._refreshes_done > arrived:
+                return
+            self._refreshes_begun += 1
+            ticket = self._refreshes_begun
+            self.field.refresh()
+            self._refreshes_done = ticket
+
     def _grouped(self, method: methods.Method, params: dict[str, Any], size: int) -> Any:
         """A writing call through the group committer (chitta/server/group.py)."""
         assert self.group is not None
         if method.name == "recall":  # runs beside the writer; its touches join a group
-            self.field.refresh()
+            self._refresh()
             with self.field.core.captured_commits() as captured:
                 result = method.invoke(self.field, params)
             if captured:
@@ -423,7 +443,7 @@ class Daemon:
 
         def run() -> Any:
             if method.reads:
-                self.field.refresh()
+                self._refresh()
             out = method.invoke(self.field, params)
             return list(out) if isinstance(out, Iterator) else out
 

@@ -50,7 +50,18 @@ class Job:
     """One queued writing call: ``run`` (CALL), remember ``params`` (REMEMBER) or
     captured ``ops`` to commit (OPS); ``size``: its request's bytes."""
 
-    __slots__ = ("kind", "run", "params", "ops", "size", "result", "error", "answered", "done", "_wake")
+    __slots__ = (
+        "_wake",
+        "answered",
+        "done",
+        "error",
+        "kind",
+        "ops",
+        "params",
+        "result",
+        "run",
+        "size",
+    )
 
     def __init__(
         self,

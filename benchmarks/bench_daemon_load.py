@@ -1,10 +1,15 @@
 """Load on one ``chitta serve``: N client processes, each remember + recall in a loop
-for a few seconds, hashing embedder (issue 16, finding 13). Prints ops/s and p50/p99
-latency (ms) side by side for recall that touches (every call a write: the daemon's
-writer lock serializes them, as every call was before issue 16) and recall with
-``touch=False`` (a read: served beside the writer and beside other reads).
+for a few seconds (issue 16, finding 13). Prints ops/s and p50/p99 latency (ms) side
+by side for recall that touches (it logs its accesses: a write) and recall with
+``touch=False`` (a read: served beside the writer and beside other reads), each with
+the daemon's group commit on and off (``--no-group-commit``: one writing call at a
+time, as before; chitta/server/group.py), in the same run.
 
-    python benchmarks/bench_daemon_load.py [--clients 8] [--seconds 5]
+``--embedder hashing`` (default) or ``default`` (the field's default model, MiniLM
+ONNX: remembers get their vectors in the background, chitta/field/deferred.py).
+
+    python benchmarks/bench_daemon_load.py [--clients 8] [--seconds 5] [--embedder default]
+        [--group on,off] [--touch on,off]
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 WORDS = [
     "ninja",
@@ -36,7 +42,15 @@ WORDS = [
 ]
 
 
-def client(sock: str, seconds: float, touch: bool, seed: int, out: mp.Queue) -> None:  # type: ignore[type-arg]
+def client(
+    sock: str,
+    seconds: float,
+    touch: bool,
+    seed: int,
+    out: mp.Queue,  # type: ignore[type-arg]
+    ready: mp.Queue,  # type: ignore[type-arg]
+    start: Any,
+) -> None:
     import random
 
     import chitta
@@ -44,6 +58,10 @@ def client(sock: str, seconds: float, touch: bool, seed: int, out: mp.Queue) -> 
     rng = random.Random(seed)
     lat: list[float] = []
     with chitta.connect(sock, timeout=60) as r:
+        r.remember(f"warm-up {seed}")  # untimed: the model loaded, the connection warm
+        r.recall("warm-up", k=5, touch=touch)
+        ready.put(seed)
+        start.wait()  # every client connected: the clock starts together (imports excluded)
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             text = " ".join(rng.choice(WORDS) for _ in range(8))
@@ -56,12 +74,18 @@ def client(sock: str, seconds: float, touch: bool, seed: int, out: mp.Queue) -> 
     out.put(lat)
 
 
-def run(clients: int, seconds: float, touch: bool) -> dict[str, float]:
+def run(
+    clients: int, seconds: float, touch: bool, embedder: str = "hashing", group: bool = True
+) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         run_dir.mkdir(mode=0o700)
         sock = run_dir / "d.sock"
-        env = dict(os.environ, CHITTA_EMBEDDER="hashing")
+        env = dict(os.environ)
+        if embedder == "default":
+            env.pop("CHITTA_EMBEDDER", None)
+        else:
+            env["CHITTA_EMBEDDER"] = embedder
         daemon = subprocess.Popen(
             [
                 str(Path(sys.executable).with_name("chitta")),
@@ -73,25 +97,34 @@ def run(clients: int, seconds: float, touch: bool) -> dict[str, float]:
                 "--json",
                 "--maintain-every",
                 "0",
+                "--group-commit" if group else "--no-group-commit",
             ],
             stdout=subprocess.PIPE,
             env=env,
+            cwd=tmp,  # outside the checkout: the source tree would shadow the installed chitta
         )
         assert daemon.stdout is not None
         json.loads(daemon.stdout.readline())
         try:
             out: mp.Queue = mp.Queue()  # type: ignore[type-arg]
+            ready: mp.Queue = mp.Queue()  # type: ignore[type-arg]
+            start = mp.Event()
             procs = [
-                mp.Process(target=client, args=(str(sock), seconds, touch, i, out))
+                mp.Process(target=client, args=(str(sock), seconds, touch, i, out, ready, start))
                 for i in range(clients)
             ]
-            t0 = time.perf_counter()
             for p in procs:
                 p.start()
+            for _ in procs:
+                ready.get(timeout=300)
+            cpu0 = _cpu_s(daemon.pid)
+            t0 = time.perf_counter()
+            start.set()
             lat = sorted(x for _ in procs for x in out.get())
+            wall = max(seconds, time.perf_counter() - t0)  # the last call may end past `seconds`
+            daemon_cores = (_cpu_s(daemon.pid) - cpu0) / (time.perf_counter() - t0)
             for p in procs:
                 p.join()
-            wall = time.perf_counter() - t0
         finally:
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(60)
@@ -99,19 +132,38 @@ def run(clients: int, seconds: float, touch: bool) -> dict[str, float]:
         "ops_s": len(lat) / wall,
         "p50_ms": lat[len(lat) // 2] * 1e3,
         "p99_ms": lat[int(len(lat) * 0.99)] * 1e3,
+        "daemon_cores": daemon_cores,
     }
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) the process used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--embedder", default="hashing", help="hashing, default (MiniLM ONNX), none")
+    ap.add_argument("--group", default="on,off", help="group commit settings to run: on,off")
+    ap.add_argument("--touch", default="on,off", help="recall touch settings to run: on,off")
     a = ap.parse_args()
-    print(f"{a.clients} client processes x {a.seconds:g} s, remember + recall, hashing embedder")
-    print(f"{'recall':<22}{'ops/s':>10}{'p50 ms':>10}{'p99 ms':>10}")
-    for name, touch in (("touch=True (writes)", True), ("touch=False (reads)", False)):
-        r = run(a.clients, a.seconds, touch)
-        print(f"{name:<22}{r['ops_s']:>10.0f}{r['p50_ms']:>10.2f}{r['p99_ms']:>10.2f}")
+    print(
+        f"{a.clients} client processes x {a.seconds:g} s, remember + recall, "
+        f"{a.embedder} embedder, load {os.getloadavg()[0]:.1f}"
+    )
+    print(f"{'recall':<22}{'group':>7}{'ops/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'daemon CPU':>12}")
+    for touch in (t == "on" for t in a.touch.split(",")):
+        name = "touch=True (writes)" if touch else "touch=False (reads)"
+        for group in (g == "on" for g in a.group.split(",")):
+            r = run(a.clients, a.seconds, touch, a.embedder, group)
+            print(
+                f"{name:<22}{'on' if group else 'off':>7}{r['ops_s']:>10.0f}"
+                f"{r['p50_ms']:>10.2f}{r['p99_ms']:>10.2f}{r['daemon_cores']:>11.2f}c",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

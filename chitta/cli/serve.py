@@ -54,6 +54,13 @@ from chitta.cli.exits import EXIT_ERROR
     show_default=True,
     help="Seconds within which a request, once begun, must arrive whole; slower senders are cut off.",
 )
+@click.option(
+    "--group-commit/--no-group-commit",
+    default=True,
+    show_default=True,
+    help="Run concurrent writing calls as groups: one record, one write per group "
+    "(chitta/server/group.py); --no-group-commit runs them one at a time.",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -64,6 +71,7 @@ def serve(
     checkpoint_records: int | None,
     max_connections: int,
     frame_timeout: float,
+    group_commit: bool,
 ) -> None:
     """Serve the field on a Unix socket until SIGTERM (docs/DAEMON.md).
 
@@ -108,6 +116,7 @@ def serve(
             checkpoint_policy=policy,
             max_connections=max_connections,
             frame_timeout_s=frame_timeout,
+            group_commit=group_commit,
         )
 
 

@@ -209,6 +209,7 @@ class FieldCore:
             str, int
         ] = {}  # "<organ>.<pass>" -> when this handle last ran it (ms)
         self.remote: Any = None  # the chitta.remote Replicator when opened with remote= (set by chitta/remote/attach.py)
+        self._captures = threading.local()  # see captured_commits
 
     def fresh_organs(self) -> None:
         """Every registered organ, fresh (chitta/organs/registry.py), and the routes to them."""
@@ -367,8 +368,25 @@ class FieldCore:
         return int(self.clock() * 1000)
 
     # ---- committing: the one write pipeline ------------------------------------------
+    @contextlib.contextmanager
+    def captured_commits(self) -> Iterator[list[Op]]:
+        """Inside, this thread's :meth:`commit` calls append nothing: their ops are
+        collected in the list yielded (returned seqno 0), for the caller to commit
+        later, e.g. a daemon grouping many calls' ops into one record
+        (chitta/server/group.py). Other threads commit as usual."""
+        captured: list[Op] = []
+        self._captures.ops = captured
+        try:
+            yield captured
+        finally:
+            self._captures.ops = None
+
     def commit(self, op: Op) -> int:
         """Append ``op`` (a Batch lands whole) and apply it; returns its seqno."""
+        captured = getattr(self._captures, "ops", None)
+        if captured is not None:
+            captured.append(op)
+            return 0
         code = int(op.op_type)
         payload = ops.encode(op)
         if len(payload) > _core.MAX_PAYLOAD:

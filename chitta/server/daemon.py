@@ -33,11 +33,13 @@ from typing import Any
 
 import chitta
 from chitta.errors import ChittaError, ChittaIOError, InvalidArgument
-from chitta.field import Field
+from chitta.field import Field, deferred
 from chitta.field.checkpoint import CheckpointPolicy
 from chitta.server import json_dialect, methods, protocol
+from chitta.server.group import CALL, OPS, REMEMBER, GroupCommit, Job, mergeable
 from chitta.server.maintenance import Maintainer
 from chitta.server.protocol import HEADER, ProtocolError
+from chitta.server.query_batch import BatchedQueries
 from chitta.server.rwlock import RWLock
 from chitta.server.sockets import UntrustedSocket, check_peer, private_dir
 
@@ -109,6 +111,7 @@ class Daemon:
         checkpoint_policy: CheckpointPolicy | None = None,
         max_connections: int = MAX_CONNECTIONS,
         frame_timeout_s: float = FRAME_TIMEOUT_S,
+        group_commit: bool = True,
     ) -> None:
         if (
             isinstance(max_connections, bool)
@@ -133,6 +136,14 @@ class Daemon:
         self.max_frame = max_frame
         self._lock = RWLock()  # shared: a call; exclusive: maintenance, close
         self._writer = threading.Lock()  # one writing call at a time
+        # writing calls of many connections run as groups (chitta/server/group.py)
+        self.group = GroupCommit(field, self._writer) if group_commit else None
+        encoding = field.core.encoding
+        if group_commit and deferred.wanted(encoding.embedder):  # a model: queries batched too
+            encoding.embedder = BatchedQueries(encoding.embedder)
+        self._refresh_mu = threading.Lock()  # one refresh at a time, shared by the calls waiting
+        self._refreshes_begun = 0
+        self._refreshes_done = 0
         self._spare_fd: int | None = None  # closed to make room when accept() hits EMFILE
         self._stop = threading.Event()
         self._conns: set[socket.socket] = set()
@@ -363,7 +374,7 @@ class Daemon:
             if request.get("method") == "_info":
                 return rid, self.info(), None
             method, params = methods.check_call(request.get("method"), request.get("params"))
-            return rid, self._run(method, params), None
+            return rid, self._run(method, params, len(body)), None
         except ChittaError as exc:
             return rid, None, exc
         except Exception as exc:  # noqa: BLE001  a bug must not take the daemon (or other clients) down
@@ -380,18 +391,20 @@ class Daemon:
             if name == "_info":
                 return json_dialect.reply(rid, self.info())
             method, checked = json_dialect.check(name, params)
-            return json_dialect.reply(rid, self._run(method, checked))
+            return json_dialect.reply(rid, self._run(method, checked, len(body)))
         except ChittaError as exc:
             return json_dialect.reply(rid, error=protocol.error_body(exc))
         except Exception as exc:  # noqa: BLE001  a bug must not take the daemon (or other clients) down
             return json_dialect.reply(rid, error=protocol.error_body(_internal(exc)))
 
-    def _run(self, method: methods.Method, params: dict[str, Any]) -> Any:
+    def _run(self, method: methods.Method, params: dict[str, Any], size: int = 0) -> Any:
         """One checked call on the field, under the daemon's reader/writer discipline."""
         with self._lock.shared:
             if methods.only_reads(method, params):  # beside other calls (the field is thread-safe)
-                self.field.refresh()
+                self._refresh()
                 result = method.invoke(self.field, params)
+            elif self.group is not None:
+                result = self._grouped(method, params, size)
             else:
                 with self._writer:
                     if method.reads:
@@ -401,6 +414,40 @@ class Daemon:
                 result = list(result)
         self.requests += 1
         return result
+
+    def _refresh(self) -> None:
+        """The field's view of other writers brought up to at least this call's arrival:
+        a refresh begun after it arrived serves it too (calls arriving while one runs
+        share the next, instead of queueing one each for the field's lock)."""
+        arrived = self._refreshes_begun
+        with self._refresh_mu:
+            if self._refreshes_done > arrived:
+                return
+            self._refreshes_begun += 1
+            ticket = self._refreshes_begun
+            self.field.refresh()
+            self._refreshes_done = ticket
+
+    def _grouped(self, method: methods.Method, params: dict[str, Any], size: int) -> Any:
+        """A writing call through the group committer (chitta/server/group.py)."""
+        assert self.group is not None
+        if method.name == "recall":  # runs beside the writer; its touches join a group
+            self._refresh()
+            with self.field.core.captured_commits() as captured:
+                result = method.invoke(self.field, params)
+            if captured:
+                self.group.submit(Job(OPS, ops=captured, size=size))
+            return result
+        if method.name == "remember" and mergeable(self.field, params):
+            return self.group.submit(Job(REMEMBER, params=params, size=size))
+
+        def run() -> Any:
+            if method.reads:
+                self._refresh()
+            out = method.invoke(self.field, params)
+            return list(out) if isinstance(out, Iterator) else out
+
+        return self.group.submit(Job(CALL, run=run, size=size))
 
     def _send(
         self, conn: socket.socket, rid: Any, result: Any = None, error: BaseException | None = None
@@ -444,6 +491,9 @@ class Daemon:
             "max_connections": self.max_connections,
             "connections": len(self._conns),
             "refused": self.refused,
+            "groups": None
+            if self.group is None
+            else {"groups": self.group.groups, "jobs": self.group.jobs},
             "maintenance": None
             if self.maintainer is None
             else {
@@ -466,6 +516,7 @@ def serve(
     checkpoint_policy: CheckpointPolicy | None = None,
     max_connections: int = MAX_CONNECTIONS,
     frame_timeout_s: float = FRAME_TIMEOUT_S,
+    group_commit: bool = True,
 ) -> None:
     """Open the field and serve it until SIGTERM/SIGINT. ``ready(daemon)`` is
     called once the socket accepts connections. Every ``maintain_every``
@@ -485,6 +536,7 @@ def serve(
             checkpoint_policy=checkpoint_policy,
             max_connections=max_connections,
             frame_timeout_s=frame_timeout_s,
+            group_commit=group_commit,
         )
         daemon.bind()
     except BaseException:

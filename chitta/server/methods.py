@@ -46,9 +46,12 @@ class Method:
     def signature(self) -> inspect.Signature:
         if self.operation is not None:
             return _schema_signature(self.operation)
-        from chitta.field import Field
+        sig = _SIGNATURES.get(self.name)
+        if sig is None:  # inspect.signature costs tens of microseconds: once per method
+            from chitta.field import Field
 
-        return inspect.signature(getattr(Field, self.name))
+            sig = _SIGNATURES[self.name] = inspect.signature(getattr(Field, self.name))
+        return sig
 
     def params(self) -> tuple[str, ...]:
         return tuple(self.signature().parameters)[1:]  # without self
@@ -58,6 +61,9 @@ class Method:
         if self.operation is not None:
             return field.call(self.name, **params)
         return getattr(field, self.name)(**params)
+
+
+_SIGNATURES: dict[str, inspect.Signature] = {}
 
 
 def _schema_signature(operation: Operation) -> inspect.Signature:
@@ -169,7 +175,7 @@ def check_call(method_name: object, params: object) -> tuple[Method, dict[str, A
     """A daemon request's method and parameters, checked against the table and
     Field's signature (names only; Field checks the values), or, for an organ
     operation, against its schema."""
-    methods = table()
+    methods = _table()
     if not isinstance(method_name, str) or method_name not in methods:
         raise InvalidArgument(f"unknown method {method_name!r:.80}")
     method = methods[method_name]
@@ -207,12 +213,17 @@ _TABLE: tuple[tuple[Any, ...], dict[str, Method]] | None = (
 def table() -> dict[str, Method]:
     """:data:`METHODS` plus the operations of every registered organ (chitta.organs.registry).
     InvalidArgument when an organ's operation reuses a name or has no object schema."""
+    return dict(_table())
+
+
+def _table() -> dict[str, Method]:
+    """The cached table itself (not to be changed): the daemon asks on every request."""
     global _TABLE
     from chitta.organs import registry
 
     factories = registry.factories()
-    if _TABLE is not None and _TABLE[0] == factories:  # the daemon asks on every request
-        return dict(_TABLE[1])
+    if _TABLE is not None and _TABLE[0] == factories:
+        return _TABLE[1]
     out = dict(METHODS)
     for factory in factories:
         for operation in getattr(factory, "operations", ()):
@@ -226,7 +237,7 @@ def table() -> dict[str, Method]:
                 )
             out[operation.name] = _operation_method(operation)
     _TABLE = (factories, out)
-    return dict(out)
+    return out
 
 
 __all__ = ["METHODS", "Method", "check_arguments", "check_call", "table"]

@@ -99,9 +99,17 @@ void SetWeights(PprGraph& self, const py::handle& slots_obj, const py::handle& w
   ThrowIfError(std::move(st));
 }
 
+template <typename T>
+py::array_t<T> Copy(const std::vector<T>& v) {
+  py::array_t<T> out(static_cast<py::ssize_t>(v.size()));
+  std::copy(v.begin(), v.end(), out.mutable_data());
+  return out;
+}
+
 py::tuple Run(const PprGraph& self, const py::handle& seeds_obj, double alpha, int max_hops,
-              int max_iter, double tol, int64_t max_nodes) {
+              int max_iter, double tol, int64_t max_nodes, int ranked_kind) {
   auto seeds = Arg<uint32_t>(seeds_obj, "seeds");
+  if (ranked_kind < -1 || ranked_kind > 255) ThrowInvalid("kind must be in [0, 255]");
   if (max_nodes < 0) ThrowInvalid("max_nodes must be >= 0 (0: no cap)");
   chitta::graph::PprParams p;
   p.alpha = alpha;
@@ -110,20 +118,28 @@ py::tuple Run(const PprGraph& self, const py::handle& seeds_obj, double alpha, i
   p.tol = tol;
   p.max_nodes = static_cast<size_t>(max_nodes);
   chitta::graph::PprResult r;
+  std::vector<uint64_t> keys;
+  std::vector<double> ranked;
+  std::vector<uint32_t> hop;
   chitta::Status st;
   {
     py::gil_scoped_release release;
     std::shared_lock lock(self.mu);
     st = chitta::graph::Ppr(self.g, seeds.data(), static_cast<size_t>(seeds.shape(0)), p, &r);
+    if (st.ok() && ranked_kind >= 0) {
+      chitta::graph::Ranked(self.g, r, static_cast<uint8_t>(ranked_kind), &keys, &ranked, &hop);
+    }
   }
   ThrowIfError(std::move(st));
-  const auto n = static_cast<py::ssize_t>(r.nodes.size());
-  py::array_t<uint32_t> nodes(n), parents(n);
-  py::array_t<double> scores(n);
-  std::copy(r.nodes.begin(), r.nodes.end(), nodes.mutable_data());
-  std::copy(r.parents.begin(), r.parents.end(), parents.mutable_data());
-  std::copy(r.scores.begin(), r.scores.end(), scores.mutable_data());
-  return py::make_tuple(nodes, scores, parents, r.iterations);
+  if (ranked_kind >= 0) {
+    return py::make_tuple(Copy(keys), Copy(ranked), Copy(hop), Copy(r.nodes), Copy(r.parents));
+  }
+  return py::make_tuple(Copy(r.nodes), Copy(r.scores), Copy(r.parents), r.iterations);
+}
+
+py::tuple Plain(const PprGraph& self, const py::handle& seeds, double alpha, int max_hops,
+                int max_iter, double tol, int64_t max_nodes) {
+  return Run(self, seeds, alpha, max_hops, max_iter, tol, max_nodes, -1);
 }
 
 py::tuple Among(const PprGraph& self, const py::handle& ids_obj) {
@@ -161,10 +177,15 @@ CHITTA_BIND(ppr) {
            "Set the weight of each slot (0: a tombstone, never followed).")
       .def("edges_among", &Among, py::arg("ids"),
            "(src, dst, weights): the edges between the given nodes (the induced subgraph).")
-      .def("ppr", &Run, py::arg("seeds"), py::arg("alpha") = 0.85, py::arg("max_hops") = 2,
+      .def("ppr", &Plain, py::arg("seeds"), py::arg("alpha") = 0.85, py::arg("max_hops") = 2,
            py::arg("max_iter") = 100, py::arg("tol") = 1e-10, py::arg("max_nodes") = 0,
            "(nodes, scores, parents, iterations): PageRank personalised uniformly over the "
-           "seeds, on the subgraph within max_hops out-edges of them.");
+           "seeds, on the subgraph within max_hops out-edges of them.")
+      .def("ppr_ranked", &Run, py::arg("seeds"), py::arg("alpha"), py::arg("max_hops"),
+           py::arg("max_iter"), py::arg("tol"), py::arg("max_nodes"), py::arg("kind"),
+           "(keys, scores, hop, nodes, parents): the same PageRank read for the lane: the "
+           "order keys of the nodes of ``kind`` by score (ties by key), the other nodes "
+           "whose BFS parent is a seed (by id), and the BFS nodes and parents.");
 }
 
 }  // namespace chitta_ext

@@ -634,3 +634,19 @@ class _PprGraph:
         tol: float = 1e-10,
         max_nodes: int = 0,
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64], npt.NDArray[np.uint32], int]: ...
+    def ppr_ranked(
+        self,
+        seeds: npt.NDArray[np.uint32],
+        alpha: float,
+        max_hops: int,
+        max_iter: int,
+        tol: float,
+        max_nodes: int,
+        kind: int,
+    ) -> tuple[
+        npt.NDArray[np.uint64],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.uint32],
+        npt.NDArray[np.uint32],
+        npt.NDArray[np.uint32],
+    ]: ...

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from chitta.recall.graph_index import ENTITY, REVERSE, GraphStore
+from chitta.recall.graph_index import ENTITY, MEMORY, REVERSE, GraphStore
 from chitta.recall.query import QUERY_STOPWORDS
 
 if TYPE_CHECKING:
@@ -140,11 +140,9 @@ class GraphIndex(GraphStore):
         seeds = self.seeds(text)
         if not seeds:
             return None
-        nodes, scores, parents = self.run(seeds, max_hops=max_hops)
-        mem = self.is_memory(nodes)
-        mids, ms = self.memory_ids(nodes[mem]), scores[mem]
-        order = np.lexsort((mids, -ms))  # by score, ties by memory id
-        mids, best = mids[order], ms[order]
+        mids, best, hop, nodes, parents = self.native.ppr_ranked(
+            np.array(seeds, np.uint32), ALPHA, max_hops, 100, TOL, MAX_NODES, MEMORY
+        )  # memories by score (ties by id); entities one hop out of the seeds
         if allowed is not None:
             keep = np.isin(mids, allowed)
             mids, best = mids[keep], best[keep]
@@ -154,8 +152,6 @@ class GraphIndex(GraphStore):
                 live.append(i)
                 if len(live) == pool:
                     break
-        seed_arr = np.array(seeds, np.uint32)
-        hop = nodes[~mem & np.isin(parents, seed_arr) & ~np.isin(nodes, seed_arr)]
 
         def path(mid: int) -> str | None:  # only explain asks: built on demand
             up = {
@@ -168,7 +164,7 @@ class GraphIndex(GraphStore):
             ids=mids[live],
             scores=best[live],
             seeds=tuple(self.names[s] for s in seeds),
-            expansion=" ".join(self.names[int(v)] for v in np.sort(hop)),
+            expansion=" ".join(self.names[v] for v in hop.tolist()),
             path=path,
         )
 

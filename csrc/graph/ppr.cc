@@ -71,16 +71,21 @@ Status DirectedGraph::AddEdges(const uint32_t* src, const uint32_t* dst, const d
     list.push_back(Edge{w[i], dst[i], slot});
   }
   std::sort(touched.begin(), touched.end());
+  auto by_key = [this](const Edge& a, const Edge& b) { return Before(a.dst, b.dst); };
   for (size_t t = 0; t < touched.size(); ++t) {
     if (t && touched[t].first == touched[t - 1].first) continue;  // the smallest start first
     auto& list = adj_[touched[t].first];
-    const size_t from = touched[t].second ? touched[t].second - 1 : 0;
-    auto by_key = [this](const Edge& a, const Edge& b) { return Before(a.dst, b.dst); };
-    if (std::is_sorted(list.begin() + static_cast<std::ptrdiff_t>(from), list.end(), by_key)) {
-      continue;
+    const auto old = static_cast<std::ptrdiff_t>(touched[t].second);
+    const auto mid = list.begin() + old;
+    if (std::is_sorted(old ? mid - 1 : mid, list.end(), by_key)) continue;
+    // Sort the new tail, then merge it in (both stable: equal keys keep arrival order);
+    // only the edges from the first one the merge moves get a new index.
+    std::stable_sort(mid, list.end(), by_key);
+    const auto moved = std::upper_bound(list.begin(), mid, *mid, by_key) - list.begin();
+    std::inplace_merge(list.begin(), mid, list.end(), by_key);
+    for (size_t i = static_cast<size_t>(moved); i < list.size(); ++i) {
+      slot_at_[list[i].slot] = static_cast<uint32_t>(i);
     }
-    std::stable_sort(list.begin(), list.end(), by_key);
-    for (size_t i = 0; i < list.size(); ++i) slot_at_[list[i].slot] = static_cast<uint32_t>(i);
   }
   return Status::OK();
 }
@@ -239,6 +244,32 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
   for (double& v : x) v /= total;
   out->scores = std::move(x);
   return Status::OK();
+}
+
+void Ranked(const DirectedGraph& g, const PprResult& r, uint8_t kind,
+            std::vector<uint64_t>* keys, std::vector<double>* scores,
+            std::vector<uint32_t>* hop) {
+  std::vector<std::pair<double, uint64_t>> found;
+  size_t n_seed = 0;
+  while (n_seed < r.nodes.size() && r.parents[n_seed] == kNoParent) ++n_seed;  // seeds first
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    const uint32_t u = r.nodes[i];
+    if (g.kind(u) == kind) {
+      found.emplace_back(-r.scores[i], g.key(u));
+    } else if (r.parents[i] != kNoParent &&
+               std::find(r.nodes.begin(), r.nodes.begin() + static_cast<std::ptrdiff_t>(n_seed),
+                         r.parents[i]) != r.nodes.begin() + static_cast<std::ptrdiff_t>(n_seed)) {
+      hop->push_back(u);
+    }
+  }
+  std::sort(found.begin(), found.end());
+  std::sort(hop->begin(), hop->end());
+  keys->reserve(found.size());
+  scores->reserve(found.size());
+  for (const auto& [neg, key] : found) {
+    keys->push_back(key);
+    scores->push_back(-neg);
+  }
 }
 
 }  // namespace chitta::graph

@@ -54,6 +54,8 @@ class DirectedGraph {
   uint32_t nodes() const { return static_cast<uint32_t>(adj_.size()); }
   size_t edges() const { return slot_src_.size(); }  // slots, tombstones included
   const std::vector<Edge>& out(uint32_t u) const { return adj_[u]; }
+  uint8_t kind(uint32_t u) const { return kind_[u]; }
+  uint64_t key(uint32_t u) const { return key_[u]; }
 
  private:
   Status Check(const uint32_t* src, const uint32_t* dst, const double* w, size_t m) const;
@@ -81,6 +83,12 @@ struct PprResult {
   std::vector<uint32_t> parents;  // BFS predecessor (kNoParent for a seed)
   int iterations = 0;
 };
+
+// The lane's reading of a PageRank: the nodes of kind ``kind`` by score (ties by key),
+// as (key, score), and the other nodes whose BFS parent is a seed, by id.
+void Ranked(const DirectedGraph& g, const PprResult& r, uint8_t kind,
+            std::vector<uint64_t>* keys, std::vector<double>* scores,
+            std::vector<uint32_t>* hop);
 
 // Seeds may repeat (counted once); each must be < g.nodes().
 Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const PprParams& params,

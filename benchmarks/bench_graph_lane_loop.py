@@ -66,19 +66,21 @@ def main(prefill: int, loops: int) -> None:
             f.recall("what does Person1 use?", k=5)  # the first build (deltas, rebuild)
         real_stale = graph_index.GraphStore.stale
         times: dict[str, list[float]] = {n: [] for n in CONFIGS}
-        for _ in range(loops):
-            text, q = sentence(rng), query(rng)
-            for name, f in fields.items():
-                force = name == "rebuild"
-                graph_index.GraphStore.stale = (  # type: ignore[method-assign]
-                    (lambda self, kg, g: True) if force else real_stale
-                )
-                f.remember(text)
-                t0 = time.perf_counter()
-                hits = f.recall(q, k=10)
-                times[name].append(time.perf_counter() - t0)
-                assert hits is not None
-        graph_index.GraphStore.stale = real_stale  # type: ignore[method-assign]
+        try:
+            for _ in range(loops):
+                text, q = sentence(rng), query(rng)
+                for name, f in fields.items():
+                    force = name == "rebuild"
+                    graph_index.GraphStore.stale = (  # type: ignore[method-assign]
+                        (lambda self, kg, g: True) if force else real_stale
+                    )
+                    f.remember(text)
+                    t0 = time.perf_counter()
+                    hits = f.recall(q, k=10)
+                    times[name].append(time.perf_counter() - t0)
+                    assert hits is not None
+        finally:
+            graph_index.GraphStore.stale = real_stale  # type: ignore[method-assign]
         facts = fields["off"].call("kg_query", limit=1)["total"]
         for f in fields.values():
             f.close()

@@ -185,6 +185,32 @@ TEST(Ppr, DeltasEqualABuildAtOnce) {
   EXPECT_EQ(g.SetWeights(&slot, &bad, 1).code(), Code::kInvalidArgument);
 }
 
+// Ranked: nodes of the asked kind by score (ties by key); the others whose parent is a seed.
+TEST(Ppr, RankedReadsTheLanesOrder) {
+  // 0 (seed, kind 0) -> 1 (kind 0) -> 3 (kind 1, key 9); 0 -> 2 (kind 1, key 5); 0 -> 4 (kind 1,
+  // key 4): 2 and 4 tie, ordered by key.
+  DirectedGraph g;
+  std::vector<uint8_t> kinds{0, 0, 1, 1, 1};
+  std::vector<uint64_t> keys{0, 1, 5, 9, 4};
+  uint32_t first = 0;
+  ASSERT_TRUE(g.AddNodes(kinds.data(), keys.data(), kinds.size(), &first).ok());
+  std::vector<uint32_t> s{0, 0, 0, 1}, d{1, 2, 4, 3};
+  std::vector<double> w{1, 1, 1, 1};
+  uint64_t slot = 0;
+  ASSERT_TRUE(g.AddEdges(s.data(), d.data(), w.data(), s.size(), &slot).ok());
+  uint32_t seed = 0;
+  PprResult r;
+  ASSERT_TRUE(Ppr(g, &seed, 1, PprParams{}, &r).ok());
+  std::vector<uint64_t> ks;
+  std::vector<double> sc;
+  std::vector<uint32_t> hop;
+  Ranked(g, r, 1, &ks, &sc, &hop);
+  EXPECT_EQ(ks, (std::vector<uint64_t>{4, 5, 9}));
+  EXPECT_DOUBLE_EQ(sc[0], sc[1]);
+  EXPECT_GT(sc[1], sc[2]);
+  EXPECT_EQ(hop, (std::vector<uint32_t>{1}));
+}
+
 TEST(Ppr, RejectsBadInput) {
   std::vector<uint32_t> s{0}, d{5};
   std::vector<double> w{1};

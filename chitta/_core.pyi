@@ -612,6 +612,16 @@ class _PprGraph:
     def nodes(self) -> int: ...
     @property
     def edges(self) -> int: ...
+    def add_nodes(self, kinds: npt.NDArray[np.uint8], keys: npt.NDArray[np.uint64]) -> int: ...
+    def add_edges(
+        self,
+        src: npt.NDArray[np.uint32],
+        dst: npt.NDArray[np.uint32],
+        weights: npt.NDArray[np.float64],
+    ) -> int: ...
+    def set_weights(
+        self, slots: npt.NDArray[np.uint64], weights: npt.NDArray[np.float64]
+    ) -> None: ...
     def edges_among(
         self, ids: npt.NDArray[np.uint32]
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32], npt.NDArray[np.float64]]: ...
@@ -624,3 +634,19 @@ class _PprGraph:
         tol: float = 1e-10,
         max_nodes: int = 0,
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64], npt.NDArray[np.uint32], int]: ...
+    def ppr_ranked(
+        self,
+        seeds: npt.NDArray[np.uint32],
+        alpha: float,
+        max_hops: int,
+        max_iter: int,
+        tol: float,
+        max_nodes: int,
+        kind: int,
+    ) -> tuple[
+        npt.NDArray[np.uint64],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.uint32],
+        npt.NDArray[np.uint32],
+        npt.NDArray[np.uint32],
+    ]: ...

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from chitta.field.core import FieldCore
     from chitta.organs.knowledge import KnowledgeOrgan
 
-__all__ = ["DEFAULT", "SETTING", "enabled", "triplet_ops"]
+__all__ = ["DEFAULT", "SETTING", "enabled", "facts_ops", "found", "triplet_ops"]
 
 SETTING = "extract_triplets"
 DEFAULT = None  # unset: on when the field embeds (an embedder), off for a log-only field
@@ -82,9 +82,25 @@ def triplet_ops(core: FieldCore, puts: Sequence[ops.PutPayload]) -> list[Op]:
     organ = _organ(core) if enabled(core) else None
     if organ is None:
         return []
+    items = [(found(put.text), put.id, put.created_ms) for put in puts]
+    return facts_ops(organ, core.now_ms(), items)
+
+
+def found(text: str) -> list[Extracted]:
+    """The facts of ``text`` that are kept (names the operations accept; the first ones)."""
+    return [e for e in extract(text) if _fits(e)][:MAX_PER_MEMORY]
+
+
+def facts_ops(
+    organ: KnowledgeOrgan,
+    now: int,
+    items: Sequence[tuple[Sequence[Extracted], int, int]],
+    ended: frozenset[tuple[str, str, str]] = frozenset(),
+) -> list[Op]:
+    """The ops for each (facts, memory id, event time), in order; ``ended``: keys the same
+    group invalidates already (not current for the contradiction rules)."""
     from chitta.organs.knowledge import entity_key, predicate_key
 
-    now = core.now_ms()
     cache: dict[tuple[str, str], _Current] = {}
 
     def current(subject: str, predicate: str) -> _Current:
@@ -93,14 +109,14 @@ def triplet_ops(core: FieldCore, puts: Sequence[ops.PutPayload]) -> list[Op]:
             cache[key] = {
                 entity_key(t.object): (t.subject, t.predicate, t.object, int(v["valid_from_ms"]))
                 for t, v in organ.query(subject, predicate)
+                if (*key, entity_key(t.object)) not in ended
             }
         return cache[key]
 
     out: list[Op] = []
-    for put in puts:
-        found = [e for e in extract(put.text) if _fits(e)][:MAX_PER_MEMORY]
-        for e in found:
-            out.extend(_ops_for(e, put.id, put.created_ms, now, current, entity_key))
+    for facts, mid, at in items:
+        for e in facts:
+            out.extend(_ops_for(e, mid, at, now, current, entity_key))
     return out
 
 
@@ -191,3 +207,51 @@ def _settle(
         return False
     invalidate(e.subject, predicate, e.object, since, f"superseded by {s} {p} {o}")
     return True
+
+
+def update_ops(core: FieldCore, mid: int, text: str, at: int) -> list[Op]:
+    """``update(text=)`` when extraction is on: the current facts only this memory states
+    that the new text does not are invalidated at ``at`` (the update's time), and the new
+    text's other facts added as of ``at`` (a fact both texts state is left as it is; one
+    another memory states too stays). For the update's own group; replay never extracts."""
+    organ = _organ(core) if enabled(core) else None
+    if organ is None:
+        return []
+    from chitta.organs.knowledge import entity_key, predicate_key
+
+    now = core.now_ms()
+    facts = found(text)
+    said = {
+        (entity_key(e.subject), predicate_key(("not_" if e.negated else "") + e.predicate),
+         entity_key(e.object))
+        for e in facts
+    }  # fmt: skip
+    out: list[Op] = []
+    kept: set[tuple[str, str, str]] = set()
+    ended: set[tuple[str, str, str]] = set()
+    for key in sorted(organ.by_source.get(mid, ()), key=lambda k: organ.triplets[k].seq):
+        t = organ.triplets[key]
+        view = t.view(None, None)
+        if view is None:
+            continue
+        if key in said:
+            kept.add(key)
+        elif view["source_memory_ids"] == [mid]:
+            ended.add(key)
+            out.append(
+                ops.InvalidateTriplet(
+                    subject=t.subject,
+                    predicate=t.predicate,
+                    object=t.object,
+                    at_ms=at,
+                    reason=f"memory {mid} updated",
+                    recorded_ms=now,
+                )
+            )
+    fresh = [
+        e
+        for e in facts
+        if (entity_key(e.subject), predicate_key(("not_" if e.negated else "") + e.predicate),
+            entity_key(e.object)) not in kept
+    ]  # fmt: skip
+    return out + facts_ops(organ, now, [(fresh, mid, at)], frozenset(ended))

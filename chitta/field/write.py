@@ -362,6 +362,8 @@ def update(
         group.extend(
             code_ops(core.encoder_organ.encoder, [mid], np.frombuffer(vec, "<f4")[None, :])
         )
+    if new_text is not None:  # the new text's facts replace the old text's (D-051)
+        group.extend(extract_write.update_ops(core, mid, new_text, now))
     core.commit_group(group)
     if new_text is not None:
         vocab.sync_words(core)

@@ -29,7 +29,10 @@ class GraphOrgan:
         self.edges = 0
         # Targets of a Supersedes / Contradicts edge: the only memories recall scoring may suppress.
         self.suppression_targets: set[int] = set()
-        self.version = 0  # bumped by every applied edge (chitta/recall/graph_lane.py)
+        self.version = 0  # bumped by every applied edge
+        # (src, dst, kind) of each applied edge, for the graph lane's index to take as deltas
+        # (chitta/recall/graph_index.py); None: nobody tracks (the index builds anew).
+        self.changed: set[tuple[int, int, str]] | None = None
 
     def apply(self, op: Op) -> None:
         if type(op) is ops.AddAssocEdge:
@@ -44,6 +47,8 @@ class GraphOrgan:
             self._adj[e.dst][back] = self._adj[e.dst].get(back, 0.0) + e.weight
             if e.edge in SUPPRESSING_EDGES:
                 self.suppression_targets.add(e.dst)
+            if self.changed is not None:
+                self.changed.add((e.src, e.dst, e.edge))
 
     def apply_run(self, op_type: OpType, run: list[Op]) -> None:
         for op in run:
@@ -95,6 +100,7 @@ class GraphOrgan:
             if kind in SUPPRESSING_EDGES:
                 self.suppression_targets.add(dst)
         self.edges = len(state["edges"])
+        self.changed = None
         self.version += 1
 
     def stats(self) -> dict[str, Any]:

@@ -108,9 +108,13 @@ class KnowledgeOrgan(OrganBase):
         self.by_predicate: dict[str, set[Key]] = {}
         self.by_object: dict[str, set[Key]] = {}
         self.names: dict[str, str] = {}  # entity key -> the surface form first seen
+        self.by_source: dict[int, set[Key]] = {}  # memory id -> keys it asserted
         self.ignored = 0  # ops naming nothing (empty names, an unknown triplet)
         self._classes: dict[str, str] | None = None  # the latest view's alias classes
-        self.version = 0  # bumped by every applied op (chitta/recall/graph_lane.py rebuilds on it)
+        self.version = 0  # bumped by every applied op
+        # Keys an applied op touched, for the graph lane's index to take as deltas
+        # (chitta/recall/graph_index.py); None: nobody tracks (the index builds anew).
+        self.changed: set[Key] | None = None
 
     # -- applying ops ----------------------------------------------------------------
 
@@ -142,6 +146,10 @@ class KnowledgeOrgan(OrganBase):
                 float(op.confidence),
             )
         )
+        if op.source_memory_id is not None:
+            self.by_source.setdefault(op.source_memory_id, set()).add(key)
+        if self.changed is not None:
+            self.changed.add(key)
         if key[1] == ALIAS_OF:
             self._classes = None
 
@@ -162,6 +170,8 @@ class KnowledgeOrgan(OrganBase):
             self.ignored += 1  # another writer's invalidation of a triplet this log lacks
             return
         t.invalidations.append((op.at_ms, op.recorded_ms, op.reason))
+        if self.changed is not None:
+            self.changed.add(key)
         if key[1] == ALIAS_OF:
             self._classes = None
 
@@ -266,6 +276,9 @@ class KnowledgeOrgan(OrganBase):
                 (int(v), int(r), float(w), None if s is None else int(s), float(c))
                 for v, r, w, s, c in assertions
             ]
+            for a in t.assertions:
+                if a[3] is not None:
+                    self.by_source.setdefault(a[3], set()).add(key)
             t.invalidations = [
                 (int(a), int(r), None if why is None else str(why)) for a, r, why in invalidations
             ]
@@ -275,6 +288,7 @@ class KnowledgeOrgan(OrganBase):
             raise ValueError("knowledge: the sidecar and the state disagree")
         self.ignored = int(state["ignored"])
         self._classes = None
+        self.changed = None
         self.version += 1
 
     def stats(self) -> dict[str, Any]:

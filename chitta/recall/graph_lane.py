@@ -1,7 +1,7 @@
 """The graph lane: personalised PageRank from the entities a query names.
 
-One directed, weighted graph of entities and memories (node ids: entities
-first, then memories), rebuilt when the knowledge or graph organ changes:
+One directed, weighted graph of entities and memories, built once and then
+updated by each fact or association change (chitta/recall/graph_index.py):
 
 - a triplet ``s -p-> o`` of the latest view: ``s -> o`` at its weight and
   ``o -> s`` at ``REVERSE`` x its weight (direction respected, a fact still
@@ -24,27 +24,22 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from chitta import _core
-from chitta.organs.graph import SUPPRESSING_EDGES
-from chitta.organs.knowledge import ALIAS_OF, entity_key, predicate_key
+from chitta.recall.graph_index import ENTITY, MEMORY, REVERSE, GraphStore
 from chitta.recall.query import QUERY_STOPWORDS
 
 if TYPE_CHECKING:
     from chitta.field.core import FieldCore
-    from chitta.organs.graph import GraphOrgan
-    from chitta.organs.knowledge import KnowledgeOrgan
 
 __all__ = ["ALPHA", "MAX_HOPS", "REVERSE", "GraphIndex", "GraphLaneResult", "graph_lane_hook"]
 
 ALPHA = 0.85  # seed 004, Module 6: r = alpha x M x r + (1 - alpha) x personalization
 MAX_HOPS = 2  # entity -> entity -> a memory of that entity: two facts apart (D-053)
-REVERSE = 0.3  # a fact read backwards, like co-retrieval's reverse coupling (seed 000)
 MAX_NODES = 1024  # the BFS stops adding nodes here, nearest first (bounds the cost: D-053)
 TOL = 1e-9  # L1 change at which the power iteration stops
 MAX_NGRAM = 4  # words in an entity name found in a query
@@ -77,102 +72,8 @@ class GraphLaneResult:
     path: Callable[[int], str | None]  # memory id -> "Jeff -uses-> Rust -> memory 7"
 
 
-class GraphIndex:
-    """The lane's graph, built once from the organs' state (see the module docstring)."""
-
-    def __init__(
-        self,
-        knowledge: KnowledgeOrgan | None,
-        graph: GraphOrgan | None,
-        mentions: Iterable[tuple[int, str]] = (),
-    ) -> None:
-        self.entity: dict[str, int] = {}  # entity key (any alias) -> node
-        self.names: list[str] = []  # node -> shown name (entities only)
-        self.memory_node: dict[int, int] = {}
-        self.node_memory: list[int] = []
-        # (u, v) -> (predicate, forward?) of the heaviest fact between two entity nodes
-        self.label: dict[tuple[int, int], tuple[str, bool, float]] = {}
-        self.facts_of: dict[int, list[tuple[int, int, str]]] = {}  # memory node -> its facts
-        src: list[int] = []
-        dst: list[int] = []
-        wts: list[float] = []
-
-        def edge(u: int, v: int, w: float) -> None:
-            src.append(u)
-            dst.append(v)
-            wts.append(w)
-
-        facts: list[tuple[int, int, str, float, list[int]]] = []
-        if knowledge is not None:
-            classes = knowledge.classes()
-            for t, view in knowledge.query():
-                if predicate_key(t.predicate) == ALIAS_OF:
-                    continue
-                s = self._entity(knowledge, classes, entity_key(t.subject))
-                o = self._entity(knowledge, classes, entity_key(t.object))
-                facts.append((s, o, t.predicate, float(view["weight"]), view["source_memory_ids"]))
-            for alias, shown in classes.items():  # every alias finds its class's node
-                if shown in self.entity:
-                    self.entity.setdefault(alias, self.entity[shown])
-        mentioned = [
-            (mid, [self._mention(n) for n in proper_names(text)]) for mid, text in mentions
-        ]
-        self.n_entities = len(self.names)
-        for mid, nodes in mentioned:  # entity co-occurrence: a memory and the names it contains
-            m = self._memory(mid)
-            for e in sorted(set(nodes)):
-                edge(e, m, MENTION)
-                edge(m, e, MENTION)
-        for s, o, pred, w, sources in facts:
-            edge(s, o, w)
-            edge(o, s, REVERSE * w)
-            for pair, fwd in (((s, o), True), ((o, s), False)):
-                if self.label.get(pair, ("", True, -1.0))[2] < w:
-                    self.label[pair] = (pred, fwd, w)
-            for mid in sources:
-                m = self._memory(mid)
-                self.facts_of.setdefault(m, []).append((s, o, pred))
-                for e in (s, o):
-                    edge(e, m, w)
-                    edge(m, e, w)
-        if graph is not None:
-            for a, outs in graph.out_edges():
-                for b, kind, w in outs:
-                    if kind not in SUPPRESSING_EDGES and w > 0:
-                        edge(self._memory(a), self._memory(b), w)
-        n = self.n_entities + len(self.node_memory)
-        self.memory_ids = np.array(self.node_memory, np.uint64)
-        self.native = _core._PprGraph(
-            n,
-            np.array(src, np.uint32),
-            np.array(dst, np.uint32),
-            np.array(wts, np.float64),
-        )
-
-    def _entity(self, kg: KnowledgeOrgan, classes: dict[str, str], key: str) -> int:
-        shown = classes.get(key, key)
-        node = self.entity.get(shown)
-        if node is None:
-            node = self.entity[shown] = len(self.names)
-            self.names.append(kg.names.get(shown, shown))
-        self.entity.setdefault(key, node)
-        return node
-
-    def _mention(self, name: str) -> int:
-        key = entity_key(name)
-        node = self.entity.get(key)
-        if node is None:
-            node = self.entity[key] = len(self.names)
-            self.names.append(name)
-        return node
-
-    def _memory(self, mid: int) -> int:
-        # Memory nodes follow every entity: the facts (all entities) are collected first.
-        node = self.memory_node.get(mid)
-        if node is None:
-            node = self.memory_node[mid] = self.n_entities + len(self.node_memory)
-            self.node_memory.append(mid)
-        return node
+class GraphIndex(GraphStore):
+    """The lane's graph (chitta/recall/graph_index.py) and the lane read from it."""
 
     def seeds(self, text: str) -> list[int]:
         """The entity nodes the query's word n-grams name, in the order found."""
@@ -212,26 +113,21 @@ class GraphIndex:
         chain.reverse()
         out = [self._name(chain[0])]
         for u, v in itertools.pairwise(chain):
-            pred = self.label.get((u, v))
-            if pred is not None:
-                arrow = f"-{pred[0]}->" if pred[1] else f"<-{pred[0]}-"
-            else:
-                arrow = "->"
-            if v >= self.n_entities and u < self.n_entities:  # the fact of v that u is in
-                for s, o, pred_name in self.facts_of.get(v, ()):
-                    if u in (s, o) and s != o:
-                        other = o if u == s else s
-                        arrow = f"-{pred_name}->" if u == s else f"<-{pred_name}-"
-                        out.append(f"{arrow} {self._name(other)}")
-                        break
-                arrow = "->"
+            u_entity, v_entity = self._kind[u] == ENTITY, self._kind[v] == ENTITY
+            label = self.label(u, v) if u_entity and v_entity else None
+            arrow = "->" if label is None else (f"-{label[0]}->" if label[1] else f"<-{label[0]}-")
+            if u_entity and not v_entity:  # the fact of v's memory that u is in
+                fact = self.fact_of(u, int(self._mid[v]))
+                if fact is not None:
+                    pred, fwd, other = fact
+                    out.append(f"{f'-{pred}->' if fwd else f'<-{pred}-'} {self._name(other)}")
             out.append(f"{arrow} {self._name(v)}")
         return " ".join(out)
 
     def _name(self, node: int) -> str:
-        if node < self.n_entities:
+        if self._kind[node] == ENTITY:
             return self.names[node]
-        return f"memory {self.node_memory[node - self.n_entities]}"
+        return f"memory {int(self._mid[node])}"
 
     def lane(
         self,
@@ -244,13 +140,9 @@ class GraphIndex:
         seeds = self.seeds(text)
         if not seeds:
             return None
-        nodes, scores, parents = self.run(seeds, max_hops=max_hops)
-        e = self.n_entities
-        mem = nodes >= e
-        mn, ms = nodes[mem], scores[mem]
-        order = np.lexsort((mn, -ms))  # by score, ties by node (arrival)
-        mids = self.memory_ids[mn[order] - e]
-        best = ms[order]
+        mids, best, hop, nodes, parents = self.native.ppr_ranked(
+            np.array(seeds, np.uint32), ALPHA, max_hops, 100, TOL, MAX_NODES, MEMORY
+        )  # memories by score (ties by id); entities one hop out of the seeds
         if allowed is not None:
             keep = np.isin(mids, allowed)
             mids, best = mids[keep], best[keep]
@@ -260,8 +152,6 @@ class GraphIndex:
                 live.append(i)
                 if len(live) == pool:
                     break
-        seed_arr = np.array(seeds, np.uint32)
-        hop = nodes[(nodes < e) & np.isin(parents, seed_arr) & ~np.isin(nodes, seed_arr)]
 
         def path(mid: int) -> str | None:  # only explain asks: built on demand
             up = {
@@ -274,34 +164,52 @@ class GraphIndex:
             ids=mids[live],
             scores=best[live],
             seeds=tuple(self.names[s] for s in seeds),
-            expansion=" ".join(self.names[int(v)] for v in np.sort(hop)),
+            expansion=" ".join(self.names[v] for v in hop.tolist()),
             path=path,
         )
 
 
+def _with_mentions(core: FieldCore, knowledge: Any) -> GraphIndex:
+    """A whole build with the co-occurrence edges (opt-in; rebuilt when memories change)."""
+    index = GraphIndex.build(knowledge, core.graph)
+    pairs: list[tuple[int, int, float]] = []
+    for mid in core.memories.live_ids():
+        names = [index.mention(n) for n in proper_names(core.memories.text(mid) or "")]
+        m = index.memory(mid)
+        for e in sorted(set(names)):
+            pairs += [(e, m, MENTION), (m, e, MENTION)]
+    index.link(pairs)
+    return index
+
+
 def graph_lane_hook(core: FieldCore) -> Callable[[str, int, Any], GraphLaneResult | None]:
     """For the recall engine: (query text, pool, allowed ids) -> the lane, or None when
-    the query names no entity of the field's graph."""
-    cache: list[Any] = [None, None]
+    the query names no entity of the field's graph. The index is built once (the first
+    recall that runs the lane) and then takes each change as a delta."""
+    cache: list[Any] = [None, None]  # [the mention build's version or None, the index]
 
     def lane(text: str, pool: int, allowed: Any) -> GraphLaneResult | None:
         knowledge = core.registry.by_name.get("knowledge")
-        version: tuple[Any, ...] = (getattr(knowledge, "version", None), core.graph.version)
-        mentions = core.engine.settings.graph_mentions
-        if mentions:
-            version = (*version, len(core.memories), core.memories.forgotten)
-        if cache[0] != version:
-            texts = (
-                ((m, core.memories.text(m) or "") for m in core.memories.live_ids())
-                if mentions
-                else ()
+        index: GraphIndex | None = cache[1]
+        if core.engine.settings.graph_mentions:
+            version = (
+                getattr(knowledge, "version", None),
+                core.graph.version,
+                len(core.memories),
+                core.memories.forgotten,
             )
-            cache[:] = [version, GraphIndex(knowledge, core.graph, texts)]  # type: ignore[arg-type]
-        index: GraphIndex = cache[1]
+            if cache[0] != version:
+                cache[:] = [version, _with_mentions(core, knowledge)]
+        elif index is None or cache[0] is not None or index.stale(knowledge, core.graph):  # type: ignore[arg-type]
+            cache[:] = [None, GraphIndex.build(knowledge, core.graph)]  # type: ignore[arg-type]
+        else:
+            index.update()
+        index = cache[1]
+        assert index is not None
         if not index.n_entities:
             return None
         # co-occurrence puts a name between two memories: one hop more (seed -> m -> name -> m)
-        hops = MAX_HOPS + 1 if mentions else MAX_HOPS
+        hops = MAX_HOPS + 1 if core.engine.settings.graph_mentions else MAX_HOPS
         return index.lane(text, pool, allowed, core.memories.is_live, hops)
 
     return lane

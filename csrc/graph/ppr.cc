@@ -1,6 +1,7 @@
 // csrc/graph/ppr.cc
 #include "graph/ppr.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -9,8 +10,32 @@ namespace chitta::graph {
 Status DirectedGraph::Build(uint32_t n, const uint32_t* src, const uint32_t* dst, const double* w,
                             size_t m, DirectedGraph* out) {
   DirectedGraph g;
-  g.n_ = n;
-  std::vector<uint64_t> count(static_cast<size_t>(n) + 1, 0);
+  g.adj_.resize(n);
+  g.kind_.assign(n, 0);
+  g.key_.resize(n);
+  for (uint32_t u = 0; u < n; ++u) g.key_[u] = u;
+  uint64_t first = 0;
+  Status st = g.AddEdges(src, dst, w, m, &first);
+  if (!st.ok()) return st;
+  *out = std::move(g);
+  return Status::OK();
+}
+
+Status DirectedGraph::AddNodes(const uint8_t* kinds, const uint64_t* keys, size_t k,
+                               uint32_t* first) {
+  if (adj_.size() + k >= kNoParent) {
+    return Status::InvalidArgument("the graph would pass 2**32 - 1 nodes; split the field");
+  }
+  *first = nodes();
+  adj_.resize(adj_.size() + k);
+  kind_.insert(kind_.end(), kinds, kinds + k);
+  key_.insert(key_.end(), keys, keys + k);
+  return Status::OK();
+}
+
+Status DirectedGraph::Check(const uint32_t* src, const uint32_t* dst, const double* w,
+                            size_t m) const {
+  const uint32_t n = nodes();
   for (size_t i = 0; i < m; ++i) {
     if (src[i] >= n || dst[i] >= n) {
       return Status::InvalidArgument("edge " + std::to_string(i) + " names a node >= " +
@@ -20,41 +45,100 @@ Status DirectedGraph::Build(uint32_t n, const uint32_t* src, const uint32_t* dst
       return Status::InvalidArgument("edge " + std::to_string(i) +
                                      " has a weight that is negative or not finite");
     }
-    if (w[i] > 0) ++count[src[i] + 1];
   }
-  for (uint32_t u = 0; u < n; ++u) count[u + 1] += count[u];
-  g.off_ = count;
-  g.dst_.resize(count[n]);
-  g.w_.resize(count[n]);
-  std::vector<uint64_t> pos(count.begin(), count.end() - 1);
+  if (slot_src_.size() + m >= kNoParent) {
+    return Status::InvalidArgument("the graph would pass 2**32 - 1 edges; split the field");
+  }
+  return Status::OK();
+}
+
+Status DirectedGraph::AddEdges(const uint32_t* src, const uint32_t* dst, const double* w,
+                               size_t m, uint64_t* first) {
+  Status st = Check(src, dst, w, m);
+  if (!st.ok()) return st;
+  *first = slot_src_.size();
+  // Append, remembering where each touched list's new part starts; then re-sort only
+  // the lists whose new part is out of order (appending in key order is the common case).
+  std::vector<std::pair<uint32_t, uint32_t>> touched;  // (node, old size)
   for (size_t i = 0; i < m; ++i) {
-    if (w[i] <= 0) continue;
-    const uint64_t at = pos[src[i]]++;
-    g.dst_[at] = dst[i];
-    g.w_[at] = w[i];
+    auto& list = adj_[src[i]];
+    if (touched.empty() || touched.back().first != src[i]) {
+      touched.emplace_back(src[i], static_cast<uint32_t>(list.size()));
+    }
+    const auto slot = static_cast<uint32_t>(slot_src_.size());
+    slot_src_.push_back(src[i]);
+    slot_at_.push_back(static_cast<uint32_t>(list.size()));
+    list.push_back(Edge{w[i], dst[i], slot});
   }
-  *out = std::move(g);
+  std::sort(touched.begin(), touched.end());
+  auto by_key = [this](const Edge& a, const Edge& b) { return Before(a.dst, b.dst); };
+  for (size_t t = 0; t < touched.size(); ++t) {
+    if (t && touched[t].first == touched[t - 1].first) continue;  // the smallest start first
+    auto& list = adj_[touched[t].first];
+    const auto old = static_cast<std::ptrdiff_t>(touched[t].second);
+    const auto mid = list.begin() + old;
+    if (std::is_sorted(old ? mid - 1 : mid, list.end(), by_key)) continue;
+    // Sort the new tail, then merge it in (both stable: equal keys keep arrival order);
+    // only the edges from the first one the merge moves get a new index.
+    std::stable_sort(mid, list.end(), by_key);
+    const auto moved = std::upper_bound(list.begin(), mid, *mid, by_key) - list.begin();
+    std::inplace_merge(list.begin(), mid, list.end(), by_key);
+    for (size_t i = static_cast<size_t>(moved); i < list.size(); ++i) {
+      slot_at_[list[i].slot] = static_cast<uint32_t>(i);
+    }
+  }
+  return Status::OK();
+}
+
+Status DirectedGraph::SetWeights(const uint64_t* slots, const double* w, size_t m) {
+  for (size_t i = 0; i < m; ++i) {
+    if (slots[i] >= slot_src_.size()) {
+      return Status::InvalidArgument("slot " + std::to_string(slots[i]) +
+                                     " is not an edge of the graph; use a slot add_edges gave");
+    }
+    if (!std::isfinite(w[i]) || w[i] < 0) {
+      return Status::InvalidArgument("weight " + std::to_string(i) +
+                                     " is negative or not finite; give a weight >= 0");
+    }
+  }
+  for (size_t i = 0; i < m; ++i) adj_[slot_src_[slots[i]]][slot_at_[slots[i]]].w = w[i];
   return Status::OK();
 }
 
 Status DirectedGraph::EdgesAmong(const uint32_t* ids, size_t n_ids, std::vector<uint32_t>* src,
                                  std::vector<uint32_t>* dst, std::vector<double>* w) const {
-  std::vector<uint8_t> in(n_, 0);
+  std::vector<uint8_t> in(nodes(), 0);
   for (size_t i = 0; i < n_ids; ++i) {
-    if (ids[i] >= n_) return Status::InvalidArgument("node " + std::to_string(ids[i]) + " >= n");
+    if (ids[i] >= nodes()) {
+      return Status::InvalidArgument("node " + std::to_string(ids[i]) + " >= n");
+    }
     in[ids[i]] = 1;
   }
-  for (uint32_t u = 0; u < n_; ++u) {
-    if (!in[u]) continue;
-    for (uint64_t e = off_[u]; e < off_[u + 1]; ++e) {
-      if (!in[dst_[e]]) continue;
+  for (size_t i = 0; i < n_ids; ++i) {
+    const uint32_t u = ids[i];
+    if (in[u] != 1) continue;  // listed twice
+    in[u] = 2;
+    for (const Edge& e : adj_[u]) {
+      if (e.w <= 0 || !in[e.dst]) continue;
       src->push_back(u);
-      dst->push_back(dst_[e]);
-      w->push_back(w_[e]);
+      dst->push_back(e.dst);
+      w->push_back(e.w);
     }
   }
   return Status::OK();
 }
+
+namespace {
+
+// Per-thread scratch, kept between calls so a query allocates nothing once warm.
+struct Scratch {
+  std::vector<uint32_t> local;  // global id -> index in the subgraph (kNoParent: not in it)
+  std::vector<uint64_t> loff, ioff;
+  std::vector<uint32_t> ldst, isrc;
+  std::vector<double> lw, outw, icoef;
+};
+
+}  // namespace
 
 Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const PprParams& params,
            PprResult* out) {
@@ -68,19 +152,15 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
   out->scores.clear();
   out->parents.clear();
   out->iterations = 0;
-  const uint64_t* off = g.offsets();
-  const uint32_t* dst = g.targets();
-  const double* w = g.weights();
   for (size_t i = 0; i < n_seeds; ++i) {
     if (seeds[i] >= g.nodes()) {
       return Status::InvalidArgument("seed " + std::to_string(seeds[i]) +
                                      " is not a node of the graph");
     }
   }
-  // Global id -> index in out->nodes (kNoParent: not in the subgraph). Reused across calls on
-  // this thread and reset before returning, so a query costs what it touches, not the graph.
-  thread_local std::vector<uint32_t> local;
-  if (local.size() < g.nodes()) local.assign(g.nodes(), kNoParent);
+  thread_local Scratch s;
+  if (s.local.size() < g.nodes()) s.local.resize(g.nodes(), kNoParent);
+  std::vector<uint32_t>& local = s.local;
   auto add = [&](uint32_t node, uint32_t parent) {
     if (local[node] != kNoParent) return;
     local[node] = static_cast<uint32_t>(out->nodes.size());
@@ -90,58 +170,59 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
   const size_t cap = params.max_nodes ? params.max_nodes : SIZE_MAX;
   for (size_t i = 0; i < n_seeds && out->nodes.size() < cap; ++i) add(seeds[i], kNoParent);
   const size_t n_seed = out->nodes.size();
-  // Bounded BFS along out-edges.
+  // Bounded BFS along out-edges of weight > 0.
   size_t begin = 0;
   for (int hop = 0; hop < params.max_hops && out->nodes.size() < cap; ++hop) {
     const size_t end = out->nodes.size();
     for (size_t i = begin; i < end && out->nodes.size() < cap; ++i) {
       const uint32_t u = out->nodes[i];
-      for (uint64_t e = off[u]; e < off[u + 1] && out->nodes.size() < cap; ++e) add(dst[e], u);
+      for (const Edge& e : g.out(u)) {
+        if (e.w > 0) add(e.dst, u);
+        if (out->nodes.size() >= cap) break;
+      }
     }
     begin = end;
   }
   // The induced subgraph in local CSR.
   const size_t n = out->nodes.size();
-  std::vector<uint64_t> loff(n + 1, 0);
-  std::vector<uint32_t> ldst;
-  std::vector<double> lw;
-  std::vector<double> outw(n, 0.0);
+  s.loff.assign(n + 1, 0);
+  s.ldst.clear();
+  s.lw.clear();
+  s.outw.assign(n, 0.0);
   for (size_t i = 0; i < n; ++i) {
-    const uint32_t u = out->nodes[i];
-    for (uint64_t e = off[u]; e < off[u + 1]; ++e) {
-      const uint32_t v = local[dst[e]];
-      if (v == kNoParent) continue;
-      ldst.push_back(v);
-      lw.push_back(w[e]);
-      outw[i] += w[e];
+    for (const Edge& e : g.out(out->nodes[i])) {
+      const uint32_t v = local[e.dst];
+      if (v == kNoParent || e.w <= 0) continue;
+      s.ldst.push_back(v);
+      s.lw.push_back(e.w);
+      s.outw[i] += e.w;
     }
-    loff[i + 1] = ldst.size();
+    s.loff[i + 1] = s.ldst.size();
   }
   for (uint32_t node : out->nodes) local[node] = kNoParent;
   if (n_seed == 0) return Status::OK();
   const double p = 1.0 / static_cast<double>(n_seed);
   const double alpha = params.alpha;
-  // Gauss-Seidel over in-edges: the local CSR transposed, coefficients w / W(src).
-  std::vector<uint64_t> ioff(n + 1, 0);
-  for (uint32_t v : ldst) ++ioff[v + 1];
-  for (size_t i = 0; i < n; ++i) ioff[i + 1] += ioff[i];
-  std::vector<uint32_t> isrc(ldst.size());
-  std::vector<double> icoef(ldst.size());
-  {
-    std::vector<uint64_t> pos(ioff.begin(), ioff.end() - 1);
-    for (size_t i = 0; i < n; ++i) {
-      for (uint64_t e = loff[i]; e < loff[i + 1]; ++e) {
-        const uint64_t at = pos[ldst[e]]++;
-        isrc[at] = static_cast<uint32_t>(i);
-        icoef[at] = lw[e] / outw[i];
-      }
+  // Gauss-Seidel over in-edges: the local CSR transposed, coefficients alpha w / W(src).
+  s.ioff.assign(n + 1, 0);
+  for (uint32_t v : s.ldst) ++s.ioff[v + 1];
+  for (size_t i = 0; i < n; ++i) s.ioff[i + 1] += s.ioff[i];
+  s.isrc.resize(s.ldst.size());
+  s.icoef.resize(s.ldst.size());
+  for (size_t i = 0; i < n; ++i) {
+    for (uint64_t e = s.loff[i]; e < s.loff[i + 1]; ++e) {
+      const uint64_t at = s.ioff[s.ldst[e]]++;  // ioff[v] walks to ioff[v + 1]
+      s.isrc[at] = static_cast<uint32_t>(i);
+      s.icoef[at] = alpha * s.lw[e] / s.outw[i];
     }
   }
+  for (size_t i = n; i > 0; --i) s.ioff[i] = s.ioff[i - 1];  // shift back
+  s.ioff[0] = 0;
   std::vector<double> x(n, 0.0);
   for (size_t i = 0; i < n_seed; ++i) x[i] = p;
   double dangling = 0.0;
   for (size_t i = 0; i < n; ++i) {
-    if (outw[i] == 0.0) dangling += x[i];
+    if (s.outw[i] == 0.0) dangling += x[i];
   }
   for (int it = 1; it <= params.max_iter; ++it) {
     double change = 0.0;
@@ -149,10 +230,10 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
     double new_dangling = 0.0;
     for (size_t j = 0; j < n; ++j) {
       double v = j < n_seed ? back0 : 0.0;
-      for (uint64_t e = ioff[j]; e < ioff[j + 1]; ++e) v += alpha * x[isrc[e]] * icoef[e];
+      for (uint64_t e = s.ioff[j]; e < s.ioff[j + 1]; ++e) v += x[s.isrc[e]] * s.icoef[e];
       change += std::fabs(v - x[j]);
       x[j] = v;
-      if (outw[j] == 0.0) new_dangling += v;
+      if (s.outw[j] == 0.0) new_dangling += v;
     }
     dangling = new_dangling;
     out->iterations = it;
@@ -163,6 +244,32 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
   for (double& v : x) v /= total;
   out->scores = std::move(x);
   return Status::OK();
+}
+
+void Ranked(const DirectedGraph& g, const PprResult& r, uint8_t kind,
+            std::vector<uint64_t>* keys, std::vector<double>* scores,
+            std::vector<uint32_t>* hop) {
+  std::vector<std::pair<double, uint64_t>> found;
+  size_t n_seed = 0;
+  while (n_seed < r.nodes.size() && r.parents[n_seed] == kNoParent) ++n_seed;  // seeds first
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    const uint32_t u = r.nodes[i];
+    if (g.kind(u) == kind) {
+      found.emplace_back(-r.scores[i], g.key(u));
+    } else if (r.parents[i] != kNoParent &&
+               std::find(r.nodes.begin(), r.nodes.begin() + static_cast<std::ptrdiff_t>(n_seed),
+                         r.parents[i]) != r.nodes.begin() + static_cast<std::ptrdiff_t>(n_seed)) {
+      hop->push_back(u);
+    }
+  }
+  std::sort(found.begin(), found.end());
+  std::sort(hop->begin(), hop->end());
+  keys->reserve(found.size());
+  scores->reserve(found.size());
+  for (const auto& [neg, key] : found) {
+    keys->push_back(key);
+    scores->push_back(-neg);
+  }
 }
 
 }  // namespace chitta::graph

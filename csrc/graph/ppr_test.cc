@@ -106,6 +106,111 @@ TEST(Ppr, ParentsFollowEdgesAndCapHolds) {
   EXPECT_EQ(r.nodes.size(), 2u);
 }
 
+// A graph assembled by deltas (nodes with shuffled order keys, edges in random batches,
+// weights set again and to 0) equals one built at once from the final live edges: the
+// same BFS order (so the same capped subgraph) and the dense reference's scores.
+TEST(Ppr, DeltasEqualABuildAtOnce) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 30; ++trial) {
+    const uint32_t n = 3 + rng() % 30;
+    std::vector<uint8_t> kinds(n);
+    std::vector<uint64_t> keys(n);
+    for (uint32_t u = 0; u < n; ++u) {
+      kinds[u] = rng() % 2;
+      keys[u] = rng() % 1000;
+    }
+    DirectedGraph live;
+    uint32_t first = 0;
+    ASSERT_TRUE(live.AddNodes(kinds.data(), keys.data(), n, &first).ok());
+    std::vector<uint32_t> s, d;
+    std::vector<double> w;
+    for (int batch = 0; batch < 8; ++batch) {
+      std::vector<uint32_t> bs, bd;
+      std::vector<double> bw;
+      for (size_t i = 0, m = rng() % (n + 1); i < m; ++i) {
+        bs.push_back(rng() % n);
+        bd.push_back(rng() % n);
+        bw.push_back(1 + rng() % 4);
+      }
+      uint64_t slot0 = 0;
+      ASSERT_TRUE(live.AddEdges(bs.data(), bd.data(), bw.data(), bs.size(), &slot0).ok());
+      ASSERT_EQ(slot0, s.size());
+      s.insert(s.end(), bs.begin(), bs.end());
+      d.insert(d.end(), bd.begin(), bd.end());
+      w.insert(w.end(), bw.begin(), bw.end());
+      std::vector<uint64_t> slots;
+      std::vector<double> ws;
+      for (size_t i = 0; i < s.size() / 4; ++i) {
+        slots.push_back(rng() % s.size());
+        ws.push_back((rng() % 3) * 1.5);  // a third become tombstones
+      }
+      ASSERT_TRUE(live.SetWeights(slots.data(), ws.data(), slots.size()).ok());
+      for (size_t i = 0; i < slots.size(); ++i) w[slots[i]] = ws[i];
+    }
+    std::vector<uint32_t> fs, fd;
+    std::vector<double> fw;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (w[i] > 0) {
+        fs.push_back(s[i]);
+        fd.push_back(d[i]);
+        fw.push_back(w[i]);
+      }
+    }
+    DirectedGraph once;
+    uint64_t slot0 = 0;
+    ASSERT_TRUE(once.AddNodes(kinds.data(), keys.data(), n, &first).ok());
+    ASSERT_TRUE(once.AddEdges(fs.data(), fd.data(), fw.data(), fs.size(), &slot0).ok());
+    std::vector<uint32_t> seeds{static_cast<uint32_t>(rng() % n)};
+    PprParams params;
+    params.max_hops = 1 + static_cast<int>(rng() % 3);
+    params.max_iter = 1000;
+    params.tol = 1e-14;
+    PprResult a, b;
+    ASSERT_TRUE(Ppr(live, seeds.data(), 1, params, &a).ok());
+    ASSERT_TRUE(Ppr(once, seeds.data(), 1, params, &b).ok());
+    ASSERT_EQ(a.nodes, b.nodes);
+    auto want = Dense(n, fs, fd, fw, seeds, params.max_hops, params.alpha);
+    for (size_t i = 0; i < a.nodes.size(); ++i) {
+      EXPECT_NEAR(a.scores[i], b.scores[i], 1e-12);
+      EXPECT_NEAR(a.scores[i], want[a.nodes[i]], 1e-10);
+    }
+    params.max_nodes = 1 + rng() % 5;  // the cap keeps the same nodes too
+    ASSERT_TRUE(Ppr(live, seeds.data(), 1, params, &a).ok());
+    ASSERT_TRUE(Ppr(once, seeds.data(), 1, params, &b).ok());
+    EXPECT_EQ(a.nodes, b.nodes);
+  }
+  DirectedGraph g;
+  uint64_t slot = 7;
+  double bad = -1;
+  EXPECT_EQ(g.SetWeights(&slot, &bad, 1).code(), Code::kInvalidArgument);
+}
+
+// Ranked: nodes of the asked kind by score (ties by key); the others whose parent is a seed.
+TEST(Ppr, RankedReadsTheLanesOrder) {
+  // 0 (seed, kind 0) -> 1 (kind 0) -> 3 (kind 1, key 9); 0 -> 2 (kind 1, key 5); 0 -> 4 (kind 1,
+  // key 4): 2 and 4 tie, ordered by key.
+  DirectedGraph g;
+  std::vector<uint8_t> kinds{0, 0, 1, 1, 1};
+  std::vector<uint64_t> keys{0, 1, 5, 9, 4};
+  uint32_t first = 0;
+  ASSERT_TRUE(g.AddNodes(kinds.data(), keys.data(), kinds.size(), &first).ok());
+  std::vector<uint32_t> s{0, 0, 0, 1}, d{1, 2, 4, 3};
+  std::vector<double> w{1, 1, 1, 1};
+  uint64_t slot = 0;
+  ASSERT_TRUE(g.AddEdges(s.data(), d.data(), w.data(), s.size(), &slot).ok());
+  uint32_t seed = 0;
+  PprResult r;
+  ASSERT_TRUE(Ppr(g, &seed, 1, PprParams{}, &r).ok());
+  std::vector<uint64_t> ks;
+  std::vector<double> sc;
+  std::vector<uint32_t> hop;
+  Ranked(g, r, 1, &ks, &sc, &hop);
+  EXPECT_EQ(ks, (std::vector<uint64_t>{4, 5, 9}));
+  EXPECT_DOUBLE_EQ(sc[0], sc[1]);
+  EXPECT_GT(sc[1], sc[2]);
+  EXPECT_EQ(hop, (std::vector<uint32_t>{1}));
+}
+
 TEST(Ppr, RejectsBadInput) {
   std::vector<uint32_t> s{0}, d{5};
   std::vector<double> w{1};

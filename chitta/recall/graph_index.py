@@ -1,5 +1,5 @@
 """The graph lane's index: entities and memories as nodes of a native graph that
-takes each fact or association change as a delta (D-053, D-1xx).
+takes each fact or association change as a delta (D-053, D-060).
 
 Edges (parallel edges add up; chitta/recall/graph_lane.py's docstring):
 

@@ -1,0 +1,31 @@
+"""Variants of the recall engine for locomo_quality.py (issue 17 items 1-3). Research only."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from locomo_quality import settings, variant
+
+from chitta.recall.engine import RecallSettings
+from chitta.recall.scorer import Scorer
+
+
+def scorer(**kw: Any) -> Any:
+    def fn(e: Any) -> Any:
+        c = e._copy(e.settings)
+        c.scorer = Scorer(dataclasses.replace(e.scorer.settings, **kw))
+        return c
+
+    return fn
+
+
+@variant("no-neighbour")
+@settings
+def _no_neighbour(s: RecallSettings) -> RecallSettings:
+    return dataclasses.replace(s, lane_weights={**s.lane_weights, "neighbour": 0.0})
+
+
+variant("staged1")(scorer(staged_multiplier=1.0))
+variant("noact")(scorer(w_activation=0.0))
+variant("staged1-noact")(scorer(staged_multiplier=1.0, w_activation=0.0))

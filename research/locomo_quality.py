@@ -132,6 +132,12 @@ def main(argv: list[str] | None = None) -> int:
                 field.core.engine = VARIANTS[name](base)
                 rows = _ask(field, qs, dia_of, touch=False, route=route)
                 result[name][ci] = [(q["cat"], r) for q, r in zip(qs, rows)]
+                result[name + "@tune"][ci] = [
+                    (q["cat"], r) for q, r in zip(qs, rows) if q["qi"] % 2 == 0
+                ]
+                result[name + "@held"][ci] = [
+                    (q["cat"], r) for q, r in zip(qs, rows) if q["qi"] % 2 == 1
+                ]
             field.core.engine = base
             field.close()
             if args.touch:

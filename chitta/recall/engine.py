@@ -117,8 +117,9 @@ class RecallSettings:
     # "scorer": chitta's scoring (the factors of chitta.recall.scorer); "seed004": seed 004's
     # composite over 3x keyword candidates (chitta.recall.seed_rerank; LoCoMo: D-056).
     reranker: str = "scorer"
-    # True: the dense lane's first candidate, when the keyword lane missed it, ranks no lower
-    # than second before the factors (chitta.recall.lane_floor: a buried paraphrase).
+    # True: the first candidate of the dense and of the expansion lane, when the keyword lane
+    # missed it, ranks no lower than second or third before the factors (chitta.recall.lane_floor:
+    # a buried paraphrase; LoCoMo dev in docs/DECISIONS.md).
     dense_floor: bool = True
 
     def __post_init__(self) -> None:

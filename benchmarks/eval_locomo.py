@@ -176,6 +176,7 @@ def evaluate(
     settings: RecallSettings | None = None,
     turn_view: bool | None = None,
     write_path: str = "remember",
+    touch_ab: bool = False,
 ) -> dict[str, Any]:
     recall = {
         c: defaultdict(lambda: defaultdict(list)) for c in configs
@@ -239,6 +240,27 @@ def evaluate(
                         recall[config][qa["category"]][k].append(found)
                         recall[config][f"{half}{qa['category']}"][k].append(found)
             field.close()
+            if touch_ab:  # the same questions, in order, k=10, each recall reinforcing its hits
+                for config in configs:
+                    touched, dia2 = build_field(
+                        Path(tmp) / f"conv{i}-{config}-touch",
+                        sample,
+                        embedder,
+                        context_turns,
+                        keyword_context_turns,
+                        settings,
+                        turn_view,
+                        write_path,
+                    )
+                    for qi, qa in enumerate(sample["qa"]):
+                        gold, _ = normalise_evidence(qa.get("evidence", []), known)
+                        if not gold:
+                            continue
+                        kwargs = {"k": 10, "lanes": CONFIGS[config], "route": config in ROUTED}
+                        hits = touched.recall(qa["question"], touch=True, **kwargs)
+                        found = len({dia2[h.id] for h in hits} & set(gold)) / len(gold)
+                        recall[config][f"touch{qa['category']}"][10].append(found)
+                    touched.close()
             progress.advance(task)
     return {"recall": recall, "latency": latency, "skipped": skipped, "dropped_ids": dropped_ids}
 
@@ -270,6 +292,9 @@ def summarise(result: dict[str, Any], configs: list[str]) -> list[dict[str, Any]
             )
         )
         rows.append(_row(config, "overall 1-5", _pooled(per_cat, [1, 2, 3, 4, 5])))
+        if "touch1" in per_cat:  # --touch: R@10 only, the same questions with touch=True
+            touched = _pooled(per_cat, ["touch1", "touch2", "touch3", "touch4"])
+            rows.append({**_row(config, "1-4 touch=True", touched), "n": len(touched[10])})
     return rows
 
 
@@ -408,6 +433,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the graph lane links memories to the capitalised names in them (co-occurrence)",
     )
     ap.add_argument("--graph-weight", type=float, default=None, help="the graph lane's RRF weight")
+    ap.add_argument(
+        "--touch",
+        action="store_true",
+        help="also ask every question in order with touch=True (recall(k=10)) on a field of "
+        "its own per config: '1-4 touch=True' beside the touch=False rows (issue 17 item 2)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     console = Console(stderr=args.json)
@@ -499,6 +530,7 @@ def main(argv: list[str] | None = None) -> int:
             settings,
             {"auto": None, "on": True, "off": False}[args.turn_view],
             path,
+            args.touch,
         )
         for c in configs:
             result["recall"][f"{c}/{path}"] = one["recall"][c]

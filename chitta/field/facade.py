@@ -507,7 +507,8 @@ class Field:
         ``budget_bytes`` only the hits whose rendered lines fit are returned
         (whole memories, in rank order, skipping one that does not fit).
         ``explain`` fills each hit's factors. ``lanes`` limits the lanes used
-        (bm25, dense, posting, neighbour). ``touch=False`` records no access.
+        (bm25, dense, posting, neighbour). ``touch=True`` records an access of the top 3 hits
+        (reinforcement, the write gate's promotion); ``touch=False`` records none.
         ``tags``: only memories carrying every one of these tags (inside the lanes too).
         Each hit's ``relevance`` is absolute (the query's cosine with the memory's
         vector; None without one) where ``score`` ranks the hits against each other;

@@ -37,6 +37,10 @@ from chitta.recall.settle import co_recall_pairs
 
 MAX_K = 1000
 CO_RETRIEVED_TOP = 3  # the top hits of a recall are linked by CoRetrieved edges
+# ... and only they are reinforced (access time, write-gate promotion, tier): a recall's lower
+# hits are mostly ones the caller does not use, and touching all k pulled later recalls toward
+# earlier answers (LoCoMo dev R@10 -0.014 at k=10; docs/DECISIONS.md D-061).
+TOUCH_TOP = CO_RETRIEVED_TOP
 MS_PER_DAY = 86_400_000
 
 
@@ -274,6 +278,8 @@ def relevance(core: FieldCore, hits: list[Hit], qvec: Any) -> None:
 
 
 def _touch(core: FieldCore, hits: list[Hit]) -> None:
+    """Reinforce the top ``TOUCH_TOP`` hits of a recall (ACT-R counts the retrieved chunk)."""
+    hits = hits[:TOUCH_TOP]
     now = core.now_ms()
     group: list[ops.Op] = [ops.UpdateState(id=h.id, at_ms=now, touch=True) for h in hits]
     # Access promotes a demoted memory one tier back toward 0 (chitta.policies.tiers).

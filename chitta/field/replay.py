@@ -18,7 +18,7 @@ from typing import Any
 
 from chitta import _core, ops
 from chitta.errors import ChittaError, CorruptionError, InvalidArgument
-from chitta.field import vocab
+from chitta.field import sessions, vocab
 from chitta.field.core import FieldCore
 from chitta.ops import Op, OpType
 from chitta.ops.code_columns import decode_code_run
@@ -70,6 +70,8 @@ def refresh(core: FieldCore) -> int:
         core.remote.pull_quietly()
     with core.lock:
         n = core.replay()
+        if n:  # other writers' memories: session contexts are seeded again (field/sessions.py)
+            sessions.forget_table(core)
     vocab.sync_words(core)  # their words join the expansion table now, not at a recall
     return n
 

@@ -4,8 +4,11 @@ memories written to that session just before it.
 The rule (one, for every write path: ``remember``, ``remember_many``, MCP, the
 daemon, ``import_conversation``): the *session context* of a memory is the texts
 of the memories of its session written before it, as this handle has seen them:
-its own writes to that session, after the field's memories of that session (by
-event time, then id) the first time the handle meets it. Then
+the last ones written to that session (log order, whatever their event dates): seeded
+from the field's memories of that session (by write time, then id) the first time the
+handle meets it and after ``refresh`` brought other writers' ops, then kept with the handle's own writes.
+So a reopened handle, another process or the daemon continuing a session records the
+context one handle writing it all would (tests/unit/field/test_session_reopen.py). Then
 
 - its keyword context is the last ``KEYWORD_CONTEXT_TURNS`` (2) of them, one per
   line, in ``meta["recall_context"]`` (:mod:`chitta.recall.context`: BM25 indexes
@@ -120,8 +123,10 @@ def _earlier(core: FieldCore, session: str) -> deque[str]:
         with core.lock:
             members = core.index.allowed(session=session)
             if members is not None and len(members):
+                # the last ones written (write time, then id), whatever their event dates:
+                # what a handle that wrote them all holds (a backdated note is no exception)
                 mems = [m for m in core.memories.memories(members.tolist()) if m is not None]
-                mems.sort(key=lambda m: (m.created_ms, m.id))
+                mems.sort(key=lambda m: (m.written_ms, m.id))
                 texts.extend(m.text for m in mems[-KEYWORD_CONTEXT_TURNS:])
         table[session] = texts
         if len(table) > MAX_SESSIONS:
@@ -129,6 +134,14 @@ def _earlier(core: FieldCore, session: str) -> deque[str]:
     else:
         table.move_to_end(session)
     return texts
+
+
+def forget_table(core: FieldCore) -> None:
+    """Drop the handle's session table: other writers' memories arrived (``refresh``), so each
+    session is seeded from the field again when next written."""
+    table: OrderedDict[str, deque[str]] | None = getattr(core, "session_texts", None)
+    if table:
+        table.clear()
 
 
 def with_contexts(core: FieldCore, puts: list[ops.PutPayload]) -> list[ops.PutPayload]:

@@ -40,6 +40,7 @@ from chitta.recall.convex import check_alpha, convex_from_ranks
 from chitta.recall.expand import check_expansion
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Factor, Hit
+from chitta.recall.lane_floor import dense_floor
 from chitta.recall.native_tail import rank_native, supports_native
 from chitta.recall.query import keyword_query
 from chitta.recall.scorer import CandidateBatch, Scorer, access_columns
@@ -116,6 +117,10 @@ class RecallSettings:
     # "scorer": chitta's scoring (the factors of chitta.recall.scorer); "seed004": seed 004's
     # composite over 3x keyword candidates (chitta.recall.seed_rerank; LoCoMo: D-056).
     reranker: str = "scorer"
+    # True: the first candidate of the dense and of the expansion lane, when the keyword lane
+    # missed it, ranks no lower than second or third before the factors (chitta.recall.lane_floor:
+    # a buried paraphrase; LoCoMo dev in docs/DECISIONS.md).
+    dense_floor: bool = True
 
     def __post_init__(self) -> None:
         check_alpha(self.fusion_alpha)  # InvalidArgument unless None or a number in [0, 1]
@@ -129,6 +134,8 @@ class RecallSettings:
             raise InvalidArgument(f"graph_expansion_weight must be a number in [0, 100], got {g!r}")
         if not isinstance(self.graph_mentions, bool):
             raise InvalidArgument("graph_mentions must be a bool")
+        if not isinstance(self.dense_floor, bool):
+            raise InvalidArgument("dense_floor must be a bool")
         if not isinstance(self.dense_query_without_speaker, bool):
             raise InvalidArgument("dense_query_without_speaker must be a bool")
         if self.reranker not in ("scorer", "seed004"):
@@ -502,6 +509,9 @@ class RecallEngine:
             fused = convex_from_ranks(
                 ranks, names, self.index.cosine_array(vector, ids.tolist()), convex
             )
+        if self.settings.dense_floor:  # a paraphrase keyword matches cannot bury
+            floored = dense_floor(fused, ranks, names)
+            fused = fused if floored is None else floored
         best = float(
             fused.max()
         )  # before the speaker prior: a favoured speaker's candidates may pass 1

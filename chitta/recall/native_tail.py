@@ -37,6 +37,7 @@ from chitta import _core
 from chitta.recall.convex import convex_from_ranks
 from chitta.recall.factors import suppression
 from chitta.recall.hit import Hit
+from chitta.recall.lane_floor import dense_floor
 from chitta.recall.native_convex import convex_native
 from chitta.recall.native_dot import sdot_address
 from chitta.recall.timeq import dated_mask
@@ -143,6 +144,10 @@ def rank_native(
                 cands.ranks, names, cands.cosine if native_cos else cosine, convex, cands.keep
             )
         best = float(fused.max())
+    if settings.dense_floor:  # a paraphrase keyword matches cannot bury (never above the best)
+        rows = cands.ranks if cands.keep is None else cands.ranks[cands.keep]
+        floored = dense_floor(cands.kept_fused if fused is None else fused, rows, names)
+        fused = fused if floored is None else floored
     if text and settings.speaker_prior > 0:
         said = engine.index.speaker_ids(text)
         if said is not None:

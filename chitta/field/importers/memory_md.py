@@ -4,7 +4,8 @@ Import: every entry a person wrote (a bullet ``- ...`` / ``* ...`` / ``1. ...``
 with its indented continuation lines, or a paragraph) becomes one memory with
 ``source_tool="memory-md"`` and ``meta = {"source": "MEMORY.md", "provenance":
 "human", "file": <absolute path>, "heading": <nearest heading or None>,
-"content_hash": <sha256 of the whitespace-normalised text>}``. Import is
+"content_hash": <sha256 of the whitespace-normalised text>}``, and the session of its
+file and heading (``session_of``: session-aware encoding, as every write path). Import is
 idempotent by that hash: an entry whose hash a live MEMORY.md memory already
 carries adds nothing. An edited line has a new hash and becomes a new memory
 (the old one stays until forgotten); a memory forgotten in the field while its
@@ -150,6 +151,14 @@ def parse(text: str) -> list[Entry]:
     return entries
 
 
+def session_of(file: str, heading: str | None) -> str:
+    """The session of a file's entries under one heading: its entries are encoded with the ones
+    before them, as every session write is (chitta/field/sessions.py). Named by a hash of the
+    file's path and the heading (a path may be longer than a session name may be)."""
+    digest = hashlib.sha256(f"{file}\0{heading or ''}".encode()).hexdigest()[:16]
+    return f"memory-md:{digest}"
+
+
 def _memory_items(entries: list[Entry], file: str) -> list[dict[str, Any]]:
     items = []
     for e in entries:
@@ -171,7 +180,13 @@ def _memory_items(entries: list[Entry], file: str) -> list[dict[str, Any]]:
             if e.topic.type:
                 tags.append(f"memory-md:{e.topic.type}")
         items.append(
-            {"text": e.memory_text, "source_tool": SOURCE_TOOL, "tags": tags, "meta": meta}
+            {
+                "text": e.memory_text,
+                "source_tool": SOURCE_TOOL,
+                "tags": tags,
+                "meta": meta,
+                "session": session_of(file, e.heading),
+            }
         )
     return items
 

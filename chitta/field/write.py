@@ -266,12 +266,15 @@ def _remember_plain(core: FieldCore, plain: list[ops.PutPayload]) -> list[int]:
 def _commit_puts(core: FieldCore, puts: list[ops.PutPayload], marks: list[Op]) -> list[int]:
     """The puts with their vectors (and codes, inline or deferred), marks and triplets,
     committed as one atomic group."""
-    # A large group's sparse codes come from the handle's background coder
-    # (chitta/field/deferred_codes.py): they cost fifty times the rest of the write.
+    # A large group of caller vectors gets its sparse codes from the handle's background
+    # coder (chitta/field/deferred_codes.py): they cost fifty times the rest of such a
+    # write. Vectors the field's embedder makes keep their codes inline: the model costs
+    # more than the codes there.
     defer = (
         core.code_backlog is not None
         and len(puts) >= deferred_codes.CODE_INLINE_MAX
-        and (core.encoding.enabled or any(p.embedding is not None for p in puts))
+        and not core.encoding.enabled
+        and any(p.embedding is not None for p in puts)
     )
     group = putops.with_vectors(core, puts, codes=not defer)
     core.commit_group([*group, *marks, *extract_write.triplet_ops(core, puts)])

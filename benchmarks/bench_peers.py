@@ -14,7 +14,7 @@ Durability as each store ships it for a local app: chitta ``durability="flush"``
 and LanceDB defaults.
 
 Run: ``python benchmarks/bench_peers.py`` (10K; ``CHITTA_BENCH_PEERS_LARGE=1`` adds
-100K; ``CHITTA_BENCH_ROUNDS`` default 3; ``CHITTA_BENCH_PEERS_STORES=chitta,sqlite``
+100K; ``CHITTA_BENCH_ROUNDS`` default 3, ``CHITTA_BENCH_ROUNDS_LARGE`` for 100K; ``CHITTA_BENCH_PEERS_STORES=chitta,sqlite``
 to pick). Smoke (CI): ``pytest benchmarks/bench_peers.py`` (1K, one round, the stores
 installed; the `bench` extra has them).
 """
@@ -72,7 +72,10 @@ def ingest_chitta(root: Path, texts: list[str], vecs: np.ndarray) -> dict[str, f
     t0 = time.perf_counter()
     for lo in range(0, len(texts), BATCH):
         f.remember_many(
-            [{"text": t, "embedding": v} for t, v in zip(texts[lo : lo + BATCH], vecs[lo : lo + BATCH])]
+            [
+                {"text": t, "embedding": v}
+                for t, v in zip(texts[lo : lo + BATCH], vecs[lo : lo + BATCH])
+            ]
         )
     ingest = time.perf_counter() - t0
     peak = _peak_mb()
@@ -90,7 +93,9 @@ def ingest_chroma(root: Path, texts: list[str], vecs: np.ndarray) -> dict[str, f
     client = chromadb.PersistentClient(
         path=str(root / "chroma"), settings=Settings(anonymized_telemetry=False)
     )
-    col = client.create_collection("memories", embedding_function=None, metadata={"hnsw:space": "cosine"})
+    col = client.create_collection(
+        "memories", embedding_function=None, metadata={"hnsw:space": "cosine"}
+    )
     t0 = time.perf_counter()
     for lo in range(0, len(texts), BATCH):
         hi = lo + BATCH
@@ -264,9 +269,11 @@ def main() -> None:
         print(f"not installed (pip install '.[bench]'): {', '.join(missing)}", file=sys.stderr)
     load = os.getloadavg()
     print(f"load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}, {os.cpu_count()} cpus", file=sys.stderr)
-    results = measure(sizes, rounds, stores)
-    print(report(results))
-    print(json.dumps(results))
+    large_rounds = int(os.environ.get("CHITTA_BENCH_ROUNDS_LARGE", str(rounds)))
+    for n in sizes:  # each size's table as soon as it is measured
+        results = measure([n], rounds if n <= 10_000 else large_rounds, stores)
+        print(report(results), flush=True)
+        print(json.dumps(results), flush=True)
 
 
 def test_peers_smoke() -> None:

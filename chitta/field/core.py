@@ -422,8 +422,8 @@ class FieldCore:
                         for op in run:
                             self.route(op)
                     else:
-                        for organ in organs:
-                            organ.apply_run(OpType(code), run)
+                        for each in organs:
+                            each.apply_run(OpType(code), run)
                         self.applied += len(run)
             i = j
 

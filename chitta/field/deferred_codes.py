@@ -221,13 +221,12 @@ def _wait(core: FieldCore, backlog: CodeBacklog, deadline: float | None) -> bool
     while len(backlog):
         with backlog.lock:
             idle = backlog.thread is None
-        if idle:  # the thread stopped (an error, or a fork): code on this one
-            if not step(core):
-                if backlog.error is not None:
-                    raise type(backlog.error)(
-                        f"{backlog.error} ({len(backlog)} memories still wait for sparse "
-                        "codes; they are coded again at the next open)"
-                    )
+        # the thread stopped (an error, or a fork): code on this one
+        if idle and not step(core) and backlog.error is not None:
+            raise type(backlog.error)(
+                f"{backlog.error} ({len(backlog)} memories still wait for sparse "
+                "codes; they are coded again at the next open)"
+            )
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
             return False

@@ -84,7 +84,8 @@ def _vectors(vecs: list[object], dim: int | None) -> list[bytes | None]:
     if not same:  # lists, mixed types or shapes: one at a time, as the general path does
         return [v.embedding(x, dim) for x in vecs]
     v.embedding(first, dim)  # shape and dimension rules, with their messages
-    mat = np.stack([vecs[i] for i in given]).astype("<f4")  # type: ignore[misc]
+    arrays: list[np.ndarray] = [vecs[i] for i in given]  # type: ignore[misc]
+    mat = np.stack(arrays).astype("<f4")
     finite = np.isfinite(mat).all(axis=1)
     if not finite.all():
         v.embedding(vecs[given[int(np.argmin(finite))]], dim)  # raises, naming the fault

@@ -108,9 +108,7 @@ def vector_dim(core: FieldCore) -> int | None:
     return dim
 
 
-def with_vectors(
-    core: FieldCore, puts: list[ops.PutPayload], *, codes: bool = True
-) -> list[Op]:
+def with_vectors(core: FieldCore, puts: list[ops.PutPayload], *, codes: bool = True) -> list[Op]:
     """The puts, plus embeddings for those without one (when the field embeds),
     plus setup ops and (``codes``) sparse codes: the group to commit. Without
     ``codes`` the caller queues the ids with vectors (chitta/field/deferred_codes.py)."""

@@ -218,13 +218,13 @@ def remember_many(core: FieldCore, items: Iterable[str | Mapping[str, Any]]) -> 
     core.check_writable()
     if isinstance(items, (str, bytes)):
         raise InvalidArgument("remember_many takes a list of texts or dicts, not a single str")
-    items = ingest.as_list(items)
-    plain = ingest.plain_puts(core, items)  # texts and {text, embedding}: checked as one batch
+    listed = ingest.as_list(items)
+    plain = ingest.plain_puts(core, listed)  # texts and {text, embedding}: checked as one batch
     if plain is not None:
         return _remember_plain(core, plain)
     puts: list[ops.PutPayload] = []
     given: list[tuple[object, bool]] = []  # each item's provenance and whether it named a kind
-    for item in items:
+    for item in listed:
         if isinstance(item, str):
             op = putops.put_op(core, 0, item)
             given.append((None, False))

@@ -177,7 +177,7 @@ def test_first_batch_dimension_is_checked_per_field(tmp_path):
 def test_setup_op_is_the_default_encoders():
     """The setup op built without atoms names the shape SparseEncoder's defaults give."""
     enc = field_encoding.FieldEncoding(None, recorded=None, reembed=False)
-    (cfg, init) = enc.setup_ops(None, None, DIM, 5, from_embedder=False)
+    (_cfg, init) = enc.setup_ops(None, None, DIM, 5, from_embedder=False)
     assert init == SparseEncoder(DIM).init_op(at_ms=5)
 
 

@@ -190,3 +190,23 @@ def test_code_ops_match_encoder_encode():
     keep = [i for i in range(50) if i != 3]
     codes = enc.encode(vecs[keep])
     assert got == [codes.op(j, ids[i]) for j, i in enumerate(keep)]
+
+
+@pytest.mark.parametrize(("seed", "n", "dim"), [(0, 16384, 384), (5, 300, 70), (2**63, 64, 1)])
+def test_initial_atoms_equal_the_unpacked_formula(seed, n, dim):
+    """The table-driven version-0 atoms equal the documented bit-unpacking formula."""
+    import math
+
+    from chitta.encode.sparse_codes import _MASK64, _splitmix64, initial_atoms
+
+    words = -(-dim // 64)
+    with np.errstate(over="ignore"):
+        base = _splitmix64(np.array([(seed + 0x9E3779B97F4A7C15) & _MASK64], np.uint64))[0]
+        counter = np.arange(1, n * words + 1, dtype=np.uint64)
+        z = _splitmix64((counter + base) * np.uint64(0x9E3779B97F4A7C15))
+    bits = np.unpackbits(z.view(np.uint8).reshape(n, words * 8), axis=1, bitorder="little")
+    scale = np.float32(1.0 / math.sqrt(dim))
+    want = np.where(bits[:, :dim] != 0, scale, -scale).astype(np.float32)
+    got = initial_atoms(seed, n, dim)
+    assert got.flags.c_contiguous and got.dtype == np.float32
+    assert np.array_equal(got, want)

@@ -30,9 +30,12 @@ import numpy.typing as npt
 
 from chitta import ops
 from chitta.encode.sparse import SparseEncoder
+from chitta.encode.sparse_encode import unit_inputs, winners
 from chitta.errors import EmbedderMismatch, InvalidArgument
 
 AUTO = "auto"
+# SparseEncoder's defaults (tests/unit/field/test_ingest_batch.py checks they agree)
+_N_FEATURES, _ACTIVE, _SEED = 16384, 64, 0
 
 
 def resolve_embedder(spec: Any, recorded: dict[str, Any] | None) -> Any:
@@ -130,8 +133,17 @@ class FieldEncoding:
                     "dim": dim,
                 }
             out.append(ops.ConfigureField(key="embedder", value=value, at_ms=now_ms))
-        if encoder is None:
-            out.append(SparseEncoder(dim).init_op(at_ms=now_ms))
+        if encoder is None:  # the default shape, without building its 24 MiB of atoms
+            out.append(
+                ops.UpdateSparseEncoder(
+                    version=0,
+                    dim=dim,
+                    n_features=_N_FEATURES,
+                    seed=_SEED,
+                    active=_ACTIVE,
+                    at_ms=now_ms,
+                )
+            )
         return out
 
 
@@ -144,5 +156,19 @@ def code_ops(
     keep = [i for i in range(len(ids)) if np.any(vectors[i])]
     if not keep:
         return []
-    codes = encoder.encode(vectors[keep])
-    return [codes.op(j, ids[i]) for j, i in enumerate(keep)]
+    # winners only: a code op carries no surprise (SparseEncoder.encode computes it too)
+    x = unit_inputs(vectors[keep], encoder.dim, allow_empty=True)
+    feats, acts = winners(x, encoder.atoms, encoder.thresholds, encoder.active)
+    feats32 = feats.astype(np.uint32)
+    blob = np.ascontiguousarray(acts, "<f4").tobytes()
+    width = 4 * encoder.active
+    version = encoder.version
+    return [
+        ops.UpdateSparseCode(
+            id=int(ids[i]),
+            features=tuple(row),
+            activations=blob[j * width : (j + 1) * width],
+            encoder_version=version,
+        )
+        for j, (i, row) in enumerate(zip(keep, feats32.tolist()))
+    ]

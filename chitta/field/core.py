@@ -55,6 +55,8 @@ from chitta.organs.settings import SettingsOrgan
 from chitta.recall.engine import RecallEngine, RecallSettings
 
 _BATCH = int(OpType.Batch)
+_PUT = int(OpType.PutPayload)
+PUT_COLUMNS_AT = 128  # a Batch's run of at least this many puts is applied as columns (D-032)
 # remember()'s plain path queues its puts natively (_core.PutQueue); at this
 # many the queue calls FieldCore.apply_pending itself, so a handle that only
 # writes stays bounded.
@@ -195,6 +197,7 @@ class FieldCore:
         self.pending_puts.set_drain(drainer(self), PENDING_LIMIT)
         self.fast_put: Callable[[str], int | None] | None = None  # set once open and writable
         self.backlog: Any = None  # deferred.Backlog when texts get vectors in the background
+        self.code_backlog: Any = None  # deferred_codes.CodeBacklog of a writable handle
         self.encoding: FieldEncoding  # set by the facade once the organs are loaded
         self.embedded_writes = 0
         self.since_learning = 0  # embedded writes since this handle's last learning step
@@ -381,8 +384,9 @@ class FieldCore:
         finally:
             self._captures.ops = None
 
-    def commit(self, op: Op) -> int:
-        """Append ``op`` (a Batch lands whole) and apply it; returns its seqno."""
+    def commit(self, op: Op, inner: Sequence[Op] | None = None) -> int:
+        """Append ``op`` (a Batch lands whole) and apply it; returns its seqno.
+        ``inner``: a Batch's ops as built (applied as they are, not decoded again)."""
         captured = getattr(self._captures, "ops", None)
         if captured is not None:
             captured.append(op)
@@ -404,11 +408,42 @@ class FieldCore:
             if self.pending_puts:
                 self.apply_pending()
             if code == _BATCH:
-                for inner in op.unpack():  # type: ignore[attr-defined]
-                    self.route(inner)
+                self.route_runs(op.unpack() if inner is None else inner)  # type: ignore[attr-defined]
             else:
                 self.route(op)
         return seqno
+
+    def route_runs(self, group: Sequence[Op]) -> None:
+        """A Batch's ops, in order, as runs of one op type (what replay does with the same
+        record): a long run of puts becomes one PutColumns for the column organs."""
+        i, n = 0, len(group)
+        while i < n:
+            t = type(group[i])
+            j = i + 1
+            while j < n and type(group[j]) is t:
+                j += 1
+            if j - i == 1:
+                self.route(group[i])
+            else:
+                run = list(group[i:j])
+                code = int(run[0].op_type)
+                if code == _PUT and j - i >= PUT_COLUMNS_AT:
+                    cols = PutColumns.from_puts(run)  # type: ignore[arg-type]
+                    for organ in self.column_organs:
+                        organ.apply_columns(cols)
+                    for op_organ in self.op_organs:
+                        op_organ.apply_run(OpType.PutPayload, run)
+                    self.applied += len(run)
+                else:
+                    organs = self.routes.get(code)
+                    if organs is None:
+                        for op in run:
+                            self.route(op)
+                    else:
+                        for each in organs:
+                            each.apply_run(OpType(code), run)
+                        self.applied += len(run)
+            i = j
 
     def commit_put(self, op: ops.PutPayload, payload: bytes) -> None:
         """The pipeline's direct path for one plain put (no vector, no codes): append
@@ -429,8 +464,10 @@ class FieldCore:
 
     def commit_group(self, group: Sequence[Op]) -> None:
         """Commit ``group``: one op as itself, several as one atomic Batch."""
-        if group:
-            self.commit(group[0] if len(group) == 1 else ops.Batch.of(*group))
+        if len(group) == 1:
+            self.commit(group[0])
+        elif group:
+            self.commit(ops.Batch.of(*group), group)
 
     def new_id(self) -> int:
         new_id: int = self.pending_puts.new_id()  # ChittaError once all 2**32 are used

@@ -219,9 +219,11 @@ def _after(core: FieldCore, n: int) -> None:
 def wait(core: FieldCore, timeout: float | None) -> bool:
     """``Field.wait_embedded``: True once this handle's backlog is empty, False at the
     timeout; raises the embedder's error when it cannot run."""
+    from chitta.field import deferred_codes
+
     backlog: Backlog | None = getattr(core, "backlog", None)
-    if backlog is None:
-        return True
+    if backlog is None:  # the sparse codes of large groups too (chitta/field/deferred_codes.py)
+        return deferred_codes.wait(core, timeout)
     from chitta.field import embed_worker
 
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -240,7 +242,8 @@ def wait(core: FieldCore, timeout: float | None) -> bool:
             return False
         with backlog.done:
             backlog.done.wait(0.05 if left is None else min(left, 0.05))
-    return True
+    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+    return deferred_codes.wait(core, left)
 
 
 def finish(core: FieldCore) -> None:

@@ -28,6 +28,7 @@ from chitta.encode.field_encoding import FieldEncoding
 from chitta.errors import InvalidArgument, NotAFieldError
 from chitta.field import (
     deferred,
+    deferred_codes,
     extract_write,
     lifecycle,
     link,
@@ -191,6 +192,8 @@ class Field:
             except BaseException:
                 self.close()
                 raise
+        if not read_only:  # codes a crash left undone, and big groups' codes, in the background
+            deferred_codes.attach(core)
         if not read_only and not core.encoding.enabled:
             core.fast_put = core.pending_puts.put
             if type(self).remember is Field.remember and not extract_write.enabled(core):
@@ -218,6 +221,7 @@ class Field:
             return
         self.__dict__.pop("remember", None)
         deferred.finish(core)  # the backlog's vectors first (chitta/field/deferred.py)
+        deferred_codes.finish(core)  # a running coding step commits; the rest: next open
         core.close()
         if core.remote is not None:  # ship what is left (bounded), then stop its threads
             core.remote.close()

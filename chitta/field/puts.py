@@ -108,9 +108,10 @@ def vector_dim(core: FieldCore) -> int | None:
     return dim
 
 
-def with_vectors(core: FieldCore, puts: list[ops.PutPayload]) -> list[Op]:
+def with_vectors(core: FieldCore, puts: list[ops.PutPayload], *, codes: bool = True) -> list[Op]:
     """The puts, plus embeddings for those without one (when the field embeds),
-    plus setup ops and sparse codes: the group to commit."""
+    plus setup ops and (``codes``) sparse codes: the group to commit. Without
+    ``codes`` the caller queues the ids with vectors (chitta/field/deferred_codes.py)."""
     need = [i for i, p in enumerate(puts) if p.embedding is None]
     from_embedder = False
     if need and core.encoding.enabled:
@@ -140,6 +141,8 @@ def with_vectors(core: FieldCore, puts: list[ops.PutPayload]) -> list[Op]:
     )
     group.extend(setup)
     group.extend(puts)
+    if not codes:
+        return group
     encoder = core.encoder_organ.encoder
     if encoder is None:  # created by the setup op in this very group
         from chitta.encode.sparse import SparseEncoder

@@ -24,8 +24,10 @@ from chitta.errors import ChittaIOError, ClosedError, InvalidArgument
 from chitta.field import (
     dedup_write,
     deferred,
+    deferred_codes,
     embed_worker,
     extract_write,
+    ingest,
     maintain,
     sessions,
     vocab,
@@ -216,9 +218,13 @@ def remember_many(core: FieldCore, items: Iterable[str | Mapping[str, Any]]) -> 
     core.check_writable()
     if isinstance(items, (str, bytes)):
         raise InvalidArgument("remember_many takes a list of texts or dicts, not a single str")
+    listed = ingest.as_list(items)
+    plain = ingest.plain_puts(core, listed)  # texts and {text, embedding}: checked as one batch
+    if plain is not None:
+        return _remember_plain(core, plain)
     puts: list[ops.PutPayload] = []
     given: list[tuple[object, bool]] = []  # each item's provenance and whether it named a kind
-    for item in items:
+    for item in listed:
         if isinstance(item, str):
             op = putops.put_op(core, 0, item)
             given.append((None, False))
@@ -245,12 +251,42 @@ def remember_many(core: FieldCore, items: Iterable[str | Mapping[str, Any]]) -> 
     for i, (p, (named, explicit)) in enumerate(zip(list(puts), given)):
         (puts[i],), ev = prov.for_puts(core, [p], named, [explicit])
         marks.extend(ev)
-    group = putops.with_vectors(core, puts)
+    return _commit_puts(core, puts, marks)
+
+
+def _remember_plain(core: FieldCore, plain: list[ops.PutPayload]) -> list[int]:
+    """remember_many of plain rows: no session, provenance or tags to resolve."""
+    if not plain:
+        return []
+    new_id = core.new_id
+    puts = [msgspec.structs.replace(p, id=new_id()) for p in plain]
+    return _commit_puts(core, puts, [])
+
+
+def _commit_puts(core: FieldCore, puts: list[ops.PutPayload], marks: list[Op]) -> list[int]:
+    """The puts with their vectors (and codes, inline or deferred), marks and triplets,
+    committed as one atomic group."""
+    # A large group of caller vectors gets its sparse codes from the handle's background
+    # coder (chitta/field/deferred_codes.py): they cost fifty times the rest of such a
+    # write. Vectors the field's embedder makes keep their codes inline: the model costs
+    # more than the codes there.
+    defer = (
+        core.code_backlog is not None
+        and len(puts) >= deferred_codes.CODE_INLINE_MAX
+        and not core.encoding.enabled
+        and any(p.embedding is not None for p in puts)
+    )
+    group = putops.with_vectors(core, puts, codes=not defer)
     core.commit_group([*group, *marks, *extract_write.triplet_ops(core, puts)])
     vocab.sync_words(core)
-    maintain.after_embedded_writes(
-        core, sum(1 for op in group if isinstance(op, ops.UpdateSparseCode))
-    )
+    if defer:
+        deferred_codes.queue(
+            core, [p.id for p in group if type(p) is ops.PutPayload and p.embedding is not None]
+        )
+    else:
+        maintain.after_embedded_writes(
+            core, sum(1 for op in group if isinstance(op, ops.UpdateSparseCode))
+        )
     return [p.id for p in puts]
 
 

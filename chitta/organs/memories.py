@@ -303,6 +303,19 @@ class MemoriesOrgan:
 
     apply_put = _put  # the Field's remember() path: one PutPayload, no dispatch
 
+    def vectors_of(self, ids: Sequence[int]) -> tuple[list[int], npt.NDArray[np.float32]]:
+        """(the ``ids`` live with a matrix vector, in order; those vectors as put, a copy)."""
+        s = self._s
+        if not ids or s.dim is None:
+            return [], np.zeros((0, s.dim or 0), np.float32)
+        arr = np.array(ids, np.uint64)
+        rows = np.asarray(s.map.rows(arr), np.int64)
+        have = rows >= 0
+        safe = np.where(have, rows, 0)
+        ok = have & ~s.c["dead"][safe] & (s.c["vec"][safe] != -1)
+        rows = rows[ok]
+        return arr[ok].tolist(), s.gather_vectors(rows)
+
     def _live_row(self, mid: int) -> int:
         """The row of a live memory, else -1 (and the op counts as ignored)."""
         row = int(self._s.map.row(mid))

@@ -374,6 +374,13 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         n = cols.n
         return cols.ids[np.flatnonzero(cols.live[:n] & (cols.vrow[:n] < 0))]
 
+    def ids_without_code(self) -> U64:
+        """Live ids with a dense vector and no sparse code, in arrival order
+        (chitta/field/deferred_codes.py: what a crash left uncoded)."""
+        cols = self._cols
+        n = cols.n
+        return cols.ids[np.flatnonzero(cols.live[:n] & (cols.vrow[:n] >= 0) & (cols.cver[:n] < 0))]
+
     def coded_ids(self) -> list[int]:
         return self._code_version.keys()
 

@@ -13,6 +13,7 @@ import pytest
 from code_repo import commit, git, make_repo, write
 
 import chitta
+from chitta import ops
 from chitta.errors import InvalidArgument, NotFound
 from chitta.policies.code_index import index_code
 from chitta.policies.code_trust import INVALIDATED_MULTIPLIER, STALE_MULTIPLIER
@@ -189,9 +190,8 @@ def test_cross_harness_conflicts_against_brute_force(tmp_path: Path) -> None:
             tool = "codex-cli" if i % 2 else "claude"
             mid = f.remember(f"claim {i}", embedding=[float(x) for x in v], source_tool=tool)
             mems.append((mid, v / np.linalg.norm(v), "codex" if i % 2 else "claude-code"))
-        f.recall(
-            vector=[float(x) for x in mems[0][1]], k=100
-        )  # all recalled: out of the write gate
+        now = f._core.now_ms()  # each accessed once: out of the write gate (what a recall logs)
+        f._core.commit_group([ops.UpdateState(id=m, at_ms=now, touch=True) for m, _v, _h in mems])
         assert not any(f._core.index.is_staged(m) for m, _v, _h in mems)
         staged = f.remember("claim late", embedding=_vec(1.0), source_tool="codex")
         out = f.call("cross_harness_conflicts", min_similarity=0.3, neighbours=30, limit=1000)

@@ -221,7 +221,7 @@ def _recall(
         # learned factors (or the caller's mood): 3x candidates, reranked
         learning = mood is not None or learned_rerank.active(core)
         now = core.now_ms()
-        want = min(MAX_K, learned_rerank.POOL_FACTOR * k) if learning else k
+        want = min(MAX_K, learned_rerank.pool(k)) if learning else k
         if seed004:
             want = min(MAX_K, seed_rerank.POOL_FACTOR * k)
         for _ in range(3):  # memories past their expires_at never come back, curated or not

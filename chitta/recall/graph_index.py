@@ -22,7 +22,7 @@ entity nodes: then the index is built again.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,8 @@ from chitta.organs.graph import SUPPRESSING_EDGES
 from chitta.organs.knowledge import ALIAS_OF, entity_key, predicate_key
 
 if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self is 3.11+
+
     from chitta.organs.graph import GraphOrgan
     from chitta.organs.knowledge import Key, KnowledgeOrgan
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from chitta.errors import ChittaIOError
+from chitta.mcp.forward import default_field  # light: the field's rule without the field
 from chitta.server.sockets import connect_unix
 
 _FRAME = struct.Struct(">I")  # the daemon's frame header: the body's length
@@ -74,16 +75,7 @@ def parse(argv: list[str]) -> Request | None:
 
 
 def _field(path: str | None) -> Path:
-    """The same rule as :func:`chitta.field.default_path`, without importing the field."""
-    if path:
-        return Path(path).expanduser()
-    home = os.environ.get("CHITTA_HOME")
-    if home:
-        return Path(home).expanduser()
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(
-        os.path.expanduser("~"), ".local", "share"
-    )
-    return Path(data) / "chitta" / "default"
+    return Path(path).expanduser() if path else default_field()
 
 
 def socket_of(field: Path) -> Path:

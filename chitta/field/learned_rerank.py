@@ -92,6 +92,13 @@ class _Sources:
             self.credit = None
         fb = _organ(core, "feedback")
         self.feedback = fb if fb is not None and fb.failure_run >= lf.FRUSTRATION_MIN_RUN else None
+        # every memory with per-memory state, in one set (these sets are small): ``only_pair``
+        special = self.resolved | self.questioned | self.pred_out.keys()
+        if self.credit is not None:
+            special |= self.credit.state.keys()
+        if self.feedback is not None:
+            special |= self.feedback.by_memory.keys()
+        self.special = special
 
     def pair(self, m: Any) -> float:
         """The source-weight factor of a memory's (domain, source) pair (1 without rated pairs)."""
@@ -107,16 +114,10 @@ class _Sources:
         """Whether every factor but the source weight is 1 for this memory: no per-memory
         state (debt marks, surprise credit, a predicted transition, feedback while failures
         run, a lesson then) and no valence. Most hits: they skip ``factors_of``."""
-        mid = m.id
         return (
-            mid not in self.resolved
-            and mid not in self.questioned
-            and (self.credit is None or mid not in self.credit.state)
-            and mid not in self.pred_out
-            and (
-                self.feedback is None or (m.kind != "lesson" and mid not in self.feedback.by_memory)
-            )
+            m.id not in self.special
             and not (m.meta and "valence" in m.meta)
+            and (self.feedback is None or m.kind != "lesson")
         )
 
 
@@ -155,13 +156,16 @@ def rerank(
 ) -> list[Hit]:
     src = _Sources(core, mood)
     scored: list[tuple[float, int, int, list[Factor]]] = []
+    only_pair, pair = src.only_pair, src.pair
+    none: list[Factor] = []  # shared: hits on the quick path carry no factors
     for i, h in enumerate(hits):
         score = h.score
-        extra: list[Factor] = []
-        if not explain and src.only_pair(h.memory):  # the same product, without the list
-            f = src.pair(h.memory)
-            scored.append((-(score * f) if f != 1.0 else -score, h.id, i, extra))
+        m = h.memory
+        if not explain and only_pair(m):  # the same product, without the list
+            f = pair(m)
+            scored.append((-(score * f) if f != 1.0 else -score, h.id, i, none))
             continue
+        extra: list[Factor] = []
         for name, value in factors_of(src, h):
             if value != 1.0:
                 before = score
@@ -169,11 +173,13 @@ def rerank(
                 if explain:
                     extra.append(Factor(name, "multiplier", value, 1.0, score - before))
         scored.append((-score, h.id, i, extra))
-    scored.sort(key=lambda x: (x[0], x[1]))
+    scored.sort()  # score descending, then id (ids are unique: the rest never compares)
     out = []
     for neg, _, i, extra in scored[:k]:
         h = hits[i]
-        if -neg != h.score or extra:  # only a changed hit is rebuilt
-            h = refine(h, score=-neg, factors=h.factors + tuple(extra))
+        if extra:
+            refine(h, score=-neg, factors=h.factors + tuple(extra))
+        elif -neg != h.score:  # only a changed hit is touched
+            object.__setattr__(h, "score", -neg)
         out.append(h)
     return out

@@ -218,10 +218,11 @@ def _recall(
         if prov_set is not None:  # inside the lanes too
             written = prov.allowed_ids(core, prov_set)
             allowed = written if allowed is None else np.intersect1d(allowed, written)
-        # learned factors (or the caller's mood): 3x candidates, reranked
+        # learned factors (or the caller's mood): 1.5x candidates of the same lanes, reranked
         learning = mood is not None or learned_rerank.active(core)
         now = core.now_ms()
         want = min(MAX_K, learned_rerank.pool(k)) if learning else k
+        depth = k if learning and want > k else None  # the reranked pool: the lanes of a plain k
         if seed004:
             want = min(MAX_K, seed_rerank.POOL_FACTOR * k)
         for _ in range(3):  # memories past their expires_at never come back, curated or not
@@ -233,11 +234,13 @@ def _recall(
                 allowed=allowed,
                 now_ms=now,
                 explain=explain,
+                depth_k=None if seed004 else depth,
             )
             live = [h for h in hits if not _expired(h, now)]
             if len(live) == len(hits) or len(hits) < want or want == MAX_K:
                 break
             want = min(MAX_K, 2 * want)  # some expired: look deeper for k live ones
+            depth = None
         hits = live
         if seed004:
             hits = seed_rerank.rerank(hits, want, explain)

@@ -334,8 +334,11 @@ class RecallEngine:
         allowed: U64 | None,
         now_ms: int,
         explain: bool = False,
+        depth_k: int | None = None,
     ) -> list[Hit]:
-        lane_pool = max(self.settings.pool, 5 * k)
+        # How deep the lanes look follows ``depth_k`` (default ``k``): a caller that reranks more
+        # than it returns (the learned factors) asks for k = its pool over the same candidates.
+        lane_pool = max(self.settings.pool, 5 * (k if depth_k is None else depth_k))
         kw: dict[str, Any] | None = (
             {} if self.settings.fusion_alpha is not None and vector is not None else None
         )

@@ -126,3 +126,30 @@ def test_the_quick_path_gives_the_explained_ranking(tmp_path: Path) -> None:
                 quick = f.recall(q, k=15, touch=False, mood=mood)
                 full = f.recall(q, k=15, touch=False, mood=mood, explain=True)
                 assert [(h.id, h.score) for h in quick] == [(h.id, h.score) for h in full]
+
+
+def test_a_uniform_factor_reranks_the_plain_candidates(tmp_path: Path) -> None:
+    """With one rated pair for every memory (the same factor on every hit), each recall
+    returns the plain field's ids in its order, each score times that factor: the pool is
+    the plain recall's candidates ranked deeper (``depth_k``), and the rerank keeps order."""
+    import random
+
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(40)]  # few words: a query matches far more than 50 memories
+    texts = [" ".join(rng.sample(words, 6)) for _ in range(400)]
+    plain = chitta.open(tmp_path / "plain", embedder=None, clock=lambda: 1_700_000_000.0)
+    rated = chitta.open(tmp_path / "rated", embedder=None, clock=lambda: 1_700_000_000.0)
+    with plain, rated:
+        plain.remember_many(texts)
+        ids = rated.remember_many(texts)
+        rated.call("feedback", memory_id=ids[0], useful=True)  # rates (default, field)
+        assert learned_rerank.active(rated._core)
+        factor = lf.source_weight(
+            rated._core.registry.by_name["source_weights"].weight("default", "field")
+        )
+        assert factor > 1.0
+        for _ in range(30):
+            q = " ".join(rng.sample(words, 2))
+            a, b = plain.recall(q, k=10, touch=False), rated.recall(q, k=10, touch=False)
+            assert [_local(h.id) for h in a] == [_local(h.id) for h in b]
+            assert [h.score * factor for h in a] == pytest.approx([h.score for h in b], rel=1e-12)

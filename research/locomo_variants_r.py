@@ -16,13 +16,99 @@ from locomo_quality import variant
 
 from chitta.recall.engine import RecallEngine
 
-STOP = set(
-    "a an the and or but of to in on at for with from by about as is are was were be been being do "
-    "does did what which who whom whose when where why how that this these those it its he she they "
-    "them his her their we you i me my your our has have had would could should will can may might "
-    "not no yes so if than then there here any some all also just more most other such into over "
-    "after before during like ever".split()
-)
+STOP = {
+    "a",
+    "an",
+    "the",
+    "and",
+    "or",
+    "but",
+    "of",
+    "to",
+    "in",
+    "on",
+    "at",
+    "for",
+    "with",
+    "from",
+    "by",
+    "about",
+    "as",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "do",
+    "does",
+    "did",
+    "what",
+    "which",
+    "who",
+    "whom",
+    "whose",
+    "when",
+    "where",
+    "why",
+    "how",
+    "that",
+    "this",
+    "these",
+    "those",
+    "it",
+    "its",
+    "he",
+    "she",
+    "they",
+    "them",
+    "his",
+    "her",
+    "their",
+    "we",
+    "you",
+    "i",
+    "me",
+    "my",
+    "your",
+    "our",
+    "has",
+    "have",
+    "had",
+    "would",
+    "could",
+    "should",
+    "will",
+    "can",
+    "may",
+    "might",
+    "not",
+    "no",
+    "yes",
+    "so",
+    "if",
+    "than",
+    "then",
+    "there",
+    "here",
+    "any",
+    "some",
+    "all",
+    "also",
+    "just",
+    "more",
+    "most",
+    "other",
+    "such",
+    "into",
+    "over",
+    "after",
+    "before",
+    "during",
+    "like",
+    "ever",
+}
 WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
 
 
@@ -74,7 +160,7 @@ def _cover(gamma: float, depth: int = 50) -> Any:
 for _g in (0.05, 0.1, 0.2, 0.4):
     variant(f"cover{_g}")(_cover(_g))
 
-SPLIT = re.compile(r",|;|\band\b|\bor\b|\bboth\b", re.I)
+SPLIT = re.compile(r",|;|\band\b|\bor\b|\bboth\b", re.IGNORECASE)
 ENT = re.compile(r"\b[A-Z][a-z]{2,}\b")
 
 

@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sys.modules.setdefault("locomo_quality", sys.modules[__name__])
     import locomo_variants_q  # noqa: F401  (registers the variants)
+    import locomo_variants_r  # noqa: F401
 
     data = json.loads(DEFAULT_DATA.read_text())[: args.limit]
     if args.touch_top:

@@ -107,7 +107,7 @@ py::array_t<T> Copy(const std::vector<T>& v) {
 }
 
 py::tuple Run(const PprGraph& self, const py::handle& seeds_obj, double alpha, int max_hops,
-              int max_iter, double tol, int64_t max_nodes, int ranked_kind) {
+              int max_iter, double tol, int64_t max_nodes, int ranked_kind, bool legacy) {
   auto seeds = Arg<uint32_t>(seeds_obj, "seeds");
   if (ranked_kind < -1 || ranked_kind > 255) ThrowInvalid("kind must be in [0, 255]");
   if (max_nodes < 0) ThrowInvalid("max_nodes must be >= 0 (0: no cap)");
@@ -117,6 +117,7 @@ py::tuple Run(const PprGraph& self, const py::handle& seeds_obj, double alpha, i
   p.max_iter = max_iter;
   p.tol = tol;
   p.max_nodes = static_cast<size_t>(max_nodes);
+  p.legacy = legacy;
   chitta::graph::PprResult r;
   std::vector<uint64_t> keys;
   std::vector<double> ranked;
@@ -138,8 +139,8 @@ py::tuple Run(const PprGraph& self, const py::handle& seeds_obj, double alpha, i
 }
 
 py::tuple Plain(const PprGraph& self, const py::handle& seeds, double alpha, int max_hops,
-                int max_iter, double tol, int64_t max_nodes) {
-  return Run(self, seeds, alpha, max_hops, max_iter, tol, max_nodes, -1);
+                int max_iter, double tol, int64_t max_nodes, bool legacy) {
+  return Run(self, seeds, alpha, max_hops, max_iter, tol, max_nodes, -1, legacy);
 }
 
 py::tuple Among(const PprGraph& self, const py::handle& ids_obj) {
@@ -179,10 +180,13 @@ CHITTA_BIND(ppr) {
            "(src, dst, weights): the edges between the given nodes (the induced subgraph).")
       .def("ppr", &Plain, py::arg("seeds"), py::arg("alpha") = 0.85, py::arg("max_hops") = 2,
            py::arg("max_iter") = 100, py::arg("tol") = 1e-10, py::arg("max_nodes") = 0,
+           py::arg("legacy") = false,
            "(nodes, scores, parents, iterations): PageRank personalised uniformly over the "
-           "seeds, on the subgraph within max_hops out-edges of them.")
+           "seeds, on the subgraph within max_hops out-edges of them (legacy: the code "
+           "before D-069, for the benchmark's side-by-side run).")
       .def("ppr_ranked", &Run, py::arg("seeds"), py::arg("alpha"), py::arg("max_hops"),
            py::arg("max_iter"), py::arg("tol"), py::arg("max_nodes"), py::arg("kind"),
+           py::arg("legacy") = false,
            "(keys, scores, hop, nodes, parents): the same PageRank read for the lane: the "
            "order keys of the nodes of ``kind`` by score (ties by key), the other nodes "
            "whose BFS parent is a seed (by id), and the BFS nodes and parents.");

@@ -128,6 +128,16 @@ def measure(index: gl.GraphIndex, n_entities: int, seed: int = 1) -> dict[str, A
         )
         nx_t.append(time.perf_counter() - t0)
         diff = max(diff, max(abs(pr[n] - v) for n, v in zip(nodes.tolist(), scores.tolist())))
+    legacy_t, legacy_diff = [], 0.0
+    for t in texts:  # the code before D-069, same queries, same process
+        seeds = index.seeds(t)
+        t0 = time.perf_counter()
+        ln, ls, _, _ = index.native.ppr(np.array(seeds, np.uint32), max_hops=gl.MAX_HOPS,
+                                        tol=gl.TOL, max_nodes=gl.MAX_NODES, legacy=True)  # fmt: skip
+        legacy_t.append(time.perf_counter() - t0)
+        nodes, scores, _ = index.run(seeds)
+        assert (ln == nodes).all()
+        legacy_diff = max(legacy_diff, float(np.abs(ls - scores).max()))
     capped = {}
     for cap in (4096, 512):  # the node cap trades reach for time
         ts = []
@@ -142,6 +152,10 @@ def measure(index: gl.GraphIndex, n_entities: int, seed: int = 1) -> dict[str, A
         **capped,
         "lane_p50_ms": _p50(lane_t),
         "native_p50_ms": _p50(native_t),
+        "native_p99_ms": float(np.percentile(np.array(native_t) * 1e3, 99)),
+        "legacy_p50_ms": _p50(legacy_t),
+        "legacy_p99_ms": float(np.percentile(np.array(legacy_t) * 1e3, 99)),
+        "max_abs_diff_vs_legacy": legacy_diff,
         "networkx_p50_ms": _p50(nx_t),
         "ratio_nx_over_native": _p50(nx_t) / _p50(native_t),  # same capped subgraph
         "max_abs_diff": diff,

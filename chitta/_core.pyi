@@ -633,6 +633,7 @@ class _PprGraph:
         max_iter: int = 100,
         tol: float = 1e-10,
         max_nodes: int = 0,
+        legacy: bool = False,
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64], npt.NDArray[np.uint32], int]: ...
     def ppr_ranked(
         self,
@@ -643,6 +644,7 @@ class _PprGraph:
         tol: float,
         max_nodes: int,
         kind: int,
+        legacy: bool = False,
     ) -> tuple[
         npt.NDArray[np.uint64],
         npt.NDArray[np.float64],

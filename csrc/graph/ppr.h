@@ -75,6 +75,7 @@ struct PprParams {
   int max_iter = 100;    // power iterations at most
   double tol = 1e-10;    // stop when the L1 change is below this
   size_t max_nodes = 0;  // 0: no cap on the subgraph; else BFS stops adding at this many
+  bool legacy = false;   // the code before D-069 (the benchmark's side-by-side baseline)
 };
 
 struct PprResult {
@@ -91,6 +92,9 @@ void Ranked(const DirectedGraph& g, const PprResult& r, uint8_t kind,
             std::vector<uint32_t>* hop);
 
 // Seeds may repeat (counted once); each must be < g.nodes().
+// PprLegacy: the code before D-069 (params.legacy routes Ppr to it), same results.
+Status PprLegacy(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds,
+                 const PprParams& params, PprResult* out);
 Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const PprParams& params,
            PprResult* out);
 

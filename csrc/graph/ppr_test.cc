@@ -211,6 +211,33 @@ TEST(Ppr, RankedReadsTheLanesOrder) {
   EXPECT_EQ(hop, (std::vector<uint32_t>{1}));
 }
 
+TEST(Ppr, FastPathEqualsLegacy) {
+  // The bitset/prefetch path (D-069) against the code before it: same ball, same scores.
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 20; ++trial) {
+    const uint32_t n = 50 + rng() % 400;
+    std::vector<uint32_t> s, d;
+    std::vector<double> w;
+    for (uint32_t i = 0; i < n * 6; ++i) {
+      s.push_back(rng() % n);
+      d.push_back(rng() % n);
+      w.push_back(rng() % 5 == 0 ? 0.0 : 0.1 + (rng() % 100) / 10.0);
+    }
+    DirectedGraph g;
+    ASSERT_TRUE(DirectedGraph::Build(n, s.data(), d.data(), w.data(), s.size(), &g).ok());
+    std::vector<uint32_t> seeds{static_cast<uint32_t>(rng() % n), static_cast<uint32_t>(rng() % n)};
+    PprParams p;
+    p.max_nodes = trial % 2 ? 64 : 0;
+    PprResult fast, old;
+    ASSERT_TRUE(Ppr(g, seeds.data(), seeds.size(), p, &fast).ok());
+    ASSERT_TRUE(PprLegacy(g, seeds.data(), seeds.size(), p, &old).ok());
+    ASSERT_EQ(fast.nodes, old.nodes);
+    ASSERT_EQ(fast.parents, old.parents);
+    ASSERT_EQ(fast.iterations, old.iterations);
+    for (size_t i = 0; i < fast.scores.size(); ++i) EXPECT_EQ(fast.scores[i], old.scores[i]);
+  }
+}
+
 TEST(Ppr, RejectsBadInput) {
   std::vector<uint32_t> s{0}, d{5};
   std::vector<double> w{1};

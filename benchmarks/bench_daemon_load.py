@@ -62,6 +62,7 @@ def client(
         r.recall("warm-up", k=5, touch=touch)
         ready.put(seed)
         start.wait()  # every client connected: the clock starts together (imports excluded)
+        cpu0 = time.process_time()
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             text = " ".join(rng.choice(WORDS) for _ in range(8))
@@ -71,7 +72,8 @@ def client(
             r.recall(" ".join(rng.choice(WORDS) for _ in range(3)), k=5, touch=touch)
             t2 = time.perf_counter()
             lat += [t1 - t0, t2 - t1]
-    out.put(lat)
+        cpu = time.process_time() - cpu0
+    out.put((lat, cpu))
 
 
 def run(
@@ -120,9 +122,12 @@ def run(
             cpu0 = _cpu_s(daemon.pid)
             t0 = time.perf_counter()
             start.set()
-            lat = sorted(x for _ in procs for x in out.get())
+            got = [out.get() for _ in procs]
             wall = max(seconds, time.perf_counter() - t0)  # the last call may end past `seconds`
-            daemon_cores = (_cpu_s(daemon.pid) - cpu0) / (time.perf_counter() - t0)
+            daemon_cpu = _cpu_s(daemon.pid) - cpu0
+            daemon_cores = daemon_cpu / (time.perf_counter() - t0)
+            lat = sorted(x for one, _ in got for x in one)
+            client_cpu = sum(c for _, c in got)
             for p in procs:
                 p.join()
         finally:
@@ -133,6 +138,9 @@ def run(
         "p50_ms": lat[len(lat) // 2] * 1e3,
         "p99_ms": lat[int(len(lat) * 0.99)] * 1e3,
         "daemon_cores": daemon_cores,
+        "client_cores": client_cpu / wall,
+        "daemon_ms_op": daemon_cpu / len(lat) * 1e3,
+        "client_ms_op": client_cpu / len(lat) * 1e3,
     }
 
 
@@ -154,14 +162,19 @@ def main() -> None:
         f"{a.clients} client processes x {a.seconds:g} s, remember + recall, "
         f"{a.embedder} embedder, load {os.getloadavg()[0]:.1f}"
     )
-    print(f"{'recall':<22}{'group':>7}{'ops/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'daemon CPU':>12}")
+    print(
+        f"{'recall':<22}{'group':>7}{'ops/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'daemon CPU':>12}"
+        f"{'clients CPU':>13}{'daemon ms/op':>14}{'client ms/op':>14}"
+    )
     for touch in (t == "on" for t in a.touch.split(",")):
         name = "touch=True (writes)" if touch else "touch=False (reads)"
         for group in (g == "on" for g in a.group.split(",")):
             r = run(a.clients, a.seconds, touch, a.embedder, group)
             print(
                 f"{name:<22}{'on' if group else 'off':>7}{r['ops_s']:>10.0f}"
-                f"{r['p50_ms']:>10.2f}{r['p99_ms']:>10.2f}{r['daemon_cores']:>11.2f}c",
+                f"{r['p50_ms']:>10.2f}{r['p99_ms']:>10.2f}{r['daemon_cores']:>11.2f}c"
+                f"{r['client_cores']:>12.2f}c{r['daemon_ms_op']:>14.2f}{r['client_ms_op']:>14.2f}"
+                f"  load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
 

@@ -93,6 +93,27 @@ std::unique_ptr<TieredSearch> StartSearch(const py::object& self, const py::arra
   return handle;
 }
 
+// The (ids, rows, matrix) a v2.0 graph file refers to (None: v1.0). The
+// arrays are kept alive by the caller for the call.
+struct RowRefs {
+  std::unique_ptr<hn::RowSource> source;
+};
+
+RowRefs RowRefsFrom(const py::object& refs, size_t dim) {
+  RowRefs r;
+  if (refs.is_none()) return r;
+  const py::tuple t = refs.cast<py::tuple>();
+  if (t.size() != 3) ThrowInvalid("rows must be (ids, rows, matrix)");
+  const Span<uint64_t> ids = Ids(t[0].cast<py::array>(), "ids");
+  const py::array rows = t[1].cast<py::array>();
+  Expect<int64_t>(rows, 1, "rows");
+  if (static_cast<size_t>(rows.shape(0)) != ids.n) ThrowInvalid("ids and rows differ in length");
+  const Span<float> m = hnsw_arrays::Rows(t[2].cast<py::array>(), dim, "matrix");
+  r.source = std::make_unique<hn::RowSource>(ids.data, static_cast<const int64_t*>(rows.data()),
+                                             ids.n, m.data, m.n, dim);
+  return r;
+}
+
 }  // namespace
 
 CHITTA_BIND(hnsw_tiered) {
@@ -138,14 +159,19 @@ CHITTA_BIND(hnsw_tiered) {
         CallReleased([&] { return t.Merge(force, threads, &merged); });
         return merged;
       })
-      .def("save", [](const hn::TieredIndex& t, const std::string& base, const std::string& delta) {
-        CallReleased([&] { return t.Save(base, delta); });
-      })
+      .def("save", [](const hn::TieredIndex& t, const std::string& base, const std::string& delta,
+                      const py::object& refs) {
+        const RowRefs r = RowRefsFrom(refs, t.options().graph.dim);
+        CallReleased([&] { return t.Save(base, delta, r.source.get()); });
+      }, py::arg("base"), py::arg("delta"), py::arg("rows") = py::none())
       .def_static("load", [](const std::string& base, const std::string& delta, uint64_t threshold,
-                             double merge_ratio) {
-        return ValueReleased(
-            [&] { return hn::TieredIndex::Load(base, delta, threshold, merge_ratio); });
-      })
+                             double merge_ratio, const py::object& refs, uint32_t dim) {
+        const RowRefs r = RowRefsFrom(refs, dim);
+        return ValueReleased([&] {
+          return hn::TieredIndex::Load(base, delta, threshold, merge_ratio, r.source.get());
+        });
+      }, py::arg("base"), py::arg("delta"), py::arg("threshold"), py::arg("merge_ratio"),
+         py::arg("rows") = py::none(), py::arg("dim") = 0)
       .def("__len__", &hn::TieredIndex::size)
       .def("contains", &hn::TieredIndex::Contains)
       .def_property_readonly("needs_merge", &hn::TieredIndex::NeedsMerge)

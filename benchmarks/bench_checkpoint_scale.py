@@ -11,7 +11,10 @@ does. Measured:
 * with ``--ab``, the same checkpoint with the graph built whole in it (the code before
   ``AUTO_BUILD_SECONDS``), side by side;
 * ``cold``: ``chitta.open`` + the first recall (text + vector), embedder=None and
-  (``--model``) the default model; ``recall`` p50/p99 after;
+  (``--model``) the default model; ``recall`` p50/p99 after; with ``--ab`` also after the
+  whole-graph checkpoint (``cold_whole_graph``: the first dense recall reads the graph);
+* ``--graph-format 1``: the graph file stores every vector (HNSW 1.0, the code before
+  checkpoint state 9); the default 2 stores links and refers to the unit rows;
 * ``--model`` (a field whose recorded embedder is the default model): the checkpoint is
   written by ``Field.checkpoint()`` of a default-model handle (so it saves the expansion
   lane's word table, as an agent's handle does); the model's query embedding p50 and
@@ -40,6 +43,9 @@ from chitta.field import Field
 from chitta.field.checkpoint import snapshot
 from chitta.field.checkpoint.run import write_checkpoint
 root, whole = sys.argv[1], sys.argv[2] == "whole"
+if sys.argv[4] == "1":  # the graph file with every vector in it (HNSW 1.0, state 8 and before)
+    save = da.DenseANN.save
+    da.DenseANN.save = lambda self, path, rows=None: save(self, path)
 if whole:  # the graph built whole in the checkpoint, as before AUTO_BUILD_SECONDS
     rid.AUTO_BUILD_SECONDS = None
 inserts = [0.0, 0]
@@ -120,10 +126,10 @@ def _child(code: str, *args: str) -> dict[str, Any]:
     return result
 
 
-def checkpoint(root: Path, whole: bool, handle: bool = False) -> dict[str, Any]:
+def checkpoint(root: Path, whole: bool, handle: bool = False, graph_format: int = 2) -> dict[str, Any]:
     shutil.rmtree(root / "checkpoint", ignore_errors=True)
     how = "handle" if handle else "view"
-    out = _child(CHECKPOINT, str(root), "whole" if whole else "bounded", how)
+    out = _child(CHECKPOINT, str(root), "whole" if whole else "bounded", how, str(graph_format))
     live = (root / "checkpoint" / "CURRENT").read_text().strip()
     files = {p.name: p.stat().st_size for p in (root / "checkpoint" / live).iterdir()}
     out["files"] = {k: v for k, v in sorted(files.items(), key=lambda kv: -kv[1]) if v > 4096}
@@ -139,15 +145,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ab", action="store_true", help="also the graph built whole (before)")
     ap.add_argument("--model", action="store_true", help="also cold start with the default model")
     ap.add_argument("--skip-checkpoint", action="store_true", help="reuse the live checkpoint")
+    ap.add_argument(
+        "--graph-format", type=int, choices=(1, 2), default=2, help="1: the graph stores its vectors"
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     root = args.reuse.absolute() / "field"
-    result: dict[str, Any] = {"load_before": os.getloadavg()[0]}
+    result: dict[str, Any] = {"load_before": os.getloadavg()[0], "graph_format": args.graph_format}
     if args.ab:
-        result["checkpoint_whole_graph"] = checkpoint(root, whole=True)
+        result["checkpoint_whole_graph"] = checkpoint(
+            root, whole=True, graph_format=args.graph_format
+        )
         print(json.dumps(result["checkpoint_whole_graph"]), file=sys.stderr)
+        result["cold_whole_graph"] = _child(COLD, str(root), "none")
+        print(json.dumps({"cold_whole_graph": result["cold_whole_graph"]}), file=sys.stderr)
     if not args.skip_checkpoint:
-        result["checkpoint"] = checkpoint(root, whole=False, handle=args.model)
+        result["checkpoint"] = checkpoint(
+            root, whole=False, handle=args.model, graph_format=args.graph_format
+        )
         print(json.dumps(result["checkpoint"]), file=sys.stderr)
     for which in ("none",) + (("model",) if args.model else ()):
         result[f"cold_{which}"] = _child(COLD, str(root), which)

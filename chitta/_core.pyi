@@ -325,9 +325,27 @@ class _TieredHnswIndex:
         merge: str,
     ) -> _TieredSearch: ...
     def merge(self, force: bool, num_threads: int) -> bool: ...
-    def save(self, base: str, delta: str) -> None: ...
+    def save(
+        self,
+        base: str,
+        delta: str,
+        rows: tuple[
+            npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.float32]
+        ]
+        | None = None,
+    ) -> None: ...
     @staticmethod
-    def load(base: str, delta: str, threshold: int, merge_ratio: float) -> _TieredHnswIndex: ...
+    def load(
+        base: str,
+        delta: str,
+        threshold: int,
+        merge_ratio: float,
+        rows: tuple[
+            npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.float32]
+        ]
+        | None = None,
+        dim: int = 0,
+    ) -> _TieredHnswIndex: ...
     def __len__(self) -> int: ...
     def contains(self, id: int) -> bool: ...
     @property

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import numpy.typing as npt
 
-from chitta.organs.index._hnsw_tiered import TieredHNSW, delta_path
+from chitta.organs.index._hnsw_tiered import RowRefs, TieredHNSW, delta_path
 from chitta.organs.index.posting import PAD_ID
 
 U64 = npt.NDArray[np.uint64]
@@ -67,9 +67,11 @@ class DenseANN:
         *,
         path: str | None = None,
         pending: Iterable[int] = (),
+        rows: Callable[[], RowRefs] | None = None,
     ) -> None:
         self.dim = dim
         self._path = path  # a saved graph not read yet
+        self._rows = rows  # the field's unit rows a saved graph refers to (read when it is)
         self._graph = graph if graph is not None or path is not None else TieredHNSW(dim, ef=ANN_EF)
         self._pending: set[int] = set(pending)  # ids whose current vector is not in the graph yet
         self._dropped: set[int] = set()  # ids to take out of a saved graph once it is read
@@ -85,7 +87,8 @@ class DenseANN:
         file's CorruptionError; a missing file OSError)."""
         if self._graph is None:
             assert self._path is not None
-            graph = TieredHNSW.load(self._path, ef=ANN_EF)
+            refs = self._rows() if self._rows is not None else None
+            graph = TieredHNSW.load(self._path, ef=ANN_EF, rows=refs)
             if graph.dim != self.dim:
                 raise ValueError(f"the graph holds {graph.dim}-d vectors, the field {self.dim}-d")
             gone = [mid for mid in self._dropped if mid in graph]
@@ -205,17 +208,27 @@ class DenseANN:
         order = np.lexsort((all_ids, -all_cos))[:k]
         return all_ids[order], all_cos[order]
 
-    def save(self, path: str) -> list[str]:
-        """Fold the delta into the base when due, then write both tiers; their paths."""
+    def save(self, path: str, rows: RowRefs | None = None) -> list[str]:
+        """Fold the delta into the base when due, then write both tiers; their paths.
+        ``rows``: the field's unit rows; a vector equal to its id's row is written as a
+        reference to it (HNSW format 2.0), so the file holds links, not vectors."""
         self.graph.merge()
-        self.graph.save(path)
+        self.graph.save(path, rows=rows)
         return [path, delta_path(path)]
 
     @classmethod
-    def load(cls, path: str, dim: int, pending: Iterable[int] = ()) -> DenseANN:
+    def load(
+        cls,
+        path: str,
+        dim: int,
+        pending: Iterable[int] = (),
+        rows: Callable[[], RowRefs] | None = None,
+    ) -> DenseANN:
         """The graph ``save`` wrote to ``path``, read on first use; ``pending``:
-        the ids it lacks (``pending_ids`` at save time)."""
-        return cls(dim, path=path, pending=pending)
+        the ids it lacks (``pending_ids`` at save time); ``rows()``: the unit rows
+        it refers to, which must be the ones it was saved with (the dense lane reads
+        the graph before it changes or drops a row it restored)."""
+        return cls(dim, path=path, pending=pending, rows=rows)
 
     def __len__(self) -> int:
         return len(self.graph) + len(self._pending)

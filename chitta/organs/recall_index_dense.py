@@ -172,6 +172,8 @@ class DenseLane:
             self._vecs = grown
 
     def _drop_vector(self, mid: int) -> None:
+        if self._ann is not None and not self._ann.loaded and mid in self._row:
+            self._ready_ann()  # a saved graph refers to this row: read it while the row holds
         row = self._row.pop(mid, None)
         if row is None:
             return
@@ -279,6 +281,15 @@ class DenseLane:
             codes[at : at + len(block)] = binarize(np.ascontiguousarray(block, np.float32), mean)
             at += len(block)
         return codes, np.asarray(mean, np.float32)
+
+    def row_refs(self) -> tuple[U64, npt.NDArray[np.int64], F32]:
+        """(ids, rows, matrix): this lane's unit row of each id, for a graph file that
+        refers to them instead of storing the vectors (HNSW format 2.0)."""
+        n = len(self._row_ids)
+        ids = self._row_ids.array()
+        rows = np.arange(n, dtype=np.int64)
+        rows[self._row.rows_of(ids) != rows] = -1  # free rows (id 0) hold no vector
+        return ids, rows, self._vecs[:n]
 
     def _ready_ann(self) -> DenseANN | None:
         """The graph, read from its checkpoint file if not yet; a file that cannot

@@ -13,6 +13,7 @@ import numpy.typing as npt
 from chitta import _core, ops
 from chitta.ops.put_columns import LabelColumn
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
+from chitta.organs.index._hnsw_tiered import RowRefs
 from chitta.organs.index.bm25 import BM25
 from chitta.organs.index.posting import PostingIndex
 from chitta.organs.recall_pending import PendingText
@@ -64,6 +65,7 @@ class IndexSnapshot:
         def _uses_ann(self) -> bool: ...
         def _ann_for_checkpoint(self) -> DenseANN | None: ...
         def _ensure_ann(self) -> DenseANN: ...
+        def row_refs(self) -> RowRefs: ...
 
     def speakers_state(self) -> list[list[Any]]:
         raise NotImplementedError  # SpeakerIndex (recall_speakers.py), before this class in the organ's bases
@@ -88,7 +90,7 @@ class IndexSnapshot:
             self._flush_text()
             self._bm25.save(bm25_path)
         ann = self._ann_for_checkpoint()
-        ann_files = ann.save(ann_path) if ann is not None else []
+        ann_files = ann.save(ann_path, self.row_refs()) if ann is not None else []
         coded = np.array(self._code_version.keys(), np.uint64)
         versions = self._code_version.values().astype(np.uint32)
         cols = self._cols
@@ -216,7 +218,7 @@ class IndexSnapshot:
             raise ValueError(f"unknown dense index {self._dense_kind!r}")
         if state["ann"]:
             pending = np.frombuffer(state.get("ann_pending", b""), "<u8").tolist()
-            self._ann = DenseANN.load(ann_path, int(self.dim or 0), pending)
+            self._ann = DenseANN.load(ann_path, int(self.dim or 0), pending, self.row_refs)
         coded = np.frombuffer(state["coded"], "<u8")
         versions = np.frombuffer(state["code_versions"], "<u4")
         if len(coded) != len(versions):

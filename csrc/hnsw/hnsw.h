@@ -58,6 +58,25 @@ struct AllowedSet {
   bool Has(uint32_t i) const { return (bits[i >> 6] >> (i & 63)) & 1; }
 };
 
+// Vectors a caller already holds, by label: row rows[i] of matrix (n_rows x
+// dim floats, row-major) is the vector of ids[i]. The v2.0 file format
+// (FORMAT.md) refers to these instead of storing them. The matrix must stay
+// alive and unchanged while a Save or Load that uses it runs.
+class RowSource {
+ public:
+  RowSource(const uint64_t* ids, const int64_t* rows, size_t n, const float* matrix,
+            size_t n_rows, size_t dim);
+  // The row of id, or null when it has none.
+  const float* Find(uint64_t id) const;
+  size_t dim() const { return dim_; }
+
+ private:
+  std::vector<std::pair<uint64_t, int64_t>> sorted_;
+  const float* matrix_;
+  size_t n_rows_;
+  size_t dim_;
+};
+
 // A result as (distance, label), smaller distance first.
 using Hit = std::pair<float, uint64_t>;
 
@@ -92,8 +111,15 @@ class HnswIndex {
                       std::vector<Hit>* out) const;
   AllowedSet MakeAllowedSet(const uint64_t* allowed, size_t n) const;
 
-  [[nodiscard]] Status Save(const std::string& path) const;
-  static Result<std::unique_ptr<HnswIndex>> Load(const std::string& path);
+  // Writes format v1.0 (every vector stored) when rows is null; else v2.0,
+  // where each live node whose stored vector equals its label's row of rows,
+  // prepared, is written as a reference to that row.
+  [[nodiscard]] Status Save(const std::string& path, const RowSource* rows = nullptr) const;
+  // Reads v1.0 or v2.0; the referenced vectors of a v2.0 file come from rows
+  // (prepared as Add does, checked against the file's CRC of them). A missing
+  // row, a null rows or a CRC mismatch of those vectors is CorruptionError.
+  static Result<std::unique_ptr<HnswIndex>> Load(const std::string& path,
+                                                 const RowSource* rows = nullptr);
   // Deep copy (graph, vectors, labels, deletions).
   std::unique_ptr<HnswIndex> Clone() const;
 

@@ -3,6 +3,7 @@
 // FORMAT.md. The reader (framing through util/sidecar_file.h) trusts nothing:
 // it checks sizes against the file before allocating, the CRC before parsing
 // the body, and every graph invariant before handing the index out.
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -49,17 +50,63 @@ class CrcWriter {
   bool ok_ = true;
 };
 
+// Which nodes a v2.0 file writes as references to rows (live nodes whose
+// stored vector is bit for bit their row, prepared), and the CRC of those.
+struct RefPlan {
+  std::vector<uint8_t> is_ref;
+  uint64_t count = 0;
+  uint32_t crc = 0;
+};
+
 }  // namespace
 
-Status HnswIndex::Save(const std::string& path) const {
+RowSource::RowSource(const uint64_t* ids, const int64_t* rows, size_t n, const float* matrix,
+                     size_t n_rows, size_t dim)
+    : matrix_(matrix), n_rows_(n_rows), dim_(dim) {
+  sorted_.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (rows[i] >= 0 && static_cast<uint64_t>(rows[i]) < n_rows) sorted_.emplace_back(ids[i], rows[i]);
+  }
+  std::sort(sorted_.begin(), sorted_.end());
+}
+
+const float* RowSource::Find(uint64_t id) const {
+  auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::make_pair(id, int64_t{-1}));
+  if (it == sorted_.end() || it->first != id) return nullptr;
+  return matrix_ + static_cast<size_t>(it->second) * dim_;
+}
+
+Status HnswIndex::Save(const std::string& path, const RowSource* rows) const {
+  if (rows != nullptr && rows->dim() != options_.dim) {
+    return Status::InvalidArgument("the rows have " + std::to_string(rows->dim()) +
+                                   " columns, the graph " + std::to_string(options_.dim));
+  }
+  RefPlan plan;
+  plan.is_ref.assign(count_, 0);
+  if (rows != nullptr) {
+    std::vector<float> prepared(options_.dim);
+    const size_t vec_bytes = options_.dim * sizeof(float);
+    for (uint32_t i = 0; i < count_; ++i) {
+      if (deleted_[i]) continue;
+      const float* row = rows->Find(labels_[i]);
+      if (row == nullptr) continue;
+      if (!PrepareVector(options_.metric, row, options_.dim, prepared.data()).ok()) continue;
+      if (std::memcmp(prepared.data(), VectorOf(i), vec_bytes) != 0) continue;
+      plan.is_ref[i] = 1;
+      ++plan.count;
+      plan.crc = crc32c::Extend(plan.crc, VectorOf(i), vec_bytes);
+    }
+  }
+  const bool refs = rows != nullptr;
   const std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) return Status::IOError("cannot create " + tmp + ": " + std::strerror(errno));
-  std::string header(fmt::kHeaderSize, '\0');
+  const uint32_t header_size = refs ? fmt::kHeaderSizeRefs : fmt::kHeaderSize;
+  std::string header(header_size, '\0');
   std::memcpy(&header[0], fmt::kMagic, 8);
-  Put<uint16_t>(&header, fmt::kOffMajor, fmt::kMajor);
-  Put<uint16_t>(&header, fmt::kOffMinor, fmt::kMinor);
-  Put<uint32_t>(&header, fmt::kOffHeaderSize, fmt::kHeaderSize);
+  Put<uint16_t>(&header, fmt::kOffMajor, refs ? fmt::kMajorRefs : fmt::kMajor);
+  Put<uint16_t>(&header, fmt::kOffMinor, refs ? fmt::kMinorRefs : fmt::kMinor);
+  Put<uint32_t>(&header, fmt::kOffHeaderSize, header_size);
   Put<uint32_t>(&header, fmt::kOffDim, options_.dim);
   Put<uint32_t>(&header, fmt::kOffM, options_.M);
   Put<uint32_t>(&header, fmt::kOffEfConstruction, options_.ef_construction);
@@ -69,6 +116,10 @@ Status HnswIndex::Save(const std::string& path) const {
   Put<uint32_t>(&header, fmt::kOffEntryPoint, count_ > 0 ? entry_point_ : fmt::kNoEntry);
   Put<int32_t>(&header, fmt::kOffMaxLevel, max_level_);
   Put<uint64_t>(&header, fmt::kOffRngState, rng_state_);
+  if (refs) {
+    Put<uint64_t>(&header, fmt::kOffRefCount, plan.count);
+    Put<uint32_t>(&header, fmt::kOffRefCrc, plan.crc);
+  }
 
   bool ok = std::fwrite(header.data(), 1, 8, f) == 8;
   CrcWriter w(f);
@@ -76,9 +127,14 @@ Status HnswIndex::Save(const std::string& path) const {
   w.Write(labels_.data(), count_ * sizeof(uint64_t));
   w.Write(levels_.data(), count_);
   std::vector<uint8_t> flags(count_);
-  for (size_t i = 0; i < count_; ++i) flags[i] = deleted_[i] ? fmt::kFlagDeleted : 0;
+  for (size_t i = 0; i < count_; ++i) {
+    flags[i] = static_cast<uint8_t>((deleted_[i] ? fmt::kFlagDeleted : 0) |
+                                    (plan.is_ref[i] ? fmt::kFlagRefVector : 0));
+  }
   w.Write(flags.data(), count_);
-  for (uint32_t i = 0; i < count_; ++i) w.Write(VectorOf(i), options_.dim * sizeof(float));
+  for (uint32_t i = 0; i < count_; ++i) {
+    if (!plan.is_ref[i]) w.Write(VectorOf(i), options_.dim * sizeof(float));
+  }
   for (uint32_t i = 0; i < count_; ++i) w.Write(Links0(i), links0_bytes_);
   for (uint32_t i = 0; i < count_; ++i) {
     if (levels_[i] > 0) w.Write(upper_[i].get(), levels_[i] * (M_ + 1) * sizeof(uint32_t));
@@ -98,12 +154,30 @@ Status HnswIndex::Save(const std::string& path) const {
   return Status::OK();
 }
 
-Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path) {
+namespace {
+
+// The u16 major version at offset 8 (1 when the file is too short or unreadable:
+// the v1.0 reader then reports the damage).
+uint16_t PeekMajor(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return fmt::kMajor;
+  unsigned char head[10];
+  const bool ok = std::fread(head, 1, sizeof(head), f) == sizeof(head);
+  std::fclose(f);
+  if (!ok) return fmt::kMajor;
+  return static_cast<uint16_t>(head[8] | (head[9] << 8));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path,
+                                                   const RowSource* rows) {
+  const bool refs = PeekMajor(path) == fmt::kMajorRefs;
   sidecar::Framing framing;
   framing.kind = "HNSW file";
   framing.magic = fmt::kMagic;
-  framing.major = fmt::kMajor;
-  framing.header_bytes = fmt::kHeaderSize;
+  framing.major = refs ? fmt::kMajorRefs : fmt::kMajor;
+  framing.header_bytes = refs ? fmt::kHeaderSizeRefs : fmt::kHeaderSize;
   framing.header_size_field = true;
   framing.max_header_bytes = 1u << 20;
   framing.crc_from = 8;  // the magic is outside the CRC (FORMAT.md)
@@ -130,11 +204,15 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path) {
   Status st = ValidateOptions(o);
   if (!st.ok()) return corrupt("bad parameters: " + st.message(), fmt::kOffDim);
   // Bound the node count by the bytes actually present before allocating.
-  const uint64_t per_node = 8 + 1 + 1 + 4ull * o.dim + 4ull * (1 + 2ull * o.M);
+  const uint64_t vec_node = 4ull * o.dim;
+  const uint64_t per_node = 8 + 1 + 1 + (refs ? 0 : vec_node) + 4ull * (1 + 2ull * o.M);
   if (n >= 0xFFFFFFFFull || n > file.body_bytes() / per_node) {
     return corrupt("node count " + std::to_string(n) + " does not fit the file (truncated?)",
                    fmt::kOffNodeCount);
   }
+  const uint64_t ref_count = refs ? file.Get<uint64_t>(fmt::kOffRefCount) : 0;
+  const uint32_t ref_crc = refs ? file.Get<uint32_t>(fmt::kOffRefCrc) : 0;
+  if (ref_count > n) return corrupt("more referenced vectors than nodes", fmt::kOffRefCount);
   // The upper-level link arrays size the rest of the file: check the length
   // first so a cut-off file reads as truncated rather than as a bad checksum.
   const size_t levels_off = header_size + n * 8;
@@ -146,6 +224,7 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path) {
   }
   sidecar::SizeSum expect(header_size);
   expect.Add(n, per_node).Add(upper_words, 4).Add(1, fmt::kTrailerSize);
+  if (refs) expect.Add(n - ref_count, vec_node);
   CHITTA_RETURN_IF_ERROR(file.CheckSize(expect, static_cast<int64_t>(size)));
   CHITTA_RETURN_IF_ERROR(file.CheckCrc());
   if (live > n) return corrupt("live count exceeds node count", fmt::kOffLiveCount);
@@ -166,21 +245,57 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path) {
   off += n;
   const size_t flags_off = off;
   off += n;
+  const uint8_t known = refs ? (fmt::kFlagDeleted | fmt::kFlagRefVector) : fmt::kFlagDeleted;
+  std::vector<uint8_t> is_ref(n, 0);
+  uint64_t refs_seen = 0;
   for (uint64_t i = 0; i < n; ++i) {
     const uint8_t flags = static_cast<uint8_t>(p[flags_off + i]);
-    if ((flags & ~fmt::kFlagDeleted) != 0) return corrupt("unknown node flag", flags_off + i);
+    if ((flags & ~known) != 0) return corrupt("unknown node flag", flags_off + i);
     index->deleted_[i] = flags & fmt::kFlagDeleted;
+    is_ref[i] = (flags & fmt::kFlagRefVector) != 0;
+    if (is_ref[i] && index->deleted_[i]) {
+      return corrupt("a deleted node's vector is a reference", flags_off + i);
+    }
+    refs_seen += is_ref[i];
+  }
+  if (refs_seen != ref_count) {
+    return corrupt("referenced vector count does not match the flags", fmt::kOffRefCount);
+  }
+  if (ref_count > 0 && rows == nullptr) {
+    return corrupt("the graph refers to " + std::to_string(ref_count) +
+                       " vectors held elsewhere and none were given",
+                   fmt::kOffRefCount);
+  }
+  if (rows != nullptr && rows->dim() != o.dim) {
+    return corrupt("the given rows have " + std::to_string(rows->dim()) + " columns", fmt::kOffDim);
   }
   if (n > 0 && index->levels_[entry] != max_level) {
     return corrupt("entry point is not on the top level", fmt::kOffEntryPoint);
   }
   const size_t vec_bytes = o.dim * sizeof(float);
-  for (uint64_t i = 0; i < n; ++i, off += vec_bytes) {
+  uint32_t crc = 0;
+  for (uint64_t i = 0; i < n; ++i) {
     float* v = index->MutableVector(static_cast<uint32_t>(i));
+    if (is_ref[i]) {
+      const uint64_t label = index->labels_[i];
+      const float* row = rows->Find(label);
+      if (row == nullptr || !PrepareVector(o.metric, row, o.dim, v).ok()) {
+        return corrupt("the vector of id " + std::to_string(label) +
+                           " the graph refers to is missing or invalid",
+                       header_size + 8 * i);
+      }
+      crc = crc32c::Extend(crc, v, vec_bytes);
+      continue;
+    }
     std::memcpy(v, p + off, vec_bytes);
     for (uint32_t d = 0; d < o.dim; ++d) {
       if (!std::isfinite(v[d])) return corrupt("non-finite vector value", off);
     }
+    off += vec_bytes;
+  }
+  if (crc != ref_crc) {
+    return corrupt("the referenced vectors are not the ones the graph was saved with",
+                   fmt::kOffRefCrc);
   }
   for (uint64_t i = 0; i < n; ++i, off += index->links0_bytes_) {
     std::memcpy(index->Links0(static_cast<uint32_t>(i)), p + off, index->links0_bytes_);

@@ -182,18 +182,20 @@ Status TieredIndex::Merge(bool force, int num_threads, bool* merged) {
   return Status::OK();  // the old tiers are freed here, outside the lock
 }
 
-Status TieredIndex::Save(const std::string& base_path, const std::string& delta_path) const {
+Status TieredIndex::Save(const std::string& base_path, const std::string& delta_path,
+                         const RowSource* rows) const {
   std::shared_lock<std::shared_mutex> lock(rw_);
-  CHITTA_RETURN_IF_ERROR(base_->Save(base_path));
-  return delta_->Save(delta_path);
+  CHITTA_RETURN_IF_ERROR(base_->Save(base_path, rows));
+  return delta_->Save(delta_path, rows);
 }
 
 Result<std::unique_ptr<TieredIndex>> TieredIndex::Load(const std::string& base_path,
                                                        const std::string& delta_path,
-                                                       uint64_t threshold, double merge_ratio) {
-  auto base = HnswIndex::Load(base_path);
+                                                       uint64_t threshold, double merge_ratio,
+                                                       const RowSource* rows) {
+  auto base = HnswIndex::Load(base_path, rows);
   if (!base.ok()) return base.status();
-  auto delta = HnswIndex::Load(delta_path);
+  auto delta = HnswIndex::Load(delta_path, rows);
   if (!delta.ok()) return delta.status();
   const Options& bo = base.value()->options();
   const Options& d = delta.value()->options();

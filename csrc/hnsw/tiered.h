@@ -55,10 +55,14 @@ class TieredIndex {
   // not empty). *merged tells whether it did.
   [[nodiscard]] Status Merge(bool force, int num_threads, bool* merged);
 
-  [[nodiscard]] Status Save(const std::string& base_path, const std::string& delta_path) const;
+  // rows: as HnswIndex::Save / Load (null: format v1.0 written; v2.0 files
+  // read only with rows).
+  [[nodiscard]] Status Save(const std::string& base_path, const std::string& delta_path,
+                            const RowSource* rows = nullptr) const;
   static Result<std::unique_ptr<TieredIndex>> Load(const std::string& base_path,
                                                    const std::string& delta_path,
-                                                   uint64_t threshold, double merge_ratio);
+                                                   uint64_t threshold, double merge_ratio,
+                                                   const RowSource* rows = nullptr);
 
   const TieredOptions& options() const { return options_; }
   size_t size() const;

@@ -381,6 +381,13 @@ def _v7_to_v8(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+def _v8_to_v9(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 9 writes the dense graph in HNSW format 2.0 (its live vectors are
+    references to the dense lane's unit rows); a version-8 graph (format 1.0, every
+    vector stored) is read as before: nothing to change."""
+    return state
+
+
 _MIGRATIONS = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -389,6 +396,7 @@ _MIGRATIONS = {
     5: _v5_to_v6,
     6: _v6_to_v7,
     7: _v7_to_v8,
+    8: _v8_to_v9,
 }  # version -> step to version + 1
 
 

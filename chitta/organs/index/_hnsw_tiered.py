@@ -30,7 +30,12 @@ from chitta.organs.index._hnsw_common import (
     _threads,
 )
 
-__all__ = ["TieredHNSW", "delta_path"]
+__all__ = ["RowRefs", "TieredHNSW", "delta_path"]
+
+# Vectors the caller holds: (ids uint64[n], rows int64[n], matrix float32[R, dim]);
+# row rows[i] of matrix is the vector of ids[i] (-1: none). A graph saved with
+# them refers to those rows instead of storing the vectors (file format 2.0).
+RowRefs = tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.float32]]
 
 
 def delta_path(path: PathLike) -> str:
@@ -153,9 +158,11 @@ class TieredHNSW(_GraphBase):
         """
         return bool(self._index.merge(bool(force), _threads(num_threads)))
 
-    def save(self, path: PathLike) -> None:
-        """Writes the base to ``path`` and the delta to :func:`delta_path` (``x.delta.hnsw``)."""
-        self._index.save(os.fspath(path), delta_path(path))
+    def save(self, path: PathLike, *, rows: RowRefs | None = None) -> None:
+        """Writes the base to ``path`` and the delta to :func:`delta_path` (``x.delta.hnsw``).
+        ``rows``: each live vector equal to its id's row (normalised as ``add`` does) is
+        written as a reference to it (format 2.0); ``load`` then needs the same rows."""
+        self._index.save(os.fspath(path), delta_path(path), rows)
 
     @classmethod
     def load(
@@ -165,13 +172,18 @@ class TieredHNSW(_GraphBase):
         threshold: int = HNSW_TIER2_THRESHOLD,
         merge_ratio: float = HNSW_DELTA_MERGE_RATIO,
         ef: int = DEFAULT_EF,
+        rows: RowRefs | None = None,
     ) -> TieredHNSW:
-        """Reads the pair written by :meth:`save` (tier parameters are not stored)."""
+        """Reads the pair written by :meth:`save` (tier parameters are not stored);
+        ``rows``: the vectors a 2.0 file refers to (a missing one, or one other than
+        at save time, raises CorruptionError)."""
         index = _core._TieredHnswIndex.load(
             os.fspath(path),
             delta_path(path),
             _positive_int(threshold, "threshold", minimum=0),
             _ratio(merge_ratio),
+            rows,
+            int(rows[2].shape[1]) if rows is not None and rows[2].ndim == 2 else 0,
         )
         self = cls.__new__(cls)
         self._index = index

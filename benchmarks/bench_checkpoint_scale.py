@@ -126,7 +126,9 @@ def _child(code: str, *args: str) -> dict[str, Any]:
     return result
 
 
-def checkpoint(root: Path, whole: bool, handle: bool = False, graph_format: int = 2) -> dict[str, Any]:
+def checkpoint(
+    root: Path, whole: bool, handle: bool = False, graph_format: int = 2
+) -> dict[str, Any]:
     shutil.rmtree(root / "checkpoint", ignore_errors=True)
     how = "handle" if handle else "view"
     out = _child(CHECKPOINT, str(root), "whole" if whole else "bounded", how, str(graph_format))
@@ -146,7 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", action="store_true", help="also cold start with the default model")
     ap.add_argument("--skip-checkpoint", action="store_true", help="reuse the live checkpoint")
     ap.add_argument(
-        "--graph-format", type=int, choices=(1, 2), default=2, help="1: the graph stores its vectors"
+        "--graph-format",
+        type=int,
+        choices=(1, 2),
+        default=2,
+        help="1: the graph stores its vectors",
     )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)

@@ -329,9 +329,7 @@ class _TieredHnswIndex:
         self,
         base: str,
         delta: str,
-        rows: tuple[
-            npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.float32]
-        ]
+        rows: tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.float32]]
         | None = None,
     ) -> None: ...
     @staticmethod
@@ -340,9 +338,7 @@ class _TieredHnswIndex:
         delta: str,
         threshold: int,
         merge_ratio: float,
-        rows: tuple[
-            npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.float32]
-        ]
+        rows: tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.float32]]
         | None = None,
         dim: int = 0,
     ) -> _TieredHnswIndex: ...

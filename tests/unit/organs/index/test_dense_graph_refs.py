@@ -46,7 +46,9 @@ def _header(path: Path) -> tuple[int, int, int]:
 
 def _field(root: Path) -> list[int]:
     with chitta.open(root, embedder=None) as f:
-        ids = f.remember_many([{"text": f"m{i}", "embedding": v} for i, v in enumerate(_vectors(N))])
+        ids = f.remember_many(
+            [{"text": f"m{i}", "embedding": v} for i, v in enumerate(_vectors(N))]
+        )
         f.checkpoint()
     return ids
 
@@ -86,7 +88,9 @@ def test_answers_equal_those_of_the_same_graph_with_its_vectors_stored(
     refers to (update, forget) before the first recall reads it."""
     add = TieredHNSW.add  # one insert thread: both fields build the same graph
 
-    def add_one(self: TieredHNSW, ids: np.ndarray, vectors: np.ndarray, num_threads: int = 1) -> None:
+    def add_one(
+        self: TieredHNSW, ids: np.ndarray, vectors: np.ndarray, num_threads: int = 1
+    ) -> None:
         add(self, ids, vectors, num_threads=1)
 
     monkeypatch.setattr(TieredHNSW, "add", add_one)

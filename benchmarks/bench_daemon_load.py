@@ -146,6 +146,7 @@ def run(
                         "--output",
                         profile,
                         "--nonblocking",
+                        *os.environ.get("PY_SPY_ARGS", "").split(),  # e.g. --gil, --idle
                     ],
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,

@@ -59,6 +59,8 @@ MAX_CONNECTIONS = 256
 FRAME_TIMEOUT_S = 10.0
 #: threads that run reads and touching recalls (the writer is one more)
 READERS = 2
+#: recalls a reader takes at once with a model (their queries: one embedding batch)
+READ_BATCH = 8
 
 
 def default_socket(field_path: str | os.PathLike[str]) -> Path:
@@ -311,15 +313,32 @@ class Daemon:
             )
 
     def _read_calls(self) -> None:
-        """A reader thread: calls that only read, and touching recalls."""
+        """A reader thread: calls that only read, and touching recalls. With a model, the
+        recalls queued together are taken together and their queries embedded as one
+        batch first (BatchedQueries.prime)."""
+        embedder = self.field.core.encoding.embedder
+        batched = embedder if isinstance(embedder, BatchedQueries) else None
         while True:
-            call = self._calls.get()
-            if call is None:
-                return
-            try:
-                self._read_call(call)
-            except BaseException as exc:  # noqa: BLE001  a bug costs its call, not the thread
-                self._reply_to(call.conn, call.rid, call.json, None, _internal(exc))
+            calls = [self._calls.get()]
+            while batched is not None and len(calls) < READ_BATCH and calls[-1] is not None:
+                try:
+                    calls.append(self._calls.get_nowait())
+                except queue.Empty:
+                    break
+            if batched is not None and len(calls) > 1:
+                texts = [c.params["query"] for c in calls if c is not None and _embeds(c)]
+                if len(texts) > 1:
+                    try:
+                        batched.prime(texts)
+                    except Exception:  # noqa: BLE001, S110  each recall embeds its own (and reports)
+                        pass
+            for call in calls:
+                if call is None:
+                    return
+                try:
+                    self._read_call(call)
+                except BaseException as exc:  # noqa: BLE001  a bug costs its call, not the thread
+                    self._reply_to(call.conn, call.rid, call.json, None, _internal(exc))
 
     def _read_call(self, call: Call) -> None:
         method, params = call.method, call.params
@@ -453,6 +472,15 @@ class Daemon:
                 "last": self.maintainer.last,
             },
         }
+
+
+def _embeds(call: Call) -> bool:
+    """Whether the call is a recall whose query text the model embeds."""
+    return (
+        call.method.name == "recall"
+        and isinstance(call.params.get("query"), str)
+        and call.params.get("vector") is None
+    )
 
 
 def _as_error(exc: BaseException | None) -> BaseException | None:

@@ -164,10 +164,10 @@ class ConnectionLoop:
             elif data is _WAKE:
                 with contextlib.suppress(BlockingIOError, InterruptedError):
                     self._wake_r.recv(4096)
-            else:
+            elif self._open(data):  # (an event of a connection closed this turn: none)
                 if mask & selectors.EVENT_WRITE:
                     self._flush(data)
-                if mask & selectors.EVENT_READ and data.fd in self.conns:
+                if mask & selectors.EVENT_READ and self._open(data):
                     self._read(data)
         while self._handback:
             self._resume(self._handback.popleft())
@@ -347,7 +347,7 @@ class ConnectionLoop:
         now = time.monotonic()
         for conn in [c for c in self._timed if c.deadline is not None and c.deadline <= now]:
             self._end_deadline(conn)
-            if conn.fd not in self.conns:
+            if not self._open(conn):
                 continue
             if conn.out is not None:  # a reader that stopped reading
                 self._drop(conn)
@@ -398,7 +398,7 @@ class ConnectionLoop:
 
     def _resume(self, conn: Connection) -> None:
         """A connection its answering thread gave back (loop thread)."""
-        if conn.fd not in self.conns or conn.failed:
+        if not self._open(conn) or conn.failed:
             self._drop(conn)
             return
         if conn.out is not None:
@@ -449,7 +449,7 @@ class ConnectionLoop:
         want = (selectors.EVENT_READ if conn.reading else 0) | (
             selectors.EVENT_WRITE if conn.out is not None else 0
         )
-        if want == conn.events or conn.fd not in self.conns:
+        if want == conn.events or not self._open(conn):
             return
         if not want:
             self._sel.unregister(conn.sock)
@@ -458,6 +458,10 @@ class ConnectionLoop:
         else:
             self._sel.modify(conn.sock, want, conn)
         conn.events = want
+
+    def _open(self, conn: Connection) -> bool:
+        """Whether ``conn`` is still served (its descriptor's number may serve a newer one)."""
+        return self.conns.get(conn.fd) is conn
 
     def _drop(self, conn: Connection) -> None:
         """Close ``conn`` (loop thread; never one whose call is in flight: its thread

@@ -6,7 +6,6 @@ jobs, about ``max_bytes`` of requests; always the first), runs it under the daem
 writer lock, gives each job its own result or error and calls its ``reply`` (the
 daemon's: frame and send the answer). No call waits for a timer: a group is whatever
 queued while the previous one ran; alone, a call is a group of one.
-:meth:`GroupCommit.submit` is the blocking form (post, wait).
 
 Within a group:
 
@@ -157,14 +156,6 @@ class GroupCommit:
             self._queue.append(job)
             if self._waiting:
                 self._cv.notify()
-
-    def submit(self, job: Job) -> Any:
-        """Queue ``job``, wait until its group ran, return its result (or raise its error)."""
-        ran = threading.Event()
-        job.reply = lambda _job: ran.set()
-        self.post(job)
-        ran.wait()
-        return job.outcome()
 
     def _serve(self) -> None:
         while True:

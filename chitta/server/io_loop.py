@@ -185,6 +185,7 @@ class ConnectionLoop:
         self._stopping = True
         with contextlib.suppress(KeyError, ValueError):
             self._sel.unregister(self._listener)
+        self._listener.close()  # a client connecting now is refused at once, not left waiting
         end = time.monotonic() + DRAIN_S
         while time.monotonic() < end:
             for conn in list(self.conns.values()):

@@ -7,9 +7,12 @@ time, as before; chitta/server/group.py), in the same run.
 
 ``--embedder hashing`` (default) or ``default`` (the field's default model, MiniLM
 ONNX: remembers get their vectors in the background, chitta/field/deferred.py).
+``--baseline CMD`` runs each row a second time, right after, with the daemon started
+by ``CMD`` instead of this install's ``chitta`` (e.g. a wrapper serving an older
+checkout: the old and new daemon side by side under the same load).
 
     python benchmarks/bench_daemon_load.py [--clients 8] [--seconds 5] [--embedder default]
-        [--group on,off] [--touch on,off]
+        [--group on,off] [--touch on,off] [--baseline CMD]
 """
 
 from __future__ import annotations
@@ -77,7 +80,13 @@ def client(
 
 
 def run(
-    clients: int, seconds: float, touch: bool, embedder: str = "hashing", group: bool = True
+    clients: int,
+    seconds: float,
+    touch: bool,
+    embedder: str = "hashing",
+    group: bool = True,
+    daemon_cmd: list[str] | None = None,
+    profile: str | None = None,
 ) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
@@ -90,7 +99,7 @@ def run(
             env["CHITTA_EMBEDDER"] = embedder
         daemon = subprocess.Popen(
             [
-                str(Path(sys.executable).with_name("chitta")),
+                *(daemon_cmd or [str(Path(sys.executable).with_name("chitta"))]),
                 "--path",
                 f"{tmp}/field",
                 "serve",
@@ -119,6 +128,30 @@ def run(
                 p.start()
             for _ in procs:
                 ready.get(timeout=300)
+            spy = (
+                None
+                if profile is None
+                else subprocess.Popen(  # py-spy's collapsed stacks of the daemon, this window
+                    [
+                        "py-spy",
+                        "record",
+                        "--pid",
+                        str(daemon.pid),
+                        "--duration",
+                        str(int(seconds)),
+                        "--rate",
+                        "200",
+                        "--format",
+                        "raw",
+                        "--output",
+                        profile,
+                        "--nonblocking",
+                        *os.environ.get("PY_SPY_ARGS", "").split(),  # e.g. --gil, --idle
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
             cpu0 = _cpu_s(daemon.pid)
             t0 = time.perf_counter()
             start.set()
@@ -130,6 +163,8 @@ def run(
             client_cpu = sum(c for _, c in got)
             for p in procs:
                 p.join()
+            if spy is not None:
+                spy.wait(60)
         finally:
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(60)
@@ -157,26 +192,36 @@ def main() -> None:
     ap.add_argument("--embedder", default="hashing", help="hashing, default (MiniLM ONNX), none")
     ap.add_argument("--group", default="on,off", help="group commit settings to run: on,off")
     ap.add_argument("--touch", default="on,off", help="recall touch settings to run: on,off")
+    ap.add_argument("--baseline", default=None, help="a second daemon command, run after each row")
+    ap.add_argument(
+        "--py-spy", default=None, help="a prefix: each row's py-spy stacks to PREFIX-<row>.txt"
+    )
     a = ap.parse_args()
+    daemons: list[tuple[str, list[str] | None]] = [("this", None)]
+    if a.baseline:
+        daemons.append(("baseline", a.baseline.split()))
     print(
         f"{a.clients} client processes x {a.seconds:g} s, remember + recall, "
         f"{a.embedder} embedder, load {os.getloadavg()[0]:.1f}"
     )
     print(
-        f"{'recall':<22}{'group':>7}{'ops/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'daemon CPU':>12}"
+        f"{'daemon':<10}{'recall':<22}{'group':>7}{'ops/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'daemon CPU':>12}"
         f"{'clients CPU':>13}{'daemon ms/op':>14}{'client ms/op':>14}"
     )
     for touch in (t == "on" for t in a.touch.split(",")):
         name = "touch=True (writes)" if touch else "touch=False (reads)"
         for group in (g == "on" for g in a.group.split(",")):
-            r = run(a.clients, a.seconds, touch, a.embedder, group)
-            print(
-                f"{name:<22}{'on' if group else 'off':>7}{r['ops_s']:>10.0f}"
-                f"{r['p50_ms']:>10.2f}{r['p99_ms']:>10.2f}{r['daemon_cores']:>11.2f}c"
-                f"{r['client_cores']:>12.2f}c{r['daemon_ms_op']:>14.2f}{r['client_ms_op']:>14.2f}"
-                f"  load {os.getloadavg()[0]:.1f}",
-                flush=True,
-            )
+            for label, cmd in daemons:
+                tag = f"{label}-{'touch' if touch else 'read'}-{'group' if group else 'alone'}"
+                spy = None if a.py_spy is None else f"{a.py_spy}-{tag}.txt"
+                r = run(a.clients, a.seconds, touch, a.embedder, group, cmd, spy)
+                print(
+                    f"{label:<10}{name:<22}{'on' if group else 'off':>7}{r['ops_s']:>10.0f}"
+                    f"{r['p50_ms']:>10.2f}{r['p99_ms']:>10.2f}{r['daemon_cores']:>11.2f}c"
+                    f"{r['client_cores']:>12.2f}c{r['daemon_ms_op']:>14.2f}"
+                    f"{r['client_ms_op']:>14.2f}  load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -198,6 +198,9 @@ class FieldCore:
         self.fast_put: Callable[[str], int | None] | None = None  # set once open and writable
         self.backlog: Any = None  # deferred.Backlog when texts get vectors in the background
         self.code_backlog: Any = None  # deferred_codes.CodeBacklog of a writable handle
+        # every remember_many's sparse codes from the background coder, which codes as soon
+        # as they wait (the daemon's field: chitta/field/deferred_codes.py)
+        self.defer_codes = False
         self.encoding: FieldEncoding  # set by the facade once the organs are loaded
         self.embedded_writes = 0
         self.since_learning = 0  # embedded writes since this handle's last learning step

@@ -9,7 +9,10 @@ code backlog (``core.code_backlog``), and a background thread of the handle code
 in steps of ``STEP``: one Batch of ``UpdateSparseCode`` per step, then the embedded-
 write counters (write gate, the encoder's learning cadence) on that thread, as the
 background embedder does (:mod:`chitta.field.deferred`). Smaller groups and single
-writes code inline, in the same Batch as their puts, as before.
+writes code inline, in the same Batch as their puts, as before. A handle with
+``core.defer_codes`` (the daemon's field) defers the codes of every ``remember_many``,
+its embedder's vectors too, and its coder steps every ``EAGER_S`` instead of giving
+way to the writes: the writer's critical path is the log append.
 
 Replay applies the logged codes as written: it never re-derives one. Until its code is
 logged a memory is found by the dense and keyword lanes; then by the sparse lane too.
@@ -42,6 +45,10 @@ CODE_INLINE_MAX = 256  # groups with fewer vectors than this code inline
 BLOCK = 256  # rows per projection block
 IDLE_S = 0.05
 MAX_YIELD_S = 10.0
+# With core.defer_codes (the daemon) the coder steps once EAGER_STEP ids wait or EAGER_S
+# after its last step: small products, each off the writer's thread.
+EAGER_STEP = 256
+EAGER_S = 0.05
 
 
 class CodeBacklog:
@@ -97,7 +104,17 @@ def pending(core: FieldCore) -> int:
 
 def _give_way(core: FieldCore, backlog: CodeBacklog, since: float) -> None:
     """Sleep while groups keep arriving (the writer's thread needs the GIL and the core
-    more than the codes do), at most until MAX_YIELD_S after ``since``."""
+    more than the codes do), at most until MAX_YIELD_S after ``since``. A field that
+    defers every code (``core.defer_codes``, the daemon's) does not give way: it steps
+    once EAGER_STEP ids wait or EAGER_S after its last step, so codes lag writes by
+    about EAGER_S and the backlog cannot grow under a steady load."""
+    if core.defer_codes:
+        while not core.closed and not backlog.waiters and len(backlog.ids) < EAGER_STEP:
+            left = EAGER_S - (time.monotonic() - since)
+            if left <= 0:
+                return
+            time.sleep(min(left, EAGER_S / 5))
+        return
     while not core.closed and not backlog.waiters:
         now = time.monotonic()
         if now - backlog.last_queued >= IDLE_S or now - since >= MAX_YIELD_S:

@@ -269,20 +269,23 @@ def _commit_puts(core: FieldCore, puts: list[ops.PutPayload], marks: list[Op]) -
     # A large group of caller vectors gets its sparse codes from the handle's background
     # coder (chitta/field/deferred_codes.py): they cost fifty times the rest of such a
     # write. Vectors the field's embedder makes keep their codes inline: the model costs
-    # more than the codes there.
-    defer = (
-        core.code_backlog is not None
-        and len(puts) >= deferred_codes.CODE_INLINE_MAX
-        and not core.encoding.enabled
-        and any(p.embedding is not None for p in puts)
+    # more than the codes there; unless the field defers every code (the daemon's, whose
+    # writer answers many callers per group: core.defer_codes).
+    defer = core.code_backlog is not None and (
+        core.defer_codes
+        or (
+            len(puts) >= deferred_codes.CODE_INLINE_MAX
+            and not core.encoding.enabled
+            and any(p.embedding is not None for p in puts)
+        )
     )
     group = putops.with_vectors(core, puts, codes=not defer)
     core.commit_group([*group, *marks, *extract_write.triplet_ops(core, puts)])
     vocab.sync_words(core)
     if defer:
-        deferred_codes.queue(
-            core, [p.id for p in group if type(p) is ops.PutPayload and p.embedding is not None]
-        )
+        coded = [p.id for p in group if type(p) is ops.PutPayload and p.embedding is not None]
+        if coded:
+            deferred_codes.queue(core, coded)
     else:
         maintain.after_embedded_writes(
             core, sum(1 for op in group if isinstance(op, ops.UpdateSparseCode))

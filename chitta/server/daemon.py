@@ -1,26 +1,34 @@
 """``chitta serve``: one process owning one field, serving it on a Unix socket.
 
-Framing and methods: docs/DAEMON.md and :mod:`chitta.server.protocol`. One thread
-per connection, at most ``max_connections`` of them (one more is answered with
-an error frame and closed); an ``accept`` that fails (EMFILE, ENFILE, ...) costs
-that connection only. Calls that write run one at a time (the writer lock);
-calls that only read run beside them and beside each other (the field is
-thread-safe), each first refreshing the view of other writers; maintenance
-runs alone. A frame once begun must arrive whole within ``frame_timeout_s``
-(slow senders are cut off). A peer of another uid is refused (``SO_PEERCRED``);
-the socket is created mode 0600 in a 0700 directory (chitta/server/sockets.py).
-A malformed frame gets an error reply on that connection only; a frame over
-the size limit gets an error reply and that connection is closed. SIGTERM
-(or SIGINT) stops accepting, lets requests in flight finish, closes the
-field (everything flushed) and removes the socket.
+Framing and methods: docs/DAEMON.md and :mod:`chitta.server.protocol`. Threads:
+
+- one I/O loop (chitta/server/io_loop.py, the thread that calls :meth:`Daemon.serve_forever`)
+  owns every socket: it accepts (at most ``max_connections`` at once: one more is answered
+  with an error frame and closed; an ``accept`` that fails, EMFILE and the like, costs that
+  connection only), refuses a peer of another uid (``SO_PEERCRED``), reads and frames
+  requests, decodes them and hands each call on; a frame once begun must arrive whole
+  within ``frame_timeout_s`` (slow senders are cut off), a reply must be read within it
+  too; a malformed frame gets an error reply on that connection only, a frame over the
+  size limit gets an error reply and that connection is closed;
+- one writer (chitta/server/group.py) runs the writing calls, in groups: what queued while
+  the previous group ran; its field defers sparse codes to the background coder
+  (``FieldCore.defer_codes``), so a group's critical path is the log append;
+- ``readers`` threads run the calls that only read (recall ``touch=False``, get, stats) and
+  touching recalls (their touches join the writer's next group), beside the writer and
+  each other (the field is thread-safe), each first refreshing the view of other writers;
+- maintenance (chitta/server/maintenance.py) runs alone (the daemon's readers-writer lock).
+
+The thread that finishes a call frames and sends its reply (no hand-off to the loop
+unless the socket is full). The socket is created mode 0600 in a 0700 directory
+(chitta/server/sockets.py). SIGTERM (or SIGINT) stops accepting, lets requests in
+flight finish, closes the field (everything flushed) and removes the socket.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import hashlib
 import os
+import queue
 import signal
 import socket
 import sys
@@ -36,31 +44,23 @@ from chitta.errors import ChittaError, ChittaIOError, InvalidArgument
 from chitta.field import Field, deferred
 from chitta.field.checkpoint import CheckpointPolicy
 from chitta.server import json_dialect, methods, protocol
-from chitta.server.group import CALL, OPS, REMEMBER, GroupCommit, Job, mergeable
+from chitta.server.group import CALL, MAX_JOBS, OPS, REMEMBER, GroupCommit, Job, mergeable
+from chitta.server.io_loop import Connection, ConnectionLoop
 from chitta.server.maintenance import Maintainer
 from chitta.server.protocol import HEADER, ProtocolError
 from chitta.server.query_batch import BatchedQueries
 from chitta.server.rwlock import RWLock
-from chitta.server.sockets import UntrustedSocket, check_peer, private_dir
+from chitta.server.sockets import private_dir
 
-ACCEPT_POLL_S = 0.2
 MAX_SOCKET_PATH = 107  # sun_path minus the NUL
-#: connections served at once (one thread each); one more gets an error frame and is closed
+#: connections served at once; one more gets an error frame and is closed
 MAX_CONNECTIONS = 256
 #: seconds within which a frame, once its first byte arrived, must arrive whole
 FRAME_TIMEOUT_S = 10.0
-#: accept() errors that mean "out of a resource now": that connection is refused, serving goes on
-_ACCEPT_TRANSIENT = {
-    errno.EMFILE,
-    errno.ENFILE,
-    errno.ENOBUFS,
-    errno.ENOMEM,
-    errno.ECONNABORTED,
-    errno.EPROTO,
-    errno.EPERM,
-    errno.EINTR,
-    errno.EAGAIN,
-}
+#: threads that run reads and touching recalls (the writer is one more)
+READERS = 2
+#: recalls a reader takes at once with a model (their queries: one embedding batch)
+READ_BATCH = 8
 
 
 def default_socket(field_path: str | os.PathLike[str]) -> Path:
@@ -73,7 +73,7 @@ def default_socket(field_path: str | os.PathLike[str]) -> Path:
     return base / f"{digest}.sock"
 
 
-def _internal(exc: Exception) -> ChittaError:
+def _internal(exc: BaseException) -> ChittaError:
     """A bug inside a call, reported to its caller without taking the daemon down."""
     print(f"chitta serve: internal error: {exc!r}", file=sys.stderr)
     return ChittaError(f"internal error in the daemon: {type(exc).__name__}: {exc}")
@@ -98,6 +98,24 @@ def _recv_exact(conn: socket.socket, n: int, deadline: float | None = None) -> b
     return bytes(buf)
 
 
+class Call:
+    """One decoded request: where its reply goes and in which dialect."""
+
+    __slots__ = ("conn", "json", "method", "params", "rid", "size")
+
+    def __init__(
+        self,
+        conn: Connection,
+        rid: Any,
+        method: methods.Method,
+        params: dict[str, Any],
+        size: int,
+        json: bool,
+    ) -> None:
+        self.conn, self.rid, self.method, self.params = conn, rid, method, params
+        self.size, self.json = size, json
+
+
 class Daemon:
     """Serves one open :class:`Field` on a Unix socket until :meth:`shutdown`."""
 
@@ -112,6 +130,7 @@ class Daemon:
         max_connections: int = MAX_CONNECTIONS,
         frame_timeout_s: float = FRAME_TIMEOUT_S,
         group_commit: bool = True,
+        readers: int = READERS,
     ) -> None:
         if (
             isinstance(max_connections, bool)
@@ -121,12 +140,13 @@ class Daemon:
             raise InvalidArgument(f"max_connections must be an int >= 1, got {max_connections!r}")
         if not frame_timeout_s > 0:
             raise InvalidArgument(f"frame_timeout_s must be > 0 seconds, got {frame_timeout_s!r}")
+        if isinstance(readers, bool) or not isinstance(readers, int) or readers < 1:
+            raise InvalidArgument(f"readers must be an int >= 1, got {readers!r}")
         self.max_connections = max_connections
         self.frame_timeout_s = float(frame_timeout_s)
-        self.refused = 0  # connections turned away (over the cap, accept errors, another uid)
         self.field = field
         # Learning steps off the writer's thread: one would stall every client queued
-        # behind the writer lock for about a second (chitta/field/learn_async.py).
+        # behind the writer for about a second (chitta/field/learn_async.py).
         field.core.learn_async = True
         self.socket_path = Path(socket_path).absolute()
         if len(os.fsencode(str(self.socket_path))) > MAX_SOCKET_PATH:
@@ -136,20 +156,27 @@ class Daemon:
         self.max_frame = max_frame
         self._lock = RWLock()  # shared: a call; exclusive: maintenance, close
         self._writer = threading.Lock()  # one writing call at a time
-        # writing calls of many connections run as groups (chitta/server/group.py)
-        self.group = GroupCommit(field, self._writer) if group_commit else None
-        encoding = field.core.encoding
-        if group_commit and deferred.wanted(encoding.embedder):  # a model: queries batched too
-            encoding.embedder = BatchedQueries(encoding.embedder)
+        self.group_commit = group_commit
+        # Writing calls run on one writer thread: in groups (chitta/server/group.py), or
+        # with --no-group-commit one at a time, each alone (the old path, for comparison).
+        self.group = GroupCommit(
+            field, self._writer, hold=self._lock.shared, max_jobs=MAX_JOBS if group_commit else 1
+        )
+        if group_commit:
+            # a group's sparse codes leave the writer's thread (chitta/field/deferred_codes.py)
+            field.core.defer_codes = True
+            encoding = field.core.encoding
+            if deferred.wanted(encoding.embedder):  # a model: queries batched too
+                encoding.embedder = BatchedQueries(encoding.embedder)
         self._refresh_mu = threading.Lock()  # one refresh at a time, shared by the calls waiting
         self._refreshes_begun = 0
         self._refreshes_done = 0
-        self._spare_fd: int | None = None  # closed to make room when accept() hits EMFILE
         self._stop = threading.Event()
-        self._conns: set[socket.socket] = set()
-        self._threads: set[threading.Thread] = set()
-        self._conns_lock = threading.Lock()
         self._listener: socket.socket | None = None
+        self._loop: ConnectionLoop | None = None
+        self._calls: queue.SimpleQueue[Call | None] = queue.SimpleQueue()
+        self._readers = readers
+        self._reader_threads: list[threading.Thread] = []
         self.requests = 0
         if maintain_every is not None and not maintain_every > 0:
             raise InvalidArgument(
@@ -162,6 +189,11 @@ class Daemon:
                 field, self._lock.exclusive, maintain_every, checkpoint_policy or CheckpointPolicy()
             )
         )
+
+    @property
+    def refused(self) -> int:
+        """Connections turned away (over the cap, accept errors, another uid)."""
+        return 0 if self._loop is None else self._loop.refused
 
     # ---- lifecycle ------------------------------------------------------------------------
     def bind(self) -> None:
@@ -183,103 +215,50 @@ class Daemon:
         finally:
             os.umask(old)
         os.chmod(self.socket_path, 0o600)
-        listener.listen(
-            socket.SOMAXCONN
-        )  # many clients connecting at once queue, not fail (EAGAIN)
-        listener.settimeout(ACCEPT_POLL_S)
+        # many clients connecting at once queue, not fail (EAGAIN)
+        listener.listen(socket.SOMAXCONN)
         self._listener = listener
+        self._loop = ConnectionLoop(
+            listener,
+            self._dispatch,
+            max_frame=self.max_frame,
+            frame_timeout_s=self.frame_timeout_s,
+            max_connections=self.max_connections,
+        )
 
     def serve_forever(self) -> None:
-        """Accept until :meth:`shutdown` (or SIGTERM/SIGINT when run in the main thread)."""
-        if self._listener is None:
+        """Serve until :meth:`shutdown` (or SIGTERM/SIGINT when run in the main thread)."""
+        if self._loop is None:
             self.bind()
-        assert self._listener is not None
+        assert self._loop is not None
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, self._on_signal)
         if self.maintainer is not None:
             self.maintainer.start()
-        self._spare_fd = os.open(os.devnull, os.O_RDONLY)
-        try:
-            while not self._stop.is_set():
-                try:
-                    conn, _ = self._listener.accept()
-                except TimeoutError:
-                    continue
-                except OSError as exc:
-                    if self._stop.is_set():
-                        break
-                    if exc.errno not in _ACCEPT_TRANSIENT:
-                        raise
-                    self._refuse_pending(exc)
-                    continue
-                self._start_conn(conn)
-        finally:
-            if self._spare_fd is not None:
-                os.close(self._spare_fd)
-                self._spare_fd = None
-            self._close_all()
-
-    def _start_conn(self, conn: socket.socket) -> None:
-        with self._conns_lock:
-            full = len(self._conns) >= self.max_connections
-        if full:
-            self.refused += 1
-            self._refuse(
-                conn,
-                f"the daemon serves {self.max_connections} connections already (its cap); "
-                "close idle connections or start it with a higher max_connections",
+        self.group.start()
+        for i in range(self._readers):
+            thread = threading.Thread(
+                target=self._read_calls, name=f"chitta-reader-{i}", daemon=True
             )
-            return
-        try:
-            thread = threading.Thread(target=self._serve_conn, args=(conn,), daemon=True)
-            with self._conns_lock:
-                self._conns.add(conn)
-                self._threads.add(thread)
             thread.start()
-        except (
-            RuntimeError
-        ):  # no thread could be started (the process's limit): this connection only
-            with self._conns_lock:
-                self._conns.discard(conn)
-                self._threads.discard(thread)
-            self.refused += 1
-            self._refuse(
-                conn, "the daemon cannot start a thread for this connection now; retry later"
-            )
-
-    def _refuse(self, conn: socket.socket, message: str) -> None:
-        with contextlib.suppress(OSError):
-            conn.settimeout(1.0)
-            self._send(conn, None, error=ChittaIOError(f"refused: {message}"))
-        conn.close()
-
-    def _refuse_pending(self, exc: OSError) -> None:
-        """accept() failed: out of descriptors (or another passing shortage). Free the
-        spare descriptor, take the waiting connection, tell it why and close it, so it
-        neither waits forever nor spins this loop; then take the spare back."""
-        print(
-            f"chitta serve: accept failed: {exc.strerror or exc}; refusing one connection",
-            file=sys.stderr,
-        )
-        self.refused += 1
-        if exc.errno in (errno.EMFILE, errno.ENFILE) and self._spare_fd is not None:
-            os.close(self._spare_fd)
-            self._spare_fd = None
+            self._reader_threads.append(thread)
+        try:
+            self._loop.run(self._stop)  # returns once the calls in flight are answered
+        finally:
             try:
-                assert self._listener is not None
-                conn, _ = self._listener.accept()
-            except OSError:
+                self.socket_path.unlink()
+            except FileNotFoundError:
                 pass
-            else:
-                self._refuse(
-                    conn,
-                    f"the daemon is out of file descriptors ({exc.strerror}); "
-                    "close connections or raise its limit (ulimit -n)",
-                )
-            with contextlib.suppress(OSError):
-                self._spare_fd = os.open(os.devnull, os.O_RDONLY)
-        time.sleep(0.01)  # a shortage that persists must not spin the loop
+            for _ in self._reader_threads:
+                self._calls.put(None)
+            for thread in self._reader_threads:
+                thread.join(timeout=30)
+            self.group.stop()
+            if self.maintainer is not None:
+                self.maintainer.stop()
+            with self._lock.exclusive:
+                self.field.close()  # flushes what is buffered
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self._stop.set()
@@ -287,133 +266,128 @@ class Daemon:
     def shutdown(self) -> None:
         self._stop.set()
 
-    def _close_all(self) -> None:
-        if self._listener is not None:
-            self._listener.close()
-        with contextlib.suppress(FileNotFoundError):
-            self.socket_path.unlink()
-        with self._conns_lock:
-            conns, threads = list(self._conns), list(self._threads)
-        for conn in conns:  # no new requests; one in flight still gets its reply
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RD)
-        for thread in threads:
-            thread.join(timeout=30)
-        if self.maintainer is not None:
-            self.maintainer.stop()
-        with self._lock.exclusive:
-            self.field.close()  # flushes what is buffered
-
-    # ---- one connection ------------------------------------------------------------------
-    def _serve_conn(self, conn: socket.socket) -> None:
-        try:
-            try:
-                check_peer(conn)
-            except UntrustedSocket as exc:
-                self.refused += 1
-                self._send(conn, None, error=ChittaIOError(f"{exc}; connect as the daemon's user"))
-                return
-            while not self._stop.is_set():
-                conn.settimeout(None)  # an idle connection may wait for its next call
-                first = conn.recv(HEADER.size)
-                if not first:
-                    return
-                deadline = time.monotonic() + self.frame_timeout_s  # the rest of the frame: in time
-                rest = (
-                    _recv_exact(conn, HEADER.size - len(first), deadline)
-                    if len(first) < HEADER.size
-                    else b""
-                )
-                if rest is None:
-                    return
-                (size,) = HEADER.unpack(first + rest)
-                if size > self.max_frame:
-                    self._send(
-                        conn,
-                        None,
-                        error=ProtocolError(
-                            f"frame of {size} bytes exceeds the limit of {self.max_frame}; closing this connection"
-                        ),
-                    )
-                    return
-                body = _recv_exact(conn, size, deadline) if size else b""
-                if body is None:
-                    raise ConnectionError("peer closed the connection mid-frame")
-                conn.settimeout(self.frame_timeout_s)  # a reader that stops reading is cut off too
-                if json_dialect.is_json(body):
-                    self._send_json(conn, self._answer_json(body))
-                else:
-                    self._send(conn, *self._answer(body))
-        except TimeoutError:
-            with contextlib.suppress(OSError):  # a slow sender (slowloris): its connection ends
-                self._send(
-                    conn,
-                    None,
-                    error=ProtocolError(
-                        f"a frame did not arrive whole within {self.frame_timeout_s:g} s; closing this connection"
-                    ),
-                )
-        except OSError:
-            pass  # the peer went away (killed mid-request, reset): only this connection ends
-        finally:
-            with self._conns_lock:
-                self._conns.discard(conn)
-                self._threads.discard(threading.current_thread())
-            conn.close()
-
-    def _answer(self, body: bytes) -> tuple[Any, Any, BaseException | None]:
+    # ---- one request: decoded on the loop, run on the writer or a reader ----------------
+    def _dispatch(self, conn: Connection, body: bytes) -> None:
+        """A request frame's body (on the I/O loop): answered at once when malformed (or
+        ``_info``), else handed to the writer or the readers."""
+        is_json = json_dialect.is_json(body)
         rid: Any = None
         try:
-            request = protocol.unpack(body)
-            if not isinstance(request, dict):
-                raise ProtocolError("a request is a map with id, method and params")
-            rid = request.get("id")
-            if not isinstance(rid, int) or isinstance(rid, bool):
-                rid = None
-                raise ProtocolError("a request needs an integer id")
-            if request.get("method") == "_info":
-                return rid, self.info(), None
-            method, params = methods.check_call(request.get("method"), request.get("params"))
-            return rid, self._run(method, params, len(body)), None
-        except ChittaError as exc:
-            return rid, None, exc
-        except Exception as exc:  # noqa: BLE001  a bug must not take the daemon (or other clients) down
-            return rid, None, _internal(exc)
-
-    def _answer_json(self, body: bytes) -> bytes:
-        """The reply body to a request of the JSON dialect (chitta/server/json_dialect.py)."""
-        rid: Any = None
-        try:
-            rid, name, params = json_dialect.parse_request(body)
-            if not isinstance(rid, int) or isinstance(rid, bool):
-                rid = None
-                raise ProtocolError("a request needs an integer id")
-            if name == "_info":
-                return json_dialect.reply(rid, self.info())
-            method, checked = json_dialect.check(name, params)
-            return json_dialect.reply(rid, self._run(method, checked, len(body)))
-        except ChittaError as exc:
-            return json_dialect.reply(rid, error=protocol.error_body(exc))
-        except Exception as exc:  # noqa: BLE001  a bug must not take the daemon (or other clients) down
-            return json_dialect.reply(rid, error=protocol.error_body(_internal(exc)))
-
-    def _run(self, method: methods.Method, params: dict[str, Any], size: int = 0) -> Any:
-        """One checked call on the field, under the daemon's reader/writer discipline."""
-        with self._lock.shared:
-            if methods.only_reads(method, params):  # beside other calls (the field is thread-safe)
-                self._refresh()
-                result = method.invoke(self.field, params)
-            elif self.group is not None:
-                result = self._grouped(method, params, size)
+            if is_json:
+                rid, name, params = json_dialect.parse_request(body)
+                if not isinstance(rid, int) or isinstance(rid, bool):
+                    rid = None
+                    raise ProtocolError("a request needs an integer id")
+                if name == "_info":
+                    self._reply_to(conn, rid, is_json, self.info(), None)
+                    return
+                method, checked = json_dialect.check(name, params)
             else:
-                with self._writer:
-                    if method.reads:
-                        self.field.refresh()
+                request = protocol.unpack(body)
+                if not isinstance(request, dict):
+                    raise ProtocolError("a request is a map with id, method and params")
+                rid = request.get("id")
+                if not isinstance(rid, int) or isinstance(rid, bool):
+                    rid = None
+                    raise ProtocolError("a request needs an integer id")
+                if request.get("method") == "_info":
+                    self._reply_to(conn, rid, is_json, self.info(), None)
+                    return
+                method, checked = methods.check_call(request.get("method"), request.get("params"))
+        except ChittaError as exc:
+            self._reply_to(conn, rid, is_json, None, exc)
+            return
+        except Exception as exc:  # noqa: BLE001  a bug must not take the daemon (or other clients) down
+            self._reply_to(conn, rid, is_json, None, _internal(exc))
+            return
+        call = Call(conn, rid, method, checked, len(body), is_json)
+        if methods.only_reads(method, checked) or (self.group_commit and method.name == "recall"):
+            self._calls.put(call)  # a reader runs it (a touching recall's touches: the writer)
+        elif self.group_commit and method.name == "remember" and mergeable(self.field, checked):
+            self.group.post(
+                Job(REMEMBER, params=checked, size=len(body), reply=self._job_reply(call))
+            )
+        else:
+            self.group.post(
+                Job(CALL, run=self._call_runner(call), size=len(body), reply=self._job_reply(call))
+            )
+
+    def _read_calls(self) -> None:
+        """A reader thread: calls that only read, and touching recalls. With a model, the
+        recalls queued together are taken together and their queries embedded as one
+        batch first (BatchedQueries.prime)."""
+        embedder = self.field.core.encoding.embedder
+        batched = embedder if isinstance(embedder, BatchedQueries) else None
+        while True:
+            calls = [self._calls.get()]
+            while batched is not None and len(calls) < READ_BATCH and calls[-1] is not None:
+                try:
+                    calls.append(self._calls.get_nowait())
+                except queue.Empty:
+                    break
+            if batched is not None and len(calls) > 1:
+                texts = [c.params["query"] for c in calls if c is not None and _embeds(c)]
+                if len(texts) > 1:
+                    try:
+                        batched.prime(texts)
+                    except Exception:  # noqa: BLE001, S110  each recall embeds its own (and reports)
+                        pass
+            for call in calls:
+                if call is None:
+                    return
+                try:
+                    self._read_call(call)
+                except BaseException as exc:  # noqa: BLE001  a bug costs its call, not the thread
+                    self._reply_to(call.conn, call.rid, call.json, None, _internal(exc))
+
+    def _read_call(self, call: Call) -> None:
+        method, params = call.method, call.params
+        try:
+            with self._lock.shared:
+                self._refresh()
+                if methods.only_reads(method, params):
                     result = method.invoke(self.field, params)
-            if isinstance(result, Iterator):
-                result = list(result)
-        self.requests += 1
-        return result
+                    if isinstance(result, Iterator):
+                        result = list(result)
+                    captured: list[Any] = []
+                else:  # a touching recall: runs beside the writer; its touches join a group
+                    with self.field.core.captured_commits() as captured:
+                        result = method.invoke(self.field, params)
+        except ChittaError as exc:
+            self._reply_to(call.conn, call.rid, call.json, None, exc)
+            return
+        except Exception as exc:  # noqa: BLE001  a bug must not take the daemon down
+            self._reply_to(call.conn, call.rid, call.json, None, _internal(exc))
+            return
+        if not captured:
+            self.requests += 1
+            self._reply_to(call.conn, call.rid, call.json, result, None)
+            return
+
+        def committed(job: Job) -> None:  # the reply waits for the touches' commit
+            self.requests += 1
+            self._reply_to(call.conn, call.rid, call.json, result, _as_error(job.error))
+
+        self.group.post(Job(OPS, ops=captured, size=call.size, reply=committed))
+
+    def _call_runner(self, call: Call) -> Any:
+        """A writing call as the writer runs it (refreshing first when it reads)."""
+        method, params = call.method, call.params
+
+        def run() -> Any:
+            if method.reads:
+                self._refresh()
+            out = method.invoke(self.field, params)
+            return list(out) if isinstance(out, Iterator) else out
+
+        return run
+
+    def _job_reply(self, call: Call) -> Any:
+        def reply(job: Job) -> None:
+            self.requests += 1
+            self._reply_to(call.conn, call.rid, call.json, job.result, _as_error(job.error))
+
+        return reply
 
     def _refresh(self) -> None:
         """The field's view of other writers brought up to at least this call's arrival:
@@ -428,30 +402,16 @@ class Daemon:
             self.field.refresh()
             self._refreshes_done = ticket
 
-    def _grouped(self, method: methods.Method, params: dict[str, Any], size: int) -> Any:
-        """A writing call through the group committer (chitta/server/group.py)."""
-        assert self.group is not None
-        if method.name == "recall":  # runs beside the writer; its touches join a group
-            self._refresh()
-            with self.field.core.captured_commits() as captured:
-                result = method.invoke(self.field, params)
-            if captured:
-                self.group.submit(Job(OPS, ops=captured, size=size))
-            return result
-        if method.name == "remember" and mergeable(self.field, params):
-            return self.group.submit(Job(REMEMBER, params=params, size=size))
-
-        def run() -> Any:
-            if method.reads:
-                self._refresh()
-            out = method.invoke(self.field, params)
-            return list(out) if isinstance(out, Iterator) else out
-
-        return self.group.submit(Job(CALL, run=run, size=size))
-
-    def _send(
-        self, conn: socket.socket, rid: Any, result: Any = None, error: BaseException | None = None
+    # ---- replies -------------------------------------------------------------------------
+    def _reply_to(
+        self, conn: Connection, rid: Any, is_json: bool, result: Any, error: BaseException | None
     ) -> None:
+        """Frame the reply (MessagePack or JSON, as the request) and send it."""
+        body = self._json_body(rid, result, error) if is_json else self._body(rid, result, error)
+        assert self._loop is not None
+        self._loop.reply(conn, HEADER.pack(len(body)) + body)
+
+    def _body(self, rid: Any, result: Any, error: BaseException | None) -> bytes:
         if error is None:
             try:
                 body = protocol.pack({"id": rid, "result": result})
@@ -470,15 +430,24 @@ class Daemon:
                     ),
                 }
             )
-        conn.sendall(HEADER.pack(len(body)) + body)
+        return body
 
-    def _send_json(self, conn: socket.socket, body: bytes) -> None:
+    def _json_body(self, rid: Any, result: Any, error: BaseException | None) -> bytes:
+        try:
+            if error is None:
+                body = json_dialect.reply(rid, result)
+            else:
+                body = json_dialect.reply(rid, error=protocol.error_body(error))
+        except ChittaError as exc:
+            body = json_dialect.reply(rid, error=protocol.error_body(exc))
+        except Exception as exc:  # noqa: BLE001  a value the dialect cannot write: a bug
+            body = json_dialect.reply(rid, error=protocol.error_body(_internal(exc)))
         if len(body) > self.max_frame:
             over = ProtocolError(
                 f"the reply is {len(body)} bytes, over the frame limit; ask for less"
             )
             body = json_dialect.reply(None, error=protocol.error_body(over))
-        conn.sendall(HEADER.pack(len(body)) + body)
+        return body
 
     def info(self) -> dict[str, Any]:
         return {
@@ -489,11 +458,11 @@ class Daemon:
             "pid": os.getpid(),
             "socket": str(self.socket_path),
             "max_connections": self.max_connections,
-            "connections": len(self._conns),
+            "connections": 0 if self._loop is None else len(self._loop.conns),
             "refused": self.refused,
-            "groups": None
-            if self.group is None
-            else {"groups": self.group.groups, "jobs": self.group.jobs},
+            "groups": {"groups": self.group.groups, "jobs": self.group.jobs}
+            if self.group_commit
+            else None,
             "maintenance": None
             if self.maintainer is None
             else {
@@ -503,6 +472,22 @@ class Daemon:
                 "last": self.maintainer.last,
             },
         }
+
+
+def _embeds(call: Call) -> bool:
+    """Whether the call is a recall whose query text the model embeds."""
+    return (
+        call.method.name == "recall"
+        and isinstance(call.params.get("query"), str)
+        and call.params.get("vector") is None
+    )
+
+
+def _as_error(exc: BaseException | None) -> BaseException | None:
+    """A job's error as its caller gets it: chitta's errors as they are, a bug as internal."""
+    if exc is None or isinstance(exc, ChittaError):
+        return exc
+    return _internal(exc)
 
 
 def serve(

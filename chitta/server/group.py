@@ -1,19 +1,21 @@
 """Group commit for the daemon: the writing calls of many connections, run as one group.
 
-A connection thread with a writing call queues it as a :class:`Job` and waits. The
-first thread to find no group running leads: it takes what is queued (at most
-``max_jobs`` jobs, about ``max_bytes`` of requests; always its own), runs them under
-the daemon's writer lock, gives each job its own result or error and wakes its
-thread, then hands the lead to the oldest job still queued. No thread is added and
-no call waits for a timer: a group is whatever queued while the previous one ran.
+The daemon's I/O loop posts each writing call as a :class:`Job` (:meth:`GroupCommit.post`)
+and goes on serving. One writer thread takes what is queued (at most ``max_jobs``
+jobs, about ``max_bytes`` of requests; always the first), runs it under the daemon's
+writer lock, gives each job its own result or error and calls its ``reply`` (the
+daemon's: frame and send the answer). No call waits for a timer: a group is whatever
+queued while the previous one ran; alone, a call is a group of one.
 
 Within a group:
 
 - plain remembers (text and the simple arguments) of a field that embeds on the
   writer's thread (the hashing embedder) become one ``remember_many``: one embedding
-  batch, one sparse-code product, one Batch record (one ``write(2)``; with
-  ``fsync`` durability one sync). An item that fails validation fails only its own
-  call (the group is retried item by item; nothing of a failed item is written);
+  batch, one Batch record (one ``write(2)``; with ``fsync`` durability one sync);
+  their sparse codes come from the field's background coder when the field defers
+  them (``FieldCore.defer_codes``: the daemon's), else from one product inline. An item
+  that fails validation fails only its own call (the group is retried item by item;
+  nothing of a failed item is written);
 - the commits a touching recall made while it ran beside the writer (captured:
   ``FieldCore.captured_commits``) become one Batch with every other recall's;
 - every other job runs alone, in arrival order.
@@ -26,9 +28,12 @@ calls apply in the order it made them.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from chitta import ops
@@ -48,16 +53,17 @@ CALL, REMEMBER, OPS = 0, 1, 2
 
 class Job:
     """One queued writing call: ``run`` (CALL), remember ``params`` (REMEMBER) or
-    captured ``ops`` to commit (OPS); ``size``: its request's bytes."""
+    captured ``ops`` to commit (OPS); ``size``: its request's bytes; ``reply``: called
+    with the job once its group ran (on the writer thread)."""
 
     __slots__ = (
-        "_wake",
         "answered",
         "done",
         "error",
         "kind",
         "ops",
         "params",
+        "reply",
         "result",
         "run",
         "size",
@@ -71,18 +77,18 @@ class Job:
         params: dict[str, Any] | None = None,
         ops: list[Op] | None = None,
         size: int = 0,
+        reply: Callable[[Job], None] | None = None,
     ) -> None:
         self.kind = kind
         self.run = run
         self.params = params
         self.ops = ops
         self.size = size
+        self.reply = reply
         self.result: Any = None
         self.error: BaseException | None = None
         self.answered = False  # result or error set
         self.done = False  # its group ran
-        self._wake = threading.Lock()
-        self._wake.acquire()  # released once: done, or made the next leader
 
     def answer(self, result: Any = None, error: BaseException | None = None) -> None:
         self.result, self.error, self.answered = result, error, True
@@ -95,14 +101,17 @@ class Job:
 
 def mergeable(field: Field, params: dict[str, Any]) -> bool:
     """Whether a remember with these arguments can join a group's remember_many: the
-    field embeds on the writer's thread (a sparse-code product to share) and the call
-    carries only simple arguments (no dedup, own embedding, artifacts, provenance)."""
+    field embeds on the writer's thread (one embedding batch, codes shared or deferred)
+    and the call carries only simple arguments (no dedup, own embedding, artifacts,
+    provenance)."""
     core = field.core
     return core.backlog is None and core.encoding.enabled and params.keys() <= MERGEABLE
 
 
 class GroupCommit:
-    """The daemon's group committer (module doc); ``writer``: its writer lock."""
+    """The daemon's group committer (module doc); ``writer``: its writer lock;
+    ``hold``: a context manager held around each group (the daemon's shared lock, so
+    that maintenance runs alone); ``max_jobs`` 1 runs every job alone (no merging)."""
 
     def __init__(
         self,
@@ -111,67 +120,92 @@ class GroupCommit:
         *,
         max_jobs: int = MAX_JOBS,
         max_bytes: int = MAX_BYTES,
+        hold: AbstractContextManager[Any] | None = None,
     ) -> None:
         self.field = field
         self._writer = writer
+        self._hold = hold if hold is not None else contextlib.nullcontext()
         self.max_jobs = max_jobs
         self.max_bytes = max_bytes
-        self._mu = threading.Lock()
+        self._cv = threading.Condition(threading.Lock())
         self._queue: deque[Job] = deque()
-        self._leading = False
+        self._waiting = False  # the writer thread sleeps on _cv
+        self._stopping = False
+        self._thread: threading.Thread | None = None
         self.groups = 0  # groups run
         self.jobs = 0  # jobs run in them
 
-    def submit(self, job: Job) -> Any:
-        """Queue ``job``, wait until its group ran, return its result (or raise its error)."""
-        with self._mu:
-            self._queue.append(job)
-            lead = not self._leading
-            self._leading = True
-        if not lead:
-            job._wake.acquire()
-            if job.done:
-                return job.outcome()
-        try:  # this thread leads; its own job is at the head of the queue
-            self._lead()
-        finally:
-            with self._mu:
-                if self._queue:
-                    self._queue[0]._wake.release()  # not done: it leads the next group
-                else:
-                    self._leading = False
-        return job.outcome()
+    # ---- the writer thread ---------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="chitta-writer", daemon=True)
+            self._thread.start()
 
-    def _lead(self) -> None:
-        with self._mu:
-            group = [self._queue.popleft()]
-            size = group[0].size
-            while self._queue and len(group) < self.max_jobs:
-                size += self._queue[0].size
-                if size > self.max_bytes:
-                    break
-                group.append(self._queue.popleft())
+    def stop(self, timeout: float | None = 30.0) -> None:
+        """Run what is queued, then end the writer thread."""
+        with self._cv:
+            self._stopping = True
+            self._cv.notify()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def post(self, job: Job) -> None:
+        """Queue ``job``; its ``reply`` is called once its group ran."""
+        with self._cv:
+            self._queue.append(job)
+            if self._waiting:
+                self._cv.notify()
+
+    def _serve(self) -> None:
+        while True:
+            with self._cv:
+                while not self._queue:
+                    if self._stopping:
+                        return
+                    self._waiting = True
+                    self._cv.wait()
+                    self._waiting = False
+                group = self._take()
+            self._lead(group)
+
+    def _take(self) -> list[Job]:
+        """The next group, taken off the queue (under ``_cv``)."""
+        group = [self._queue.popleft()]
+        size = group[0].size
+        while self._queue and len(group) < self.max_jobs:
+            size += self._queue[0].size
+            if size > self.max_bytes:
+                break
+            group.append(self._queue.popleft())
+        return group
+
+    def _lead(self, group: list[Job]) -> None:
         try:
-            with self._writer:
+            with self._hold, self._writer:
                 self._run(group)
-        except BaseException as exc:  # every job of the group gets an answer
+        except BaseException as exc:  # noqa: BLE001  every job of the group gets an answer
             for job in group:
                 if not job.answered:
                     job.answer(error=exc)
-            raise
         finally:
             self.groups += 1
             self.jobs += len(group)
             for job in group:
                 job.done = True
-            for job in group[1:]:  # the leader's own job is group[0]
-                job._wake.release()
+                if job.reply is not None:
+                    try:
+                        job.reply(job)
+                    except Exception as exc:  # noqa: BLE001  one reply's failure is its own
+                        print(f"chitta serve: reply failed: {exc!r}", file=sys.stderr)
 
     # ---- one group, under the writer lock ---------------------------------------------
     def _run(self, group: list[Job]) -> None:
         remembers = [j for j in group if j.kind == REMEMBER]
         touches = [j for j in group if j.kind == OPS]
-        if len(remembers) > 1:
+        # a field that defers its codes gains from remember_many even for one item (the
+        # codes leave the writer's thread)
+        if len(remembers) > 1 or (remembers and self.field.core.defer_codes):
             self._remember_many(remembers)
         else:
             for job in remembers:

@@ -187,11 +187,39 @@ def check_call(method_name: object, params: object) -> tuple[Method, dict[str, A
         raise InvalidArgument("params must be a map of parameter names to values")
     if method.operation is not None:
         return method, check_arguments(method, params)
+    names, required = _keywords(method)
+    if params.keys() <= names and required <= params.keys():
+        return method, params  # what bind() would accept, without its cost
     try:
         method.signature().bind(None, **params)
     except TypeError as exc:
         raise InvalidArgument(f"{method_name}: {exc}") from exc
     return method, params
+
+
+_KEYWORDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+
+
+def _keywords(method: Method) -> tuple[frozenset[str], frozenset[str]]:
+    """(names a call may pass by keyword, names it must pass) of a Field method: the
+    check ``signature().bind`` makes, once per method; a signature with ``*args`` or
+    ``**kwargs`` gets none (bind decides)."""
+    got = _KEYWORDS.get(method.name)
+    if got is None:
+        kinds = inspect.Parameter
+        params = list(method.signature().parameters.values())[1:]  # without self
+        if any(p.kind in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD) for p in params):
+            got = (frozenset(), frozenset({"*"}))
+        else:
+            named = [
+                p for p in params if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)
+            ]
+            got = (
+                frozenset(p.name for p in named),
+                frozenset(p.name for p in params if p.default is kinds.empty),
+            )
+        _KEYWORDS[method.name] = got
+    return got
 
 
 def _operation_method(operation: Operation) -> Method:

@@ -67,11 +67,51 @@ def _ext(code: int, body: Any) -> msgspec.msgpack.Ext:
     return msgspec.msgpack.Ext(code, _ENC.encode(_wire(body)))
 
 
+def _memory_ext(obj: Memory) -> msgspec.msgpack.Ext:
+    # a Memory's fields are plain values (meta: JSON values, embedding: an array for the
+    # hook): encoded as they are, without walking them
+    return msgspec.msgpack.Ext(EXT_MEMORY, _ENC.encode([getattr(obj, n) for n in _MEMORY_FIELDS]))
+
+
+def _factor_ext(obj: Factor) -> msgspec.msgpack.Ext:
+    return msgspec.msgpack.Ext(
+        EXT_FACTOR, _ENC.encode([obj.name, obj.kind, obj.value, obj.weight, obj.contribution])
+    )
+
+
+def _hit_ext(obj: Hit) -> msgspec.msgpack.Ext:
+    memory = obj.memory
+    return msgspec.msgpack.Ext(
+        EXT_HIT,
+        _ENC.encode(
+            [
+                obj.id,
+                obj.text,
+                obj.score,
+                _memory_ext(memory) if type(memory) is Memory else _wire(memory),
+                obj.lanes,
+                obj.fused,
+                [_factor_ext(f) if type(f) is Factor else _wire(f) for f in obj.factors],
+                obj.relevance,
+                obj.recall_id,
+                obj.graph_path,
+            ]
+        ),
+    )
+
+
+#: the exact types with an encoder of their own (the hot path of recall's replies)
+_FAST: dict[type, Any] = {Memory: _memory_ext, Hit: _hit_ext, Factor: _factor_ext}
+
+
 def _wire(obj: Any) -> Any:
     """The value with chitta's types replaced by extensions (msgspec would send
     dataclasses as plain maps, so they are converted before encoding)."""
     if isinstance(obj, (str, int, float, bool, bytes)) or obj is None:
         return obj
+    fast = _FAST.get(type(obj))
+    if fast is not None:
+        return fast(obj)
     if isinstance(obj, Memory):
         return _ext(EXT_MEMORY, [getattr(obj, n) for n in _MEMORY_FIELDS])
     if isinstance(obj, Hit):

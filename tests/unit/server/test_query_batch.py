@@ -38,6 +38,19 @@ def test_concurrent_callers_get_their_own_rows() -> None:
     assert batched.texts == sum(map(len, asks)) and batched.calls <= len(asks)
 
 
+def test_primed_queries_are_one_model_call_and_each_is_taken_once() -> None:
+    inner = HashingEmbedder()
+    batched = BatchedQueries(inner)
+    texts = [f"primed query {i}" for i in range(6)]
+    batched.prime(texts + texts[:2])  # duplicates embedded once
+    assert batched.calls == 1 and batched.texts == 6
+    for text in texts:
+        assert np.array_equal(batched.embed_query([text]), embed_query(inner, [text]))
+    assert batched.calls == 1  # every row came from the primed batch
+    batched.embed_query([texts[0]])  # taken already: the model again
+    assert batched.calls == 2
+
+
 class _Failing(HashingEmbedder):
     def embed(self, texts: Any) -> Any:
         raise InvalidArgument("the model is gone; reopen the field")

@@ -4,9 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
-#ifdef PPR_STATS
-#include <chrono>
-#endif
 
 namespace chitta::graph {
 
@@ -118,8 +115,8 @@ Status DirectedGraph::AddEdges(const uint32_t* src, const uint32_t* dst, const d
     std::stable_sort(order.begin(), order.end(),
                      [src](uint32_t a, uint32_t b) { return src[a] < src[b]; });
   }
-  if (dst_.capacity() < used_ + m) {  // room for a burst of deltas without a reallocation
-    const size_t want = used_ + m + (used_ + m) / 4;
+  if (dst_.capacity() < dst_.size() + m) {  // room for a burst of deltas, no reallocation
+    const size_t want = dst_.size() + m + (dst_.size() + m) / 4;
     dst_.reserve(want);
     w_.reserve(want);
     slot_.reserve(want);
@@ -224,10 +221,10 @@ struct Scratch {
   std::vector<const double*> hitw;  // Ppr: the weight of each induced edge, by address
   std::vector<uint64_t> bits;  // the fast path's membership bitset (all zero between calls)
   // The reduced system (Ppr): core index of each node (kNoParent: a leaf), its rows.
-  std::vector<uint32_t> core, group, g0, g1, rtouched;
-  std::vector<uint64_t> roff, rioff;
+  std::vector<uint32_t> core, group, tag, g0, g1, gk, rtouched;
+  std::vector<uint64_t> goff, roff, rioff;
   std::vector<uint32_t> rdst, risrc;
-  std::vector<double> ocoef, gm, rval, ricoef, racc, delta, xc;
+  std::vector<double> ocoef, gm, dg, gc, rval, ricoef, racc, delta, xc, y;
 };
 
 }  // namespace
@@ -342,16 +339,6 @@ Status PprLegacy(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds,
   return Status::OK();
 }
 
-#ifdef PPR_STATS
-double g_stats[8];
-double g_sub[8];
-static double Now() { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-#define PPR_T(k) g_stats[k] += Now()
-#define PPR_T0(k) g_stats[k] -= Now()
-#else
-#define PPR_T(k)
-#define PPR_T0(k)
-#endif
 // Solves for the scores on the subgraph in s (out-CSR loff/ldst/lw, outw; n nodes, the
 // first n_seed the seeds) into x.
 //
@@ -368,68 +355,74 @@ static double Now() { return std::chrono::duration<double, std::milli>(std::chro
 // map T, an alpha-contraction in L1, ||x - x*||_1 <= ||r||_1 / (1 - alpha).
 void SolveReduced(Scratch& s, size_t n, size_t n_seed, const PprParams& params,
                   std::vector<double>* xout, int* iterations) {
+  constexpr uint32_t kMany = kNoParent - 1;
   const double alpha = params.alpha;
   const double p = 1.0 / static_cast<double>(n_seed);
   const size_t m = s.ldst.size();
   const uint64_t* const loff = s.loff.data();
   const uint32_t* const ldst = s.ldst.data();
   const double* const outw = s.outw.data();
-  // The in-edges (the local CSR transposed), coefficients a_ij = alpha w / W(i).
-  s.ioff.assign(n + 1, 0);
-  for (size_t e = 0; e < m; ++e) ++s.ioff[ldst[e] + 1];
-  for (size_t i = 0; i < n; ++i) s.ioff[i + 1] += s.ioff[i];
-  s.isrc.resize(m);
-  s.icoef.resize(m);
+  // The coefficients a_ij = alpha w / W(i) on the out-edges.
   s.ocoef.resize(m);
+  double* const ocoef = s.ocoef.data();
   for (size_t i = 0; i < n; ++i) {
-    for (uint64_t e = loff[i]; e < loff[i + 1]; ++e) {
-      const uint64_t at = s.ioff[ldst[e]]++;  // ioff[v] walks to ioff[v + 1]
-      s.isrc[at] = static_cast<uint32_t>(i);
-      s.icoef[at] = s.ocoef[e] = alpha * s.lw[e] / outw[i];
-    }
+    for (uint64_t e = loff[i]; e < loff[i + 1]; ++e) ocoef[e] = alpha * s.lw[e] / outw[i];
   }
-  for (size_t i = n; i > 0; --i) s.ioff[i] = s.ioff[i - 1];  // shift back
-  s.ioff[0] = 0;
-  const uint64_t* const ioff = s.ioff.data();
-  const uint32_t* const isrc = s.isrc.data();
-  const double* const icoef = s.icoef.data();
-  const double* const ocoef = s.ocoef.data();
-  // Leaf groups: group[j] (kNoParent: core), members g0[g] and g1[g] (kNoParent: none).
+  // Leaf groups: group[j] (kNoParent: core), members g0[g] and g1[g] (kNoParent: none);
+  // tag[v]: the leaf group with an edge into v (kNoParent: none, kMany: more than one).
   s.group.assign(n, kNoParent);
+  s.tag.assign(n, kNoParent);
   s.g0.clear();
   s.g1.clear();
   uint32_t* const group = s.group.data();
+  uint32_t* const tag = s.tag.data();
   for (size_t j = n; j-- > n_seed;) {
-    uint32_t with = kNoParent;  // the one leaf group j touches
-    bool ok = true;
-    auto see = [&](uint32_t v) {
-      if (v == j || group[v] == kNoParent) return;
-      if (with == kNoParent) with = group[v];
-      ok = ok && with == group[v] && s.g1[with] == kNoParent;
-    };
-    for (uint64_t e = loff[j]; e < loff[j + 1] && ok; ++e) see(ldst[e]);
-    for (uint64_t e = ioff[j]; e < ioff[j + 1] && ok; ++e) see(isrc[e]);
+    uint32_t with = tag[j];  // the one leaf group j touches
+    bool ok = with != kMany && (with == kNoParent || s.g1[with] == kNoParent);
+    for (uint64_t e = loff[j]; e < loff[j + 1] && ok; ++e) {
+      const uint32_t gv = group[ldst[e]];
+      if (ldst[e] == j || gv == kNoParent) continue;
+      if (with == kNoParent) with = gv;
+      ok = gv == with && s.g1[with] == kNoParent;
+    }
     if (!ok) continue;
     if (with == kNoParent) {
-      group[j] = static_cast<uint32_t>(s.g0.size());
+      with = static_cast<uint32_t>(s.g0.size());
       s.g0.push_back(static_cast<uint32_t>(j));
       s.g1.push_back(kNoParent);
     } else {
-      group[j] = with;
       s.g1[with] = static_cast<uint32_t>(j);
     }
+    group[j] = with;
+    for (uint64_t e = loff[j]; e < loff[j + 1]; ++e) {
+      uint32_t& t = tag[ldst[e]];
+      t = t == kNoParent || t == with ? with : kMany;
+    }
   }
-  // G of each group (row-major 2 x 2; a single's is G[0]).
+  // The core numbered in order.
+  s.core.assign(n, kNoParent);
+  uint32_t* const core = s.core.data();
+  uint32_t nc = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (group[i] == kNoParent) core[i] = nc++;
+  }
+  // Each group's G (row-major 2 x 2; a single's is G[0]) and, per member r, what a unit
+  // of in-flow at r gives the core (sum_s G_rs a_sk) and the dangling mass (dg).
   const size_t ng = s.g0.size();
   s.gm.resize(4 * ng);
+  s.dg.assign(2 * ng, 0.0);
+  s.goff.resize(2 * ng + 1);
+  s.goff[0] = 0;
+  s.gk.clear();
+  s.gc.clear();
   for (size_t g = 0; g < ng; ++g) {
-    const uint32_t j0 = s.g0[g], j1 = s.g1[g];
+    const uint32_t mem[2] = {s.g0[g], s.g1[g]};
+    const int size = mem[1] == kNoParent ? 1 : 2;
     double a[2][2] = {{0, 0}, {0, 0}};
-    for (int r = 0; r < (j1 == kNoParent ? 1 : 2); ++r) {
-      const uint32_t j = r ? j1 : j0;
-      for (uint64_t e = loff[j]; e < loff[j + 1]; ++e) {
-        if (ldst[e] == j0) a[r][0] += ocoef[e];
-        if (ldst[e] == j1) a[r][1] += ocoef[e];
+    for (int r = 0; r < size; ++r) {
+      for (uint64_t e = loff[mem[r]]; e < loff[mem[r] + 1]; ++e) {
+        if (ldst[e] == mem[0]) a[r][0] += ocoef[e];
+        if (ldst[e] == mem[1]) a[r][1] += ocoef[e];
       }
     }
     double* G = &s.gm[4 * g];
@@ -438,13 +431,18 @@ void SolveReduced(Scratch& s, size_t n, size_t n_seed, const PprParams& params,
     G[1] = a[0][1] / det;
     G[2] = a[1][0] / det;
     G[3] = (1 - a[0][0]) / det;
-  }
-  // The core numbered in order.
-  s.core.assign(n, kNoParent);
-  uint32_t* const core = s.core.data();
-  uint32_t nc = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (group[i] == kNoParent) core[i] = nc++;
+    for (int r = 0; r < 2; ++r) {
+      for (int t = 0; t < size && r < size; ++t) {
+        const double grt = G[2 * r + t];
+        if (outw[mem[t]] == 0.0) s.dg[2 * g + r] += grt;
+        for (uint64_t f = loff[mem[t]]; f < loff[mem[t] + 1]; ++f) {
+          if (core[ldst[f]] == kNoParent) continue;
+          s.gk.push_back(core[ldst[f]]);
+          s.gc.push_back(grt * ocoef[f]);
+        }
+      }
+      s.goff[2 * g + r + 1] = s.gk.size();
+    }
   }
   // The reduced rows R (out-CSR over the core, each row's entries summed per target).
   s.roff.assign(nc + 1, 0);
@@ -467,17 +465,9 @@ void SolveReduced(Scratch& s, size_t n, size_t n_seed, const PprParams& params,
         put(core[t], ocoef[e]);
         continue;
       }
-      const uint32_t g = group[t];
-      const double* G = &s.gm[4 * g] + (t == s.g0[g] ? 0 : 2);  // t's row of G
-      for (int r = 0; r < 2; ++r) {
-        const uint32_t j = r ? s.g1[g] : s.g0[g];
-        if (j == kNoParent) break;
-        const double via = ocoef[e] * G[r];  // x_j per unit of x_i
-        if (outw[j] == 0.0) s.delta[ci] += via;
-        for (uint64_t f = loff[j]; f < loff[j + 1]; ++f) {
-          if (core[ldst[f]] != kNoParent) put(core[ldst[f]], via * ocoef[f]);
-        }
-      }
+      const size_t row = 2 * group[t] + (t == s.g0[group[t]] ? 0 : 1);
+      s.delta[ci] += ocoef[e] * s.dg[row];
+      for (uint64_t q = s.goff[row]; q < s.goff[row + 1]; ++q) put(s.gk[q], ocoef[e] * s.gc[q]);
     }
     for (uint32_t k : s.rtouched) {
       s.rdst.push_back(k);
@@ -487,9 +477,6 @@ void SolveReduced(Scratch& s, size_t n, size_t n_seed, const PprParams& params,
     s.rtouched.clear();
     s.roff[++ci] = s.rdst.size();
   }
-#ifdef PPR_STATS
-  g_stats[0] += n; g_stats[1] += nc; g_stats[2] += s.rdst.size(); g_stats[3] += m; g_stats[4] += 1;
-#endif
   // Its in-CSR for the sweeps.
   const size_t rm = s.rdst.size();
   s.rioff.assign(nc + 1, 0);
@@ -517,23 +504,27 @@ void SolveReduced(Scratch& s, size_t n, size_t n_seed, const PprParams& params,
   for (uint32_t i = 0; i < nc; ++i) dangling += delta[i] * xc[i];
   std::vector<double>& x = *xout;
   x.assign(n, 0.0);
-  // The whole subgraph's values from the core's: the core, then each group's x_g = u_g G.
+  s.y.resize(n);
+  double* const y = s.y.data();
+  // The whole subgraph's values from the core's: the core, then each group's x_g = u_g G
+  // (u: the in-flow from the core, gathered in y).
   auto expand = [&] {
     for (size_t i = 0; i < n; ++i) {
+      y[i] = 0.0;
       if (core[i] != kNoParent) x[i] = xc[core[i]];
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (core[i] == kNoParent) continue;
+      for (uint64_t e = loff[i]; e < loff[i + 1]; ++e) {
+        if (core[ldst[e]] == kNoParent) y[ldst[e]] += x[i] * ocoef[e];
+      }
     }
     for (size_t g = 0; g < ng; ++g) {
       const uint32_t j0 = s.g0[g], j1 = s.g1[g];
-      double u[2] = {0, 0};
-      for (int r = 0; r < (j1 == kNoParent ? 1 : 2); ++r) {
-        const uint32_t j = r ? j1 : j0;
-        for (uint64_t e = ioff[j]; e < ioff[j + 1]; ++e) {
-          if (core[isrc[e]] != kNoParent) u[r] += x[isrc[e]] * icoef[e];
-        }
-      }
+      const double u0 = y[j0], u1 = j1 == kNoParent ? 0.0 : y[j1];
       const double* G = &s.gm[4 * g];
-      x[j0] = u[0] * G[0] + u[1] * G[2];
-      if (j1 != kNoParent) x[j1] = u[0] * G[1] + u[1] * G[3];
+      x[j0] = u0 * G[0] + u1 * G[2];
+      if (j1 != kNoParent) x[j1] = u0 * G[1] + u1 * G[3];
     }
   };
   // The bound on ||x / sum(x) - x*||_1 from the Jacobi residual: eps bounds ||x - x*||_1,
@@ -541,20 +532,21 @@ void SolveReduced(Scratch& s, size_t n, size_t n_seed, const PprParams& params,
   auto bound = [&] {
     double d = 0.0;
     for (size_t i = 0; i < n; ++i) {
+      y[i] = 0.0;
       if (outw[i] == 0.0) d += x[i];
+    }
+    for (size_t i = 0; i < n; ++i) {
+      for (uint64_t e = loff[i]; e < loff[i + 1]; ++e) y[ldst[e]] += x[i] * ocoef[e];
     }
     const double back = (alpha * d + (1.0 - alpha)) * p;
     double r = 0.0;
-    for (size_t j = 0; j < n; ++j) {
-      double v = j < n_seed ? back : 0.0;
-      for (uint64_t e = ioff[j]; e < ioff[j + 1]; ++e) v += x[isrc[e]] * icoef[e];
-      r += std::fabs(v - x[j]);
-    }
+    for (size_t j = 0; j < n; ++j) r += std::fabs((j < n_seed ? back : 0.0) + y[j] - x[j]);
     const double eps = r / (1.0 - alpha);
     return eps < 0.5 ? 2.0 * eps / (1.0 - eps) : HUGE_VAL;
   };
-  // A sweep's change well under tol is checked against the bound; failing, ten times lower.
-  double check_below = params.tol * (1.0 - alpha) * 0.1;
+  // A sweep's change under tol (1 - alpha) / 2 (about where the bound meets tol) is checked
+  // against the bound; failing, five times lower.
+  double check_below = params.tol * (1.0 - alpha) * 0.5;
   bool done = false;
   for (int it = 1; it <= params.max_iter && !done; ++it) {
     double change = 0.0;
@@ -571,7 +563,7 @@ void SolveReduced(Scratch& s, size_t n, size_t n_seed, const PprParams& params,
     if (change < check_below) {
       expand();
       done = bound() <= params.tol;
-      check_below = std::min(check_below, change) * 0.1;
+      check_below = std::min(check_below, change) * 0.2;
     }
   }
   if (!done) expand();  // max_iter reached: the values as they are
@@ -625,7 +617,6 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
   s.ldst.clear();
   s.lw.clear();
   s.outw.clear();
-  PPR_T0(5);
   // Bounded BFS along out-edges of weight > 0; nodes [0, done) have their edges recorded.
   size_t begin = 0, done = 0;
   bool full = out->nodes.size() >= cap;
@@ -658,7 +649,6 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
     }
     begin = end;
   }
-  PPR_T(5); PPR_T0(6);
   // The induced edges of the rest: first the targets (4 bytes each, streamed; a hit's
   // weight only noted by address), then the weights of the hits, gathered in one pass of
   // independent loads, tombstones dropped.
@@ -668,11 +658,8 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
   s.outw.resize(n);
   s.hitw.clear();
   const size_t recorded = s.ldst.size();
-#ifndef PPR_AHEAD
-#define PPR_AHEAD 8
-#define PPR_DAHEAD 4
-#endif
-  constexpr size_t kAhead = PPR_AHEAD, kDAhead = PPR_DAHEAD;
+  size_t cnt = recorded;  // s.ldst's entries in use (it runs ahead, written branch-free)
+  constexpr size_t kAhead = 8, kDAhead = 4;  // headers 8 nodes ahead, targets 4
   for (size_t i = done; i < std::min(n, done + kAhead); ++i) {
     __builtin_prefetch(g.list_header(ball[i]));
   }
@@ -686,15 +673,26 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
       const OutEdges ahead = g.out(ball[i + kDAhead]);
       for (uint32_t k = 0; k < ahead.size; k += 16) __builtin_prefetch(ahead.dst + k);
     }
+    // Branch-free: every target is written, the count moves on a member only.
     const OutEdges e = g.out(ball[i]);
+    if (cnt + e.size > s.ldst.size()) {
+      s.ldst.resize(std::max(2 * s.ldst.size(), cnt + e.size));
+      s.hitw.resize(s.ldst.size() - recorded);
+    }
+    uint32_t* const hd = s.ldst.data() + cnt;
+    const double** const hp = s.hitw.data() + (cnt - recorded);
+    uint32_t hits = 0;
     for (uint32_t k = 0; k < e.size; ++k) {
       const uint32_t v = e.dst[k];
-      if (!has(v)) continue;
-      s.ldst.push_back(local[v]);
-      s.hitw.push_back(e.w + k);
+      hd[hits] = v;
+      hp[hits] = e.w + k;
+      hits += static_cast<uint32_t>(has(v));
     }
-    s.loff[i + 1] = s.ldst.size();
+    cnt += hits;
+    s.loff[i + 1] = cnt;
   }
+  s.ldst.resize(cnt);
+  s.hitw.resize(cnt - recorded);
   {
     const double* const* const hw = s.hitw.data();
     const size_t nh = s.hitw.size();
@@ -708,7 +706,7 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
         if (h + kGather < nh) __builtin_prefetch(hw[h + kGather]);
         const double w = *hw[h];
         if (w <= 0) continue;
-        s.ldst[at] = s.ldst[recorded + h];
+        s.ldst[at] = local[s.ldst[recorded + h]];  // the target's index in the subgraph
         s.lw[at++] = w;
         sum += w;
       }
@@ -719,7 +717,6 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
     s.lw.resize(at);
   }
   for (size_t i = 0; i < n; ++i) bits[ball[i] >> 6] = 0;  // local[] is only read under a bit
-  PPR_T(6); PPR_T0(7);
   if (n_seed == 0) return Status::OK();
   std::vector<double> x;
   SolveReduced(s, n, n_seed, params, &x, &out->iterations);
@@ -727,7 +724,6 @@ Status Ppr(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds, const 
   for (double v : x) total += v;
   for (double& v : x) v /= total;
   out->scores = std::move(x);
-  PPR_T(7);
   return Status::OK();
 }
 

@@ -182,8 +182,9 @@ CHITTA_BIND(ppr) {
            py::arg("max_iter") = 100, py::arg("tol") = 1e-10, py::arg("max_nodes") = 0,
            py::arg("legacy") = false,
            "(nodes, scores, parents, iterations): PageRank personalised uniformly over the "
-           "seeds, on the subgraph within max_hops out-edges of them (legacy: the code "
-           "before D-069, for the benchmark's side-by-side run).")
+           "seeds, on the subgraph within max_hops out-edges of them; stops when a bound "
+           "on the scores' L1 error is below tol (legacy: the code before D-069, for the "
+           "benchmark's side-by-side run; it stops when a sweep's L1 change is below tol).")
       .def("ppr_ranked", &Run, py::arg("seeds"), py::arg("alpha"), py::arg("max_hops"),
            py::arg("max_iter"), py::arg("tol"), py::arg("max_nodes"), py::arg("kind"),
            py::arg("legacy") = false,

@@ -41,7 +41,7 @@ __all__ = ["ALPHA", "MAX_HOPS", "REVERSE", "GraphIndex", "GraphLaneResult", "gra
 ALPHA = 0.85  # seed 004, Module 6: r = alpha x M x r + (1 - alpha) x personalization
 MAX_HOPS = 2  # entity -> entity -> a memory of that entity: two facts apart (D-053)
 MAX_NODES = 1024  # the BFS stops adding nodes here, nearest first (bounds the cost: D-053)
-TOL = 1e-9  # L1 change at which the power iteration stops
+TOL = 1e-9  # the bound on the scores' L1 error at which the iteration stops (D-073)
 MAX_NGRAM = 4  # words in an entity name found in a query
 _WORD = re.compile(r"[^\W_][\w'’./+#-]*")
 _PROPER = re.compile(r"(?<![\w'’])[A-Z][\w’'-]*")

@@ -110,12 +110,12 @@ def census(root: Path) -> dict[str, int]:
             name = str(code)
         out[name] = out.get(name, 0) + nbytes
 
-    types = result.op_types()
+    types = result.op_types
     for i in range(len(result)):
         code = int(types[i])
         if code == int(ops.OpType.Batch):
             inner = _core._unpack_batch(result, i)
-            inner_types = inner.op_types()
+            inner_types = inner.op_types
             inner_total = 0
             for j in range(len(inner)):
                 size = len(inner.payload(j))

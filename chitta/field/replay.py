@@ -22,8 +22,7 @@ from chitta.errors import ChittaError, CorruptionError, InvalidArgument
 from chitta.field import sessions, vocab
 from chitta.field.core import FieldCore
 from chitta.ops import Op, OpType
-from chitta.ops.code_columns import decode_code_run
-from chitta.ops.code_pack import packed_columns
+from chitta.ops.code_columns import decode_code_run, decode_packed_run
 
 _PUT, _CODE, _BATCH = int(OpType.PutPayload), int(OpType.UpdateSparseCode), int(OpType.Batch)
 _CODE8 = int(OpType.UpdateSparseCodeU8)
@@ -155,11 +154,10 @@ def _decode_plain(
             return ("codes", codes)
         # A code of another feature count in the run: the whole run goes per op, in log order.
     if op_type == _CODE8 and core.packed_code_organs:
-        packed: list[Any] = ops.decode_records(result, op_type, start, end)
-        cols, rest = packed_columns(packed, _code_width(core))
+        packed, rest = decode_packed_run(result, start, end, _code_width(core))
         if not rest:
-            return ("codes", cols)
-        return ("ops", _validated(packed))
+            return ("codes", packed)
+        # another width or a record the native reader refused: the run per op (validated)
     return ("ops", _validated(ops.decode_records(result, op_type, start, end)))
 
 

@@ -90,7 +90,8 @@ def code_ops_of(
 
 
 def packed_columns(run: Sequence[UpdateSparseCodeU8], active: int) -> tuple[CodeColumns, list[int]]:
-    """A run of packed codes as (columns of those with ``active`` features, indices of
+    """The reference for ``chitta.ops.code_columns.decode_packed_run`` (replay's native
+    decoder): a run of packed codes as (columns of those with ``active`` features, indices of
     the others). Raises CorruptionError when a code of the columns breaks op 68's
     rules (the caller then decodes per record, which names the record)."""
     take = [i for i, op in enumerate(run) if len(op.levels) == active]

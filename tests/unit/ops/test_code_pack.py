@@ -1,12 +1,14 @@
 """Packed sparse codes (op 68, UpdateSparseCodeU8) against plain-Python oracles:
 the u16 delta ids and u8 levels written, what the op gives back, the run decoder
 (equal, bit for bit, to the op's own properties), the fallback to op 12, the
-rules validate() checks, and the size against op 12."""
+rules validate() checks, the native run decoder against the reference, and the
+size against op 12."""
 
 from __future__ import annotations
 
 import itertools
 import struct
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -14,8 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chitta import ops
+from chitta import _core, ops
 from chitta.errors import CorruptionError, InvalidArgument
+from chitta.ops.code_columns import decode_packed_run
 from chitta.ops.code_pack import code_ops_of, packed_columns
 
 ACTIVE = 64
@@ -154,3 +157,69 @@ def test_the_run_decoder_refuses_damage_the_per_record_path_then_names() -> None
     for bad in (bad_ids, bad_scale):
         with pytest.raises(CorruptionError):
             packed_columns([good, bad], ACTIVE)  # type: ignore[list-item]
+
+
+def _read(tmp_path: Any, payloads: list[bytes]) -> Any:
+    log = _core.SegmentLog(str(tmp_path), instance_id=1, durability="flush")
+    for p in payloads:
+        log.append(int(ops.OpType.UpdateSparseCodeU8), p)
+    log.close()
+    reader = _core.SegmentLog(str(tmp_path), instance_id=2, read_only=True)
+    try:
+        return reader.read_new(commit=False)
+    finally:
+        reader.close()
+
+
+def test_the_native_run_decoder_equals_the_reference_bit_for_bit(tmp_path: Any) -> None:
+    feats, acts = _codes(8, 40)
+    acts[3] *= 1e-30  # tiny and
+    acts[4] *= 1e30  # huge scales
+    acts[5] = 0  # scale 0
+    run = code_ops_of([(2 << 32) | i for i in range(40)], feats, acts, 3)
+    result = _read(tmp_path, [ops.encode(op) for op in run])
+    cols, others = decode_packed_run(result, 0, len(result), ACTIVE)
+    ref, rest = packed_columns(run, ACTIVE)  # type: ignore[arg-type]
+    assert others == [] and rest == []
+    assert cols.ids.tolist() == ref.ids.tolist() and cols.versions.tolist() == [3] * 40
+    assert cols.features.tolist() == ref.features.tolist()
+    assert cols.activations.tobytes() == ref.activations.tobytes()
+
+
+def test_the_native_run_decoder_leaves_what_it_refuses_to_msgspec(tmp_path: Any) -> None:
+    good = code_ops_of([1], *_codes(9, 1), 1)[0]
+    assert isinstance(good, ops.UpdateSparseCodeU8)
+    fields = [good.id, good.feature_deltas, good.levels, good.scale, 1]
+    as_f32 = (
+        b"\x95"
+        + msgspec.msgpack.encode(good.id)
+        + msgspec.msgpack.encode(good.feature_deltas)
+        + msgspec.msgpack.encode(good.levels)
+        + b"\xca"
+        + struct.pack(">f", good.scale)
+        + b"\x01"
+    )
+    repeated = bytearray(good.feature_deltas)
+    repeated[2:4] = b"\x00\x00"
+    payloads = [
+        msgspec.msgpack.encode(fields),  # 0 plain
+        as_f32,  # 1 a float32 scale: taken, same value
+        msgspec.msgpack.encode([*fields[:3], -1.0, 1]),  # 2 negative scale
+        msgspec.msgpack.encode([fields[0], bytes(repeated), *fields[2:]]),  # 3 a repeated id
+        msgspec.msgpack.encode([*fields[:3], 1, 1]),  # 4 an int scale (msgspec takes it)
+        msgspec.msgpack.encode([fields[0], b"\x01\x00", b"\x02", 1.0]),  # 5 another width
+        msgspec.msgpack.encode(fields)[:-1],  # 6 cut short
+    ]
+    result = _read(tmp_path, payloads)
+    cols, _ = decode_packed_run(result, 0, 2, ACTIVE)
+    assert cols.activations[0].tobytes() == cols.activations[1].tobytes() == good.activations
+    with pytest.raises(CorruptionError):
+        decode_packed_run(result, 0, len(result), ACTIVE)  # record 6 does not decode at all
+    cols, others = decode_packed_run(result, 0, 6, ACTIVE)
+    assert len(cols) == 2 and [i for i, _ in others] == [2, 3, 4, 5]
+    for i, op in others:
+        if i in (2, 3):
+            with pytest.raises(InvalidArgument):
+                ops.validate(op)
+        else:
+            ops.validate(op)

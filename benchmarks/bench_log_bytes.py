@@ -12,7 +12,8 @@ winners, float32 bytes); everything else is the code under test. Per row:
   and Batch-inner payloads, record heads counted with their records);
 * write: ``remember_many`` + ``wait_embedded`` seconds (memories/s);
 * code ops: seconds to make the field's code ops from its winners (the packing
-  itself, without the projection that finds the winners);
+  itself, without the projection that finds the winners), and code append: to
+  encode those ops and append them to a fresh log (both scaled to N from 10,000);
 * replay: open from the log alone (``load_checkpoint=False``) in a fresh process,
   wall and CPU seconds, best of ``--opens``.
 
@@ -127,20 +128,30 @@ def census(root: Path) -> dict[str, int]:
     return out
 
 
-def code_op_seconds(root: Path, n: int, writer: str) -> float:
-    """Make n code ops from winners (the field's encoder at the end of the build)."""
+def code_op_seconds(root: Path, n: int, writer: str) -> tuple[float, float]:
+    """(seconds to make n code ops from winners, the field's encoder at the end of the
+    build; seconds to encode and append them to a fresh buffered log), best of 3."""
     with chitta.open(root, read_only=True, embedder=None) as f:
         enc = f.core.encoder_organ.encoder
         x = datagen.clustered_vectors(min(n, 10_000), DIM, n_clusters=100, seed=9)
         x /= np.linalg.norm(x, axis=1, keepdims=True)
         feats, acts = winners(x.astype(np.float32), enc.atoms, enc.thresholds, enc.active)
     ids = list(range(1, len(x) + 1))
-    best = float("inf")
-    for _ in range(3):
+    best = append = float("inf")
+    for round_ in range(3):
         t0 = time.perf_counter()
-        WRITERS[writer](ids, feats, acts, 1)
+        made = WRITERS[writer](ids, feats, acts, 1)
         best = min(best, time.perf_counter() - t0)
-    return best * n / len(x)
+        log_dir = root.parent / f"append-{writer}-{round_}"
+        log = _core.SegmentLog(str(log_dir), instance_id=1, durability="buffered")
+        t0 = time.perf_counter()
+        for op in made:
+            log.append(int(op.op_type), ops.encode(op))
+        log.flush()
+        append = min(append, time.perf_counter() - t0)
+        log.close()
+        shutil.rmtree(log_dir)
+    return best * n / len(x), append * n / len(x)
 
 
 CHILD = r"""
@@ -176,7 +187,7 @@ def measure(n: int, writer: str, opens: int, tmp: Path) -> dict[str, Any]:
         "census_per_memory": {k: v / n for k, v in sorted(census(root).items())},
         "write_s": seconds,
         "write_per_s": n / seconds,
-        "code_ops_s": code_op_seconds(root, n, writer),
+        **dict(zip(("code_ops_s", "append_s"), code_op_seconds(root, n, writer))),
         **replay(root, opens),
     }
     shutil.rmtree(root)
@@ -205,7 +216,8 @@ def main() -> None:
             f"N={n:,}: log {old['bytes_per_memory']:,.0f} -> {new['bytes_per_memory']:,.0f} B/memory "
             f"({new['bytes_per_memory'] / old['bytes_per_memory']:.3f}x); write "
             f"{new['write_s'] / old['write_s']:.3f}x time; code ops "
-            f"{new['code_ops_s'] / old['code_ops_s']:.3f}x; replay open "
+            f"{new['code_ops_s'] / old['code_ops_s']:.3f}x; code append "
+            f"{new['append_s'] / old['append_s']:.3f}x; replay open "
             f"{new['open_s'] / old['open_s']:.3f}x wall, {new['open_cpu_s'] / old['open_cpu_s']:.3f}x CPU"
         )
 
@@ -215,6 +227,7 @@ def _line(r: dict[str, Any]) -> str:
     return (
         f"N={r['n']:,} {r['writer']}: {r['bytes_per_memory']:,.0f} B/memory [{census_}]; "
         f"write {r['write_s']:.1f} s ({r['write_per_s']:,.0f}/s); code ops {r['code_ops_s']:.2f} s; "
+        f"code append {r['append_s']:.2f} s; "
         f"open from log {r['open_s']:.2f} s wall, {r['open_cpu_s']:.2f} s CPU"
     )
 

@@ -5,6 +5,8 @@
 //         versions u32[m], fallback: list of record indices)
 //     Rows in record order; records of another shape (another feature count,
 //     damage) are left to the general decoder and listed in `fallback`.
+//   _core._decode_packed_codes(result, start, end, active): the same for op 68
+//     (UpdateSparseCodeU8), dequantised as its op's ``activations`` is.
 //   _core._unpack_batch(result, index) -> ReadResult | None
 //     The ops inside Batch record `index` as a read result of their own (each
 //     inner record carries the Batch's seqno, instance, segment and offset), so
@@ -25,7 +27,11 @@ namespace {
 
 using chitta::wal::ReadBatch;
 
-py::tuple DecodeSparseCodes(const ReadBatch& b, size_t start, size_t end, uint32_t active) {
+using CodeParser = bool (*)(const uint8_t*, size_t, uint32_t, uint64_t*, uint32_t*, float*,
+                           uint32_t*);
+
+py::tuple DecodeCodes(const ReadBatch& b, size_t start, size_t end, uint32_t active,
+                      CodeParser parse) {
   if (start > end || end > b.records.size()) throw py::index_error("record range out of bounds");
   if (active == 0 || active > 65536) ThrowInvalid("active must be in [1, 65536]");
   const size_t n = end - start;
@@ -43,8 +49,8 @@ py::tuple DecodeSparseCodes(const ReadBatch& b, size_t start, size_t end, uint32
     py::gil_scoped_release release;
     for (size_t i = start; i < end; ++i) {
       const auto& r = b.records[i];
-      if (chitta::wal::ParseSparseCode(r.payload, r.len, active, id + rows,
-                                       f + rows * active, a + rows * active, v + rows)) {
+      if (parse(r.payload, r.len, active, id + rows, f + rows * active, a + rows * active,
+                v + rows)) {
         ++rows;
       } else {
         fallback.push_back(i);
@@ -57,6 +63,14 @@ py::tuple DecodeSparseCodes(const ReadBatch& b, size_t start, size_t end, uint32
     return py::make_tuple(ids[head], feats[head], acts[head], versions[head], py::cast(fallback));
   }
   return py::make_tuple(ids, feats, acts, versions, py::cast(fallback));
+}
+
+py::tuple DecodeSparseCodes(const ReadBatch& b, size_t start, size_t end, uint32_t active) {
+  return DecodeCodes(b, start, end, active, &chitta::wal::ParseSparseCode);
+}
+
+py::tuple DecodePackedCodes(const ReadBatch& b, size_t start, size_t end, uint32_t active) {
+  return DecodeCodes(b, start, end, active, &chitta::wal::ParsePackedSparseCode);
 }
 
 constexpr uint8_t kBatchOpType = 64;  // OpType.Batch (docs/OPS.md): never nested
@@ -110,6 +124,10 @@ CHITTA_BIND(wal_runs) {
         py::arg("active"),
         "(ids, features, activations, versions, fallback): UpdateSparseCode records [start, end) of a "
         "read result with exactly `active` features, as arrays; the others' record indices in fallback.");
+  m.def("_decode_packed_codes", &DecodePackedCodes, py::arg("result"), py::arg("start"),
+        py::arg("end"), py::arg("active"),
+        "As _decode_sparse_codes, for UpdateSparseCodeU8 records (op 68): activations are "
+        "float32(level) * float32(scale); records validate() refuses go to fallback.");
 }
 
 }  // namespace chitta_ext

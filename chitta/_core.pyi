@@ -551,6 +551,15 @@ def _decode_sparse_codes(
     npt.NDArray[np.uint32],
     list[int],
 ]: ...
+def _decode_packed_codes(
+    result: ReadResult, start: int, end: int, active: int
+) -> tuple[
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint32],
+    npt.NDArray[np.float32],
+    npt.NDArray[np.uint32],
+    list[int],
+]: ...
 def _unpack_batch(result: ReadResult, index: int) -> ReadResult | None: ...
 
 # ---- unit vectors (_ext/bind_unit_rows.cc) ----------------------------------------

@@ -7,7 +7,7 @@ produces the ops that go with new memories:
 - the first embedded write of a field also records the embedder
   (``ConfigureField("embedder", {name, family, dim})``) and creates the sparse
   encoder (``UpdateSparseEncoder`` version 0);
-- every memory with a vector gets its sparse code (``UpdateSparseCode``,
+- every memory with a vector gets its sparse code (``UpdateSparseCodeU8``, packed,
   stamped with the encoder version) in the same atomic group as its put.
 
 Embedder choice (``embedder=`` of ``chitta.open``): ``"auto"`` (default) uses
@@ -32,6 +32,7 @@ from chitta import ops
 from chitta.encode.sparse import SparseEncoder
 from chitta.encode.sparse_encode import unit_inputs, winners
 from chitta.errors import EmbedderMismatch, InvalidArgument
+from chitta.ops.code_pack import SparseCodeOp, code_ops_of
 
 AUTO = "auto"
 # SparseEncoder's defaults (tests/unit/field/test_ingest_batch.py checks they agree)
@@ -149,8 +150,10 @@ class FieldEncoding:
 
 def code_ops(
     encoder: SparseEncoder, ids: Sequence[int], vectors: npt.NDArray[np.float32]
-) -> list[ops.UpdateSparseCode]:
-    """One UpdateSparseCode per (id, vector), from the encoder's current version.
+) -> list[SparseCodeOp]:
+    """One sparse code op per (id, vector), from the encoder's current version: packed
+    (``UpdateSparseCodeU8``, u8 activations; what the field applies is the logged,
+    dequantised value) where the code packs, else ``UpdateSparseCode``.
     A zero vector has no code (it matches nothing) and is skipped."""
     vectors = np.ascontiguousarray(vectors, np.float32)
     keep = [i for i in range(len(ids)) if np.any(vectors[i])]
@@ -159,16 +162,4 @@ def code_ops(
     # winners only: a code op carries no surprise (SparseEncoder.encode computes it too)
     x = unit_inputs(vectors[keep], encoder.dim, allow_empty=True)
     feats, acts = winners(x, encoder.atoms, encoder.thresholds, encoder.active)
-    feats32 = feats.astype(np.uint32)
-    blob = np.ascontiguousarray(acts, "<f4").tobytes()
-    width = 4 * encoder.active
-    version = encoder.version
-    return [
-        ops.UpdateSparseCode(
-            id=int(ids[i]),
-            features=tuple(row),
-            activations=blob[j * width : (j + 1) * width],
-            encoder_version=version,
-        )
-        for j, (i, row) in enumerate(zip(keep, feats32.tolist()))
-    ]
+    return code_ops_of([int(ids[i]) for i in keep], feats, acts, encoder.version)

@@ -247,6 +247,9 @@ class FieldCore:
         self.code_organs: tuple[CodeOrgan, ...] = tuple(
             o for o in self.routes.get(int(OpType.UpdateSparseCode), ()) if takes_code_columns(o)
         )
+        self.packed_code_organs: tuple[CodeOrgan, ...] = tuple(
+            o for o in self.routes.get(int(OpType.UpdateSparseCodeU8), ()) if takes_code_columns(o)
+        )
         # remember()'s direct path (chitta/field/write.py): one bound method per put organ.
         self.put_appliers: tuple[Callable[[ops.PutPayload], None], ...] = tuple(
             getattr(o, "apply_put", o.apply) for o in self.put_organs

@@ -39,6 +39,7 @@ _MEMORY_ID_OPS = frozenset(
         "UpdateMemoryContent",
         "DemoteMemory",
         "UpdateSparseCode",
+        "UpdateSparseCodeU8",
         "UpdateResidualPQ",
         "ProvenanceEvent",
     }

@@ -3,7 +3,8 @@
 ``read_new`` gives records merged by (seqno, instance); ``op_runs`` splits them
 into runs of one op type. A run of puts is decoded natively into columns
 (``PutColumns``) for the organs that take them, a run of sparse codes into
-arrays (``CodeColumns``), every other run into ops. A Batch record is unpacked
+arrays (``CodeColumns``; packed codes, op 68, are dequantised there exactly as
+their op's ``activations`` does), every other run into ops. A Batch record is unpacked
 natively into a read result of its own and its inner runs are decoded the same
 way, so batched writes (``remember_many``, imports) take the column paths too;
 the general decoder handles what the native readers do not take, and reports
@@ -21,9 +22,10 @@ from chitta.errors import ChittaError, CorruptionError, InvalidArgument
 from chitta.field import sessions, vocab
 from chitta.field.core import FieldCore
 from chitta.ops import Op, OpType
-from chitta.ops.code_columns import decode_code_run
+from chitta.ops.code_columns import decode_code_run, decode_packed_run
 
 _PUT, _CODE, _BATCH = int(OpType.PutPayload), int(OpType.UpdateSparseCode), int(OpType.Batch)
+_CODE8 = int(OpType.UpdateSparseCodeU8)
 _RECORD_HEAD = 21  # bytes before a record's payload (FORMAT.md, segment 2.0; 17 in 1.0)
 _KINDS = ops.PutPayload.enums["kind"]
 
@@ -151,6 +153,11 @@ def _decode_plain(
         if not others:
             return ("codes", codes)
         # A code of another feature count in the run: the whole run goes per op, in log order.
+    if op_type == _CODE8 and core.packed_code_organs:
+        packed, rest = decode_packed_run(result, start, end, _code_width(core))
+        if not rest:
+            return ("codes", packed)
+        # another width or a record the native reader refused: the run per op (validated)
     return ("ops", _validated(ops.decode_records(result, op_type, start, end)))
 
 
@@ -207,7 +214,7 @@ def _apply_decoded(core: FieldCore, op_type: int, run: tuple[Any, ...]) -> None:
     if kind == "cols":
         _apply_put_columns(core, run[1], run[2])
     elif kind == "codes":
-        for organ in core.code_organs:
+        for organ in core.code_organs if op_type == _CODE else core.packed_code_organs:
             organ.apply_code_columns(run[1])
         core.applied += len(run[1])
     else:

@@ -288,7 +288,8 @@ def _commit_puts(core: FieldCore, puts: list[ops.PutPayload], marks: list[Op]) -
             deferred_codes.queue(core, coded)
     else:
         maintain.after_embedded_writes(
-            core, sum(1 for op in group if isinstance(op, ops.UpdateSparseCode))
+            core,
+            sum(isinstance(op, (ops.UpdateSparseCode, ops.UpdateSparseCodeU8)) for op in group),
         )
     return [p.id for p in puts]
 

@@ -94,6 +94,7 @@ from chitta.ops.memory import (
     UpdateMemoryContent,
     UpdateResidualPQ,
     UpdateSparseCode,
+    UpdateSparseCodeU8,
     UpdateState,
 )
 from chitta.ops.provenance import (
@@ -167,6 +168,7 @@ OP_CLASSES: dict[OpType, type[OpBase]] = {
         RemoveSymCallEdge,
         UpsertCodeFile,
         UpdateSparseCode,
+        UpdateSparseCodeU8,
         DemoteMemory,
         TrainPQ,
         UpdateResidualPQ,
@@ -381,6 +383,8 @@ def validate(op: Op) -> None:
             f"UpdateSparseCode has {len(op.features)} features but "
             f"{len(op.activations)} activation bytes"
         )
+    if isinstance(op, UpdateSparseCodeU8):
+        _validate_packed_code(op)
     if isinstance(op, UpdateSparseEncoder):
         _validate_sparse_encoder(op)
     if isinstance(op, Batch):
@@ -390,6 +394,22 @@ def validate(op: Op) -> None:
             raise InvalidArgument(f"invalid Batch: {exc}") from exc
         for item in inner:
             validate(item)
+
+
+def _validate_packed_code(op: UpdateSparseCodeU8) -> None:
+    if len(op.feature_deltas) != 2 * len(op.levels):
+        raise InvalidArgument(
+            f"UpdateSparseCodeU8 has {len(op.levels)} levels but "
+            f"{len(op.feature_deltas)} feature_deltas bytes (want two per level)"
+        )
+    if any(d < 1 for d in np.frombuffer(op.feature_deltas, "<u2")[1:].tolist()):
+        raise InvalidArgument("UpdateSparseCodeU8 feature ids must be ascending and unique")
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = np.float32(op.scale)
+    if not (np.isfinite(scale) and scale >= 0):
+        raise InvalidArgument(
+            f"UpdateSparseCodeU8.scale={op.scale!r} is negative or not a finite float32"
+        )
 
 
 def _validate_sparse_encoder(op: UpdateSparseEncoder) -> None:
@@ -534,6 +554,7 @@ __all__ = [
     "UpdateScorerModel",
     "UpdateSourceWeight",
     "UpdateSparseCode",
+    "UpdateSparseCodeU8",
     "UpdateSparseEncoder",
     "UpdateState",
     "UpdateSurpriseCredit",

@@ -28,7 +28,8 @@ class OpType(enum.IntEnum):
     Codes 0-29 and 39-48 follow the seed's Op table; 30-38 are unassigned and
     decode as an unknown op type. 49 is the curated layer's event (seed 001 names
     no op), 64 chitta's atomic group, 65 its learned sparse encoder state, 66
-    field-wide settings (ConfigureField).
+    field-wide settings (ConfigureField), 67 the provenance axis, 68 the packed
+    sparse code (UpdateSparseCodeU8).
     """
 
     PutPayload = 0
@@ -76,6 +77,7 @@ class OpType(enum.IntEnum):
     UpdateSparseEncoder = 65
     ConfigureField = 66
     ProvenanceEvent = 67
+    UpdateSparseCodeU8 = 68
 
 
 # Field types. msgpack carries integers up to 2**64-1, so an unsigned id needs

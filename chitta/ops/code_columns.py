@@ -3,7 +3,8 @@ of a large field (one op per memory), so that a million codes never become a
 million tuples of 64 Python ints.
 
 ``decode_code_run`` reads records ``[start, end)`` of a ``SegmentLog.read_new()``
-result natively (``_core._decode_sparse_codes``); records with another feature
+result natively (``_core._decode_sparse_codes``; ``decode_packed_run`` the packed
+codes of op 68, ``_core._decode_packed_codes``); records with another feature
 count, or that the native reader does not take, are decoded by msgspec and
 returned as ops (msgspec raises CorruptionError for damage, as for any op).
 """
@@ -18,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta import _core
-from chitta.ops import OpType, UpdateSparseCode, decode
+from chitta.ops import Op, OpType, UpdateSparseCode, decode
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -82,5 +83,20 @@ def decode_code_run(
     others: list[tuple[int, UpdateSparseCode]] = [
         (i, decode(OpType.UpdateSparseCode, result.payload(i)))  # type: ignore[misc]
         for i in fallback
+    ]
+    return CodeColumns(ids, feats, acts, versions), others
+
+
+def decode_packed_run(
+    result: Any, start: int, end: int, active: int
+) -> tuple[CodeColumns, list[tuple[int, Op]]]:
+    """``decode_code_run`` for records ``[start, end)`` that are all UpdateSparseCodeU8
+    (op 68), dequantised natively exactly as the op's ``activations`` is
+    (``chitta.ops.code_pack.packed_columns`` is the reference). The records the
+    native reader does not take (another width, damage, what ``validate`` refuses)
+    come back as ``(record index, op)``, decoded by msgspec."""
+    ids, feats, acts, versions, fallback = _core._decode_packed_codes(result, start, end, active)
+    others: list[tuple[int, Op]] = [
+        (i, decode(OpType.UpdateSparseCodeU8, result.payload(i))) for i in fallback
     ]
     return CodeColumns(ids, feats, acts, versions), others

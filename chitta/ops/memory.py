@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import numpy as np
+
 from chitta.ops.base import I64, U32, U64, OpBase, OpType
 
 __all__ = [
@@ -17,6 +19,7 @@ __all__ = [
     "UpdateMemoryContent",
     "UpdateResidualPQ",
     "UpdateSparseCode",
+    "UpdateSparseCodeU8",
     "UpdateState",
 ]
 
@@ -132,6 +135,38 @@ class UpdateSparseCode(OpBase, frozen=True, kw_only=True, array_like=True):
     features: tuple[U32, ...]
     activations: bytes
     encoder_version: U32 = 0
+
+
+class UpdateSparseCodeU8(OpBase, frozen=True, kw_only=True, array_like=True):
+    """The sparse code of a memory, packed (op 68; ``UpdateSparseCode`` in ~200 bytes
+    instead of ~460 at 64 features).
+
+    ``feature_deltas``: one little-endian u16 per feature, the first feature id and
+    then each id minus the one before (ids ascending, unique: every later delta >= 1).
+    ``levels``: one u8 per feature. The activation of feature ``i`` is
+    ``float32(levels[i]) * float32(scale)``, one float32 product: that value, not
+    the encoder's float32, is what the field applies, live and on replay.
+    ``features`` and ``activations`` give the code as ``UpdateSparseCode`` holds it.
+    """
+
+    op_type: ClassVar[OpType] = OpType.UpdateSparseCodeU8
+
+    id: U64
+    feature_deltas: bytes
+    levels: bytes
+    scale: float
+    encoder_version: U32 = 0
+
+    @property
+    def features(self) -> tuple[int, ...]:
+        """The feature ids (ascending)."""
+        return tuple(np.cumsum(np.frombuffer(self.feature_deltas, "<u2"), dtype=np.uint64).tolist())
+
+    @property
+    def activations(self) -> bytes:
+        """One little-endian float32 per feature (the dequantised levels)."""
+        levels = np.frombuffer(self.levels, np.uint8).astype(np.float32)
+        return (levels * np.float32(self.scale)).astype("<f4").tobytes()
 
 
 class DemoteMemory(OpBase, frozen=True, kw_only=True, array_like=True):

@@ -6,7 +6,7 @@ and the filters (kind, realm, session, harness, event time, staged), kept as
 columns indexed by a native id -> row map (``recall_rows.py``), so a run of puts
 (``apply_columns``) costs array writes, not a Python object per memory.
 Everything here is rebuilt from PutPayload / UpdateMemoryContent /
-DeleteMemory / UpdateState / UpdateSparseCode / ConfigureField ops. Native
+DeleteMemory / UpdateState / UpdateSparseCode(U8) / ConfigureField ops. Native
 indexes are filled lazily, in batches, on the first query after changes
 (keyword texts wait as row ranges over the puts' text arenas:
 ``recall_pending.py``). Never imports another organ. The dense lane's methods
@@ -58,6 +58,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             OpType.DeleteMemory,
             OpType.UpdateState,
             OpType.UpdateSparseCode,
+            OpType.UpdateSparseCodeU8,
             OpType.ConfigureField,
         }
     )
@@ -124,7 +125,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         elif t is ops.UpdateState:
             if op.touch and self._cols.unstage(op.id):  # type: ignore[attr-defined]
                 self._sorted_ids.staged_changed()
-        elif t is ops.UpdateSparseCode:
+        elif t is ops.UpdateSparseCode or t is ops.UpdateSparseCodeU8:
             self._code(op)  # type: ignore[arg-type]
         elif t is ops.ConfigureField and op.key == "dense_index":  # type: ignore[attr-defined]
             if op.value in DENSE_INDEX_KINDS:  # type: ignore[attr-defined]
@@ -222,7 +223,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             self._kw_context[mid] = (text, ctx)
         return keyword_document(text, ctx)
 
-    def _code(self, op: ops.UpdateSparseCode) -> None:
+    def _code(self, op: ops.UpdateSparseCode | ops.UpdateSparseCodeU8) -> None:
         mid = op.id
         if self._cols.row(mid) < 0:
             return

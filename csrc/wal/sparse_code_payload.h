@@ -1,5 +1,5 @@
 // csrc/wal/sparse_code_payload.h
-// The UpdateSparseCode op's msgpack payload (docs/OPS.md, op 4) without
+// The UpdateSparseCode op's msgpack payload (docs/OPS.md, op 12) without
 // Python: [id, features, activations, encoder_version?], the array msgspec
 // writes for chitta.ops.UpdateSparseCode. Replay of a large field decodes a
 // million of these; ParseSparseCode reads them straight into caller arrays.
@@ -20,5 +20,15 @@ namespace chitta::wal {
 // general way, which reports damage.
 bool ParseSparseCode(const uint8_t* p, size_t n, uint32_t active, uint64_t* id, uint32_t* features,
                      float* activations, uint32_t* encoder_version);
+
+// The packed code (op 68, UpdateSparseCodeU8): [id, feature_deltas, levels,
+// scale, encoder_version?]. Parses one payload of exactly `active` features:
+// features are the running sums of the u16 deltas, activations
+// float32(level) * float32(scale) (one float32 product, as
+// chitta.ops.UpdateSparseCodeU8.activations computes it). False for anything
+// else, including what validate() refuses (a later delta of 0, a scale that is
+// negative or not a finite float32): the general decoder then reports it.
+bool ParsePackedSparseCode(const uint8_t* p, size_t n, uint32_t active, uint64_t* id,
+                           uint32_t* features, float* activations, uint32_t* encoder_version);
 
 }  // namespace chitta::wal

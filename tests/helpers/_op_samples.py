@@ -147,6 +147,13 @@ SAMPLES: list[ops.Op] = [
     ops.UpdateSparseCode(
         id=5, features=(3, 70, 16383), activations=np.ones(3, "<f4").tobytes(), encoder_version=2
     ),
+    ops.UpdateSparseCodeU8(
+        id=5,
+        feature_deltas=np.array([3, 67, 16313], "<u2").tobytes(),
+        levels=bytes([255, 7, 128]),
+        scale=0.25,
+        encoder_version=2,
+    ),
     ops.DemoteMemory(id=5, tier=2, at_ms=6),
     ops.TrainPQ(
         version=1,

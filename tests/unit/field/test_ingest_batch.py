@@ -11,6 +11,7 @@ from chitta.encode import field_encoding
 from chitta.encode.sparse import SparseEncoder
 from chitta.errors import InvalidArgument
 from chitta.field import deferred_codes
+from chitta.ops.code_pack import code_ops_of
 
 N = 600  # above CODE_INLINE_MAX (deferred codes), below the first learning step (1,024)
 DIM = 384
@@ -189,7 +190,12 @@ def test_code_ops_match_encoder_encode():
     got = field_encoding.code_ops(enc, ids, vecs)
     keep = [i for i in range(50) if i != 3]
     codes = enc.encode(vecs[keep])
-    assert got == [codes.op(j, ids[i]) for j, i in enumerate(keep)]
+    # the winners encode() finds, packed as the field logs them (op 68, D-074)
+    assert got == code_ops_of([ids[i] for i in keep], codes.features, codes.activations, 0)
+    for j, op in enumerate(got):
+        assert op.features == codes.op(j, op.id).features
+        exact = codes.activations[j]
+        assert np.abs(np.frombuffer(op.activations, "<f4") - exact).max() <= exact.max() / 500
 
 
 @pytest.mark.parametrize(("seed", "n", "dim"), [(0, 16384, 384), (5, 300, 70), (2**63, 64, 1)])

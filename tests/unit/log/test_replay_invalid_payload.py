@@ -49,6 +49,8 @@ def invalid_payload(op_type: OpType) -> bytes:
             return _set(sample, blob, b"\x00\x00\x80")  # not whole float32s
     if op_type == OpType.UpdateSparseCode:
         return _set(sample, "activations", b"\x00" * 3)
+    if op_type == OpType.UpdateSparseCodeU8:  # two levels, three deltas
+        return _set(sample, "levels", b"\x01\x02")
     return _set(sample, cls.__struct_fields__[0], -1)  # an id or count below zero
 
 

@@ -67,9 +67,10 @@ CHITTA_CODES = {
     "UpdateSparseEncoder": 65,
     "ConfigureField": 66,
     "ProvenanceEvent": 67,
+    "UpdateSparseCodeU8": 68,
 }
 
-UNKNOWN_CODES = [*range(30, 39), 50, 63, 68, 128, 200, 255, -1, 256]
+UNKNOWN_CODES = [*range(30, 39), 50, 63, 69, 128, 200, 255, -1, 256]
 
 
 # ---------------------------------------------------------------- the table

@@ -149,4 +149,8 @@ def test_state_6_routed_types_are_the_organs_of_state_6() -> None:
     state_6 = ("memories", "graph", "settings", "recall_index", "encoder", "knowledge")
     organs = [f() for f in registry.BUILTIN]
     assert [o.name for o in organs[:6]] == list(state_6)
-    assert sorted(_V6_ROUTED) == sorted({int(t) for o in organs[:6] for t in o.handles})
+    # op types added since state 6 that those organs now handle too (no state-6 writer met one)
+    added_since = {int(OpType.UpdateSparseCodeU8)}
+    assert sorted(_V6_ROUTED) == sorted(
+        {int(t) for o in organs[:6] for t in o.handles} - added_since
+    )

@@ -32,6 +32,7 @@ from chitta import ops
 from chitta.encode.sparse import SparseEncoder
 from chitta.encode.sparse_encode import unit_inputs, winners
 from chitta.errors import EmbedderMismatch, InvalidArgument
+from chitta.ops.code_columns import CodeColumns
 
 AUTO = "auto"
 # SparseEncoder's defaults (tests/unit/field/test_ingest_batch.py checks they agree)
@@ -152,23 +153,31 @@ def code_ops(
 ) -> list[ops.UpdateSparseCode]:
     """One UpdateSparseCode per (id, vector), from the encoder's current version.
     A zero vector has no code (it matches nothing) and is skipped."""
+    return code_columns(encoder, ids, vectors).ops()
+
+
+def code_columns(
+    encoder: SparseEncoder, ids: Sequence[int], vectors: npt.NDArray[np.float32]
+) -> CodeColumns:
+    """:func:`code_ops` as arrays (the rows of the ops it returns, equal when encoded):
+    what the background coder logs and hands to the code organs without a tuple of 64
+    Python ints per memory."""
     vectors = np.ascontiguousarray(vectors, np.float32)
-    keep = [i for i in range(len(ids)) if np.any(vectors[i])]
-    if not keep:
-        return []
+    keep = np.flatnonzero(vectors.any(axis=1)) if len(vectors) else np.zeros(0, np.intp)
+    active = encoder.active
+    if not len(keep):
+        return CodeColumns(
+            ids=np.zeros(0, np.uint64),
+            features=np.zeros((0, active), np.uint32),
+            activations=np.zeros((0, active), np.float32),
+            versions=np.zeros(0, np.uint32),
+        )
     # winners only: a code op carries no surprise (SparseEncoder.encode computes it too)
     x = unit_inputs(vectors[keep], encoder.dim, allow_empty=True)
-    feats, acts = winners(x, encoder.atoms, encoder.thresholds, encoder.active)
-    feats32 = feats.astype(np.uint32)
-    blob = np.ascontiguousarray(acts, "<f4").tobytes()
-    width = 4 * encoder.active
-    version = encoder.version
-    return [
-        ops.UpdateSparseCode(
-            id=int(ids[i]),
-            features=tuple(row),
-            activations=blob[j * width : (j + 1) * width],
-            encoder_version=version,
-        )
-        for j, (i, row) in enumerate(zip(keep, feats32.tolist()))
-    ]
+    feats, acts = winners(x, encoder.atoms, encoder.thresholds, active)
+    return CodeColumns(
+        ids=np.asarray(ids, np.uint64)[keep] if len(keep) < len(ids) else np.asarray(ids, np.uint64),
+        features=feats.astype(np.uint32),
+        activations=np.ascontiguousarray(acts, np.float32),
+        versions=np.full(len(keep), encoder.version, np.uint32),
+    )

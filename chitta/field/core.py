@@ -56,7 +56,9 @@ from chitta.recall.engine import RecallEngine, RecallSettings
 
 _BATCH = int(OpType.Batch)
 _PUT = int(OpType.PutPayload)
+_CODE = int(OpType.UpdateSparseCode)
 PUT_COLUMNS_AT = 128  # a Batch's run of at least this many puts is applied as columns (D-032)
+CODE_COLUMNS_AT = 64  # and of sparse codes (D-120)
 # remember()'s plain path queues its puts natively (_core.PutQueue); at this
 # many the queue calls FieldCore.apply_pending itself, so a handle that only
 # writes stays bounded.
@@ -384,9 +386,12 @@ class FieldCore:
         finally:
             self._captures.ops = None
 
-    def commit(self, op: Op, inner: Sequence[Op] | None = None) -> int:
+    def commit(
+        self, op: Op, inner: Sequence[Op] | None = None, codes: CodeColumns | None = None
+    ) -> int:
         """Append ``op`` (a Batch lands whole) and apply it; returns its seqno.
-        ``inner``: a Batch's ops as built (applied as they are, not decoded again)."""
+        ``inner``: a Batch's ops as built (applied as they are, not decoded again);
+        ``codes``: the same ops as arrays when they are all sparse codes (commit_codes)."""
         captured = getattr(self._captures, "ops", None)
         if captured is not None:
             captured.append(op)
@@ -407,11 +412,29 @@ class FieldCore:
         with self.lock:
             if self.pending_puts:
                 self.apply_pending()
-            if code == _BATCH:
+            if codes is not None and self._codes_as_columns():
+                for organ in self.code_organs:
+                    organ.apply_code_columns(codes)
+                self.applied += len(codes)
+            elif code == _BATCH:
                 self.route_runs(op.unpack() if inner is None else inner)  # type: ignore[attr-defined]
             else:
                 self.route(op)
         return seqno
+
+    def _codes_as_columns(self) -> bool:
+        """Whether every organ of UpdateSparseCode takes them as columns (as replay does)."""
+        return len(self.code_organs) == len(self.routes.get(_CODE, ()))
+
+    def commit_codes(self, codes: CodeColumns) -> None:
+        """Log ``codes`` (one op per row) as one atomic Batch, and hand the columns, not the
+        ops, to the organs: a background coder's step of 1,024 codes leaves arrays in the
+        code store, not 1,024 tuples of 64 Python ints (D-120)."""
+        group = codes.ops()
+        if len(group) == 1:
+            self.commit(group[0], None, codes)
+        elif group:
+            self.commit(ops.Batch.of(*group), group, codes)
 
     def route_runs(self, group: Sequence[Op]) -> None:
         """A Batch's ops, in order, as runs of one op type (what replay does with the same
@@ -427,6 +450,17 @@ class FieldCore:
             else:
                 run = list(group[i:j])
                 code = int(run[0].op_type)
+                if code == _CODE and j - i >= CODE_COLUMNS_AT and self._codes_as_columns():
+                    # a run of codes (a background embedder's group, a re-encoding pass)
+                    # leaves arrays in the code store, as replay's runs do (D-120)
+                    width = len(run[0].features)  # type: ignore[attr-defined]
+                    codes, rest = CodeColumns.from_ops(run, width)  # type: ignore[arg-type]
+                    if not rest:
+                        for code_organ in self.code_organs:
+                            code_organ.apply_code_columns(codes)
+                        self.applied += len(run)
+                        i = j
+                        continue
                 if code == _PUT and j - i >= PUT_COLUMNS_AT:
                     cols = PutColumns.from_puts(run)  # type: ignore[arg-type]
                     for organ in self.column_organs:

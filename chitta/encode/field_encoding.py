@@ -176,7 +176,7 @@ def code_columns(
     x = unit_inputs(vectors[keep], encoder.dim, allow_empty=True)
     feats, acts = winners(x, encoder.atoms, encoder.thresholds, active)
     return CodeColumns(
-        ids=np.asarray(ids, np.uint64)[keep] if len(keep) < len(ids) else np.asarray(ids, np.uint64),
+        ids=np.asarray(ids, np.uint64)[keep],
         features=feats.astype(np.uint32),
         activations=np.ascontiguousarray(acts, np.float32),
         versions=np.full(len(keep), encoder.version, np.uint32),

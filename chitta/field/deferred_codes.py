@@ -24,7 +24,6 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import Any
 
 import numpy as np
 

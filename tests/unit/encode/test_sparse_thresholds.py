@@ -94,9 +94,7 @@ def test_winners_across_blocks_equal_brute_force_and_row_by_row() -> None:
     for i in (0, sparse_encode._BLOCK - 1, sparse_encode._BLOCK, n - 1):
         alone = enc.encode(q[i])
         np.testing.assert_array_equal(alone.features[0], codes.features[i])
-        np.testing.assert_allclose(
-            alone.activations[0], codes.activations[i], rtol=1e-5, atol=1e-6
-        )
+        np.testing.assert_allclose(alone.activations[0], codes.activations[i], rtol=1e-5, atol=1e-6)
 
 
 def test_thresholds_replay_bit_identically_from_the_log() -> None:

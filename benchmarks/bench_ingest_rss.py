@@ -3,9 +3,10 @@
 The same ingest as ``bench_peers.py`` (``remember_many`` of ``{text, embedding}`` in batches
 of 1,000, ``embedder=None``), in this process, with RSS sampled every 5 ms in two phases:
 the ingest itself (what ``bench_peers.py``'s peak column measures, right after the last
-batch) and until the background sparse codes are logged (``wait_embedded``). Reports the
-peak of each phase, CPU seconds, and the shapes of the two vector matrices (the memories
-organ's raw rows and the dense lane's unit rows).
+batch) and until the background sparse codes are logged (``wait_embedded``), then the first
+posting query's move of the pending codes into the posting index. Reports the peak of each
+phase, CPU seconds, and the shapes of the two vector matrices (the memories organ's raw rows
+and the dense lane's unit rows).
 
     python benchmarks/bench_ingest_rss.py [N]    # default 100000
 """
@@ -36,7 +37,7 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     texts, vecs = data(n)
     base = _rss_mb()
-    peak = {"ingest": 0.0, "codes": 0.0}
+    peak = {"ingest": 0.0, "codes": 0.0, "posting": 0.0}
     phase = ["ingest"]
     done = threading.Event()
 
@@ -62,6 +63,11 @@ def main() -> None:
         f.core.index.keyword_flush()
         f.wait_embedded()
         ready_s, ready_cpu = time.perf_counter() - t0, time.process_time() - c0
+        ready_rss = _rss_mb()
+        phase[0] = "posting"  # the first posting query moves the pending codes into the index
+        t1 = time.perf_counter()
+        f.core.index._flush_codes()
+        posting_s = time.perf_counter() - t1
         done.set()
         shapes = {}
         for obj in gc.get_objects():
@@ -79,7 +85,11 @@ def main() -> None:
     )
     print(
         f"until codes logged: {ready_s:.1f} s wall, {ready_cpu:.1f} s CPU;"
-        f" peak {peak['codes']:.0f} MB (growth {peak['codes'] - base:.0f}); ru_maxrss {maxrss:.0f}"
+        f" peak {peak['codes']:.0f} MB (growth {peak['codes'] - base:.0f})"
+    )
+    print(
+        f"first posting query (pending codes into the index): {posting_s:.2f} s; RSS before"
+        f" {ready_rss:.0f} MB, peak {peak['posting']:.0f} MB; ru_maxrss {maxrss:.0f}"
     )
     for what, (shape, used) in shapes.items():
         print(f"{what}: allocated {shape}, rows used {used}")

@@ -32,6 +32,7 @@ from chitta import ops
 from chitta.encode.sparse import SparseEncoder
 from chitta.encode.sparse_encode import unit_inputs, winners
 from chitta.errors import EmbedderMismatch, InvalidArgument
+from chitta.ops.code_columns import CodeColumns
 from chitta.ops.code_pack import SparseCodeOp, code_ops_of
 
 AUTO = "auto"
@@ -155,11 +156,33 @@ def code_ops(
     (``UpdateSparseCodeU8``, u8 activations; what the field applies is the logged,
     dequantised value) where the code packs, else ``UpdateSparseCode``.
     A zero vector has no code (it matches nothing) and is skipped."""
+    cols = code_columns(encoder, ids, vectors)
+    return code_ops_of(cols.ids.tolist(), cols.features, cols.activations, encoder.version)
+
+
+def code_columns(
+    encoder: SparseEncoder, ids: Sequence[int], vectors: npt.NDArray[np.float32]
+) -> CodeColumns:
+    """The encoder's codes (its float32 winners) as arrays: what the background coder
+    packs and logs (``chitta.ops.code_pack.logged_columns``: the ops of :func:`code_ops`
+    and the values they apply) and hands to the code organs without a tuple of 64
+    Python ints per memory."""
     vectors = np.ascontiguousarray(vectors, np.float32)
-    keep = [i for i in range(len(ids)) if np.any(vectors[i])]
-    if not keep:
-        return []
+    keep = np.flatnonzero(vectors.any(axis=1)) if len(vectors) else np.zeros(0, np.intp)
+    active = encoder.active
+    if not len(keep):
+        return CodeColumns(
+            ids=np.zeros(0, np.uint64),
+            features=np.zeros((0, active), np.uint32),
+            activations=np.zeros((0, active), np.float32),
+            versions=np.zeros(0, np.uint32),
+        )
     # winners only: a code op carries no surprise (SparseEncoder.encode computes it too)
     x = unit_inputs(vectors[keep], encoder.dim, allow_empty=True)
-    feats, acts = winners(x, encoder.atoms, encoder.thresholds, encoder.active)
-    return code_ops_of([int(ids[i]) for i in keep], feats, acts, encoder.version)
+    feats, acts = winners(x, encoder.atoms, encoder.thresholds, active)
+    return CodeColumns(
+        ids=np.asarray(ids, np.uint64)[keep],
+        features=feats.astype(np.uint32),
+        activations=np.ascontiguousarray(acts, np.float32),
+        versions=np.full(len(keep), encoder.version, np.uint32),
+    )

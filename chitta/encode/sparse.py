@@ -56,7 +56,7 @@ Codes carry the encoder version that made them (``UpdateSparseCode.encoder_versi
 :func:`reencode_ops` gives the ``UpdateSparseCode`` ops that bring codes up to date.
 
 Cost: encoding is one ``[n, dim] x [dim, n_features]`` float32 matmul plus a
-partial sort per row (``numpy.argpartition``), in blocks of 1,024 rows; one
+partial sort per row (``numpy.argpartition``), in blocks of 128 rows; one
 query reads the whole 16,384 x 384 float32 atom matrix (24 MiB), so it is
 memory-bound (numbers in RESULTS.md).
 

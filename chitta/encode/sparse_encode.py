@@ -34,7 +34,7 @@ from chitta.errors import InvalidArgument
 
 __all__ = ["surprise_of", "unit_inputs", "winners"]
 
-_BLOCK: Final = 1024  # rows encoded per matmul block
+_BLOCK: Final = 128  # rows encoded per matmul block (16 bytes per row and feature)
 _GATHER: Final = 128  # inputs per gather block in surprise
 
 
@@ -71,18 +71,28 @@ def winners(
     thresholds: npt.NDArray[np.float32],
     active: int,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
-    """Winner ids (ascending) and activations for unit inputs ``x``."""
+    """Winner ids (ascending) and activations for unit inputs ``x``.
+
+    In blocks of ``_BLOCK`` rows into two reused buffers (projections, biased scores):
+    with the partial sort's index array a block holds 16 bytes per row and feature,
+    32 MiB at 128 rows and 16,384 features, whatever ``len(x)`` (D-075)."""
     n, k = len(x), active
     n_features = len(atoms)
     feats = np.empty((n, k), dtype=np.intp)
     acts = np.empty((n, k), dtype=np.float32)
     atoms_t = atoms.T
     biased = bool(thresholds.any())
+    rows = min(n, _BLOCK)
+    proj_buf = np.empty((rows, n_features), np.float32)
+    score_buf = np.empty((rows, n_features), np.float32) if biased else proj_buf
     for lo in range(0, n, _BLOCK):
-        proj = x[lo : lo + _BLOCK] @ atoms_t
-        score = proj - thresholds if biased else proj
+        block = x[lo : lo + _BLOCK]
+        proj = np.matmul(block, atoms_t, out=proj_buf[: len(block)])
+        score = np.subtract(proj, thresholds, out=score_buf[: len(block)]) if biased else proj
         if k < n_features:
-            idx = np.argpartition(score, n_features - k, axis=1)[:, -k:]
+            # a copy of the winners' columns: the partial sort's [rows, n_features] index
+            # array is freed here, not held (by a view) until the next block's is made
+            idx = np.argpartition(score, n_features - k, axis=1)[:, -k:].copy()
         else:
             idx = np.broadcast_to(np.arange(k), proj.shape).copy()
         idx.sort(axis=1)

@@ -45,6 +45,7 @@ from chitta.field.recent_recalls import RecentRecalls
 from chitta.ops import Op, OpType
 from chitta.ops import checks as v
 from chitta.ops.code_columns import CodeColumns
+from chitta.ops.code_pack import logged_columns, packed_columns
 from chitta.ops.put_columns import LABELS, LabelColumn, PutColumns
 from chitta.organs import Organ, registry
 from chitta.organs.encoder import EncoderOrgan
@@ -56,7 +57,10 @@ from chitta.recall.engine import RecallEngine, RecallSettings
 
 _BATCH = int(OpType.Batch)
 _PUT = int(OpType.PutPayload)
+_CODE = int(OpType.UpdateSparseCode)
+_CODE_U8 = int(OpType.UpdateSparseCodeU8)
 PUT_COLUMNS_AT = 128  # a Batch's run of at least this many puts is applied as columns (D-032)
+CODE_COLUMNS_AT = 64  # and of sparse codes (D-075)
 # remember()'s plain path queues its puts natively (_core.PutQueue); at this
 # many the queue calls FieldCore.apply_pending itself, so a handle that only
 # writes stays bounded.
@@ -390,9 +394,12 @@ class FieldCore:
         finally:
             self._captures.ops = None
 
-    def commit(self, op: Op, inner: Sequence[Op] | None = None) -> int:
+    def commit(
+        self, op: Op, inner: Sequence[Op] | None = None, codes: CodeColumns | None = None
+    ) -> int:
         """Append ``op`` (a Batch lands whole) and apply it; returns its seqno.
-        ``inner``: a Batch's ops as built (applied as they are, not decoded again)."""
+        ``inner``: a Batch's ops as built (applied as they are, not decoded again);
+        ``codes``: the same ops as arrays when they are all sparse codes (commit_codes)."""
         captured = getattr(self._captures, "ops", None)
         if captured is not None:
             captured.append(op)
@@ -413,11 +420,31 @@ class FieldCore:
         with self.lock:
             if self.pending_puts:
                 self.apply_pending()
-            if code == _BATCH:
+            if codes is not None and self._codes_as_columns():
+                for organ in self.code_organs:
+                    organ.apply_code_columns(codes)
+                self.applied += len(codes)
+            elif code == _BATCH:
                 self.route_runs(op.unpack() if inner is None else inner)  # type: ignore[attr-defined]
             else:
                 self.route(op)
         return seqno
+
+    def _codes_as_columns(self) -> bool:
+        """Whether every organ of UpdateSparseCode takes them as columns (as replay does)."""
+        return len(self.code_organs) == len(self.routes.get(_CODE, ()))
+
+    def commit_codes(self, codes: CodeColumns) -> None:
+        """Log ``codes`` (one op per row) as one atomic Batch, and hand the columns, not the
+        ops, to the organs: a background coder's step of 1,024 codes leaves arrays in the
+        code store, not 1,024 tuples of 64 Python ints (D-075). What is logged is packed
+        (op 68 where a code packs) and the columns handed on are the values the logged ops
+        apply, as replay applies them (D-074)."""
+        group, applied = logged_columns(codes)
+        if len(group) == 1:
+            self.commit(group[0], None, applied)
+        elif group:
+            self.commit(ops.Batch.of(*group), group, applied)
 
     def route_runs(self, group: Sequence[Op]) -> None:
         """A Batch's ops, in order, as runs of one op type (what replay does with the same
@@ -433,6 +460,27 @@ class FieldCore:
             else:
                 run = list(group[i:j])
                 code = int(run[0].op_type)
+                if (
+                    code in (_CODE, _CODE_U8)
+                    and j - i >= CODE_COLUMNS_AT
+                    and self._codes_as_columns()
+                ):
+                    # a run of codes (a background embedder's group, a re-encoding pass)
+                    # leaves arrays in the code store, as replay's runs do (D-075); a packed
+                    # run as the values its ops apply (D-074)
+                    if code == _CODE:
+                        width = len(run[0].features)  # type: ignore[attr-defined]
+                        codes, rest = CodeColumns.from_ops(run, width)  # type: ignore[arg-type]
+                    else:
+                        width = len(run[0].levels)  # type: ignore[attr-defined]
+                        codes, skipped = packed_columns(run, width)  # type: ignore[arg-type]
+                        rest = [run[k] for k in skipped]
+                    if not rest:
+                        for code_organ in self.code_organs:
+                            code_organ.apply_code_columns(codes)
+                        self.applied += len(run)
+                        i = j
+                        continue
                 if code == _PUT and j - i >= PUT_COLUMNS_AT:
                     cols = PutColumns.from_puts(run)  # type: ignore[arg-type]
                     for organ in self.column_organs:

@@ -27,22 +27,22 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import Any
 
 import numpy as np
 
-from chitta.encode.field_encoding import code_ops
+from chitta.encode.field_encoding import code_columns
 from chitta.errors import ChittaError
 from chitta.field.core import FieldCore
-from chitta.ops import Op
 from chitta.recall.blas import one_thread
 
-STEP = 1024  # codes per background step (one Batch record, ~300 KiB at 64 features)
+# codes per background step: one Batch record (~300 KiB at 64 features), handed to the
+# code store as arrays (core.commit_codes); the projections go in blocks of 128 rows
+# (chitta/encode/sparse_encode.py), so a step holds ~35 MB at 16,384 features (D-075)
+STEP = 1024
 CODE_INLINE_MAX = 256  # groups with fewer vectors than this code inline
 # The coder gives way to a running ingest: it steps once no group was queued for
 # IDLE_S, or MAX_YIELD_S after its last step at the latest (it never starves), or at
 # once while someone waits for it (wait_embedded, close of a small backlog).
-BLOCK = 256  # rows per projection block
 IDLE_S = 0.05
 MAX_YIELD_S = 10.0
 # With core.defer_codes (the daemon) the coder steps once EAGER_STEP ids wait or EAGER_S
@@ -183,7 +183,7 @@ def _code(core: FieldCore, ids: list[int]) -> int:
     if encoder is None or not len(mids):
         return 0
     with one_thread():  # outside the lock: writers go on meanwhile
-        codes = _code_ops(encoder, mids, vecs)
+        codes = code_columns(encoder, mids, vecs)
     with core.lock:
         if core.closed:
             return 0
@@ -194,21 +194,12 @@ def _code(core: FieldCore, ids: list[int]) -> int:
             if current is None or not again:
                 return 0
             with one_thread():
-                codes = _code_ops(current, again, vecs2)
+                codes = code_columns(current, again, vecs2)
         elif not np.array_equal(vecs, vecs2):
             with one_thread():
-                codes = _code_ops(current, again, vecs2)
-        core.commit_group(codes)
+                codes = code_columns(current, again, vecs2)
+        core.commit_codes(codes)
     return len(codes)
-
-
-def _code_ops(encoder: Any, ids: list[int], vecs: np.ndarray) -> list[Op]:
-    """code_ops in blocks of BLOCK rows (a block's projections and their partial sort
-    hold ~24 bytes per row and feature: 100 MB at 256 rows, not 400 at 1,024)."""
-    out: list[Op] = []
-    for lo in range(0, len(ids), BLOCK):
-        out.extend(code_ops(encoder, ids[lo : lo + BLOCK], vecs[lo : lo + BLOCK]))
-    return out
 
 
 def _uncoded(core: FieldCore, ids: list[int]) -> tuple[list[int], np.ndarray]:

@@ -20,7 +20,7 @@ from chitta.errors import CorruptionError
 from chitta.ops.code_columns import CodeColumns
 from chitta.ops.memory import UpdateSparseCode, UpdateSparseCodeU8
 
-__all__ = ["SparseCodeOp", "code_ops_of", "packed_columns", "quantise"]
+__all__ = ["SparseCodeOp", "code_ops_of", "logged_columns", "packed_columns", "quantise"]
 
 SparseCodeOp = UpdateSparseCode | UpdateSparseCodeU8
 """Either op that stores a sparse code (both have ``id``, ``features``,
@@ -46,9 +46,38 @@ def code_ops_of(
     ids: Sequence[int],
     features: npt.NDArray[np.integer],
     activations: npt.NDArray[np.float32],
-    version: int,
+    version: int | Sequence[int],
 ) -> list[SparseCodeOp]:
-    """One op per row: ``UpdateSparseCodeU8`` where the row packs, else ``UpdateSparseCode``."""
+    """One op per row: ``UpdateSparseCodeU8`` where the row packs, else ``UpdateSparseCode``
+    (``version``: the encoder version of every row, or one per row)."""
+    return _pack(ids, features, activations, version)[0]
+
+
+def logged_columns(codes: CodeColumns) -> tuple[list[SparseCodeOp], CodeColumns]:
+    """The ops the field logs for ``codes`` (:func:`code_ops_of`) and the columns of
+    exactly the values those ops apply: a packed row's dequantised activations (what
+    its ``activations`` gives), an unpacked row's own float32."""
+    ops_, packs, levels, scales = _pack(
+        codes.ids.tolist(), codes.features, codes.activations, codes.versions.tolist()
+    )
+    if not ops_:
+        return ops_, codes
+    acts = np.array(codes.activations, np.float32, copy=True)
+    rows = np.flatnonzero(packs)
+    acts[rows] = levels[rows].astype(np.float32) * scales[rows, None]
+    return ops_, CodeColumns(
+        ids=codes.ids, features=codes.features, activations=acts, versions=codes.versions
+    )
+
+
+def _pack(
+    ids: Sequence[int],
+    features: npt.NDArray[np.integer],
+    activations: npt.NDArray[np.float32],
+    version: int | Sequence[int],
+) -> tuple[list[SparseCodeOp], npt.NDArray[np.bool_], npt.NDArray[np.uint8], npt.NDArray[np.float32]]:
+    """(the ops, which rows packed, every row's u8 levels and scale)."""
+    versions = [version] * len(ids) if isinstance(version, int) else list(version)
     feats = np.asarray(features, np.int64)
     acts = np.ascontiguousarray(activations, np.float32)
     k = feats.shape[1]
@@ -74,7 +103,7 @@ def code_ops_of(
                     feature_deltas=delta_blob[2 * k * j : 2 * k * (j + 1)],
                     levels=level_blob[k * j : k * (j + 1)],
                     scale=float(scales[j]),
-                    encoder_version=version,
+                    encoder_version=int(versions[j]),
                 )
             )
         else:
@@ -83,10 +112,10 @@ def code_ops_of(
                     id=int(ids[j]),
                     features=tuple(feats[j].tolist()),
                     activations=f32_blob[4 * k * j : 4 * k * (j + 1)],
-                    encoder_version=version,
+                    encoder_version=int(versions[j]),
                 )
             )
-    return out
+    return out, packs, levels, scales
 
 
 def packed_columns(run: Sequence[UpdateSparseCodeU8], active: int) -> tuple[CodeColumns, list[int]]:

@@ -127,5 +127,7 @@ class PendingCodes:
         # The newest row of each id: the first occurrence in reverse order.
         rev = np.flatnonzero(keep)[::-1]
         _, first = np.unique(ids[rev], return_index=True)
+        if len(first) == len(ids):  # every row kept, each id once: no second copy (D-075)
+            return ids, feats, acts
         rows = np.sort(rev[first])
         return ids[rows], feats[rows], acts[rows]

@@ -47,6 +47,7 @@ from chitta.recall.context import CONTEXT_KEY, context_of, keyword_document
 
 U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
+_SORT_ROWS = 8192  # codes sorted per slice when the pending codes enter the posting index
 
 
 class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
@@ -323,12 +324,20 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
             return
         ids, feats, acts = self._code_pending.take(self._posting.active)
         if len(ids):
-            order = np.argsort(feats, axis=1, kind="stable")  # the index wants sorted rows
-            self._posting.add(
-                ids,
-                np.take_along_axis(feats, order, 1),
-                np.ascontiguousarray(np.take_along_axis(acts, order, 1), np.float32),
-            )
+            # the index wants sorted rows: sorted in place, in slices (no int64 order array
+            # and no sorted copies of all the codes at once: D-075)
+            feats = np.ascontiguousarray(feats, np.uint32)
+            acts = np.ascontiguousarray(acts, np.float32)
+            if not feats.flags.writeable:
+                feats = feats.copy()
+            if not acts.flags.writeable:
+                acts = acts.copy()
+            for lo in range(0, len(ids), _SORT_ROWS):
+                block = slice(lo, lo + _SORT_ROWS)
+                order = np.argsort(feats[block], axis=1, kind="stable")
+                feats[block] = np.take_along_axis(feats[block], order, 1)
+                acts[block] = np.take_along_axis(acts[block], order, 1)
+            self._posting.add(ids, feats, acts)
 
     # ---- queries --------------------------------------------------------------------
 

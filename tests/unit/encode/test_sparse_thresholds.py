@@ -72,6 +72,31 @@ def test_winners_are_the_top_of_projection_minus_threshold_by_brute_force() -> N
         )
 
 
+def test_winners_across_blocks_equal_brute_force_and_row_by_row() -> None:
+    """More inputs than one projection block (sparse_encode._BLOCK, reused buffers):
+    every block's winners are the brute-force top, and each row's code is the one it
+    gets alone (no state leaks from one block's buffers into the next; BLAS may round
+    a row's projections differently with the block's shape, hence the tolerance)."""
+    from chitta.encode import sparse_encode
+
+    x = _manifold(300)
+    enc = SparseEncoder(DIM, **SMALL, seed=5)
+    enc.fit(x, passes=1, batch_size=50)
+    assert enc.thresholds.any()
+    n = 2 * sparse_encode._BLOCK + 37
+    q = _manifold(n, seed=11)
+    codes = enc.encode(q)
+    qu = q.astype(np.float64) / np.linalg.norm(q, axis=1, keepdims=True)
+    score = qu @ enc.atoms.astype(np.float64).T - enc.thresholds.astype(np.float64)
+    for i in range(n):
+        want = np.sort(np.argsort(-score[i], kind="stable")[:64])
+        assert codes.features[i].tolist() == want.tolist(), i
+    for i in (0, sparse_encode._BLOCK - 1, sparse_encode._BLOCK, n - 1):
+        alone = enc.encode(q[i])
+        np.testing.assert_array_equal(alone.features[0], codes.features[i])
+        np.testing.assert_allclose(alone.activations[0], codes.activations[i], rtol=1e-5, atol=1e-6)
+
+
 def test_thresholds_replay_bit_identically_from_the_log() -> None:
     x = _manifold(400)
     learner = SparseEncoder(DIM, **SMALL, seed=4)

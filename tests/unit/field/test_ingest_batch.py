@@ -11,7 +11,8 @@ from chitta.encode import field_encoding
 from chitta.encode.sparse import SparseEncoder
 from chitta.errors import InvalidArgument
 from chitta.field import deferred_codes
-from chitta.ops.code_pack import code_ops_of
+from chitta.ops import UpdateSparseCodeU8
+from chitta.ops.code_pack import code_ops_of, logged_columns
 
 N = 600  # above CODE_INLINE_MAX (deferred codes), below the first learning step (1,024)
 DIM = 384
@@ -92,7 +93,7 @@ def test_codes_logged_not_rederived_on_replay(tmp_path, monkeypatch):
     def refuse(*a, **k):
         raise AssertionError("a code was derived again on replay")
 
-    monkeypatch.setattr(deferred_codes, "code_ops", refuse)
+    monkeypatch.setattr(deferred_codes, "code_columns", refuse)
     replays = []
     for _ in range(2):
         with _open(tmp_path / "f", load_checkpoint=False) as g:
@@ -196,6 +197,46 @@ def test_code_ops_match_encoder_encode():
         assert op.features == codes.op(j, op.id).features
         exact = codes.activations[j]
         assert np.abs(np.frombuffer(op.activations, "<f4") - exact).max() <= exact.max() / 500
+
+
+def test_code_columns_are_the_code_ops():
+    """The background coder's arrays stand for exactly the ops it logs (the oracle: encode)."""
+    enc = SparseEncoder(DIM, seed=4)
+    vecs = np.random.default_rng(9).standard_normal((300, DIM)).astype(np.float32)
+    vecs[[0, 150]] = 0  # no code for a zero vector
+    ids = list(range(10, 310))
+    cols = field_encoding.code_columns(enc, ids, vecs)
+    keep = [i for i in range(300) if i not in (0, 150)]
+    codes = enc.encode(vecs[keep])
+    assert cols.ids.tolist() == [ids[i] for i in keep]
+    assert cols.ops() == [codes.op(j, ids[i]) for j, i in enumerate(keep)]
+    # what the coder logs (packed, op 68) and the values it hands on: each row is exactly
+    # what its logged op applies (the op's own dequantising `activations`, the oracle)
+    logged, applied = logged_columns(cols)
+    assert logged == code_ops_of([ids[i] for i in keep], codes.features, codes.activations, 0)
+    assert any(isinstance(op, UpdateSparseCodeU8) for op in logged)
+    for row, op in enumerate(logged):
+        assert applied.ids[row] == op.id and tuple(applied.features[row]) == op.features
+        assert applied.activations[row].tobytes() == op.activations
+    empty = field_encoding.code_columns(enc, [1, 2], np.zeros((2, DIM), np.float32))
+    assert len(empty) == 0 and empty.features.shape == (0, enc.active)
+
+
+def test_deferred_codes_reach_the_code_store_as_arrays(tmp_path):
+    """The coder's steps leave column chunks in the pending code store, no per-op tuples,
+    and the codes equal the inline one-by-one ones (test_batched_equals_one_by_one)."""
+    texts, vecs = _data()
+    with _open(tmp_path / "f") as f:
+        ids = f.remember_many([{"text": t, "embedding": v} for t, v in zip(texts, vecs)])
+        assert f.wait_embedded(timeout=120)
+        pending = f.core.index._code_pending
+        assert not pending._one
+        assert sum(len(c[0]) for c in pending._chunks) == N
+        enc = SparseEncoder(DIM)
+        want = enc.encode(vecs)
+        for row in (0, 77, N - 1):
+            got = f.core.index.code_features(ids[row])
+            assert got == tuple(int(x) for x in want.features[row])
 
 
 @pytest.mark.parametrize(("seed", "n", "dim"), [(0, 16384, 384), (5, 300, 70), (2**63, 64, 1)])

@@ -78,3 +78,27 @@ def test_apply_code_columns_equals_per_op(seed: int, steps: int) -> None:
             per_op.apply(op)
             by_run.apply(op)
         assert _state(by_run) == _state(per_op)
+
+
+def test_pending_codes_enter_the_posting_index_sorted_across_slices() -> None:
+    """More pending codes than one sort slice (recall_index._SORT_ROWS), features given
+    unsorted: every indexed code is its features ascending with their own activations
+    (the oracle: sorting each code's (feature, activation) pairs on its own)."""
+    from chitta.organs import recall_index
+
+    n = 2 * recall_index._SORT_ROWS + 123
+    rng = np.random.default_rng(4)
+    ids = np.arange(1, n + 1, dtype=np.uint64) + np.uint64(9 << 32)
+    feats = np.stack([rng.choice(16384, ACTIVE, replace=False) for _ in range(n)]).astype(np.uint32)
+    acts = rng.random((n, ACTIVE)).astype(np.float32)
+    o = RecallIndexOrgan()
+    o.apply_run(ops.OpType.PutPayload, [ops.PutPayload(id=int(m), text=f"m {m}") for m in ids])
+    o.apply_code_columns(CodeColumns(ids, feats.copy(), acts.copy(), np.ones(n, np.uint32)))
+    assert o.posting(np.sort(feats[0]), 1, None).tolist() == [int(ids[0])]  # flushes
+    index = o._posting
+    assert len(index) == n
+    for row in (0, recall_index._SORT_ROWS - 1, recall_index._SORT_ROWS, n - 1, n // 2):
+        order = np.argsort(feats[row])
+        got_f, got_a = index.get(int(ids[row]))
+        assert got_f.tolist() == feats[row][order].tolist()
+        assert got_a.tolist() == acts[row][order].tolist()

@@ -470,12 +470,13 @@ class FieldCore:
                     # run as the values its ops apply (D-074)
                     if code == _CODE:
                         width = len(run[0].features)  # type: ignore[attr-defined]
-                        codes, rest = CodeColumns.from_ops(run, width)  # type: ignore[arg-type]
+                        codes, left = CodeColumns.from_ops(run, width)  # type: ignore[arg-type]
+                        whole = not left
                     else:
                         width = len(run[0].levels)  # type: ignore[attr-defined]
                         codes, skipped = packed_columns(run, width)  # type: ignore[arg-type]
-                        rest = [run[k] for k in skipped]
-                    if not rest:
+                        whole = not skipped
+                    if whole:
                         for code_organ in self.code_organs:
                             code_organ.apply_code_columns(codes)
                         self.applied += len(run)

@@ -75,7 +75,9 @@ def _pack(
     features: npt.NDArray[np.integer],
     activations: npt.NDArray[np.float32],
     version: int | Sequence[int],
-) -> tuple[list[SparseCodeOp], npt.NDArray[np.bool_], npt.NDArray[np.uint8], npt.NDArray[np.float32]]:
+) -> tuple[
+    list[SparseCodeOp], npt.NDArray[np.bool_], npt.NDArray[np.uint8], npt.NDArray[np.float32]
+]:
     """(the ops, which rows packed, every row's u8 levels and scale)."""
     versions = [version] * len(ids) if isinstance(version, int) else list(version)
     feats = np.asarray(features, np.int64)

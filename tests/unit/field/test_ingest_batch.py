@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import chitta
+from chitta import _core, ops
 from chitta.encode import field_encoding
 from chitta.encode.sparse import SparseEncoder
 from chitta.errors import InvalidArgument
@@ -257,3 +258,34 @@ def test_initial_atoms_equal_the_unpacked_formula(seed, n, dim):
     got = initial_atoms(seed, n, dim)
     assert got.flags.c_contiguous and got.dtype == np.float32
     assert np.array_equal(got, want)
+
+
+def _logged_op_types(root) -> set[type]:
+    """The types of every op in the log, Batches unpacked."""
+    log = _core.SegmentLog(str(root), read_only=True)
+    try:
+        result = log.read_new()
+    finally:
+        log.close()
+    found: set[type] = set()
+    for i in range(len(result)):
+        op = ops.decode(int(result.op_types[i]), result.payload(i))
+        found.update(type(x) for x in (op.unpack() if isinstance(op, ops.Batch) else [op]))
+    return found
+
+
+def test_a_live_run_of_packed_codes_applies_what_replay_applies(tmp_path):
+    """A Batch with a long run of op-68 codes is applied live as columns (packed_columns);
+    replay decodes the same records natively: both leave the same features and weights."""
+    rng = np.random.default_rng(11)
+    vecs = rng.standard_normal((200, DIM)).astype(np.float32)
+    with chitta.open(tmp_path / "f", embedder=None) as f:
+        ids = f.remember_many([{"text": f"note {i}", "embedding": v} for i, v in enumerate(vecs)])
+        f.core.index._flush_codes()  # the pending codes into the posting index
+        live = {mid: f.core.index._posting.get(mid) for mid in ids[::17]}
+    assert _logged_op_types(tmp_path / "f") >= {UpdateSparseCodeU8}
+    with chitta.open(tmp_path / "f", embedder=None, read_only=True, load_checkpoint=False) as g:
+        g.core.index._flush_codes()
+        for mid, (feats, weights) in live.items():
+            got_feats, got_weights = g.core.index._posting.get(mid)
+            assert np.array_equal(feats, got_feats) and np.array_equal(weights, got_weights)

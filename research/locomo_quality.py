@@ -99,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.modules.setdefault("locomo_quality", sys.modules[__name__])
     import locomo_variants_q  # noqa: F401  (registers the variants)
     import locomo_variants_r  # noqa: F401
+    import locomo_variants_s  # noqa: F401
 
     data = json.loads(DEFAULT_DATA.read_text())[: args.limit]
     if args.touch_top:

@@ -12,6 +12,9 @@ log). Every variant recalls a pool of ``depth`` with the plain engine, then:
 - ``adj{w}``: each of the top 5 hits lends its previous and next turn of the same session
   ``w x its score x cos(turn) / cos(hit)`` when that beats the turn's own score (or the turn is
   new to the pool).
+- ``sp{p}``: the speaker prior (``RecallSettings.speaker_prior``, default 0.3) at ``p``.
+- ``sb{b}+sp{p}``: both (the session boost over the engine with speaker prior ``p``).
+- ``nospk``: ``dense_query_without_speaker`` on.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 from locomo_quality import variant
 
 from chitta.recall.engine import RecallEngine
+from chitta.recall.hit import Hit
 
 
 def _engine(cls: type) -> Any:
@@ -108,7 +112,9 @@ def _session_variant(b: float, mode: str, m: int = 0, n: int = 0, depth: int = 5
                         )
                         have.add(turns[p])
             out = [
-                dataclasses.replace(h, score=h.score * (1 + b * rel.get(t.session_of.get(h.id, ""), 0.0)))
+                dataclasses.replace(
+                    h, score=h.score * (1 + b * rel.get(t.session_of.get(h.id, ""), 0.0))
+                )
                 for h in pool
             ]
             out.sort(key=lambda h: (-h.score, h.id))
@@ -130,9 +136,7 @@ def _adjacent(w: float, seeds: int = 5, depth: int = 50) -> Any:
                 return pool[:k]
             t = _table(self)
             by = {h.id: h for h in pool}
-            cos_of = dict(
-                zip(by, self.index.cosine_array(vector, list(by)).tolist())
-            )
+            cos_of = dict(zip(by, self.index.cosine_array(vector, list(by)).tolist()))
             for h in pool[:seeds]:
                 if h.id not in t.pos:
                     continue
@@ -156,8 +160,6 @@ def _adjacent(w: float, seeds: int = 5, depth: int = 50) -> Any:
     return _engine(Adj)
 
 
-from chitta.recall.hit import Hit  # noqa: E402
-
 for _b in (0.1, 0.2, 0.3, 0.5):
     variant(f"sb{_b}")(_session_variant(_b, "minmax"))
     variant(f"sbt{_b}")(_session_variant(_b, "z"))
@@ -176,4 +178,26 @@ def _speaker(p: float) -> Any:
 
 for _p in (0.0, 0.5, 0.8):
     variant(f"sp{_p}")(_speaker(_p))
-variant("nospk")(lambda e: e._copy(dataclasses.replace(e.settings, dense_query_without_speaker=True)))
+variant("nospk")(
+    lambda e: e._copy(dataclasses.replace(e.settings, dense_query_without_speaker=True))
+)
+
+
+def _both(b: float, p: float) -> Any:
+    """The session boost ``b`` over the engine with speaker prior ``p``."""
+    boost, speaker = _session_variant(b, "minmax"), _speaker(p)
+    return lambda e: boost(speaker(e))
+
+
+for _b, _p in (
+    (0.05, 0.5),
+    (0.1, 0.5),
+    (0.2, 0.5),
+    (0.05, 0.8),
+    (0.1, 0.8),
+    (0.2, 0.8),
+    (0.1, 0.4),
+    (0.15, 0.4),
+    (0.15, 0.5),
+):
+    variant(f"sb{_b}+sp{_p}")(_both(_b, _p))

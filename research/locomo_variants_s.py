@@ -201,3 +201,56 @@ for _b, _p in (
     (0.15, 0.5),
 ):
     variant(f"sb{_b}+sp{_p}")(_both(_b, _p))
+
+
+def asks_for_a_list(text: str) -> bool:
+    """A question asking for several things ("What activities ...", "Which books ..."): the
+    shipped rule (chitta.recall.list_query; a first form here let "What activities does ..."
+    through only when the auxiliary was not the second word)."""
+    from chitta.recall.list_query import asks_for_a_list as shipped
+
+    return shipped(text)
+
+
+def _listing(d: float, p: float, b: float, depth: int = 50) -> Any:
+    """List questions: speaker prior ``p`` and session diversity ``d`` (x d per hit already
+    picked from the hit's session); other questions: the session boost ``b`` (0: plain)."""
+    boost = _session_variant(b, "minmax") if b else (lambda e: e)
+    speaker = _speaker(p)
+
+    class Listing(RecallEngine):
+        def _copy(self, settings: Any) -> Any:
+            c = super()._copy(settings)
+            c.__class__ = Listing
+            return c
+
+        def recall(self, *, text: Any, vector: Any, k: int, **kw: Any) -> Any:  # type: ignore[override]
+            plain = RecallEngine._copy(self, self.settings)
+            if not asks_for_a_list(text or ""):
+                return boost(plain).recall(text=text, vector=vector, k=k, **kw)
+            pool = speaker(plain).recall(text=text, vector=vector, k=max(k, depth), **kw)
+            t = _table(self)
+            picked: dict[str, int] = defaultdict(int)
+            left, out = list(pool), []
+            while left and len(out) < k:
+                j = max(
+                    range(len(left)),
+                    key=lambda i: left[i].score * d ** picked[t.session_of.get(left[i].id, "")],
+                )
+                h = left.pop(j)
+                picked[t.session_of.get(h.id, "")] += 1
+                out.append(h)
+            return out
+
+    return _engine(Listing)
+
+
+for _d, _p, _b in (
+    (0.8, 0.8, 0.0),
+    (0.6, 0.8, 0.0),
+    (1.0, 0.8, 0.0),
+    (0.8, 0.8, 0.1),
+    (0.8, 0.5, 0.1),
+):
+    variant(f"list{_d}_{_p}_{_b}")(_listing(_d, _p, _b))
+variant("nolist")(lambda e: e._copy(dataclasses.replace(e.settings, list_speaker_prior=None)))

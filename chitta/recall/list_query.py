@@ -38,9 +38,11 @@ def asks_for_a_list(text: str) -> bool:
 
 def for_list_question(engine: RecallEngine, query: str | None) -> RecallEngine:
     """``engine`` with ``speaker_prior = list_speaker_prior`` when ``query`` is a list question,
-    else ``engine`` itself."""
+    else ``engine`` itself (also when ``speaker_prior`` is 0: the speaker prior off is off for
+    every query)."""
     prior = engine.settings.list_speaker_prior
-    if not query or prior is None or prior == engine.settings.speaker_prior:
+    plain = engine.settings.speaker_prior
+    if not query or prior is None or prior == plain or plain <= 0:  # 0: the prior is off
         return engine
     if not asks_for_a_list(query):
         return engine

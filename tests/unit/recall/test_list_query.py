@@ -72,6 +72,14 @@ def test_other_questions_keep_the_plain_prior(tmp_path: Path) -> None:
     assert got == plain
 
 
+def test_speaker_prior_off_is_off_for_list_questions_too(tmp_path: Path) -> None:
+    got = _recall(tmp_path / "f", RecallSettings(speaker_prior=0.0), LIST_Q)
+    off = _recall(
+        tmp_path / "f", RecallSettings(speaker_prior=0.0, list_speaker_prior=None), LIST_Q
+    )
+    assert got == off
+
+
 @pytest.mark.parametrize("bad", [-0.1, 101, True, "0.8", float("nan")])
 def test_bad_setting(bad: object) -> None:
     with pytest.raises(InvalidArgument):

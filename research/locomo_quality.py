@@ -38,6 +38,7 @@ from chitta.recall.engine import RecallSettings
 KS = (5, 10, 25)
 # a variant maps the field's engine to the one to recall with (a copy: RecallEngine._copy)
 Variant = Callable[[Any], Any]
+LATENCY_MS: list[float] = []  # per Field.recall call of the variant being asked
 VARIANTS: dict[str, Variant] = {"base": lambda e: e}
 
 
@@ -78,7 +79,9 @@ def _ask(
     for q in qs:
         row = {}
         for k in ks:
+            t0 = time.perf_counter()
             hits = field.recall(q["q"], k=k, touch=touch, route=route)
+            LATENCY_MS.append((time.perf_counter() - t0) * 1000)
             row[k] = len({dia_of[h.id] for h in hits} & q["gold"]) / len(q["gold"])
         out.append(row)
     return out
@@ -99,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.modules.setdefault("locomo_quality", sys.modules[__name__])
     import locomo_variants_q  # noqa: F401  (registers the variants)
     import locomo_variants_r  # noqa: F401
+    import locomo_variants_s  # noqa: F401
 
     data = json.loads(DEFAULT_DATA.read_text())[: args.limit]
     if args.touch_top:
@@ -121,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     route = not args.no_route
     # result[name][conv] = list of (cat, {k: r}) per question
     result: dict[str, dict[int, list[tuple[int, dict[int, float]]]]] = defaultdict(dict)
+    latency: dict[str, list[float]] = defaultdict(list)
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         for ci, sample in enumerate(data):
@@ -131,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
             base = field.core.engine
             for name in names:
                 field.core.engine = VARIANTS[name](base)
+                LATENCY_MS.clear()
                 rows = _ask(field, qs, dia_of, touch=False, route=route)
+                latency[name].extend(LATENCY_MS)
                 result[name][ci] = [(q["cat"], r) for q, r in zip(qs, rows)]
                 result[name + "@tune"][ci] = [
                     (q["cat"], r) for q, r in zip(qs, rows) if q["qi"] % 2 == 0
@@ -152,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
                     f2.close()
             print(f"conversation {ci} done at {time.time() - t0:.0f} s", file=sys.stderr)
     report(result)
+    for name in names:
+        ms = np.array(latency[name])
+        print(f"{name}: recall p50 {np.median(ms):.2f} ms, p90 {np.percentile(ms, 90):.2f} ms")
     if args.json:
         args.json.write_text(
             json.dumps({n: {str(c): v for c, v in d.items()} for n, d in result.items()})

@@ -31,6 +31,7 @@ from chitta.recall import seed_rerank
 from chitta.recall.blas import one_thread
 from chitta.recall.engine import LANES
 from chitta.recall.hit import Hit, refine
+from chitta.recall.list_query import for_list_question
 from chitta.recall.query import without_speaker
 from chitta.recall.render import render
 from chitta.recall.settle import co_recall_pairs
@@ -201,6 +202,7 @@ def _recall(
     if seed004:  # seed 004's reranker: its keyword candidates (chitta/recall/seed_rerank.py)
         engine = engine.with_lanes(("bm25",))
     engine = learned_engine(core, engine)  # the learned scorer's weights, when there are any
+    engine = for_list_question(engine, query)
     if temporal is not None:
         engine = engine.with_temporal(temporal)
     code = None

@@ -89,6 +89,10 @@ class RecallSettings:
     # A query naming one speaker (meta["speaker"]) multiplies that speaker's candidates' fused score by
     # 1 + speaker_prior (chitta.recall.query.named_speaker; LoCoMo dev: DECISIONS.md D-022). 0: off.
     speaker_prior: float = 0.3
+    # The speaker prior of a list question ("What activities does Mel do?": evidence spread over
+    # many memories of one speaker; chitta.recall.list_query; LoCoMo dev: docs/DECISIONS.md
+    # D-076). None: speaker_prior for every query.
+    list_speaker_prior: float | None = 0.8
     # A query naming dates ("in May 2023", "on 3 June, 2023": chitta.recall.timeq) multiplies the fused
     # score of candidates whose event time lies in them (or up to time_prior_slack_days after) by
     # 1 + time_prior (LoCoMo dev: docs/DECISIONS.md D-023). 0: off.
@@ -134,6 +138,13 @@ class RecallSettings:
             raise InvalidArgument(f"graph_expansion_weight must be a number in [0, 100], got {g!r}")
         if not isinstance(self.graph_mentions, bool):
             raise InvalidArgument("graph_mentions must be a bool")
+        lp = self.list_speaker_prior
+        if lp is not None and (
+            isinstance(lp, bool) or not isinstance(lp, (int, float)) or not 0 <= lp <= 100
+        ):
+            raise InvalidArgument(
+                f"list_speaker_prior must be None or a number in [0, 100], got {lp!r}"
+            )
         if not isinstance(self.dense_floor, bool):
             raise InvalidArgument("dense_floor must be a bool")
         if not isinstance(self.dense_query_without_speaker, bool):

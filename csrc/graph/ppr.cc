@@ -350,9 +350,11 @@ Status PprLegacy(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds,
 // gives the core's own fixed point exactly: R = A_cc + A_cg G A_gc, and the mass a
 // dangling leaf takes back to the seeds, delta_i = [i dangling] + (A_cg G)_i,dangling.
 // The reduced Jacobi map is still an alpha-contraction in L1 (a row of R plus delta sums
-// to <= alpha), so Gauss-Seidel sweeps on it converge; the leaves are then filled in and
-// the stop is certified on the whole subgraph: with r = T(x) - x for networkx's (Jacobi)
-// map T, an alpha-contraction in L1, ||x - x*||_1 <= ||r||_1 / (1 - alpha).
+// to <= alpha), so Gauss-Seidel sweeps on it converge (SOR sweeps, with a fall-back to
+// Gauss-Seidel: D-110); the stop is certified: with r = T(x) - x for networkx's (Jacobi)
+// map T on the whole subgraph, an alpha-contraction in L1, ||x - x*||_1 <= ||r||_1 /
+// (1 - alpha), and at the leaves filled in from the core, r is the reduced map's residual
+// on the core (0 on the leaves). The leaves are filled in once, at the end.
 constexpr double kOmega = 1.4;  // the over-relaxation of the core sweeps (D-110)
 
 void SolveReduced(Scratch& s, size_t n, size_t n_seed, const PprParams& params,

@@ -301,6 +301,26 @@ TEST(Ppr, ReducedSolveStaysWithinTol) {
   }
 }
 
+// Two seeds, one feeding the other, which is dangling: over-relaxed sweeps decay at ~0.995
+// here (they ran into max_iter 1e-3 off); the fall-back to Gauss-Seidel reaches the bound.
+TEST(Ppr, OverRelaxationFallsBackWhereItStalls) {
+  const std::vector<uint32_t> s{0}, d{1};
+  const std::vector<double> w{2.0};
+  DirectedGraph g;
+  ASSERT_TRUE(DirectedGraph::Build(2, s.data(), d.data(), w.data(), 1, &g).ok());
+  const std::vector<uint32_t> seeds{1, 0};
+  PprParams params;
+  params.max_iter = 1000;
+  params.tol = 1e-12;
+  PprResult r;
+  ASSERT_TRUE(Ppr(g, seeds.data(), seeds.size(), params, &r).ok());
+  EXPECT_LT(r.iterations, params.max_iter);  // stopped by the bound, not by the cap
+  auto want = Dense(2, s, d, w, seeds, params.max_hops, params.alpha);
+  double l1 = 0;
+  for (size_t i = 0; i < r.nodes.size(); ++i) l1 += std::fabs(r.scores[i] - want[r.nodes[i]]);
+  EXPECT_LE(l1, params.tol);
+}
+
 TEST(Ppr, RejectsBadInput) {
   std::vector<uint32_t> s{0}, d{5};
   std::vector<double> w{1};

@@ -351,11 +351,11 @@ Status PprLegacy(const DirectedGraph& g, const uint32_t* seeds, size_t n_seeds,
 // dangling leaf takes back to the seeds, delta_i = [i dangling] + (A_cg G)_i,dangling.
 // The reduced Jacobi map is still an alpha-contraction in L1 (a row of R plus delta sums
 // to <= alpha), so Gauss-Seidel sweeps on it converge (SOR sweeps, with a fall-back to
-// Gauss-Seidel: D-110); the stop is certified: with r = T(x) - x for networkx's (Jacobi)
+// Gauss-Seidel: D-077); the stop is certified: with r = T(x) - x for networkx's (Jacobi)
 // map T on the whole subgraph, an alpha-contraction in L1, ||x - x*||_1 <= ||r||_1 /
 // (1 - alpha), and at the leaves filled in from the core, r is the reduced map's residual
 // on the core (0 on the leaves). The leaves are filled in once, at the end.
-constexpr double kOmega = 1.4;  // the over-relaxation of the core sweeps (D-110)
+constexpr double kOmega = 1.4;  // the over-relaxation of the core sweeps (D-077)
 
 void SolveReduced(Scratch& s, size_t n, size_t n_seed, const PprParams& params,
                   std::vector<double>* xout, int* iterations) {
@@ -550,7 +550,7 @@ void SolveReduced(Scratch& s, size_t n, size_t n_seed, const PprParams& params,
     return eps < 0.5 ? 2.0 * eps / (1.0 - eps) : HUGE_VAL;
   };
   // Over-relaxed Gauss-Seidel (SOR, omega kOmega: ~30 sweeps on the lane's cores where
-  // Gauss-Seidel takes ~45; D-110). SOR may converge slowly or not at all (a two-cycle of
+  // Gauss-Seidel takes ~45; D-077). SOR may converge slowly or not at all (a two-cycle of
   // seeds: rate ~0.995), so a sweep that changes more than 0.8 x the one before turns it
   // back to Gauss-Seidel (omega 1), which converges on any such system. A sweep's change
   // under tol (1 - alpha) / 2 (about where the bound meets tol) is checked against the

@@ -10,7 +10,7 @@
 // the mass on nodes without an out-edge inside the subgraph (given back to p).
 // Ppr (D-073) first eliminates a set of "leaves" (non-seed nodes no two of which
 // share an edge: at this density nearly every node of the last hop) exactly, so the
-// sweeps (over-relaxed Gauss-Seidel, D-110) run on the small reduced system of the rest;
+// sweeps (over-relaxed Gauss-Seidel, D-077) run on the small reduced system of the rest;
 // it stops when a bound on the L1 distance from the exact fixed point, from the full
 // Jacobi residual r: ||x - x*||_1 <= ||r||_1 / (1 - alpha), is below tol (r is computed
 // on the core: at the leaves, solved exactly, it is 0). PprLegacy (the code

@@ -191,7 +191,8 @@ def locate(
         back, crc = gather(root, refs, int(vecs.shape[1]) if width else 0)
     except CorruptionError:
         return None
-    if back.tobytes() != np.ascontiguousarray(vecs, "<f4").tobytes():
+    mine = np.ascontiguousarray(vecs, "<f4")
+    if not np.array_equal(back.view(np.uint32), mine.view(np.uint32)):  # bit for bit, NaNs too
         return None  # some reference does not give the view's vector: keep a copy instead
     return refs, crc
 

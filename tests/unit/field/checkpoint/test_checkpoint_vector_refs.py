@@ -219,3 +219,27 @@ def test_copy_rows_copies_each_row_and_refuses_one_past_the_end() -> None:
     assert [bytes(r) for r in dst] == [src[o : o + 24] for o in (0, 7, 1000, 3)]
     with pytest.raises(InvalidArgument, match="past the end"):
         _core._copy_rows(src, np.array([len(src) - 23], np.uint64), dst[:1])
+
+
+def test_a_vector_not_found_in_the_log_is_copied_into_vectors_emb(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer trusts only references it read back equal: one wrong offset and the
+    checkpoint keeps a copy of every vector instead (vectors.emb, as state 9 did)."""
+    root = tmp_path / "f"
+    _build(root)
+    scan = vector_refs._scan
+
+    def off_by_four(*a: object) -> dict[int, tuple[str, int]]:
+        found = scan(*a)  # type: ignore[arg-type]
+        mid = next(iter(found))
+        found[mid] = (found[mid][0], found[mid][1] + 4)
+        return found
+
+    monkeypatch.setattr(vector_refs, "_scan", off_by_four)
+    with _open(root) as f:
+        f.checkpoint()
+    live = store.current(root.absolute())
+    assert live is not None
+    assert (live / "vectors.emb").exists() and not (live / "vectors.ref").exists()
+    assert _loaded(root) == _replayed(root)

@@ -13,6 +13,8 @@ does. Measured:
 * ``cold``: ``chitta.open`` + the first recall (text + vector), embedder=None and
   (``--model``) the default model; ``recall`` p50/p99 after; with ``--ab`` also after the
   whole-graph checkpoint (``cold_whole_graph``: the first dense recall reads the graph);
+* ``--vectors emb``: the checkpoint copies every vector into ``vectors.emb`` (state 9 and
+  before); the default ``ref`` stores references into the log (``vectors.ref``, state 10);
 * ``--graph-format 1``: the graph file stores every vector (HNSW 1.0, the code before
   checkpoint state 9); the default 2 stores links and refers to the unit rows;
 * ``--model`` (a field whose recorded embedder is the default model): the checkpoint is
@@ -48,6 +50,15 @@ if sys.argv[4] == "1":  # the graph file with every vector in it (HNSW 1.0, stat
     da.DenseANN.save = lambda self, path, rows=None: save(self, path)
 if whole:  # the graph built whole in the checkpoint, as before AUTO_BUILD_SECONDS
     rid.AUTO_BUILD_SECONDS = None
+import chitta.organs.memories_checkpoint as mc
+if sys.argv[5] == "emb":  # a copy of every vector in vectors.emb (state 9 and before)
+    mc.vector_refs.locate = lambda *a, **k: None
+refs_s = [0.0]
+locate = mc.vector_refs.locate
+def timed_locate(*a, **k):
+    t = time.perf_counter(); out = locate(*a, **k); refs_s[0] += time.perf_counter() - t
+    return out
+mc.vector_refs.locate = timed_locate
 inserts = [0.0, 0]
 add = da.DenseANN.catch_up
 def timed(self, *a, **k):
@@ -71,7 +82,7 @@ else:
     info = write_checkpoint(root)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 print(json.dumps({"seconds": wall, "cpu_s": cpu, "view_s": view_s[0], "graph_s": inserts[0],
-                  "graph_added": inserts[1], "bytes": info.bytes, "memories": info.memories}))
+                  "graph_added": inserts[1], "refs_s": refs_s[0], "bytes": info.bytes, "memories": info.memories}))
 """
 
 COLD = r"""
@@ -79,6 +90,13 @@ import json, sys, time
 t0 = time.perf_counter(); c0 = time.process_time()
 import chitta
 import numpy as np
+import chitta.field.checkpoint.vector_refs as vr
+gather_s = [0.0]
+gather = vr.gather
+def timed_gather(*a, **k):
+    t = time.perf_counter(); out = gather(*a, **k); gather_s[0] += time.perf_counter() - t
+    return out
+vr.gather = timed_gather
 t1 = time.perf_counter()
 root, which = sys.argv[1], sys.argv[2]
 from chitta.encode import HashingEmbedder
@@ -96,7 +114,7 @@ for i in range(50):
     s = time.perf_counter()
     f.recall(q, vector=v if which == "none" else None, k=10, touch=False)
     ms.append((time.perf_counter() - s) * 1000)
-out = {"import_s": t1 - t0, "open_s": t2 - t1, "first_recall_s": t3 - t2,
+out = {"import_s": t1 - t0, "open_s": t2 - t1, "vectors_from_log_s": gather_s[0], "first_recall_s": t3 - t2,
        "to_first_answer_s": t3 - t1, "cpu_to_first_answer_s": c3 - c0,
        "hits": len(first), "checkpoint": f.checkpoint_loaded,
        "recall_p50_ms": float(np.percentile(ms, 50)), "recall_p99_ms": float(np.percentile(ms, 99))}
@@ -127,11 +145,13 @@ def _child(code: str, *args: str) -> dict[str, Any]:
 
 
 def checkpoint(
-    root: Path, whole: bool, handle: bool = False, graph_format: int = 2
+    root: Path, whole: bool, handle: bool = False, graph_format: int = 2, vectors: str = "ref"
 ) -> dict[str, Any]:
     shutil.rmtree(root / "checkpoint", ignore_errors=True)
     how = "handle" if handle else "view"
-    out = _child(CHECKPOINT, str(root), "whole" if whole else "bounded", how, str(graph_format))
+    out = _child(
+        CHECKPOINT, str(root), "whole" if whole else "bounded", how, str(graph_format), vectors
+    )
     live = (root / "checkpoint" / "CURRENT").read_text().strip()
     files = {p.name: p.stat().st_size for p in (root / "checkpoint" / live).iterdir()}
     out["files"] = {k: v for k, v in sorted(files.items(), key=lambda kv: -kv[1]) if v > 4096}
@@ -154,20 +174,34 @@ def main(argv: list[str] | None = None) -> int:
         default=2,
         help="1: the graph stores its vectors",
     )
+    ap.add_argument(
+        "--vectors",
+        choices=("ref", "emb"),
+        default="ref",
+        help="emb: a copy of every vector in vectors.emb (state 9); ref: references into the log",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     root = args.reuse.absolute() / "field"
-    result: dict[str, Any] = {"load_before": os.getloadavg()[0], "graph_format": args.graph_format}
+    result: dict[str, Any] = {
+        "load_before": os.getloadavg()[0],
+        "graph_format": args.graph_format,
+        "vectors": args.vectors,
+    }
     if args.ab:
         result["checkpoint_whole_graph"] = checkpoint(
-            root, whole=True, graph_format=args.graph_format
+            root, whole=True, graph_format=args.graph_format, vectors=args.vectors
         )
         print(json.dumps(result["checkpoint_whole_graph"]), file=sys.stderr)
         result["cold_whole_graph"] = _child(COLD, str(root), "none")
         print(json.dumps({"cold_whole_graph": result["cold_whole_graph"]}), file=sys.stderr)
     if not args.skip_checkpoint:
         result["checkpoint"] = checkpoint(
-            root, whole=False, handle=args.model, graph_format=args.graph_format
+            root,
+            whole=False,
+            handle=args.model,
+            graph_format=args.graph_format,
+            vectors=args.vectors,
         )
         print(json.dumps(result["checkpoint"]), file=sys.stderr)
     for which in ("none",) + (("model",) if args.model else ()):

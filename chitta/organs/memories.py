@@ -92,6 +92,8 @@ class MemoriesOrgan:
         self.embedding_dim: int | None = None  # of the first vector ever applied
         self._touches: dict[int, list[int]] = {}  # id -> recent access times (ACT-R trace)
         self.ignored = 0  # ops naming a missing or forgotten memory, or a duplicate put
+        # The vector references of the checkpoint this organ was restored from (state 10).
+        self.vector_refs: Any = None
         self._claim_mark: tuple[int, int | None] | None = (
             None  # the vector matrix before a replay's claims
         )

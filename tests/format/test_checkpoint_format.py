@@ -319,3 +319,25 @@ def test_v5_golden_table_is_adopted_without_embedding() -> None:
                 "uses",
             ]
             assert calls == []
+
+
+def test_v10_vector_references_match_the_spec() -> None:
+    """vectors.ref (state 10): each row names the 4 x dim bytes of the vector in a segment
+    of the golden's log, and the memories map's CRC covers them in row order; the golden's
+    only vector is B's (0.5, -0.5, 0.25, 1.0)."""
+    golden = GOLDENS / "checkpoint-v10"
+    live = _live(golden)
+    version, _flags, _n, body = _framed(live / "state", b"CHITSTAT")
+    state = msgspec.msgpack.decode(body)
+    assert version == 10 and "vectors.emb" not in state["sidecars"]
+    version, dim, count, body = _framed(live / "vectors.ref", b"CHITVREF")
+    assert (version, dim, count, len(body)) == (1, 4, 1, 20)
+    mid, seg, at = struct.unpack_from("<QIQ", body)
+    record = state["organs"]["memories"]["vector_refs"]
+    raw = (golden / "segments" / record["segments"][seg]).read_bytes()[at : at + 16]
+    assert mid == B and struct.unpack("<4f", raw) == (0.5, -0.5, 0.25, 1.0)
+    assert record["crc"] == crc32c(raw)
+    assert (
+        state["sidecars"]["vectors.ref"]["crc"]
+        == struct.unpack("<I", (live / "vectors.ref").read_bytes()[-4:])[0]
+    )

@@ -72,6 +72,7 @@ def _checkpoint_dir() -> Path:
     golden = next(iter(sorted((newest / "checkpoint").glob("ckpt-*"))))
     live = WORK / "ckpt" / golden.name
     shutil.copytree(golden, live)
+    shutil.copytree(newest / "segments", WORK / "segments")  # state 10 refers into the log
     return live
 
 
@@ -88,6 +89,8 @@ def checkpoint_input(data: bytes) -> None:
         state = snapshot.migrate(version, state)
         content.check(state)
         ctx = snapshot.RestoreFiles(CKPT, version, state["sidecars"])
+        ctx.shared["root"] = WORK  # as snapshot.restore sets them
+        ctx.shared["watermark"] = state["watermark"]["positions"]
         organs = registry.build()
         for organ in organs:
             if organ.name in state["organs"]:

@@ -51,12 +51,13 @@ STATE_MAGIC = b"CHITSTAT"
 EMB_MAGIC = b"CHITEMB\x00"
 BIN_MAGIC = b"CHITBIN\x00"
 
-STATE_VERSION = 9  # what this code writes (1: before the dense-index setting and HNSW sidecars;
+STATE_VERSION = 10  # what this code writes (1: before the dense-index setting and HNSW sidecars;
 # 2: before bm25.idx, speakers, the unit-vector sidecar units.emb and posting.idx recorded by its own CRC;
 # 3: before the memories organ's columns, the recall index's optional packed columns and its staged
 #    ids in arrival order; 4: before the expansion lane's word table vocab.emb; 5: before the
 #    knowledge organ; 6: before the per-op-type unrouted counts and the routed op types;
-#    7: units.emb written beside vectors.emb; 8: dense.hnsw stored every vector, HNSW format 1.0)
+#    7: units.emb written beside vectors.emb; 8: dense.hnsw stored every vector, HNSW format 1.0;
+#    9: vectors.emb always, never vectors.ref's references into the log)
 EMB_VERSION = 1
 BIN_VERSION = 1
 

@@ -140,6 +140,7 @@ def write(view: Field, root: Path, vocabulary: Any = None) -> CheckpointInfo:
     temp = store.new_temp_dir(root)
     try:
         ctx = SnapshotFiles(temp)
+        ctx.shared["log"] = (root, [list(p) for p in positions])  # vector references (state 10)
         seen: set[str] = set()  # the words of the documents the view indexes from here on
         saved: VocabTable | None = view.core.vocab_saved
         live = None
@@ -388,6 +389,13 @@ def _v8_to_v9(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+def _v9_to_v10(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 10 may store the vectors as references into the log (``vectors.ref`` and the
+    memories organ's ``vector_refs``); a version-9 checkpoint's ``vectors.emb`` is read as
+    before: nothing to change."""
+    return state
+
+
 _MIGRATIONS = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -397,6 +405,7 @@ _MIGRATIONS = {
     6: _v6_to_v7,
     7: _v7_to_v8,
     8: _v8_to_v9,
+    9: _v9_to_v10,
 }  # version -> step to version + 1
 
 
@@ -436,6 +445,8 @@ def restore(field: FieldCore, loaded: Loaded) -> None:
     organs = loaded.state["organs"]
     mark = loaded.state["watermark"]
     ctx = RestoreFiles(loaded.path, loaded.version, loaded.state["sidecars"])
+    ctx.shared["root"] = field.path  # state 10: the vectors are read back from the log
+    ctx.shared["watermark"] = mark["positions"]
     for organ in field.organs:
         if organ.name not in organs:
             if organ_may_start_empty(loaded.state, organ.handles):

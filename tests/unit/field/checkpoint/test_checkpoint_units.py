@@ -15,7 +15,7 @@ import pytest
 import chitta
 from chitta.errors import CheckpointIgnored
 from chitta.field.checkpoint import format as fmt
-from chitta.field.checkpoint import store
+from chitta.field.checkpoint import store, vector_refs
 
 DIM = 24
 NOW = 1_780_000_000.0  # a fixed clock: recency factors are then equal on both sides
@@ -62,12 +62,20 @@ def _as_state7(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     recorded in the state, and the state file framed as version 7."""
     live = store.current(root.absolute())
     assert live is not None and not (live / "units.emb").exists()
+    _version, state = fmt.read_state(live / "state")
+    refs = state["organs"]["memories"].pop("vector_refs", None)
+    if refs is not None:  # state 10 references the log: a state-7 writer copied the vectors
+        loaded, dim = vector_refs.read_refs(live / "vectors.ref", refs["segments"], [])
+        ids, vecs = loaded.ids, vector_refs.gather(root, loaded, dim)[0]
+        emb = fmt.write_emb(live / "vectors.emb", ids, vecs)
+        state["sidecars"]["vectors.emb"] = {**emb, "crc": fmt.tail_crc(live / "vectors.emb")}
+        del state["sidecars"]["vectors.ref"]
+        (live / "vectors.ref").unlink()
     ids, vecs = fmt.read_emb(live / "vectors.emb")
     with chitta.open(root, read_only=True, embedder=None, load_checkpoint=False) as f:
         rows = [f.core.index.vector(int(mid)) for mid in ids]
     units = np.stack([np.zeros(vecs.shape[1], np.float32) if r is None else r for r in rows])
     info = fmt.write_emb(live / "units.emb", ids, units)
-    _version, state = fmt.read_state(live / "state")
     state["sidecars"]["units.emb"] = {**info, "crc": fmt.tail_crc(live / "units.emb")}
     missing = [int(mid) for mid, r in zip(ids, rows) if r is None]
     state["organs"]["recall_index"]["units_missing"] = np.array(missing, "<u8").tobytes()

@@ -26,7 +26,8 @@ Full run (numbers in RESULTS.md, section ``sparse``)::
 
     OPENBLAS_NUM_THREADS=1 CHITTA_BENCH_N=5000 nice -n 10 pytest benchmarks/bench_sparse.py -s --benchmark-disable
 
-Smoke: ``CHITTA_BENCH_N=1000 pytest benchmarks/bench_sparse.py --benchmark-disable``.
+Smoke (the default, what CI runs): ``N = 1000``, one seed, one pass, the first LoCoMo
+conversation only: ``pytest benchmarks/bench_sparse.py --benchmark-disable``.
 Nothing about speed or quality is asserted; the tables are printed.
 """
 
@@ -52,7 +53,7 @@ from chitta.organs.index.posting import PostingIndex
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import datagen
 
-N = int(os.environ.get("CHITTA_BENCH_N", "5000").split(",")[0])
+N = int(os.environ.get("CHITTA_BENCH_N", "1000").split(",")[0])
 SMOKE = N < 2000
 SEEDS = [int(s) for s in os.environ.get("CHITTA_BENCH_SEEDS", "0" if SMOKE else "0,1,2").split(",")]
 PASSES = int(os.environ.get("CHITTA_BENCH_PASSES", "1" if SMOKE else "3"))

@@ -8,7 +8,8 @@
 // ndarray.tolist() gives them, texts decoded from the arena as strict UTF-8
 // (or the row's changed text), a copy of the meta dict, the embedding as a
 // fresh float32 array (a row of the vector matrix, of the checkpoint's base
-// matrix, or the row's odd-width little-endian bytes, as np.frombuffer(blob,
+// matrix or its rows mapped in place from the log, or the row's odd-width
+// little-endian bytes, as np.frombuffer(blob,
 // "<f4").astype(np.float32) gives). Recall builds the memories of the hits it
 // returns with it.
 //
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,7 @@ class View {
     if (*fmt == '<' || *fmt == '=' || *fmt == '@') ++fmt;
     const bool ok_kind = (kind == 'i' && (*fmt == 'q' || *fmt == 'l') && b_.itemsize == 8) ||
                          (kind == 'f' && *fmt == 'd') || (kind == 'u' && (*fmt == 'I' || *fmt == 'L') && b_.itemsize == 4) ||
+                         (kind == 'U' && (*fmt == 'Q' || *fmt == 'L') && b_.itemsize == 8) ||
                          (kind == 'b' && b_.itemsize == 1);
     if (b_.ndim != 1 || !ok_kind || b_.itemsize != itemsize || !PyBuffer_IsContiguous(&b_, 'C')) {
       PyErr_Format(PyExc_TypeError, "%s must be a 1-D contiguous column of the organ's dtype", name);
@@ -51,6 +54,8 @@ class View {
     }
     return true;
   }
+  // Any buffer, read as bytes.
+  bool Bytes(PyObject* obj, const char* name) { return Get(obj, name); }
   // A 2-D C-contiguous float32 matrix.
   bool Matrix(PyObject* obj, const char* name) {
     if (!Get(obj, name)) return false;
@@ -146,6 +151,52 @@ bool SlotOrder(PyObject* slots, int order[kSlots]) {
   return true;
 }
 
+// The checkpoint's vectors read in place (MappedVectors.native(): (buffers, seg u32[n],
+// offsets u64[n], dim)): base row r is the dim float32s at buffers[seg[r]][offsets[r]:].
+struct MappedBase {
+  bool on = false;
+  Py_ssize_t dim = 0;
+  std::vector<std::unique_ptr<View>> bufs;
+  View seg, at;
+  bool Open(PyObject* t) {
+    if (PyTuple_GET_SIZE(t) != 4 || !PyTuple_Check(PyTuple_GET_ITEM(t, 0))) {
+      PyErr_SetString(PyExc_TypeError, "base must be a matrix or (buffers, seg, offsets, dim)");
+      return false;
+    }
+    PyObject* buffers = PyTuple_GET_ITEM(t, 0);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(buffers); ++i) {
+      bufs.push_back(std::make_unique<View>());
+      if (!bufs.back()->Bytes(PyTuple_GET_ITEM(buffers, i), "a mapped segment")) return false;
+    }
+    if (!seg.Column(PyTuple_GET_ITEM(t, 1), 'u', 4, "base seg") || !at.Column(PyTuple_GET_ITEM(t, 2), 'U', 8, "base offsets")) {
+      return false;
+    }
+    dim = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, 3));
+    if (dim < 0 || PyErr_Occurred()) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "base dim must be >= 0");
+      return false;
+    }
+    on = true;
+    return true;
+  }
+  // Row r's bytes, checked to lie inside its buffer; nullptr with IndexError set otherwise.
+  const char* Row(int64_t r) const {
+    if (r < 0 || r >= seg.len() || r >= at.len()) {
+      PyErr_SetString(PyExc_IndexError, "a vector row past its references");
+      return nullptr;
+    }
+    const uint32_t k = seg.data<uint32_t>()[r];
+    const uint64_t off = at.data<uint64_t>()[r];
+    const uint64_t need = static_cast<uint64_t>(dim) * 4;
+    if (k >= bufs.size() || off > static_cast<uint64_t>(bufs[k]->bytes()) ||
+        static_cast<uint64_t>(bufs[k]->bytes()) - off < need) {
+      PyErr_SetString(PyExc_IndexError, "a vector reference past its segment");
+      return nullptr;
+    }
+    return bufs[k]->data<char>() + off;
+  }
+};
+
 PyObject* Build(PyObject* const* a) {
   PyObject *cls = a[0], *slots = a[1], *ids = a[2], *map_obj = a[3], *dead_obj = a[4], *cols = a[5];
   PyObject *labels = a[6], *arena_obj = a[7], *off_obj = a[8], *texts = a[9], *tags = a[10], *metas = a[11];
@@ -167,8 +218,10 @@ PyObject* Build(PyObject* const* a) {
     return nullptr;
   }
   View dead, off, vec, vecs, base;
+  MappedBase mapped;
   if (!dead.Column(dead_obj, 'b', 1, "dead") || !off.Column(off_obj, 'i', 8, "text offsets") ||
-      !vec.Column(vec_obj, 'i', 8, "vec") || !vecs.Matrix(vecs_obj, "vecs") || !base.Matrix(base_obj, "base")) {
+      !vec.Column(vec_obj, 'i', 8, "vec") || !vecs.Matrix(vecs_obj, "vecs") ||
+      !(PyTuple_Check(base_obj) ? mapped.Open(base_obj) : base.Matrix(base_obj, "base"))) {
     return nullptr;
   }
   PyObject* seq = PySequence_Fast(ids, "ids must be a sequence of ints");
@@ -327,7 +380,10 @@ PyObject* Build(PyObject* const* a) {
       } else {
         const View& mat = vr >= 0 ? vecs : base;
         const int64_t mrow = vr >= 0 ? vr : -2 - vr;
-        if (mrow >= mat.len()) {
+        if (vr < 0 && mapped.on) {
+          const char* at = mapped.Row(mrow);
+          if (at != nullptr) v[kEmbedding] = FloatCopy(at, mapped.dim);
+        } else if (mrow >= mat.len()) {
           PyErr_SetString(PyExc_IndexError, "a vector row past its matrix");
         } else {
           v[kEmbedding] = FloatCopy(mat.data<char>() + mrow * mat.cols() * 4, mat.cols());

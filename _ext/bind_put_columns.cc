@@ -1,6 +1,8 @@
 // _ext/bind_put_columns.cc
 // A run of PutPayload records as columns (chitta.ops.put_columns.PutColumns):
 //   _core.decode_put_columns(result, start, end, fallback) -> tuple of the columns
+// plus, per vector row, its segment index and the byte offset of its bytes in that
+// segment file (~0 for a row the fallback decoded): where checkpoint state 10 refers.
 // No Python object per plain row: texts go into one UTF-8 arena, labels become
 // per-run codes, vectors of the run's common width one float32 matrix. A record
 // csrc/wal/put_payload.h's ParsePut does not take (a meta map, an unusual
@@ -25,6 +27,7 @@ namespace {
 
 using chitta::wal::ReadBatch;
 
+constexpr uint64_t kNoOffset = ~uint64_t{0};  // a vector whose bytes are not in the read segment (decoded by the fallback)
 constexpr int kLabels = 5;  // kind, realm, session, source_tool, harness (put_columns.LABELS)
 
 // One label field's distinct values in first-seen order (None included).
@@ -148,6 +151,7 @@ py::tuple DecodePutColumns(const ReadBatch& b, size_t start, size_t end, py::obj
   for (auto& c : codes) c.resize(n);
   LabelTable tables[kLabels];
   std::vector<std::string_view> embs(n);  // data() == nullptr: no embedding
+  std::vector<uint64_t> emb_at(n, kNoOffset);  // segment file offset of a row's embedding bytes
   std::vector<py::object> decoded(n);     // the fallback's op, for the rows it decoded
   std::vector<bool> extra(n, false);
   std::map<size_t, size_t> widths;         // embedding bytes -> rows
@@ -184,6 +188,10 @@ py::tuple DecodePutColumns(const ReadBatch& b, size_t start, size_t end, py::obj
     offsets[row + 1] = static_cast<int64_t>(arena.size());
     if (v.embedding) {
       embs[row] = v.embedding->data() != nullptr ? *v.embedding : std::string_view("", 0);
+      const auto* e = reinterpret_cast<const uint8_t*>(embs[row].data());
+      if (native && e >= r.payload && e + embs[row].size() <= r.payload + r.len) {
+        emb_at[row] = r.payload_at + static_cast<uint64_t>(e - r.payload);
+      }
       const size_t w = v.embedding->size();
       if (w > 0 && w % 4 == 0) ++widths[w];
     }
@@ -195,10 +203,17 @@ py::tuple DecodePutColumns(const ReadBatch& b, size_t start, size_t end, py::obj
     if (count >= best) width = w, best = count;
   }
   std::vector<int64_t> vector_rows;
+  std::vector<uint64_t> vector_at;
+  std::vector<uint32_t> vector_seg;
   for (size_t row = 0; row < n; ++row) {
     if (embs[row].data() == nullptr) continue;
-    if (width != 0 && embs[row].size() == width) vector_rows.push_back(static_cast<int64_t>(row));
-    else extra[row] = true;  // an odd vector: the whole op goes to extras
+    if (width != 0 && embs[row].size() == width) {
+      vector_rows.push_back(static_cast<int64_t>(row));
+      vector_at.push_back(emb_at[row]);
+      vector_seg.push_back(b.records[start + row].segment);
+    } else {
+      extra[row] = true;  // an odd vector: the whole op goes to extras
+    }
   }
   const size_t dim = width / 4;
   py::object vectors = vector_rows.empty() ? py::none() : SinkMatrix(sink, vector_rows.size(), dim);
@@ -226,7 +241,7 @@ py::tuple DecodePutColumns(const ReadBatch& b, size_t start, size_t end, py::obj
   py::bytes text_arena(arena.data(), arena.size());
   return py::make_tuple(ToArray(ids), ToArray(created), ToArray(written), ToArray(confidence), ToArray(strength),
                         label_codes, label_values, text_arena, ToArray(offsets), ToArray(vector_rows), vectors,
-                        extras);
+                        extras, ToArray(vector_seg), ToArray(vector_at));
 }
 
 }  // namespace

@@ -232,6 +232,9 @@ CHITTA_BIND(wal) {
       .def_property_readonly("offsets", [](const ReadBatch& b) {
         return Column<uint64_t>(b, [](const auto& r) { return r.offset; });
       })
+      .def_property_readonly("payload_offsets", [](const ReadBatch& b) {
+        return Column<uint64_t>(b, [](const auto& r) { return r.payload_at; });
+      }, "byte offset of each record's payload in its segment file (of an op inside a Batch too)")
       .def_property_readonly("segment_index", [](const ReadBatch& b) {
         return Column<uint32_t>(b, [](const auto& r) { return r.segment; });
       })

@@ -104,6 +104,7 @@ std::shared_ptr<ReadBatch> UnpackBatch(const ReadBatch& b, size_t index) {
     inner.op_type = static_cast<uint8_t>(code);
     inner.payload = begin;
     inner.len = static_cast<uint32_t>(r.p - begin);
+    inner.payload_at = rec.payload_at + static_cast<uint64_t>(begin - rec.payload);
     out->records.push_back(inner);
   }
   if (r.p != r.end) return nullptr;

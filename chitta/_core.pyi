@@ -28,6 +28,8 @@ class ReadResult:
     @property
     def offsets(self) -> npt.NDArray[np.uint64]: ...
     @property
+    def payload_offsets(self) -> npt.NDArray[np.uint64]: ...
+    @property
     def segment_index(self) -> npt.NDArray[np.uint32]: ...
     @property
     def segments(self) -> list[str]: ...
@@ -515,7 +517,8 @@ def _build_memories(
     artifacts: dict[int, Any],
     vec: npt.NDArray[np.int64],
     vecs: npt.NDArray[np.float32],
-    base: npt.NDArray[np.float32],
+    base: npt.NDArray[np.float32]
+    | tuple[tuple[Any, ...], npt.NDArray[np.uint32], npt.NDArray[np.uint64], int],
     odd: dict[int, bytes],
 ) -> list[_T | None]: ...
 
@@ -568,6 +571,24 @@ def _unit_rows(
     src: npt.NDArray[np.float32], dst: npt.NDArray[np.float32]
 ) -> tuple[npt.NDArray[np.float32], int]: ...
 def _copy_rows(src: Any, offsets: npt.NDArray[np.uint64], dst: npt.NDArray[np.uint8]) -> None: ...
+def _unit_rows_at(
+    buffers: tuple[Any, ...],
+    seg: npt.NDArray[np.uint32],
+    offsets: npt.NDArray[np.uint64],
+    dst: npt.NDArray[np.float32],
+) -> tuple[npt.NDArray[np.float32], int]: ...
+def _crc_rows_at(
+    buffers: tuple[Any, ...],
+    seg: npt.NDArray[np.uint32],
+    offsets: npt.NDArray[np.uint64],
+    width: int,
+) -> int: ...
+def _first_different_row_at(
+    buffers: tuple[Any, ...],
+    seg: npt.NDArray[np.uint32],
+    offsets: npt.NDArray[np.uint64],
+    rows: npt.NDArray[np.uint8],
+) -> int: ...
 
 # ---- end replay's run decoders ------------------------------------------------
 

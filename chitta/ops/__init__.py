@@ -346,6 +346,8 @@ def decode_put_columns(result: Any, start: int, end: int, sink: Any = None) -> A
         vector_rows,
         vectors,
         extras,
+        vector_seg,
+        vector_at,
     ) = _core.decode_put_columns(result, start, end, fallback, sink)
     return PutColumns(
         ids=ids,
@@ -359,6 +361,8 @@ def decode_put_columns(result: Any, start: int, end: int, sink: Any = None) -> A
         vector_rows=vector_rows,
         vectors=vectors,
         extras=extras,
+        vector_seg=vector_seg,
+        vector_at=vector_at,
     )
 
 

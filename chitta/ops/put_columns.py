@@ -23,6 +23,9 @@ from chitta.ops import PutPayload
 LABELS = ("kind", "realm", "session", "source_tool", "harness")
 """The label fields of a put, each a ``LabelColumn``."""
 
+NO_OFFSET = (1 << 64) - 1
+"""``PutColumns.vector_at`` of a vector whose bytes the native decoder did not read in place."""
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class LabelColumn:
@@ -58,6 +61,11 @@ class PutColumns:
     extras: dict[
         int, PutPayload
     ]  # row -> its whole op: rows with tags, meta, artifacts or an odd vector
+    # Where each ``vectors`` row was read from (native decoder only; None when built from
+    # ops): its segment (index into the read result's ``segments``) and the byte offset of
+    # its float32 bytes in that file, NO_OFFSET for a row the fallback decoder read.
+    vector_seg: npt.NDArray[np.uint32] | None = None
+    vector_at: npt.NDArray[np.uint64] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta import _core, ops
+from chitta.field.checkpoint.mapped_vectors import MappedVectors
 from chitta.model import _MEMORY_SLOTS, Memory, memory_of
 from chitta.ops import Op, OpType
 from chitta.ops.put_columns import PutColumns
@@ -603,7 +604,8 @@ class MemoriesOrgan:
         """``get`` of many ids in one call (None where not live)."""
         s = self._s
         c = s.c
-        vecs, base = _matrix(s.vecs), _matrix(s.base)
+        vecs = _matrix(s.vecs)
+        base = s.base.native() if isinstance(s.base, MappedVectors) else _matrix(s.base)
         if vecs is None or base is None:  # a matrix the native builder cannot read in place
             return [self.get(m) for m in _id_array(ids).tolist()]
         # One native call (_ext/bind_memories_build.cc): the row lookups and the values _memory reads.
@@ -693,7 +695,7 @@ class MemoriesOrgan:
         return state, np.ascontiguousarray(ids[with_vec]), s.gather_vectors(with_vec)
 
     def restore_columns(
-        self, state: dict[str, Any], ids: npt.NDArray[np.uint64], vecs: npt.NDArray[np.float32]
+        self, state: dict[str, Any], ids: npt.NDArray[np.uint64], vecs: Any
     ) -> None:
         """Load a snapshot into this (fresh) organ. Raises on a malformed map."""
         s = self._s

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from chitta.errors import CorruptionError
 from chitta.field.checkpoint import format as fmt
 from chitta.field.checkpoint import vector_refs
+from chitta.field.checkpoint.mapped_vectors import MappedVectors
 
 if TYPE_CHECKING:
     from chitta.organs.contract import RestoreContext, SnapshotContext
@@ -85,7 +86,8 @@ def restore(organ: MemoriesOrgan, state: dict[str, Any], ctx: RestoreContext) ->
 
 def _restore_refs(organ: MemoriesOrgan, record: dict[str, Any], ctx: RestoreContext) -> Any:
     """(ids, vectors) of a state-10 checkpoint: ``vectors.ref`` checked against the state,
-    every row read from its segment, and the CRC of all of them checked."""
+    the vectors read in place from their segments (MappedVectors), the CRC of all of
+    them checked."""
     want = ctx.sidecars[REFS]
     path = ctx.path(REFS)
     if (want["bytes"], want["crc"]) != (path.stat().st_size, fmt.tail_crc(path)):
@@ -97,9 +99,8 @@ def _restore_refs(organ: MemoriesOrgan, record: dict[str, Any], ctx: RestoreCont
     refs, dim = vector_refs.read_refs(path, segments, positions)
     if len(refs.ids) != want["count"]:
         raise CorruptionError(f"{REFS}: {len(refs.ids)} rows, the state file says {want['count']}")
-    root = ctx.shared["root"]
-    vecs, crc = vector_refs.gather(root, refs, dim)
-    if crc != int(record["crc"]):
+    vecs = MappedVectors(ctx.shared["root"], refs.segments, refs.seg, refs.offsets, dim)
+    if vecs.crc() != int(record["crc"]):
         raise CorruptionError(
             f"{REFS}: the referenced vector bytes in the log do not match their CRC"
         )

@@ -107,7 +107,8 @@ class MemoryColumns:
         # vectors into, so that applying the run copies nothing (id(view) -> (view, first row)).
         self.claims: dict[int, tuple[npt.NDArray[np.float32], int]] = {}
         self.claimed = 0  # rows of the outstanding claims
-        self.base = np.zeros((0, 0), np.float32)  # a checkpoint's sidecar matrix, read as it is
+        # A checkpoint's vectors, read as they are: vectors.emb's matrix, or a MappedVectors.
+        self.base: Any = np.zeros((0, 0), np.float32)
 
     # ---- growing ---------------------------------------------------------------------
     def grow(self, k: int) -> int:
@@ -339,8 +340,9 @@ class MemoryColumns:
         self.put_meta = {int(r): m for r, m in rows(state["put_meta"])}
         self.artifacts = {int(r): tuple(a) for r, a in rows(state["artifacts"])}
 
-    def adopt_base(self, ids: npt.NDArray[np.uint64], vecs: npt.NDArray[np.float32]) -> None:
-        """Use a checkpoint's sidecar matrix (ids[i] -> vecs[i]) as the rows' vectors."""
+    def adopt_base(self, ids: npt.NDArray[np.uint64], vecs: Any) -> None:
+        """Use a checkpoint's vectors (ids[i] -> vecs[i]: the sidecar matrix, or the rows
+        mapped in place from the log, MappedVectors) as the rows' vectors."""
         if not len(ids):
             return
         rows = self.map.rows(np.ascontiguousarray(ids, np.uint64))

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta import _core, ops
+from chitta.field.checkpoint.mapped_vectors import MappedVectors
 from chitta.ops.put_columns import LabelColumn
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.index._hnsw_tiered import RowRefs
@@ -120,7 +121,7 @@ class IndexSnapshot:
         state: dict[str, Any],
         live: LiveView,
         vector_ids: U64,
-        vectors: F32,
+        vectors: F32 | MappedVectors,
         posting_path: str,
         ann_path: str,
         codes: tuple[npt.NDArray[np.uint64], F32] | None = None,
@@ -195,9 +196,12 @@ class IndexSnapshot:
             total = len(vectors)
             # zeros: _unit_rows packs the kept rows at the top; the rows past them stay zero
             self._vecs = np.zeros((max(1024, total + total // 4), self.dim), np.float32)
-            norms, n = _core._unit_rows(
-                np.ascontiguousarray(vectors, np.float32), self._vecs[:total]
-            )
+            if isinstance(vectors, MappedVectors):  # state 10: straight from the mapped log
+                norms, n = vectors.unit_into(self._vecs[:total])
+            else:
+                norms, n = _core._unit_rows(
+                    np.ascontiguousarray(vectors, np.float32), self._vecs[:total]
+                )
             keep = np.isfinite(norms) & (norms > 0)
             ids = vector_ids[keep]
             self._row_ids = RowIds(ids)

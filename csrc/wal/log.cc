@@ -314,7 +314,8 @@ Status Log::ReadNew(ReadBatch* out, bool commit) {
                            last[i], &st,
                            &out->damages, &res, [&](const RawRecord& r) {
                              recs.push_back(RecordRef{r.seqno, inst, r.op_type, seg_index,
-                                                      r.offset, r.payload, r.len});
+                                                      r.offset, r.payload, r.len,
+                                                      static_cast<uint64_t>(r.payload - m->data())});
                            });
     if (!s.ok()) {
       out->Clear();

@@ -42,6 +42,7 @@ struct RecordRef {
   uint64_t offset;         // of the record in its segment
   const uint8_t* payload;  // len bytes, kept alive by the ReadBatch's owners
   uint32_t len;
+  uint64_t payload_at = 0;  // byte offset of payload[0] in its segment file (inner ops of a Batch too)
 };
 
 // Payloads are not copied: they stay where they were read (the segments'

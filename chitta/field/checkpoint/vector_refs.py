@@ -17,8 +17,6 @@ together with ``checkpoint/``), so the bytes of a record the writer read stay.
 
 from __future__ import annotations
 
-import mmap
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,11 +27,12 @@ import numpy.typing as npt
 from chitta import _core, ops
 from chitta.errors import ChittaError, CorruptionError
 from chitta.field.checkpoint import format as fmt
+from chitta.field.checkpoint.mapped_vectors import MappedVectors
 from chitta.ops import OpType
+from chitta.ops.put_columns import NO_OFFSET
 
 REF_MAGIC = b"CHITVREF"
 REF_VERSION = 1
-_RECORD_HEAD = 21  # bytes before a record's payload (segment format 2.0)
 _PUT, _BATCH = int(OpType.PutPayload), int(OpType.Batch)
 _CONTENT = int(OpType.UpdateMemoryContent)
 
@@ -52,7 +51,10 @@ class VectorRefs:
 def _scan(root: Path, start: list[Any] | None, stop: dict[str, int]) -> dict[int, tuple[str, int]]:
     """id -> (segment, byte offset) of the last vector written for it in the records
     after ``start`` (the whole log when None) and before ``stop`` (segment -> read position),
-    in replay order. Damaged records are skipped (the writer's check then finds any gap)."""
+    in replay order. Damaged records are skipped (the writer's check then finds any gap).
+    Runs of puts (at the top level or inside a Batch) go through the native column
+    decoder, which reports where each vector's bytes lie; other records are decoded and
+    their vectors found in their payload."""
     log = _core.SegmentLog(str(root), read_only=True, create=False, salvage=True)
     try:
         if start is not None:
@@ -64,31 +66,103 @@ def _scan(root: Path, start: list[Any] | None, stop: dict[str, int]) -> dict[int
         log.close()
     found: dict[int, tuple[str, int]] = {}
     names = result.segments
-    seg_index, offsets, types = result.segment_index, result.offsets, result.op_types
-    for i in range(len(result)):
-        op_type = int(types[i])
-        if op_type not in (_PUT, _BATCH, _CONTENT):
-            continue
-        name = names[int(seg_index[i])]
-        at = int(offsets[i])
-        if at >= stop.get(name, 0):
-            continue  # past what the checkpoint's view read
-        payload = result.payload(i)
-        try:
-            pairs = _batch_vectors(result, i) if op_type == _BATCH else None
-            if pairs is None:
-                pairs = _vectors_of(op_type, payload)
-        except (ChittaError, ValueError, TypeError):
-            continue
-        cursor = 0  # a Batch's vectors lie in its payload in the order of its ops
-        for mid, blob in pairs:
-            where = _find(payload, blob, cursor)
-            if where < 0:
-                where = _find(payload, blob, 0)
-            if where >= 0:
-                found[mid] = (name, at + _RECORD_HEAD + where)
-                cursor = where + len(blob)
+    seg_index, offsets = result.segment_index, result.offsets
+    limit = np.array([stop.get(n, 0) for n in names], np.uint64)
+    read = (
+        offsets < limit[seg_index] if len(names) else np.zeros(0, bool)
+    )  # before the view's watermark
+    for op_type, lo, hi in result.op_runs():
+        if op_type == _PUT:
+            keep = read[lo:hi]
+            if keep.any() and not _put_refs(result, lo, hi, keep, found):
+                for i in range(lo, hi):
+                    if read[i]:
+                        _record_refs(result, i, found)
+        elif op_type in (_BATCH, _CONTENT):
+            for i in range(lo, hi):
+                if read[i] and not (op_type == _BATCH and _batch_refs(result, i, found)):
+                    _record_refs(result, i, found)
     return found
+
+
+def _put_refs(
+    result: Any,
+    lo: int,
+    hi: int,
+    keep: npt.NDArray[np.bool_] | None,
+    found: dict[int, tuple[str, int]],
+) -> bool:
+    """The vectors of puts ``[lo, hi)`` of ``result`` (rows where ``keep``, or all) into
+    ``found``, in row order; False when a record there does not decode."""
+    try:
+        cols = ops.decode_put_columns(result, lo, hi)
+    except (ChittaError, ValueError, TypeError):
+        return False
+    names = result.segments
+    rows = cols.vector_rows
+    assert cols.vector_at is not None and cols.vector_seg is not None  # the native decoder's
+    at, seg = cols.vector_at, cols.vector_seg
+    late = {int(r) for r in rows[at == NO_OFFSET].tolist()}  # read by the fallback decoder
+    late.update(r for r, op in cols.extras.items() if op.embedding and r not in late)
+    if keep is not None and not keep.all():
+        late = {r for r in late if keep[r]}
+        sel = keep[rows]
+        rows, at, seg = rows[sel], at[sel], seg[sel]
+    ids = cols.ids[rows].tolist()
+    if not late:  # the usual case: every vector read in place
+        found.update(zip(ids, zip([names[k] for k in seg.tolist()], at.tolist())))
+        return True
+    entries: list[tuple[int, int, str, int]] = [
+        (r, mid, names[k], a)
+        for r, mid, k, a in zip(rows.tolist(), ids, seg.tolist(), at.tolist())
+        if r not in late
+    ]
+    for r in late:  # a vector another decoder read, or of another width: found in its payload
+        op = cols.op(r)
+        if op.embedding:
+            payload = result.payload(lo + r)
+            where = _find(payload, bytes(op.embedding), 0)
+            if where >= 0:
+                name = names[int(result.segment_index[lo + r])]
+                entries.append((r, int(op.id), name, int(result.payload_offsets[lo + r]) + where))
+    for _r, mid, name, a in sorted(entries):
+        found[mid] = (name, a)
+    return True
+
+
+def _batch_refs(result: Any, index: int, found: dict[int, tuple[str, int]]) -> bool:
+    """The vectors of Batch record ``index`` into ``found`` through the native readers (its
+    puts as columns); False when the Batch is not the plain shape or does not decode."""
+    inner = _core._unpack_batch(result, index)
+    if inner is None:
+        return False
+    for t, lo, hi in inner.op_runs():
+        if t == _PUT and not _put_refs(inner, lo, hi, None, found):
+            return False  # what it already found is found again, in order, by the general path
+        if t == _CONTENT:
+            for j in range(lo, hi):
+                _record_refs(inner, j, found)
+    return True
+
+
+def _record_refs(result: Any, index: int, found: dict[int, tuple[str, int]]) -> None:
+    """The vectors of record ``index`` through the general decoder, each found in the
+    record's payload by its bytes (skipped when the record does not decode)."""
+    payload = result.payload(index)
+    try:
+        pairs = _vectors_of(int(result.op_types[index]), payload)
+    except (ChittaError, ValueError, TypeError):
+        return
+    base = int(result.payload_offsets[index])
+    name = result.segments[int(result.segment_index[index])]
+    cursor = 0  # a Batch's vectors lie in its payload in the order of its ops
+    for mid, blob in pairs:
+        where = _find(payload, blob, cursor)
+        if where < 0:
+            where = _find(payload, blob, 0)
+        if where >= 0:
+            found[mid] = (name, base + where)
+            cursor = where + len(blob)
 
 
 def _find(payload: bytes, blob: bytes, start: int) -> int:
@@ -101,33 +175,6 @@ def _find(payload: bytes, blob: bytes, start: int) -> int:
             return where
         where = payload.find(head, where + 1)
     return -1
-
-
-def _batch_vectors(result: Any, index: int) -> list[tuple[int, bytes]] | None:
-    """The vectors of Batch record ``index`` through the native readers (its puts as columns),
-    in order; None when the Batch is not the plain shape (the general decoder then reads it)."""
-    inner = _core._unpack_batch(result, index)
-    if inner is None:
-        return None
-    out: list[tuple[int, bytes]] = []
-    for op_type, start, end in inner.op_runs():
-        if op_type == _PUT:
-            cols = ops.decode_put_columns(inner, start, end)
-            ids = cols.ids.tolist()
-            blob = np.ascontiguousarray(cols.vectors, "<f4").tobytes()
-            w = int(cols.vectors.shape[1]) * 4 if cols.vectors.ndim == 2 else 0
-            by_row = {
-                row: (ids[row], blob[k * w : (k + 1) * w])
-                for k, row in enumerate(cols.vector_rows.tolist())
-            }
-            for row, op in cols.extras.items():  # a vector of another width: kept in its op
-                if row not in by_row and op.embedding:
-                    by_row[row] = (int(op.id), bytes(op.embedding))
-            out.extend(by_row[row] for row in sorted(by_row))
-        elif op_type == _CONTENT:
-            for j in range(start, end):
-                out.extend(_vectors_of_op(ops.decode(op_type, inner.payload(j))))
-    return out
 
 
 def _vectors_of(op_type: int, payload: bytes) -> list[tuple[int, bytes]]:
@@ -187,51 +234,14 @@ def locate(
         seg[k] = seg_of[name]
         offs[k] = at
     refs = VectorRefs(np.ascontiguousarray(ids, np.uint64), segments, seg, offs, positions)
-    try:
-        back, crc = gather(root, refs, int(vecs.shape[1]) if width else 0)
+    mine = np.ascontiguousarray(vecs, "<f4")
+    try:  # compared where they lie, bit for bit (NaNs too), without a copy
+        mapped = MappedVectors(root, segments, seg, offs, int(vecs.shape[1]) if width else 0)
+        if len(mine) and mapped.first_different(mine) >= 0:
+            return None  # some reference does not give the view's vector: keep a copy instead
     except CorruptionError:
         return None
-    mine = np.ascontiguousarray(vecs, "<f4")
-    if not np.array_equal(back.view(np.uint32), mine.view(np.uint32)):  # bit for bit, NaNs too
-        return None  # some reference does not give the view's vector: keep a copy instead
-    return refs, crc
-
-
-def gather(root: Path, refs: VectorRefs, dim: int) -> tuple[npt.NDArray[np.float32], int]:
-    """The referenced rows as one (count x dim) float32 matrix, and the CRC-32C of their
-    bytes. CorruptionError when a segment is missing or too short for a row."""
-    count = len(refs.ids)
-    out = np.empty((count, dim), np.float32)
-    flat = out.view(np.uint8).reshape(count, dim * 4)
-    width = dim * 4
-    for k, name in enumerate(refs.segments):
-        rows = np.flatnonzero(refs.seg == k)
-        if not len(rows):
-            continue
-        path = root / "segments" / name
-        if "/" in name or name in (".", ".."):
-            raise CorruptionError(f"vector references name {name!r}, not a segment")
-        try:
-            with open(path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                data: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-        except OSError as exc:
-            raise CorruptionError(
-                f"vector references: segment {name} cannot be read ({exc.strerror})"
-            ) from exc
-        starts = refs.offsets[rows]
-        if int(starts.max()) + width > size:
-            raise CorruptionError(
-                f"vector references: segment {name} is shorter ({size} bytes) than a row it holds"
-            )
-        if len(rows) == count:  # one segment holds every row (the usual case): copy in place
-            _core._copy_rows(data, np.ascontiguousarray(starts, np.uint64), flat)
-        else:
-            part = np.empty((len(rows), width), np.uint8)
-            _core._copy_rows(data, np.ascontiguousarray(starts, np.uint64), part)
-            flat[rows] = part
-        del data
-    return out, fmt.crc32c(out if count else b"")
+    return refs, fmt.crc32c(mine if len(mine) else b"")
 
 
 def write_refs(path: Path, refs: VectorRefs, dim: int) -> dict[str, int]:

@@ -16,6 +16,7 @@ import chitta
 from chitta.errors import CheckpointIgnored
 from chitta.field.checkpoint import format as fmt
 from chitta.field.checkpoint import store, vector_refs
+from chitta.field.checkpoint.mapped_vectors import MappedVectors
 
 DIM = 24
 NOW = 1_780_000_000.0  # a fixed clock: recency factors are then equal on both sides
@@ -66,7 +67,8 @@ def _as_state7(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     refs = state["organs"]["memories"].pop("vector_refs", None)
     if refs is not None:  # state 10 references the log: a state-7 writer copied the vectors
         loaded, dim = vector_refs.read_refs(live / "vectors.ref", refs["segments"], [])
-        ids, vecs = loaded.ids, vector_refs.gather(root, loaded, dim)[0]
+        mapped = MappedVectors(root, loaded.segments, loaded.seg, loaded.offsets, dim)
+        ids, vecs = loaded.ids, mapped[np.arange(len(loaded.ids))]
         emb = fmt.write_emb(live / "vectors.emb", ids, vecs)
         state["sidecars"]["vectors.emb"] = {**emb, "crc": fmt.tail_crc(live / "vectors.emb")}
         del state["sidecars"]["vectors.ref"]

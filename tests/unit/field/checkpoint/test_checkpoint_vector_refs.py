@@ -10,6 +10,7 @@ import shutil
 import struct
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from chitta.errors import CheckpointIgnored, CorruptionError
 from chitta.field.checkpoint import format as fmt
 from chitta.field.checkpoint import store, vector_refs
 from chitta.field.checkpoint.snapshot import read
+from chitta.ops import OpType
 
 DIM = 16
 NOW = 1_780_000_000.0
@@ -184,30 +186,6 @@ def test_a_missing_referenced_segment_refuses_the_checkpoint(tmp_path: Path) -> 
     assert observed == _replayed(root, salvage=True)
 
 
-def test_gather_refuses_a_missing_or_short_segment(tmp_path: Path) -> None:
-    """Independently of the watermark check: the loader itself refuses references it cannot
-    read whole."""
-    root = tmp_path / "f"
-    _build(root)
-    with _open(root) as f:
-        f.checkpoint()
-    state = read(root.absolute())
-    assert state is not None
-    record = state.state["organs"]["memories"]["vector_refs"]
-    refs, dim = vector_refs.read_refs(state.path / "vectors.ref", record["segments"], [])
-    back, crc = vector_refs.gather(root, refs, dim)
-    assert crc == record["crc"] and back.shape == (len(refs.ids), DIM)
-    seg = root / "segments" / refs.segments[int(refs.seg[int(np.argmax(refs.offsets))])]
-    keep = int(refs.offsets.max()) + 4 * dim - 1
-    with open(seg, "r+b") as fh:
-        fh.truncate(keep)
-    with pytest.raises(CorruptionError, match="shorter"):
-        vector_refs.gather(root, refs, dim)
-    seg.unlink()
-    with pytest.raises(CorruptionError, match="cannot be read"):
-        vector_refs.gather(root, refs, dim)
-
-
 def test_copy_rows_copies_each_row_and_refuses_one_past_the_end() -> None:
     from chitta import _core
     from chitta.errors import InvalidArgument
@@ -243,3 +221,173 @@ def test_a_vector_not_found_in_the_log_is_copied_into_vectors_emb(
     assert live is not None
     assert (live / "vectors.emb").exists() and not (live / "vectors.ref").exists()
     assert _loaded(root) == _replayed(root)
+
+
+def _read_all(root: Path) -> object:
+    from chitta import _core
+
+    log = _core.SegmentLog(str(root), read_only=True, create=False)
+    try:
+        return log.read_new(commit=False)
+    finally:
+        log.close()
+
+
+@pytest.mark.parametrize("golden", ["v1.0", "v2.0"])
+def test_payload_offsets_point_at_each_payload_in_its_file(golden: str, tmp_path: Path) -> None:
+    """Segment formats 1.0 and 2.0 have record heads of different sizes: the reader's
+    payload offsets, of top-level records and of the ops inside a Batch, name exactly the
+    file bytes the payload was read from."""
+    from chitta import _core
+
+    root = tmp_path / "f"
+    shutil.copytree(GOLDENS / golden, root)
+    if golden == "v2.0":  # and a Batch of puts with vectors, written now
+        with _open(root, instance_id=9) as f:
+            f.remember_many(
+                [{"text": f"m {i}", "embedding": v} for i, v in enumerate(_vecs(5, 4)[:, :4])]
+            )
+    result: Any = _read_all(root)
+    files = {n: (root / "segments" / n).read_bytes() for n in result.segments}
+    batches = 0
+    for i in range(len(result)):
+        data = files[result.segments[int(result.segment_index[i])]]
+        at, payload = int(result.payload_offsets[i]), result.payload(i)
+        assert data[at : at + len(payload)] == payload
+        inner = _core._unpack_batch(result, i) if result.op_types[i] == OpType.Batch else None
+        if inner is not None:
+            batches += 1
+            for j in range(len(inner)):
+                at_j = int(inner.payload_offsets[j])
+                assert data[at_j : at_j + len(inner.payload(j))] == inner.payload(j)
+    assert len(result) > 0 and (batches > 0 or golden == "v1.0")
+
+
+def test_put_columns_report_where_each_vector_lies(tmp_path: Path) -> None:
+    """decode_put_columns' vector_seg / vector_at against the segment bytes; a put the
+    fallback decoder read (it has meta) has no offset."""
+    from chitta import _core, ops
+    from chitta.ops.put_columns import NO_OFFSET
+
+    root = tmp_path / "f"
+    with _open(root) as f:
+        f.remember_many([{"text": f"b {i}", "embedding": v} for i, v in enumerate(_vecs(6, 5))])
+        for i, v in enumerate(_vecs(3, 6)):
+            f.remember(f"single {i}", embedding=v, meta={"n": i} if i == 1 else None)
+    result: Any = _read_all(root)
+    files = {n: (root / "segments" / n).read_bytes() for n in result.segments}
+    seen, unplaced = 0, 0
+    sources = [(result, lo, hi) for t, lo, hi in result.op_runs() if t == OpType.PutPayload]
+    for i in range(len(result)):
+        inner = _core._unpack_batch(result, i) if result.op_types[i] == OpType.Batch else None
+        if inner is not None:
+            sources += [(inner, lo, hi) for t, lo, hi in inner.op_runs() if t == OpType.PutPayload]
+    for res, lo, hi in sources:
+        cols = ops.decode_put_columns(res, lo, hi)
+        assert cols.vector_at is not None and cols.vector_seg is not None
+        for k, row in enumerate(cols.vector_rows.tolist()):
+            want = np.ascontiguousarray(cols.vectors[k], "<f4").tobytes()
+            if int(cols.vector_at[k]) == NO_OFFSET:
+                unplaced += 1
+                assert row in cols.extras and cols.extras[row].meta is not None
+                continue
+            data = files[res.segments[int(cols.vector_seg[k])]]
+            at = int(cols.vector_at[k])
+            assert data[at : at + len(want)] == want
+            seen += 1
+    assert (seen, unplaced) == (8, 1)
+
+
+def test_unit_rows_at_equals_unit_rows_of_the_gathered_rows() -> None:
+    """Rows at odd offsets of two buffers: normalised bit for bit as _unit_rows normalises
+    the same rows gathered, zero and NaN rows skipped the same way; the CRC is the CRC-32C of
+    the rows' bytes back to back. References outside their buffer are refused."""
+    from chitta import _core
+    from chitta.errors import InvalidArgument
+
+    rng = np.random.default_rng(11)
+    d = 7
+    rows = rng.standard_normal((9, d)).astype("<f4")
+    rows[2] = 0.0
+    rows[5, 3] = np.nan
+    bufs = [bytearray(rng.integers(0, 256, 400, dtype=np.uint8).tobytes()) for _ in range(2)]
+    seg = np.array([0, 1, 0, 1, 1, 0, 0, 1, 0], np.uint32)
+    at = np.array([1, 3, 61, 90, 40, 150, 205, 170, 259], np.uint64)  # no two overlap
+    for r in range(9):
+        bufs[seg[r]][at[r] : at[r] + 4 * d] = rows[r].tobytes()
+    frozen = tuple(bytes(b) for b in bufs)
+    want = np.zeros((9, d), np.float32)
+    want_norms, want_n = _core._unit_rows(rows.astype(np.float32), want)
+    got = np.zeros((9, d), np.float32)
+    norms, n = _core._unit_rows_at(frozen, seg, at, got)
+    assert n == want_n == 7
+    assert got.tobytes() == want.tobytes()
+    assert norms.tobytes() == want_norms.tobytes()
+    assert _core._crc_rows_at(frozen, seg, at, 4 * d) == fmt.crc32c(rows.tobytes())
+    with pytest.raises(InvalidArgument, match="past the end"):
+        _core._unit_rows_at(frozen, seg[:1], np.array([400 - 4 * d + 1], np.uint64), got)
+    with pytest.raises(InvalidArgument, match="not given"):
+        _core._crc_rows_at(frozen, np.array([2], np.uint32), at[:1], 4)
+    with pytest.raises(InvalidArgument, match="fewer rows"):
+        _core._unit_rows_at(frozen, seg, at, got[:8])
+
+
+def test_a_state_10_open_keeps_references_not_a_copy(tmp_path: Path) -> None:
+    """The memories organ holds the checkpoint's vectors as references into the mapped log
+    (12 bytes a row), and every way of reading one gives the log's bytes."""
+    from chitta.field.checkpoint.mapped_vectors import MappedVectors
+
+    root = tmp_path / "f"
+    _build(root)
+    with _open(root) as f:
+        f.checkpoint()
+    replayed = _replayed(root)
+    with _open(root, read_only=True) as f:
+        organ: Any = f.organ("memories")
+        store_ = organ._s
+        base = store_.base
+        assert isinstance(base, MappedVectors) and len(base) == 45
+        assert organ.nbytes()["vectors"] == 12 * 45
+        for mid, want in replayed.items():
+            m = f.get(mid)
+            assert m is not None
+            got = None if m.embedding is None else np.asarray(m.embedding, "<f4").tobytes()
+            assert got == want
+        every = base[np.arange(len(base))]
+        assert [base[i].tobytes() for i in range(len(base))] == [r.tobytes() for r in every]
+        assert base[-1].tobytes() == every[-1].tobytes()
+        with pytest.raises(IndexError):
+            base[len(base)]
+
+
+def test_mapped_vectors_read_the_spec_rows_and_refuse_a_missing_or_short_segment(
+    tmp_path: Path,
+) -> None:
+    """Independently of the watermark check: the loader itself refuses references it cannot
+    read whole."""
+    from chitta.field.checkpoint.mapped_vectors import MappedVectors
+
+    root = tmp_path / "f"
+    _build(root)
+    with _open(root) as f:
+        f.checkpoint()
+    state = read(root.absolute())
+    assert state is not None
+    record = state.state["organs"]["memories"]["vector_refs"]
+    refs, dim = vector_refs.read_refs(state.path / "vectors.ref", record["segments"], [])
+    mapped = MappedVectors(root, refs.segments, refs.seg, refs.offsets, dim)
+    assert mapped.crc() == record["crc"]
+    spec = _spec_refs(root)
+    rows = mapped[np.arange(len(refs.ids))]
+    assert {int(m): r.tobytes() for m, r in zip(refs.ids, rows)} == spec
+    assert mapped.first_different(rows) == -1
+    rows[3, 1] += 1.0
+    assert mapped.first_different(rows) == 3
+    seg = root / "segments" / refs.segments[int(refs.seg[int(np.argmax(refs.offsets))])]
+    with open(seg, "r+b") as fh:
+        fh.truncate(int(refs.offsets.max()) + 4 * dim - 1)
+    with pytest.raises(CorruptionError, match="shorter"):
+        MappedVectors(root, refs.segments, refs.seg, refs.offsets, dim)
+    seg.unlink()
+    with pytest.raises(CorruptionError, match="cannot be read"):
+        MappedVectors(root, refs.segments, refs.seg, refs.offsets, dim)

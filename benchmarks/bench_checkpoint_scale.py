@@ -105,12 +105,17 @@ from chitta.encode import HashingEmbedder
 embedder = {"none": None, "hashing": HashingEmbedder(), "model": "default"}[which]
 f = chitta.open(root, read_only=True, embedder=embedder)
 t2 = time.perf_counter()
+def rss_mb():
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * 4096 / 2**20
+rss_open = rss_mb()
 rng = np.random.default_rng(7)
 v = rng.normal(size=384).astype(np.float32)
 first = f.recall("w1 w20 w300", vector=v if which == "none" else None, k=10, touch=False)
 t3 = time.perf_counter(); c3 = time.process_time()
 import resource
 peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+rss_first = rss_mb()
 ms = []
 for i in range(50):
     q = " ".join(f"w{int(w)}" for w in rng.integers(0, 5000, 4))
@@ -121,6 +126,7 @@ for i in range(50):
 out = {"import_s": t1 - t0, "open_s": t2 - t1, "vectors_from_log_s": gather_s[0], "first_recall_s": t3 - t2,
        "to_first_answer_s": t3 - t1, "cpu_to_first_answer_s": c3 - c0,
        "hits": len(first), "checkpoint": f.checkpoint_loaded,
+       "rss_mb_after_open": rss_open, "rss_mb_after_first_recall": rss_first,
        "peak_rss_mb_to_first_answer": peak_mb,
        "recall_p50_ms": float(np.percentile(ms, 50)), "recall_p99_ms": float(np.percentile(ms, 99))}
 if which == "model":

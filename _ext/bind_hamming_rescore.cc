@@ -27,14 +27,26 @@ CHITTA_BIND(hamming_rescore) {
         "Default Hamming candidate count for n memories: max(400, ceil(n / 1000)).");
 
   py::class_<RescoreIndex>(m, "HammingRescoreIndex")
-      .def(py::init([](int64_t dim, int64_t candidates) {
+      .def(py::init([](int64_t dim, int64_t candidates, bool external_rows) {
              if (dim <= 0) ThrowInvalid("dim must be positive");
              auto r = RescoreIndex::Create(static_cast<size_t>(dim),
-                                           NonNegative(candidates, "candidates"));
+                                           NonNegative(candidates, "candidates"), external_rows);
              ThrowIfError(r.status());
              return std::move(r.value());
            }),
-           py::arg("dim"), py::arg("candidates"))
+           py::arg("dim"), py::arg("candidates"), py::arg("external_rows") = false)
+      .def_property_readonly("external_rows", &RescoreIndex::external_rows)
+      .def("add_refs", [](RescoreIndex& self, const py::array& ids_in, const py::array& refs_in,
+                          const py::array& codes_in) {
+        auto ids = Expect<uint64_t>(ids_in, 1, "ids");
+        auto refs = Expect<int64_t>(refs_in, 1, "rows");
+        auto codes = Expect<uint64_t>(codes_in, 2, "codes");
+        if (refs.shape(0) != ids.shape(0)) ThrowInvalid("rows must have one entry per id");
+        ExpectRows(codes, ids.shape(0), static_cast<py::ssize_t>(self.words()), "codes");
+        CallReleased([&] {
+          return self.AddRefs(ids.data(), refs.data(), codes.data(), static_cast<size_t>(ids.shape(0)));
+        });
+      }, py::arg("ids"), py::arg("rows"), py::arg("codes"))
       .def_property_readonly("dim", &RescoreIndex::dim)
       .def_property_readonly("bits", &RescoreIndex::bits)
       .def_property_readonly("candidates_setting", &RescoreIndex::candidates_setting)
@@ -77,8 +89,16 @@ CHITTA_BIND(hamming_rescore) {
         CallReleased([&] { return self.Remove(ids.data(), static_cast<size_t>(ids.shape(0))); });
       }, py::arg("ids"))
       .def("search", [](const RescoreIndex& self, const py::array& queries_in, int64_t k,
-                        int64_t candidates) {
+                        int64_t candidates, const py::object& matrix_in) {
         auto queries = Expect<float>(queries_in, 2, "queries");
+        py::array_t<float> matrix;
+        if (!matrix_in.is_none()) {
+          if (!py::isinstance<py::array>(matrix_in)) ThrowInvalid("matrix must be a float32 array");
+          matrix = Expect<float>(py::reinterpret_borrow<py::array>(matrix_in), 2, "matrix");
+          if (static_cast<size_t>(matrix.shape(1)) != self.dim()) ThrowInvalid("matrix width must equal dim");
+        }
+        const float* mat = matrix_in.is_none() ? nullptr : matrix.data();
+        const size_t mat_rows = matrix_in.is_none() ? 0 : static_cast<size_t>(matrix.shape(0));
         if (k <= 0) ThrowInvalid("k must be positive");
         const size_t c = NonNegative(candidates, "candidates");
         ExpectRows(queries, queries.shape(0), static_cast<py::ssize_t>(self.dim()), "queries");
@@ -87,10 +107,10 @@ CHITTA_BIND(hamming_rescore) {
         py::array_t<float> scores({nq, static_cast<py::ssize_t>(k)});
         CallReleased([&] {
           return self.Search(queries.data(), static_cast<size_t>(nq), static_cast<size_t>(k), c,
-                             ids.mutable_data(), scores.mutable_data());
+                             ids.mutable_data(), scores.mutable_data(), mat, mat_rows);
         });
         return py::make_tuple(ids, scores);
-      }, py::arg("queries"), py::arg("k"), py::arg("candidates"))
+      }, py::arg("queries"), py::arg("k"), py::arg("candidates"), py::arg("matrix") = py::none())
       .def("candidate_ids", [](const RescoreIndex& self, const py::array& query_in,
                                int64_t candidates) {
         auto query = Expect<float>(query_in, 1, "query");

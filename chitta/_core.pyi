@@ -197,7 +197,9 @@ class HammingIndex:
     def load(path: str) -> HammingIndex: ...
 
 class HammingRescoreIndex:
-    def __init__(self, dim: int, candidates: int) -> None: ...
+    def __init__(self, dim: int, candidates: int, external_rows: bool = False) -> None: ...
+    @property
+    def external_rows(self) -> bool: ...
     @property
     def dim(self) -> int: ...
     @property
@@ -217,9 +219,19 @@ class HammingRescoreIndex:
         vectors: npt.NDArray[np.float32],
         codes: npt.NDArray[np.uint64],
     ) -> None: ...
+    def add_refs(
+        self,
+        ids: npt.NDArray[np.uint64],
+        rows: npt.NDArray[np.int64],
+        codes: npt.NDArray[np.uint64],
+    ) -> None: ...
     def remove(self, ids: npt.NDArray[np.uint64]) -> None: ...
     def search(
-        self, queries: npt.NDArray[np.float32], k: int, candidates: int
+        self,
+        queries: npt.NDArray[np.float32],
+        k: int,
+        candidates: int,
+        matrix: npt.NDArray[np.float32] | None = None,
     ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]: ...
     def candidate_ids(
         self, query: npt.NDArray[np.float32], candidates: int

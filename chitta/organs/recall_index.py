@@ -32,7 +32,7 @@ from chitta.organs import recall_index_checkpoint
 from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.index.bm25 import BM25
-from chitta.organs.index.hamming import HammingRescoreIndex
+from chitta.organs.index.hamming_rescore import HammingRescoreRows
 from chitta.organs.index.posting import PAD_ID, PostingIndex
 from chitta.organs.recall_codes import PendingCodes
 from chitta.organs.recall_filters import SortedIds, intersect
@@ -92,7 +92,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         self._row_ids = RowIds()  # matrix row -> id
         self._free_rows: list[int] = []
         self._mean: F32 | None = None
-        self._hamming: HammingRescoreIndex | None = None
+        self._hamming: HammingRescoreRows | None = None
         self._hamming_pending = HammingPending(
             self._cols
         )  # ids whose vectors wait for the Hamming index

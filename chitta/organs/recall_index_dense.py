@@ -23,7 +23,8 @@ from chitta.organs.dense_ann import (
     AUTO_PENDING_EXACT,
     DenseANN,
 )
-from chitta.organs.index.hamming import HammingRescoreIndex, binarize
+from chitta.organs.index.hamming import binarize
+from chitta.organs.index.hamming_rescore import HammingRescoreRows
 from chitta.organs.index.posting import PAD_ID
 from chitta.organs.recall_rows import RowColumns
 from chitta.organs.recall_vector_rows import HammingPending, RowIds, VectorRows
@@ -51,7 +52,7 @@ class DenseLane:
     _row_ids: RowIds
     _free_rows: list[int]
     _mean: F32 | None
-    _hamming: HammingRescoreIndex | None
+    _hamming: HammingRescoreRows | None
     _hamming_pending: HammingPending
     # Codes adopted from a checkpoint (codes.bin): (codes of rows 0..n-1, their mean,
     # rows whose vector changed since) until the Hamming index is first built.
@@ -192,7 +193,7 @@ class DenseLane:
         if self._ann is not None:
             self._ann.vector_dropped(mid)
 
-    def _ensure_hamming(self) -> HammingRescoreIndex:
+    def _ensure_hamming(self) -> HammingRescoreRows:
         if self._hamming is None:
             mean = (
                 self._mean if self._mean is not None and self._mean.shape[0] == self.dim else None
@@ -202,7 +203,8 @@ class DenseLane:
                 adopt = None  # codes made against another mean
             if mean is None:
                 mean = adopt[1] if adopt is not None else self.estimated_mean()
-            self._hamming = HammingRescoreIndex(int(self.dim or 0), mean=mean)
+            assert mean is not None  # there are rows: their mean exists
+            self._hamming = HammingRescoreRows(int(self.dim or 0), mean)
             if adopt is not None:
                 self._adopt_codes(
                     self._hamming, *adopt
@@ -218,26 +220,25 @@ class DenseLane:
             vrows = cols.vrow[at]
             order = np.argsort(vrows, kind="stable")
             ids = cols.ids[at[order]]
-            rows = self._vecs[vrows[order]]
-            mean = self._hamming.mean
-            assert mean is not None  # fixed at creation: there were rows
-            self._hamming.add_coded(ids, rows, binarize(rows, mean))
+            rows = vrows[order]
+            self._hamming.add_refs(ids, rows, binarize(self._vecs[rows], self._hamming.mean))
             self._hamming_pending.clear()
         return self._hamming
 
     def _adopt_codes(
-        self, index: HammingRescoreIndex, codes: npt.NDArray[np.uint64], _mean: F32, stale: set[int]
+        self, index: HammingRescoreRows, codes: npt.NDArray[np.uint64], _mean: F32, stale: set[int]
     ) -> None:
         """Add rows 0..n-1 (as restored from a checkpoint) with their codes from
-        codes.bin, less the rows changed since; no normalising or binarising."""
+        codes.bin, less the rows changed since; no normalising, binarising or copying."""
         n = len(codes)
         ids = self._row_ids.array()[:n].copy()
+        rows = np.arange(n, dtype=np.int64)
         if not stale:
-            index.add_coded(ids, self._vecs[:n], codes)
+            index.add_refs(ids, rows, codes)
             return
         keep = np.ones(n, bool)
         keep[np.fromiter(stale, np.int64, len(stale))] = False
-        index.add_coded(ids[keep], self._vecs[:n][keep], codes[keep])
+        index.add_refs(ids[keep], rows[keep], codes[keep])
 
     def hamming_mean(self) -> F32 | None:
         """The mean the Hamming codes are (or would now be) made against."""
@@ -391,7 +392,7 @@ class DenseLane:
             return self._exact_all(vector, k)
         if self._uses_ann():
             return self._ensure_ann().search(vector, k)
-        ids, cos = self._ensure_hamming().search(vector, k)
+        ids, cos = self._ensure_hamming().search(vector, k, self._vecs)
         keep = ids != PAD_ID
         return ids[keep], cos[keep]
 

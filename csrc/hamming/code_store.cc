@@ -51,19 +51,22 @@ Status CodeStore::CheckRemove(const uint64_t* ids, size_t n) const {
 void CodeStore::Reserve(size_t n) {
   ids_.reserve(ids_.size() + n);
   codes_.reserve(codes_.size() + n * words_);
-  rows_.reserve(rows_.size() + n * dim_);
+  if (external_) refs_.reserve(refs_.size() + n);
+  else rows_.reserve(rows_.size() + n * dim_);
   dead_.reserve(dead_.size() + n);
   slot_of_.reserve(slot_of_.size() + n);
 }
 
-void CodeStore::Append(const uint64_t* ids, const uint64_t* codes, const float* rows, size_t n) {
+void CodeStore::Append(const uint64_t* ids, const uint64_t* codes, const float* rows, size_t n,
+                       const int64_t* refs) {
   for (size_t i = 0; i < n; ++i) {
     slot_of_.emplace(ids[i], ids_.size());
     ids_.push_back(ids[i]);
     dead_.push_back(0);
   }
   codes_.insert(codes_.end(), codes, codes + n * words_);
-  if (dim_ > 0) rows_.insert(rows_.end(), rows, rows + n * dim_);
+  if (external_) refs_.insert(refs_.end(), refs, refs + n);
+  else if (dim_ > 0) rows_.insert(rows_.end(), rows, rows + n * dim_);
 }
 
 void CodeStore::Erase(const uint64_t* ids, size_t n) {
@@ -85,7 +88,9 @@ void CodeStore::Compact() {
       ids_[w] = ids_[r];
       std::copy_n(codes_.begin() + static_cast<std::ptrdiff_t>(r * words_), words_,
                   codes_.begin() + static_cast<std::ptrdiff_t>(w * words_));
-      if (dim_ > 0) {
+      if (external_) {
+        refs_[w] = refs_[r];
+      } else if (dim_ > 0) {
         std::copy_n(rows_.begin() + static_cast<std::ptrdiff_t>(r * dim_), dim_,
                     rows_.begin() + static_cast<std::ptrdiff_t>(w * dim_));
       }
@@ -95,7 +100,8 @@ void CodeStore::Compact() {
   }
   ids_.resize(w);
   codes_.resize(w * words_);
-  if (dim_ > 0) rows_.resize(w * dim_);
+  if (external_) refs_.resize(w);
+  else if (dim_ > 0) rows_.resize(w * dim_);
   dead_.assign(w, 0);
   dead_count_ = 0;
 }
@@ -113,6 +119,7 @@ size_t CodeStore::MemoryBytes() const {
                            slot_of_.bucket_count() * sizeof(void*);
   return sizeof(*this) + ids_.capacity() * sizeof(uint64_t) +
          codes_.capacity() * sizeof(uint64_t) + rows_.capacity() * sizeof(float) +
+         refs_.capacity() * sizeof(int64_t) +
          dead_.capacity() + map_bytes;
 }
 

@@ -1,7 +1,8 @@
 // csrc/hamming/code_store.h
 // Slot-ordered storage behind both Hamming indexes: per slot an id, a binary
-// code of `words` u64 and (when dim > 0) a float32 row. Slots are in insertion
-// order, which is the tie-break order of every search.
+// code of `words` u64 and (when dim > 0) a float32 row, or, for a store of
+// external rows, the number of the row in a matrix its owner keeps. Slots are
+// in insertion order, which is the tie-break order of every search.
 //
 // Removal marks a slot dead (tombstone); a search skips dead slots. When more
 // than a quarter of the slots are dead, the store compacts in place, keeping
@@ -27,7 +28,9 @@ constexpr uint64_t kPadId = ~uint64_t{0};
 
 class CodeStore {
  public:
-  CodeStore(size_t words, size_t dim) : words_(words), dim_(dim) {}
+  CodeStore(size_t words, size_t dim, bool external_rows = false)
+      : words_(words), dim_(dim), external_(external_rows) {}
+  bool external_rows() const { return external_; }
 
   size_t words() const { return words_; }
   size_t dim() const { return dim_; }
@@ -40,8 +43,10 @@ class CodeStore {
   // NotFound for an id not live; InvalidArgument for one repeated in the batch.
   [[nodiscard]] Status CheckRemove(const uint64_t* ids, size_t n) const;
 
-  // codes: n x words; rows: n x dim (ignored when dim == 0).
-  void Append(const uint64_t* ids, const uint64_t* codes, const float* rows, size_t n);
+  // codes: n x words; rows: n x dim (ignored when dim == 0 or the rows are external);
+  // refs: n row numbers (external rows only).
+  void Append(const uint64_t* ids, const uint64_t* codes, const float* rows, size_t n,
+              const int64_t* refs = nullptr);
   void Erase(const uint64_t* ids, size_t n);
   void Reserve(size_t n);
 
@@ -52,6 +57,7 @@ class CodeStore {
   bool dead_at(uint64_t slot) const { return dead_[slot] != 0; }
   const uint64_t* code_at(uint64_t slot) const { return codes_.data() + slot * words_; }
   const float* row_at(uint64_t slot) const { return rows_.data() + slot * dim_; }
+  int64_t ref_at(uint64_t slot) const { return refs_[slot]; }
 
   size_t MemoryBytes() const;
 
@@ -60,7 +66,9 @@ class CodeStore {
 
   size_t words_;
   size_t dim_;
+  bool external_;
   std::vector<uint64_t> ids_;
+  std::vector<int64_t> refs_;  // external rows only
   std::vector<uint64_t> codes_;
   std::vector<float> rows_;
   std::vector<uint8_t> dead_;

@@ -58,11 +58,12 @@ float Dot(const float* a, const float* b, size_t n) {
   return s;
 }
 
-Result<std::unique_ptr<RescoreIndex>> RescoreIndex::Create(size_t dim, size_t candidates) {
+Result<std::unique_ptr<RescoreIndex>> RescoreIndex::Create(size_t dim, size_t candidates,
+                                                           bool external_rows) {
   if (dim == 0 || dim > kMaxDim) {
     return Status::InvalidArgument("dim must be in 1..65536, got " + std::to_string(dim));
   }
-  return std::unique_ptr<RescoreIndex>(new RescoreIndex(dim, candidates));
+  return std::unique_ptr<RescoreIndex>(new RescoreIndex(dim, candidates, external_rows));
 }
 
 size_t RescoreIndex::DefaultCandidates(size_t n) {
@@ -111,6 +112,7 @@ bool RescoreIndex::GetMean(std::vector<float>* out) const {
 }
 
 Status RescoreIndex::Add(const uint64_t* ids, const float* vectors, size_t n) {
+  if (external_rows()) return Status::InvalidArgument("this index refers to external rows: use add_refs");
   if (n == 0) return Status::OK();
   std::vector<float> unit;
   CHITTA_RETURN_IF_ERROR(NormaliseRows(vectors, n, dim(), "vector", &unit));
@@ -132,13 +134,7 @@ Status RescoreIndex::Add(const uint64_t* ids, const float* vectors, size_t n) {
   return Status::OK();
 }
 
-Status RescoreIndex::AddCoded(const uint64_t* ids, const float* unit_rows, const uint64_t* codes,
-                              size_t n) {
-  if (n == 0) return Status::OK();
-  const size_t bad = FindNonFinite(unit_rows, n * dim());
-  if (bad != n * dim()) {
-    return Status::InvalidArgument("vector " + std::to_string(bad / dim()) + " has a NaN or inf");
-  }
+Status RescoreIndex::CheckCodes(const uint64_t* codes, size_t n) const {
   const size_t tail_bits = dim() % 64;
   if (tail_bits != 0) {
     const uint64_t stray = ~uint64_t{0} << tail_bits;
@@ -148,11 +144,39 @@ Status RescoreIndex::AddCoded(const uint64_t* ids, const float* unit_rows, const
       }
     }
   }
+  return Status::OK();
+}
+
+Status RescoreIndex::AddCoded(const uint64_t* ids, const float* unit_rows, const uint64_t* codes,
+                              size_t n) {
+  if (external_rows()) return Status::InvalidArgument("this index refers to external rows: use add_refs");
+  if (n == 0) return Status::OK();
+  const size_t bad = FindNonFinite(unit_rows, n * dim());
+  if (bad != n * dim()) {
+    return Status::InvalidArgument("vector " + std::to_string(bad / dim()) + " has a NaN or inf");
+  }
+  CHITTA_RETURN_IF_ERROR(CheckCodes(codes, n));
   std::unique_lock lock(mu_);
   if (mean_.empty()) return Status::InvalidArgument("add_coded needs the mean the codes were made with (set_mean first)");
   CHITTA_RETURN_IF_ERROR(store_.CheckAdd(ids, n));
   store_.Reserve(n);
   store_.Append(ids, codes, unit_rows, n);
+  return Status::OK();
+}
+
+Status RescoreIndex::AddRefs(const uint64_t* ids, const int64_t* refs, const uint64_t* codes,
+                             size_t n) {
+  if (!external_rows()) return Status::InvalidArgument("this index keeps its own rows: use add or add_coded");
+  if (n == 0) return Status::OK();
+  for (size_t r = 0; r < n; ++r) {
+    if (refs[r] < 0) return Status::InvalidArgument("row " + std::to_string(r) + " is negative");
+  }
+  CHITTA_RETURN_IF_ERROR(CheckCodes(codes, n));
+  std::unique_lock lock(mu_);
+  if (mean_.empty()) return Status::InvalidArgument("add_refs needs the mean the codes were made with (set_mean first)");
+  CHITTA_RETURN_IF_ERROR(store_.CheckAdd(ids, n));
+  store_.Reserve(n);
+  store_.Append(ids, codes, nullptr, n, refs);
   return Status::OK();
 }
 
@@ -173,10 +197,16 @@ Status RescoreIndex::PrepareQueries(const float* queries, size_t nq, std::vector
 }
 
 Status RescoreIndex::Search(const float* queries, size_t nq, size_t k, size_t candidates,
-                            uint64_t* out_ids, float* out_scores) const {
+                            uint64_t* out_ids, float* out_scores, const float* matrix,
+                            size_t matrix_rows) const {
   if (k == 0) return Status::InvalidArgument("k must be positive");
+  const bool external = external_rows();
+  if (external && matrix == nullptr) return Status::InvalidArgument("this index refers to external rows: give the matrix");
   const FilterFn filter = ActiveFilter();
   std::shared_lock lock(mu_);
+  auto row_of = [&](uint64_t slot) -> const float* {
+    return external ? matrix + static_cast<size_t>(store_.ref_at(slot)) * dim() : store_.row_at(slot);
+  };
   std::vector<float> unit;
   std::vector<uint64_t> codes;
   CHITTA_RETURN_IF_ERROR(PrepareQueries(queries, nq, &unit, &codes));
@@ -187,15 +217,24 @@ Status RescoreIndex::Search(const float* queries, size_t nq, size_t k, size_t ca
     const float* query = unit.data() + q * dim();
     store_.Search(filter, codes.data() + q * words(), c, &hits);
     scored.clear();
+    if (external) {  // every row read must lie inside the matrix given
+      for (const Neighbor& h : hits) {
+        if (static_cast<uint64_t>(store_.ref_at(h.slot)) >= matrix_rows) {
+          return Status::InvalidArgument("id " + std::to_string(store_.id_at(h.slot)) + " refers to row " +
+                                         std::to_string(store_.ref_at(h.slot)) + ", past the matrix's " +
+                                         std::to_string(matrix_rows) + " rows");
+        }
+      }
+    }
     // Candidate rows are scattered 1 KB reads: prefetch a few rows ahead so
     // their memory latency overlaps the dot products.
     const size_t row_bytes = dim() * sizeof(float);
     for (size_t j = 0; j < hits.size(); ++j) {
       if (j + kPrefetchRows < hits.size()) {
-        const char* ahead = reinterpret_cast<const char*>(store_.row_at(hits[j + kPrefetchRows].slot));
+        const char* ahead = reinterpret_cast<const char*>(row_of(hits[j + kPrefetchRows].slot));
         for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(ahead + b);
       }
-      scored.push_back({hits[j].slot, Dot(query, store_.row_at(hits[j].slot), dim())});
+      scored.push_back({hits[j].slot, Dot(query, row_of(hits[j].slot), dim())});
     }
     const size_t take = std::min(k, scored.size());
     std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(take),

@@ -171,5 +171,50 @@ TEST(RescoreIndex, AddCodedRefusesStrayBitsNonFiniteRowsAndKnownIds) {
   EXPECT_EQ(index->size(), 1u);
 }
 
+TEST(RescoreIndex, ExternalRowsSearchLikeAnOwnCopy) {
+  const size_t dim = 100, n = 1200;
+  auto data = Gaussian(n, dim, 6);
+  for (size_t r = 0; r < n; ++r) {
+    double sq = 0;
+    for (size_t i = 0; i < dim; ++i) sq += double{data[r * dim + i]} * data[r * dim + i];
+    for (size_t i = 0; i < dim; ++i) data[r * dim + i] = static_cast<float>(data[r * dim + i] / std::sqrt(sq));
+  }
+  std::vector<uint64_t> ids(n);
+  std::vector<int64_t> refs(n);
+  std::vector<float> copy(n * dim);  // the rows in slot order, as an own-copy index holds them
+  for (size_t i = 0; i < n; ++i) {
+    ids[i] = 3 * i + 1;
+    refs[i] = static_cast<int64_t>((i * 7) % n);  // a permutation: rows need not follow slots
+    std::copy_n(data.begin() + refs[i] * static_cast<int64_t>(dim), dim, copy.begin() + static_cast<int64_t>(i * dim));
+  }
+  std::vector<float> mean(dim, 0.0f);
+  std::vector<uint64_t> codes(n * 2);
+  ASSERT_TRUE(Binarize(copy.data(), n, dim, mean.data(), codes.data()).ok());
+  auto own = Make(dim, 50);
+  ASSERT_TRUE(own->SetMean(mean.data()).ok());
+  ASSERT_TRUE(own->AddCoded(ids.data(), copy.data(), codes.data(), n).ok());
+  auto made = RescoreIndex::Create(dim, 50, true);
+  ASSERT_TRUE(made.ok());
+  auto ext = std::move(made.value());
+  EXPECT_FALSE(ext->AddRefs(ids.data(), refs.data(), codes.data(), n).ok());  // no mean yet
+  ASSERT_TRUE(ext->SetMean(mean.data()).ok());
+  EXPECT_FALSE(ext->AddCoded(ids.data(), copy.data(), codes.data(), n).ok());  // not its kind
+  ASSERT_TRUE(ext->AddRefs(ids.data(), refs.data(), codes.data(), n).ok());
+  std::vector<uint64_t> gone(ids.begin(), ids.begin() + 400);  // a third: the store compacts
+  ASSERT_TRUE(own->Remove(gone.data(), gone.size()).ok());
+  ASSERT_TRUE(ext->Remove(gone.data(), gone.size()).ok());
+  auto queries = Gaussian(5, dim, 7);
+  std::vector<uint64_t> a(5 * 10), b(5 * 10);
+  std::vector<float> sa(5 * 10), sb(5 * 10);
+  ASSERT_TRUE(own->Search(queries.data(), 5, 10, 0, a.data(), sa.data()).ok());
+  EXPECT_FALSE(ext->Search(queries.data(), 5, 10, 0, b.data(), sb.data()).ok());  // no matrix
+  ASSERT_TRUE(ext->Search(queries.data(), 5, 10, 0, b.data(), sb.data(), data.data(), n).ok());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(sa, sb);
+  EXPECT_EQ(ext->Search(queries.data(), 5, 10, n, b.data(), sb.data(), data.data(), 10).code(),
+            Code::kInvalidArgument);  // candidates whose rows lie past a 10-row matrix
+  EXPECT_LT(ext->MemoryBytes() + (n - 400) * (dim * 4 - 8), own->MemoryBytes() + 1);
+}
+
 }  // namespace
 }  // namespace chitta::hamming

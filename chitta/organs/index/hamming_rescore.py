@@ -19,10 +19,11 @@ from chitta.organs.index._hamming_common import (
     _HammingBase,
     _id_array,
     _positive_int,
+    _queries,
     _same_length,
 )
 
-__all__ = ["HammingRescoreIndex"]
+__all__ = ["HammingRescoreIndex", "HammingRescoreRows"]
 
 
 class HammingRescoreIndex(_HammingBase):
@@ -125,3 +126,68 @@ class HammingRescoreIndex(_HammingBase):
         cand = _candidates(candidates)
         q = _float_vector(query, self.dim, "query")
         return self._core.candidate_ids(q, cand)
+
+
+class HammingRescoreRows(_HammingBase):
+    """The same search as :class:`HammingRescoreIndex` (Hamming candidates, then exact
+    cosine, ties by insertion order), over unit rows the caller keeps: the index holds
+    each vector's code and the number of its row in the caller's matrix, and every
+    search is given that matrix. The recall index's dense lane uses it so that its unit
+    matrix is the only copy of the vectors. The mean is given at creation (the codes
+    are made against it); the caller keeps a referenced row unchanged until it removes
+    the id."""
+
+    __slots__ = ()
+    _core: _native.HammingRescoreIndex
+
+    def __init__(self, dim: int, mean: npt.ArrayLike, *, candidates: int | None = None) -> None:
+        dim = _positive_int(dim, "dim")
+        cand = _candidates(candidates)
+        mean_arr = _float_vector(mean, dim, "mean")
+        self._core = _core.HammingRescoreIndex(dim, cand, True)
+        self._core.set_mean(mean_arr)
+
+    @property
+    def dim(self) -> int:
+        return int(self._core.dim)
+
+    @property
+    def mean(self) -> npt.NDArray[np.float32]:
+        mean = self._core.get_mean()
+        assert mean is not None  # fixed at creation
+        return mean
+
+    def add_refs(self, ids: npt.ArrayLike, rows: npt.ArrayLike, codes: npt.ArrayLike) -> None:
+        """``ids[i]``'s unit row is ``rows[i]`` of the matrix searches are given; ``codes``
+        as :func:`binarize` of those rows against the mean. All or nothing."""
+        id_arr = _id_array(ids)
+        row_arr = np.ascontiguousarray(rows, np.int64).reshape(-1)
+        c = _code_matrix(codes, (self.dim + 63) // 64, "codes")
+        if not (row_arr.shape[0] == c.shape[0] == id_arr.shape[0]):
+            raise InvalidArgument(
+                f"{id_arr.shape[0]} ids, {row_arr.shape[0]} rows and {c.shape[0]} codes; they must match"
+            )
+        self._core.add_refs(id_arr, row_arr, c)
+
+    def search(
+        self,
+        queries: npt.ArrayLike,
+        k: int,
+        matrix: npt.NDArray[np.float32],
+        *,
+        candidates: int | None = None,
+    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
+        """Top-``k`` by cosine with the rows of ``matrix`` (C-contiguous float32, ``dim``
+        wide: read in place) among the Hamming top-``candidates``; as
+        :meth:`HammingRescoreIndex.search`."""
+        k = _positive_int(k, "k")
+        q, single = _queries(queries, np.float32, self.dim, "queries")
+        ids, values = self._core.search(q, k, _candidates(candidates), matrix)
+        return (ids[0], values[0]) if single else (ids, values)
+
+    def candidate_ids(
+        self, query: npt.ArrayLike, *, candidates: int | None = None
+    ) -> npt.NDArray[np.uint64]:
+        """Ids of the Hamming candidates of one query, nearest code first."""
+        q = _float_vector(query, self.dim, "query")
+        return self._core.candidate_ids(q, _candidates(candidates))

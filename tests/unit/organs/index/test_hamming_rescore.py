@@ -142,3 +142,84 @@ def test_remove_contains_len_memory():
     assert len(idx) == 98 and 3 not in idx and 5 in idx
     ids, _ = idx.search(np.ones(32, dtype=np.float32), 100)
     assert 3 not in ids.tolist() and ids[:3].tolist() == [0, 1, 2]
+
+
+def test_rows_mode_equals_own_copy_through_removals_and_a_moved_matrix():
+    """HammingRescoreRows over a matrix the caller keeps gives exactly (ids, scores, order)
+    what HammingRescoreIndex gives with its own copy of the same unit rows: after removals
+    that compact the store, re-added ids, and a matrix reallocated (grown) in between."""
+    from chitta.organs.index.hamming_rescore import HammingRescoreRows
+
+    rng = np.random.default_rng(5)
+    dim, n = 100, 2000
+    mat = np.zeros((n, dim), np.float32)
+    mat[:] = unit(rng.standard_normal((n, dim)).astype(np.float32))
+    mean = mat.mean(axis=0).astype(np.float32)
+    ids = rng.permutation(50_000)[:n].astype(np.uint64)
+    rows = rng.permutation(n).astype(np.int64)  # rows in any order, not slot order
+    own = HammingRescoreIndex(dim, candidates=80, mean=mean)
+    refs = HammingRescoreRows(dim, mean, candidates=80)
+    for lo in (0, 700):
+        hi = lo + 700
+        own.add_coded(ids[lo:hi], mat[rows[lo:hi]], binarize(mat[rows[lo:hi]], mean))
+        refs.add_refs(ids[lo:hi], rows[lo:hi], binarize(mat[rows[lo:hi]], mean))
+    gone = ids[:700][rng.random(700) < 0.4]  # more than a quarter: the stores compact
+    own.remove(gone)
+    refs.remove(gone)
+    back = gone[:50]
+    where = {int(m): int(r) for m, r in zip(ids, rows)}
+    back_rows = np.array([where[int(m)] for m in back], np.int64)
+    own.add_coded(back, mat[back_rows], binarize(mat[back_rows], mean))
+    refs.add_refs(back, back_rows, binarize(mat[back_rows], mean))
+    grown = np.zeros(
+        (2 * n, dim), np.float32
+    )  # the owner grows its matrix: rows keep their numbers
+    grown[:n] = mat
+    queries = rng.standard_normal((6, dim)).astype(np.float32)
+    for matrix in (mat, grown):
+        for c in (80, len(own)):
+            got = refs.search(queries, 10, matrix, candidates=c)
+            want = own.search(queries, 10, candidates=c)
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+            for q in queries[:2]:
+                assert np.array_equal(
+                    refs.candidate_ids(q, candidates=c), own.candidate_ids(q, candidates=c)
+                )
+    assert len(refs) == len(own)
+    # a row number (8 bytes) where the copy keeps the row (4 x dim bytes)
+    assert own.memory_bytes() - refs.memory_bytes() >= len(own) * (4 * dim - 8)
+
+
+def test_rows_mode_refuses_what_it_cannot_read():
+    from chitta import _core
+    from chitta.errors import InvalidArgument
+    from chitta.organs.index.hamming_rescore import HammingRescoreRows
+
+    dim = 8
+    mat = unit(np.random.default_rng(1).standard_normal((4, dim)).astype(np.float32))
+    mean = mat.mean(axis=0).astype(np.float32)
+    idx = HammingRescoreRows(dim, mean, candidates=4)
+    idx.add_refs(
+        np.array([1, 2, 3], np.uint64),
+        np.array([0, 1, 3], np.int64),
+        binarize(mat[[0, 1, 3]], mean),
+    )
+    with pytest.raises(InvalidArgument, match="past the matrix"):
+        idx.search(mat[0], 2, mat[:3])  # id 3's row 3 is not in a 3-row matrix
+    with pytest.raises(InvalidArgument, match="negative"):
+        idx.add_refs(np.array([9], np.uint64), np.array([-1], np.int64), binarize(mat[:1], mean))
+    with pytest.raises(InvalidArgument, match="matrix width"):
+        idx.search(mat[0], 2, np.zeros((4, dim + 1), np.float32))
+    with pytest.raises(InvalidArgument, match="must match"):
+        idx.add_refs(np.array([9, 10], np.uint64), np.array([0], np.int64), binarize(mat[:2], mean))
+    raw = _core.HammingRescoreIndex(dim, 4, True)
+    raw.set_mean(mean)
+    with pytest.raises(InvalidArgument, match="external rows"):
+        raw.add(np.array([5], np.uint64), mat[:1])
+    with pytest.raises(InvalidArgument, match="give the matrix"):
+        raw.search(mat[:1], 1, 4)
+    own = _core.HammingRescoreIndex(dim, 4)
+    own.set_mean(mean)
+    with pytest.raises(InvalidArgument, match="its own rows"):
+        own.add_refs(np.array([5], np.uint64), np.array([0], np.int64), binarize(mat[:1], mean))
+    assert len(idx) == 3  # nothing the refusals touched was added

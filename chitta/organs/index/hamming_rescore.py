@@ -185,9 +185,4 @@ class HammingRescoreRows(_HammingBase):
         ids, values = self._core.search(q, k, _candidates(candidates), matrix)
         return (ids[0], values[0]) if single else (ids, values)
 
-    def candidate_ids(
-        self, query: npt.ArrayLike, *, candidates: int | None = None
-    ) -> npt.NDArray[np.uint64]:
-        """Ids of the Hamming candidates of one query, nearest code first."""
-        q = _float_vector(query, self.dim, "query")
-        return self._core.candidate_ids(q, _candidates(candidates))
+    candidate_ids = HammingRescoreIndex.candidate_ids  # the same Hamming step, nearest code first

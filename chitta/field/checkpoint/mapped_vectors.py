@@ -3,7 +3,8 @@
 A ``vectors.ref`` says where each vector's float32 bytes lie in the log. Instead of
 copying every row into a fresh matrix at open (154 MB of anonymous memory at 100K x
 384-d, paid again as page faults on every cold start), the memories organ keeps a
-``MappedVectors``: the referenced segments mapped read-only and the references. A row
+``MappedVectors``: the segments that hold most rows mapped read-only (a bounded number:
+each map keeps a file descriptor), the rows of the others copied, and the references. A row
 is read when it is asked for (``get``, a recall hit, the next checkpoint); the recall
 index normalises all of them straight from the mapping into its unit matrix.
 
@@ -29,6 +30,29 @@ from chitta.errors import CorruptionError
 F32 = npt.NDArray[np.float32]
 
 _BULK = 4096  # a take of at least this many rows gives the pages it read back afterwards
+MAX_MAPS = 64  # segments kept mapped (each map holds a file descriptor); the rest are copied
+MIN_MAPPED_ROWS = 1024  # a segment with fewer referenced rows is copied, not mapped
+
+
+def _open_segment(root: Path, name: str, need: int) -> Any:
+    """Segment ``name`` mapped read-only (b"" when empty), checked to hold ``need`` bytes."""
+    if "/" in name or name in (".", ".."):
+        raise CorruptionError(f"vector references name {name!r}, not a segment")
+    try:
+        with open(root / "segments" / name, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+    except OSError as exc:
+        raise CorruptionError(
+            f"vector references: segment {name} cannot be read ({exc.strerror})"
+        ) from exc
+    if need > size:
+        if isinstance(data, mmap.mmap):
+            data.close()
+        raise CorruptionError(
+            f"vector references: segment {name} is shorter ({size} bytes) than a row it holds"
+        )
+    return data
 
 
 class MappedVectors:
@@ -47,47 +71,60 @@ class MappedVectors:
         offsets: npt.NDArray[np.uint64],
         dim: int,
     ) -> None:
-        """Map every segment a row refers to. CorruptionError when one is missing, is not
-        a segment name, or is too short for a row it holds."""
+        """Map the segments that hold most rows (at most ``MAX_MAPS``, each holding at least
+        ``MIN_MAPPED_ROWS``: a map keeps a file descriptor open), copy the rows of the others.
+        CorruptionError when a segment is missing, is not a segment name, or is too short
+        for a row it holds."""
         self.dim = int(dim)
         self.shape = (len(offsets), self.dim)
         width = self.dim * 4
-        used = np.unique(seg) if len(seg) else np.zeros(0, np.uint32)
+        used: npt.NDArray[np.uint32] = np.zeros(0, np.uint32)
+        counts: npt.NDArray[np.int64] = np.zeros(0, np.int64)
+        if len(seg):
+            used, counts = np.unique(seg, return_counts=True)
         if len(used) and int(used[-1]) >= len(segments):
             raise CorruptionError("vector references name a segment the state does not list")
+        by_rows = sorted(zip(used.tolist(), counts.tolist()), key=lambda kc: (-kc[1], kc[0]))
+        mapped = {k for k, c in by_rows[:MAX_MAPS] if c >= MIN_MAPPED_ROWS}
         maps: list[Any] = []
-        local = np.zeros(len(segments), np.uint32)  # state's segment index -> index into maps
-        for k in used.tolist():
-            name = segments[k]
-            if "/" in name or name in (".", ".."):
-                raise CorruptionError(f"vector references name {name!r}, not a segment")
-            path = root / "segments" / name
-            try:
-                with open(path, "rb") as f:
-                    size = os.fstat(f.fileno()).st_size
-                    data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-            except OSError as exc:
-                raise CorruptionError(
-                    f"vector references: segment {name} cannot be read ({exc.strerror})"
-                ) from exc
-            rows = seg == k
-            if int(offsets[rows].max()) + width > size:
-                raise CorruptionError(
-                    f"vector references: segment {name} is shorter ({size} bytes) than a row it holds"
-                )
-            local[k] = len(maps)
-            maps.append(data)
+        at = np.ascontiguousarray(offsets, np.uint64).copy()
+        local = np.zeros(len(seg), np.uint32)  # each row's buffer: an index into maps
+        copied: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]] = []
+        order = np.argsort(seg, kind="stable")  # the rows of each segment, in row order
+        ends = np.cumsum(counts)
+        for k, lo, hi in zip(used.tolist(), (ends - counts).tolist(), ends.tolist()):
+            rows = order[lo:hi]
+            data = _open_segment(root, segments[k], int(at[rows].max()) + width)
+            if k in mapped:
+                local[rows] = len(maps)
+                maps.append(data)
+            else:  # few rows: copied out, the file closed again
+                part = np.empty((len(rows), width), np.uint8)
+                _core._copy_rows(data, np.ascontiguousarray(at[rows]), part)
+                copied.append((rows, part))
+                if isinstance(data, mmap.mmap):
+                    data.close()
+        if copied:
+            blob = np.concatenate([part.reshape(-1) for _rows, part in copied])
+            start = 0
+            for rows, part in copied:
+                local[rows] = len(maps)
+                at[rows] = start + np.arange(len(rows), dtype=np.uint64) * width
+                start += part.size
+            maps.append(blob)
         self._maps = tuple(maps)
-        self._seg = np.ascontiguousarray(local[seg] if len(seg) else seg, np.uint32)
-        self._at = np.ascontiguousarray(offsets, np.uint64)
+        self._seg = local
+        self._at = at
 
     def __len__(self) -> int:
         return self.shape[0]
 
     @property
     def nbytes(self) -> int:
-        """Bytes this process holds for the rows: the references (the rows stay in the log)."""
-        return int(self._seg.nbytes + self._at.nbytes)
+        """Bytes this process holds for the rows: the references, and the rows copied out
+        of segments that hold few (the mapped rows stay in the log)."""
+        held = sum(b.nbytes for b in self._maps if isinstance(b, np.ndarray))
+        return int(self._seg.nbytes + self._at.nbytes + held)
 
     def __getitem__(self, key: Any) -> F32:
         if isinstance(key, (int, np.integer)):

@@ -6,6 +6,7 @@ gone or changed refuses the checkpoint; the field is then the log's."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import warnings
@@ -332,10 +333,15 @@ def test_unit_rows_at_equals_unit_rows_of_the_gathered_rows() -> None:
         _core._unit_rows_at(frozen, seg, at, got[:8])
 
 
-def test_a_state_10_open_keeps_references_not_a_copy(tmp_path: Path) -> None:
+def test_a_state_10_open_keeps_references_not_a_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The memories organ holds the checkpoint's vectors as references into the mapped log
     (12 bytes a row), and every way of reading one gives the log's bytes."""
+    from chitta.field.checkpoint import mapped_vectors
     from chitta.field.checkpoint.mapped_vectors import MappedVectors
+
+    monkeypatch.setattr(mapped_vectors, "MIN_MAPPED_ROWS", 1)  # map this small field's segments
 
     root = tmp_path / "f"
     _build(root)
@@ -391,3 +397,43 @@ def test_mapped_vectors_read_the_spec_rows_and_refuse_a_missing_or_short_segment
     seg.unlink()
     with pytest.raises(CorruptionError, match="cannot be read"):
         MappedVectors(root, refs.segments, refs.seg, refs.offsets, dim)
+
+
+def test_segments_with_few_rows_are_copied_and_the_maps_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each map keeps a file descriptor: only the segments holding most rows stay mapped
+    (MAX_MAPS of them, each with at least MIN_MAPPED_ROWS), the rows of the rest are copied;
+    every row reads the same either way."""
+    from chitta.field.checkpoint import mapped_vectors
+    from chitta.field.checkpoint.mapped_vectors import MappedVectors
+
+    root = tmp_path / "f"
+    for inst, n in ((1, 30), (2, 3), (3, 12)):  # three writers, three segments of vectors
+        with _open(root, instance_id=inst) as f:
+            f.remember_many(
+                [{"text": f"w{inst} {i}", "embedding": v} for i, v in enumerate(_vecs(n, inst))]
+            )
+    with _open(root) as f:
+        f.checkpoint()
+    state = read(root.absolute())
+    assert state is not None
+    record = state.state["organs"]["memories"]["vector_refs"]
+    refs, dim = vector_refs.read_refs(state.path / "vectors.ref", record["segments"], [])
+    assert len(set(refs.seg.tolist())) == 3
+    spec = _spec_refs(root)
+    monkeypatch.setattr(mapped_vectors, "MAX_MAPS", 1)
+    monkeypatch.setattr(mapped_vectors, "MIN_MAPPED_ROWS", 10)
+    fds = len(os.listdir("/proc/self/fd"))
+    mapped = MappedVectors(root, refs.segments, refs.seg, refs.offsets, dim)
+    assert len(os.listdir("/proc/self/fd")) - fds == 1  # one segment mapped (the 30 rows)
+    kinds = [type(b).__name__ for b in mapped._maps]
+    assert kinds == ["mmap", "ndarray"]
+    assert mapped.nbytes == 12 * 45 + 15 * 4 * DIM  # references + the 15 copied rows
+    rows = mapped[np.arange(len(refs.ids))]
+    assert {int(m): r.tobytes() for m, r in zip(refs.ids, rows)} == spec
+    assert mapped.crc() == record["crc"]
+    monkeypatch.setattr(mapped_vectors, "MIN_MAPPED_ROWS", 100)  # none holds 100: all copied
+    copied = MappedVectors(root, refs.segments, refs.seg, refs.offsets, dim)
+    assert [type(b).__name__ for b in copied._maps] == ["ndarray"]
+    assert copied[np.arange(len(refs.ids))].tobytes() == rows.tobytes()

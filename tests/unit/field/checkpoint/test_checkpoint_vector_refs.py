@@ -366,6 +366,17 @@ def test_a_state_10_open_keeps_references_not_a_copy(
             base[len(base)]
 
 
+def _checkpointed_refs(root: Path) -> tuple[dict[str, Any], vector_refs.VectorRefs, int]:
+    """Write a checkpoint; its memories map's vector_refs record, references and dim."""
+    with _open(root) as f:
+        f.checkpoint()
+    state = read(root.absolute())
+    assert state is not None
+    record = state.state["organs"]["memories"]["vector_refs"]
+    refs, dim = vector_refs.read_refs(state.path / "vectors.ref", record["segments"], [])
+    return record, refs, dim
+
+
 def test_mapped_vectors_read_the_spec_rows_and_refuse_a_missing_or_short_segment(
     tmp_path: Path,
 ) -> None:
@@ -375,12 +386,7 @@ def test_mapped_vectors_read_the_spec_rows_and_refuse_a_missing_or_short_segment
 
     root = tmp_path / "f"
     _build(root)
-    with _open(root) as f:
-        f.checkpoint()
-    state = read(root.absolute())
-    assert state is not None
-    record = state.state["organs"]["memories"]["vector_refs"]
-    refs, dim = vector_refs.read_refs(state.path / "vectors.ref", record["segments"], [])
+    record, refs, dim = _checkpointed_refs(root)
     mapped = MappedVectors(root, refs.segments, refs.seg, refs.offsets, dim)
     assert mapped.crc() == record["crc"]
     spec = _spec_refs(root)
@@ -414,12 +420,7 @@ def test_segments_with_few_rows_are_copied_and_the_maps_are_bounded(
             f.remember_many(
                 [{"text": f"w{inst} {i}", "embedding": v} for i, v in enumerate(_vecs(n, inst))]
             )
-    with _open(root) as f:
-        f.checkpoint()
-    state = read(root.absolute())
-    assert state is not None
-    record = state.state["organs"]["memories"]["vector_refs"]
-    refs, dim = vector_refs.read_refs(state.path / "vectors.ref", record["segments"], [])
+    record, refs, dim = _checkpointed_refs(root)
     assert len(set(refs.seg.tolist())) == 3
     spec = _spec_refs(root)
     monkeypatch.setattr(mapped_vectors, "MAX_MAPS", 1)

@@ -11,8 +11,15 @@ ONNX: remembers get their vectors in the background, chitta/field/deferred.py).
 by ``CMD`` instead of this install's ``chitta`` (e.g. a wrapper serving an older
 checkout: the old and new daemon side by side under the same load).
 
+By default the loop is closed: every client sends its next call as soon as the last one
+returns, so with N clients the mean latency is N / throughput (Little's law) whatever the
+daemon does. ``--rate R`` opens it: the clients together offer R calls a second (each its
+share, at exponentially spaced moments: Poisson arrivals), and a call's latency counts from
+the moment it was due, so a daemon that falls behind shows its queueing in p99 instead of
+slowing the senders (no coordinated omission).
+
     python benchmarks/bench_daemon_load.py [--clients 8] [--seconds 5] [--embedder default]
-        [--group on,off] [--touch on,off] [--baseline CMD]
+        [--group on,off] [--touch on,off] [--baseline CMD] [--rate R]
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ def client(
     out: mp.Queue,  # type: ignore[type-arg]
     ready: mp.Queue,  # type: ignore[type-arg]
     start: Any,
+    rate: float = 0.0,
 ) -> None:
     import random
 
@@ -66,15 +74,33 @@ def client(
         ready.put(seed)
         start.wait()  # every client connected: the clock starts together (imports excluded)
         cpu0 = time.process_time()
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            text = " ".join(rng.choice(WORDS) for _ in range(8))
-            t0 = time.perf_counter()
-            r.remember(text)
-            t1 = time.perf_counter()
-            r.recall(" ".join(rng.choice(WORDS) for _ in range(3)), k=5, touch=touch)
-            t2 = time.perf_counter()
-            lat += [t1 - t0, t2 - t1]
+        if rate > 0:  # open loop: this client's share of the offered calls, Poisson arrivals
+            due = time.perf_counter()
+            end = due + seconds
+            k = 0
+            while True:
+                due += rng.expovariate(rate)
+                if due >= end:
+                    break
+                wait = due - time.perf_counter()
+                if wait > 0:
+                    time.sleep(wait)
+                if k % 2 == 0:
+                    r.remember(" ".join(rng.choice(WORDS) for _ in range(8)))
+                else:
+                    r.recall(" ".join(rng.choice(WORDS) for _ in range(3)), k=5, touch=touch)
+                lat.append(time.perf_counter() - due)  # from when it was due: queueing included
+                k += 1
+        else:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                text = " ".join(rng.choice(WORDS) for _ in range(8))
+                t0 = time.perf_counter()
+                r.remember(text)
+                t1 = time.perf_counter()
+                r.recall(" ".join(rng.choice(WORDS) for _ in range(3)), k=5, touch=touch)
+                t2 = time.perf_counter()
+                lat += [t1 - t0, t2 - t1]
         cpu = time.process_time() - cpu0
     out.put((lat, cpu))
 
@@ -87,6 +113,7 @@ def run(
     group: bool = True,
     daemon_cmd: list[str] | None = None,
     profile: str | None = None,
+    rate: float = 0.0,
 ) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
@@ -121,7 +148,10 @@ def run(
             ready: mp.Queue = mp.Queue()  # type: ignore[type-arg]
             start = mp.Event()
             procs = [
-                mp.Process(target=client, args=(str(sock), seconds, touch, i, out, ready, start))
+                mp.Process(
+                    target=client,
+                    args=(str(sock), seconds, touch, i, out, ready, start, rate / clients),
+                )
                 for i in range(clients)
             ]
             for p in procs:
@@ -194,14 +224,21 @@ def main() -> None:
     ap.add_argument("--touch", default="on,off", help="recall touch settings to run: on,off")
     ap.add_argument("--baseline", default=None, help="a second daemon command, run after each row")
     ap.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="offered calls/s of all clients together (open loop; latency from when each was due)",
+    )
+    ap.add_argument(
         "--py-spy", default=None, help="a prefix: each row's py-spy stacks to PREFIX-<row>.txt"
     )
     a = ap.parse_args()
     daemons: list[tuple[str, list[str] | None]] = [("this", None)]
     if a.baseline:
         daemons.append(("baseline", a.baseline.split()))
+    loop = f"open loop, {a.rate:g} calls/s offered" if a.rate > 0 else "closed loop"
     print(
-        f"{a.clients} client processes x {a.seconds:g} s, remember + recall, "
+        f"{a.clients} client processes x {a.seconds:g} s, remember + recall, {loop}, "
         f"{a.embedder} embedder, load {os.getloadavg()[0]:.1f}"
     )
     print(
@@ -214,7 +251,7 @@ def main() -> None:
             for label, cmd in daemons:
                 tag = f"{label}-{'touch' if touch else 'read'}-{'group' if group else 'alone'}"
                 spy = None if a.py_spy is None else f"{a.py_spy}-{tag}.txt"
-                r = run(a.clients, a.seconds, touch, a.embedder, group, cmd, spy)
+                r = run(a.clients, a.seconds, touch, a.embedder, group, cmd, spy, a.rate)
                 print(
                     f"{label:<10}{name:<22}{'on' if group else 'off':>7}{r['ops_s']:>10.0f}"
                     f"{r['p50_ms']:>10.2f}{r['p99_ms']:>10.2f}{r['daemon_cores']:>11.2f}c"

@@ -332,12 +332,14 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
                 feats = feats.copy()
             if not acts.flags.writeable:
                 acts = acts.copy()
+            # ... and added in the same slices: the index's copy of a call's rows stays one
+            # slice, not every pending code (ordinals follow the same order either way)
             for lo in range(0, len(ids), _SORT_ROWS):
                 block = slice(lo, lo + _SORT_ROWS)
                 order = np.argsort(feats[block], axis=1, kind="stable")
                 feats[block] = np.take_along_axis(feats[block], order, 1)
                 acts[block] = np.take_along_axis(acts[block], order, 1)
-            self._posting.add(ids, feats, acts)
+                self._posting.add(ids[block], feats[block], acts[block])
 
     # ---- queries --------------------------------------------------------------------
 

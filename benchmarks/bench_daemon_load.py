@@ -114,7 +114,7 @@ def run(
     daemon_cmd: list[str] | None = None,
     profile: str | None = None,
     rate: float = 0.0,
-) -> dict[str, float]:
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         run_dir.mkdir(mode=0o700)
@@ -195,6 +195,7 @@ def run(
                 p.join()
             if spy is not None:
                 spy.wait(60)
+            backlog, drain_s = _backlog(str(sock))
         finally:
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(60)
@@ -206,7 +207,25 @@ def run(
         "client_cores": client_cpu / wall,
         "daemon_ms_op": daemon_cpu / len(lat) * 1e3,
         "client_ms_op": client_cpu / len(lat) * 1e3,
+        "backlog": backlog,
+        "drain_s": drain_s,
     }
+
+
+def _backlog(sock: str, limit: float = 120.0) -> tuple[int, float]:
+    """Remembers still waiting for their vectors when the window ends (the daemon embeds
+    them in the background, so ops/s alone would hide a model that falls behind), and the
+    seconds until none are left (capped at ``limit``)."""
+    import chitta
+
+    with chitta.connect(sock, timeout=60) as r:
+        first = int(r.stats().embed_backlog)
+        t0 = time.perf_counter()
+        left = first
+        while left and time.perf_counter() - t0 < limit:
+            time.sleep(0.1)
+            left = int(r.stats().embed_backlog)
+        return first, time.perf_counter() - t0
 
 
 def _cpu_s(pid: int) -> float:
@@ -243,7 +262,7 @@ def main() -> None:
     )
     print(
         f"{'daemon':<10}{'recall':<22}{'group':>7}{'ops/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'daemon CPU':>12}"
-        f"{'clients CPU':>13}{'daemon ms/op':>14}{'client ms/op':>14}"
+        f"{'clients CPU':>13}{'daemon ms/op':>14}{'client ms/op':>14}{'backlog':>9}{'drain s':>9}"
     )
     for touch in (t == "on" for t in a.touch.split(",")):
         name = "touch=True (writes)" if touch else "touch=False (reads)"
@@ -256,7 +275,8 @@ def main() -> None:
                     f"{label:<10}{name:<22}{'on' if group else 'off':>7}{r['ops_s']:>10.0f}"
                     f"{r['p50_ms']:>10.2f}{r['p99_ms']:>10.2f}{r['daemon_cores']:>11.2f}c"
                     f"{r['client_cores']:>12.2f}c{r['daemon_ms_op']:>14.2f}"
-                    f"{r['client_ms_op']:>14.2f}  load {os.getloadavg()[0]:.1f}",
+                    f"{r['client_ms_op']:>14.2f}{r['backlog']:>9d}{r['drain_s']:>9.1f}"
+                    f"  load {os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from chitta.encode.field_encoding import code_columns
 from chitta.errors import ChittaError
+from chitta.field.background_priority import lower_this_thread
 from chitta.field.core import FieldCore
 from chitta.recall.blas import one_thread
 
@@ -123,6 +124,7 @@ def _give_way(core: FieldCore, backlog: CodeBacklog, since: float) -> None:
 
 
 def _run(core: FieldCore, backlog: CodeBacklog) -> None:
+    lower_this_thread()
     since = time.monotonic()
     while True:
         _give_way(core, backlog, since)

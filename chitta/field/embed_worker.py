@@ -16,6 +16,7 @@ import weakref
 from typing import Any
 
 from chitta.errors import ChittaError
+from chitta.field.background_priority import lower_this_thread
 from chitta.field.core import FieldCore
 
 _lock = threading.Lock()
@@ -63,6 +64,8 @@ def served() -> int:
 
 def _run() -> None:
     from chitta.field import deferred
+
+    lower_this_thread()  # documents wait for their vectors; recall's queries should not
 
     while True:
         _wake.wait()

@@ -19,6 +19,7 @@ import threading
 import numpy as np
 
 from chitta.errors import ChittaError
+from chitta.field.background_priority import lower_this_thread
 from chitta.field.core import FieldCore
 from chitta.recall.blas import one_thread
 
@@ -45,6 +46,7 @@ def wait(core: FieldCore) -> None:
 
 
 def _step(core: FieldCore, max_vectors: int) -> None:
+    lower_this_thread()
     try:
         with core.lock:
             encoder = core.encoder_organ.encoder

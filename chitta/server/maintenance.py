@@ -12,6 +12,7 @@ from typing import Any
 
 from chitta.errors import ChittaError, LockedError
 from chitta.field import Field
+from chitta.field.background_priority import lower_this_thread
 from chitta.field.checkpoint import CheckpointPolicy, store
 
 
@@ -43,6 +44,7 @@ class Maintainer:
             self._thread.join(timeout=120)
 
     def _loop(self) -> None:
+        lower_this_thread()
         while not self._stop.wait(self.every_s):
             try:
                 self.run_once()

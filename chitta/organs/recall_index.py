@@ -91,6 +91,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         self._vecs: F32 = np.zeros((0, 0), np.float32)
         self._row_ids = RowIds()  # matrix row -> id
         self._free_rows: list[int] = []
+        self._quant_reset()  # the exact scan's int8 form of the rows (recall_index_dense.py)
         self._mean: F32 | None = None
         self._hamming: HammingRescoreRows | None = None
         self._hamming_pending = HammingPending(

@@ -33,6 +33,10 @@ U64 = npt.NDArray[np.uint64]
 F32 = npt.NDArray[np.float32]
 
 EXACT_DENSE_LIMIT = 20_000  # up to this many vectors (or allowed ids) the dense lane scans exactly
+# From this many rows the exact scan first reads the rows' int8 form (a quarter of the bytes)
+# and scores in f32 only the rows that can still be among the k best (csrc/recall/dense_scan.h)
+QUANT_FROM = 512
+_NO_SKIP = np.zeros(0, np.int64)
 
 
 def _row_norms(rows: F32) -> F32:
@@ -58,6 +62,10 @@ class DenseLane:
     # rows whose vector changed since) until the Hamming index is first built.
     _adopt: tuple[npt.NDArray[np.uint64], F32, set[int]] | None = None
     _ann: DenseANN | None
+    # the int8 form of rows 0.._quant.size-1 (None until an exact scan of QUANT_FROM rows or
+    # more), and the rows below that size whose vector changed since (_quant_rows)
+    _quant: Any = None
+    _quant_dirty: set[int]
     _dense_kind: str
     _row_index: Any
     _recent: Any
@@ -86,6 +94,7 @@ class DenseLane:
                 self._vecs = grown
             self._row_ids.append(mid)
         self._vecs[row] = v / norm
+        self._quant_changed(row)
         self._row[mid] = row
         self._row_index = None
         self._hamming_pending.add(mid)
@@ -152,6 +161,8 @@ class DenseLane:
             self._vector_room(len(self._row_ids), start)
             rows_of = np.array(free + list(range(start, len(self._row_ids))), np.int64)
             self._vecs[rows_of] = mat / norms[:, None]
+            for row in free:
+                self._quant_changed(row)
         ids = np.array(mids, np.uint64)
         self._row.set_many(ids, rows_of)
         self._row_index = None
@@ -182,6 +193,7 @@ class DenseLane:
         if self._adopt is not None and row < len(self._adopt[0]):
             self._adopt[2].add(row)  # its adopted code no longer holds
         self._vecs[row] = 0.0
+        self._quant_changed(row)
         self._row_ids[row] = 0
         self._free_rows.append(row)
         if (
@@ -192,6 +204,34 @@ class DenseLane:
             self._hamming.remove(np.array([mid], np.uint64))
         if self._ann is not None:
             self._ann.vector_dropped(mid)
+
+    def _quant_changed(self, row: int) -> None:
+        """Row ``row`` of the matrix was written: its int8 form (if made) is made anew."""
+        if self._quant is not None and row < self._quant.size:
+            self._quant_dirty.add(row)
+
+    def _quant_reset(self) -> None:
+        """The matrix was replaced (a restore): the int8 form is made anew when next needed."""
+        self._quant = None
+        self._quant_dirty = set()
+
+    def _quant_rows(self) -> Any:
+        """The int8 form of the matrix's rows in use, brought up to date; None below
+        QUANT_FROM rows (the f32 scan alone is as cheap there)."""
+        n = len(self._row_ids)
+        if n < QUANT_FROM or self.dim is None:
+            return None
+        quant = self._quant
+        if quant is None:
+            quant = self._quant = _core._DenseQuant(int(self.dim))
+            self._quant_dirty = set()
+        if self._quant_dirty:
+            rows = np.fromiter(sorted(self._quant_dirty), np.int64, len(self._quant_dirty))
+            self._quant_dirty = set()
+            quant.set(rows, np.ascontiguousarray(self._vecs[rows]))
+        if quant.size < n:
+            quant.append(self._vecs[quant.size : n])
+        return quant
 
     def _ensure_hamming(self) -> HammingRescoreRows:
         if self._hamming is None:
@@ -422,16 +462,20 @@ class DenseLane:
         return found
 
     def _exact_all(self, vector: F32, k: int) -> tuple[U64, F32]:
-        """Exact scan of every stored row in place (no gather); freed rows are skipped."""
-        n = len(self._row_ids)
-        sims = self._vecs[:n] @ vector
-        if self._free_rows:
-            sims[np.array(self._free_rows, np.int64)] = -np.inf
-        kk = min(k, len(self._row))
-        top = np.argpartition(-sims, kk - 1)[:kk]
-        ids = self._row_ids.array()[top]
-        order = np.lexsort((ids, -sims[top]))  # cosine desc, then id asc: deterministic
-        return ids[order], sims[top][order].astype(np.float32)
+        """Exact scan of every stored row in place (no gather); freed rows are skipped.
+        Cosine descending, then id ascending (deterministic); one f32 dot per row
+        (hnsw/distance.h's kernel) for the rows the int8 first pass cannot rule out."""
+        skip = np.array(self._free_rows, np.int64) if self._free_rows else _NO_SKIP
+        ids, cos = _core._dense_top_k(
+            self._quant_rows(),
+            self._vecs,
+            len(self._row_ids),
+            self._row_ids.array(),
+            np.ascontiguousarray(vector, np.float32),
+            min(k, len(self._row)),
+            skip,
+        )
+        return ids, cos
 
     def _exact(self, vector: F32, rows: npt.NDArray[np.int64], k: int) -> tuple[U64, F32]:
         if len(rows) == 0:

@@ -67,6 +67,7 @@ class IndexSnapshot:
         def _ann_for_checkpoint(self) -> DenseANN | None: ...
         def _ensure_ann(self) -> DenseANN: ...
         def row_refs(self) -> RowRefs: ...
+        def _quant_reset(self) -> None: ...
 
     def speakers_state(self) -> list[list[Any]]:
         raise NotImplementedError  # SpeakerIndex (recall_speakers.py), before this class in the organ's bases
@@ -196,6 +197,7 @@ class IndexSnapshot:
             total = len(vectors)
             # zeros: _unit_rows packs the kept rows at the top; the rows past them stay zero
             self._vecs = np.zeros((max(1024, total + total // 4), self.dim), np.float32)
+            self._quant_reset()
             if isinstance(vectors, MappedVectors):  # state 10: straight from the mapped log
                 norms, n = vectors.unit_into(self._vecs[:total])
             else:
@@ -274,6 +276,7 @@ class IndexSnapshot:
         order) as the dense lane's matrix; ids listed as missing get free rows."""
         self.dim = int(rows.shape[1])
         self._vecs = rows
+        self._quant_reset()
         self._row_ids = RowIds(vector_ids)
         free: list[int] = []
         if len(missing):

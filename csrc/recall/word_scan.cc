@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "recall/word_index.h"
 
@@ -61,38 +62,46 @@ const char* Dot8RowsName(Dot8RowsFn fn) {
   return fn == &Dot8RowsVnni ? "avx512_vnni" : "generic";
 }
 
+// One row's codes and bounds into slot `row` (which exists).
+void QuantRows::Quantize(size_t row, const float* x) {
+  int8_t* c = codes.data() + row * stride;
+  float top = 0.0f;
+  double norm2 = 0.0;
+  for (size_t i = 0; i < dim; ++i) {
+    top = std::max(top, std::fabs(x[i]));
+    norm2 += static_cast<double>(x[i]) * x[i];
+  }
+  const float s = top / 127.0f;
+  double e2 = 0.0, n2 = 0.0;
+  int32_t sum = 0;
+  for (size_t i = 0; i < dim; ++i) {
+    const int v = s > 0.0f ? static_cast<int>(std::lrintf(x[i] / s)) : 0;
+    const int clamped = std::max(-127, std::min(127, v));
+    c[i] = static_cast<int8_t>(clamped);
+    sum += clamped;
+    const double back = static_cast<double>(s) * clamped;  // exact in double
+    e2 += (x[i] - back) * (x[i] - back);
+    n2 += back * back;
+  }
+  scale[row] = s;
+  // rounded up: a relative nudge covers the sums' own rounding
+  err[row] = static_cast<float>(std::sqrt(e2) * 1.0001);
+  norm[row] = static_cast<float>(std::sqrt(n2) * 1.0001);
+  csum[row] = sum;
+  max_norm = std::max(max_norm, static_cast<float>(std::sqrt(norm2)));
+}
+
 void QuantRows::Append(const float* rows, size_t n) {
   const size_t first = size();
   codes.resize((first + n) * stride, 0);
-  for (size_t r = 0; r < n; ++r) {
-    const float* x = rows + r * dim;
-    int8_t* c = codes.data() + (first + r) * stride;
-    float top = 0.0f;
-    double norm2 = 0.0;
-    for (size_t i = 0; i < dim; ++i) {
-      top = std::max(top, std::fabs(x[i]));
-      norm2 += static_cast<double>(x[i]) * x[i];
-    }
-    const float s = top / 127.0f;
-    double e2 = 0.0, n2 = 0.0;
-    int32_t sum = 0;
-    for (size_t i = 0; i < dim; ++i) {
-      const int v = s > 0.0f ? static_cast<int>(std::lrintf(x[i] / s)) : 0;
-      const int clamped = std::max(-127, std::min(127, v));
-      c[i] = static_cast<int8_t>(clamped);
-      sum += clamped;
-      const double back = static_cast<double>(s) * clamped;  // exact in double
-      e2 += (x[i] - back) * (x[i] - back);
-      n2 += back * back;
-    }
-    scale.push_back(s);
-    // rounded up: a relative nudge covers the sums' own rounding
-    err.push_back(static_cast<float>(std::sqrt(e2) * 1.0001));
-    this->norm.push_back(static_cast<float>(std::sqrt(n2) * 1.0001));
-    csum.push_back(sum);
-    max_norm = std::max(max_norm, static_cast<float>(std::sqrt(norm2)));
-  }
+  scale.resize(first + n);
+  err.resize(first + n);
+  norm.resize(first + n);
+  csum.resize(first + n);
+  for (size_t r = 0; r < n; ++r) Quantize(first + r, rows + r * dim);
 }
+
+void QuantRows::Set(size_t row, const float* x) { Quantize(row, x); }
 
 void ScanTopK(const float* rows, size_t n, size_t dim, hnsw::DotFn dot, const float* q, size_t k,
               std::vector<WordHit>* out) {
@@ -105,11 +114,8 @@ void ScanTopK(const float* rows, size_t n, size_t dim, hnsw::DotFn dot, const fl
   top.Finish();
 }
 
-void ExactTopK(const QuantRows& quant, const float* rows, size_t n, hnsw::DotFn dot,
-               const float* q, size_t k, std::vector<WordHit>* out) {
-  out->clear();
-  k = std::min(k, n);
-  if (k == 0) return;
+float FirstPass(const QuantRows& quant, size_t n, const float* q, size_t k, const int64_t* skip,
+                size_t n_skip, std::vector<float>* upper) {
   const size_t dim = quant.dim, stride = quant.stride;
   // The query's codes (unsigned: code + 128), its rounding error and L1 norm.
   float top = 0.0f;
@@ -130,13 +136,21 @@ void ExactTopK(const QuantRows& quant, const float* rows, size_t n, hnsw::DotFn 
   // min-heap of the k largest (whose top is then the k-th largest).
   std::vector<int32_t> raw(n);
   ChosenDot8Rows()(qu.data(), quant.codes.data(), stride, n, raw.data());
-  std::vector<float> upper(n), lower(n);
+  upper->resize(n);
+  std::vector<float> lower(n);
   for (size_t r = 0; r < n; ++r) {  // (vectorizes)
     // a = sq * scale * (qc . c); the estimate's float rounding is in the margin below
     const float est = quant.scale[r] * sq * static_cast<float>(raw[r] - 128 * quant.csum[r]);
     const float bound = nq * quant.err[r] + eq * quant.norm[r] + eq * quant.err[r];
-    upper[r] = est + bound;
+    (*upper)[r] = est + bound;
     lower[r] = est - bound;
+  }
+  constexpr float kNone = -std::numeric_limits<float>::infinity();
+  for (size_t i = 0; i < n_skip; ++i) {
+    if (skip[i] >= 0 && static_cast<size_t>(skip[i]) < n) {
+      (*upper)[skip[i]] = kNone;
+      lower[skip[i]] = kNone;
+    }
   }
   std::vector<float> lows(lower.begin(), lower.begin() + k);  // the k largest lower bounds
   std::make_heap(lows.begin(), lows.end(), std::greater<float>());
@@ -151,12 +165,21 @@ void ExactTopK(const QuantRows& quant, const float* rows, size_t n, hnsw::DotFn 
   // Margin: the f32 kernel's rounding (|error| <= dim * 2^-23 * |x|, generously) on both sides,
   // plus the estimate's own float rounding.
   const float margin = 4.0f * fdim * 1.2e-7f * std::max(quant.max_norm, 1.0f) + 1e-6f;
-  const float floor = lows.front() - margin;
+  return lows.front() - margin;
+}
+
+void ExactTopK(const QuantRows& quant, const float* rows, size_t n, hnsw::DotFn dot,
+               const float* q, size_t k, std::vector<WordHit>* out) {
+  out->clear();
+  k = std::min(k, n);
+  if (k == 0) return;
+  std::vector<float> upper;
+  const float floor = FirstPass(quant, n, q, k, nullptr, 0, &upper);
   out->reserve(k);
   TopK best{k, out};
   for (size_t r = 0; r < n; ++r) {
     if (upper[r] >= floor) {
-      best.Offer({static_cast<uint32_t>(r), dot(q, rows + r * dim, dim)});
+      best.Offer({static_cast<uint32_t>(r), dot(q, rows + r * quant.dim, quant.dim)});
     }
   }
   best.Finish();

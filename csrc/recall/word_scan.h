@@ -50,7 +50,7 @@ Dot8RowsFn Dot8RowsFor(cpu::Level cap);
 Dot8RowsFn ChosenDot8Rows();
 const char* Dot8RowsName(Dot8RowsFn fn);  // "avx512_vnni" or "generic"
 
-// The int8 form of the rows, appended as they are added.
+// The int8 form of the rows, appended as they are added (or one made anew: Set).
 struct QuantRows {
   size_t dim = 0;
   size_t stride = 0;  // dim rounded up to 64 (padding codes are 0)
@@ -64,7 +64,20 @@ struct QuantRows {
   explicit QuantRows(size_t d = 0) : dim(d), stride((d + 63) / 64 * 64) {}
   size_t size() const { return scale.size(); }
   void Append(const float* rows, size_t n);
+  void Set(size_t row, const float* x);  // row < size(): its codes made anew from x
+
+ private:
+  void Quantize(size_t row, const float* x);
 };
+
+// The quantized first pass over the n rows of `quant` for the query q: each
+// row's upper bound on its f32 dot with q (`upper`, n values) and the floor
+// below which a row cannot be among the k best (the k-th largest lower bound,
+// less the f32 kernel's rounding margin). Rows listed in `skip` (n_skip
+// indexes; any outside [0, n) are ignored) get an upper bound of -inf and
+// count for nothing. Needs 0 < k <= n.
+float FirstPass(const QuantRows& quant, size_t n, const float* q, size_t k, const int64_t* skip,
+                size_t n_skip, std::vector<float>* upper);
 
 // The k rows (of n; rows row-major n * dim) of highest f32 `dot` with the
 // unit query q, best first, ties by the smaller row: exactly what one f32

@@ -9,12 +9,19 @@ the encoder did not move meanwhile (another step, or one replayed from another w
 a step that lost that race is dropped, and the next due step learns from newer atoms.
 The step is an op in the log like any other, so replay never re-learns. The library
 default stays inline: a given sequence of writes then yields the same log every run.
+
+Background steps take at most ``CPU_SHARE`` of one core: after a step that used ``c``
+seconds of CPU the next starts no sooner than ``c * (1 / CPU_SHARE - 1)`` seconds after
+it ended. A step due before then waits (the writes that made it due keep counting, so it
+starts with the first write after the pause): under a steady load of writes the daemon
+learns every few thousand writes instead of every 1,024, and spends its cores on calls.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -23,12 +30,18 @@ from chitta.field.background_priority import lower_this_thread
 from chitta.field.core import FieldCore
 from chitta.recall.blas import one_thread
 
+CPU_SHARE = 0.1  # of one core, at most, for background learning steps
+_clock = time.monotonic
+
 
 def start(core: FieldCore, max_vectors: int = 1024) -> bool:
-    """Begin a background step unless one is running; False when one already is."""
+    """Begin a background step unless one is running or the CPU share says wait;
+    False when none was begun."""
     with core.lock:
         running = core.learner
         if running is not None and running.is_alive():
+            return False
+        if _clock() < core.learn_resume_at:
             return False
         thread = threading.Thread(
             target=_step, args=(core, max_vectors), name="chitta-learn", daemon=True
@@ -57,9 +70,12 @@ def _step(core: FieldCore, max_vectors: int) -> None:
             now = core.now_ms()
         if len(vectors) == 0:
             return
+        cpu0 = time.thread_time()
         with one_thread():
             step = encoder.learn(vectors, at_ms=now)
+        used = time.thread_time() - cpu0
         with core.lock:
+            core.learn_resume_at = _clock() + used * (1.0 / CPU_SHARE - 1.0)
             current = core.encoder_organ.encoder
             if core.closed or current is not encoder or current.version != version:
                 return  # the encoder moved while this step was computed: dropped

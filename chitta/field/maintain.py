@@ -48,12 +48,13 @@ def after_embedded_writes(core: FieldCore, n: int) -> None:
         write_gate_pass(core)
     core.since_learning += n
     if core.since_learning >= max(LEARN_EVERY, core.index.vector_count // LEARN_FRACTION):
-        core.since_learning = 0
         if core.learn_async:  # a server: off this writer's thread (field/learn_async.py)
             from chitta.field import learn_async
 
-            learn_async.start(core)
+            if learn_async.start(core):  # else due still: retried with the next writes
+                core.since_learning = 0
         else:
+            core.since_learning = 0
             learn_encoder(core)
 
 

@@ -98,3 +98,35 @@ def test_the_daemon_learns_off_its_writer_thread(tmp_path: Path) -> None:
         assert f.core.learn_async is False  # the library default: inline, the same log every run
         Daemon(f, sock_dir / "d.sock")
         assert f.core.learn_async is True
+
+
+def test_background_steps_keep_to_their_cpu_share(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a step of c CPU seconds the next due step waits c * (1 / CPU_SHARE - 1)
+    seconds (a fake clock here); the writes that made it due keep counting, so it starts
+    with the first write once the pause is over."""
+    now = [1000.0]
+    monkeypatch.setattr(learn_async, "_clock", lambda: now[0])
+    monkeypatch.setattr(learn_async, "CPU_SHARE", 0.25)
+    with chitta.open(tmp_path / "f", embedder="hashing") as f:
+        core = f.core
+        core.learn_async = True
+        _write(f)
+        learn_async.wait(core)
+        first = core.encoder_organ.encoder.version
+        pause = core.learn_resume_at - now[0]
+        assert pause > 0  # the step's own CPU time, times 3
+        f.remember_many([f"more {i}" for i in range(maintain.LEARN_EVERY)])  # due again
+        learn_async.wait(core)
+        assert core.encoder_organ.encoder.version == first  # waited: within the pause
+        assert core.since_learning >= maintain.LEARN_EVERY  # still due
+        now[0] += pause * 0.9
+        f.remember("one more")
+        learn_async.wait(core)
+        assert core.encoder_organ.encoder.version == first
+        now[0] += pause * 0.2  # past the pause: the next write starts the step
+        f.remember("and one more")
+        learn_async.wait(core)
+        assert core.encoder_organ.encoder.version == first + 1
+        assert core.since_learning <= 1

@@ -210,7 +210,9 @@ class FieldCore:
         self.since_learning = 0  # embedded writes since this handle's last learning step
         self.recalls = RecentRecalls()  # recall ids for feedback (field/recent_recalls.py)
         self.learn_async = False  # learning steps off the writer's thread (field/learn_async.py)
-        self.learn_resume_at = 0.0  # no background step before this time.monotonic() (its CPU share)
+        self.learn_resume_at = (
+            0.0  # no background step before this time.monotonic() (its CPU share)
+        )
         self.learner: threading.Thread | None = None  # the running background step, if any
         self.salvaged: list[dict[str, Any]] = []  # what salvage skipped, with where
         self.checkpoint_loaded: str | None = None  # the checkpoint this handle opened from

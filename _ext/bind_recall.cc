@@ -119,7 +119,13 @@ Gathered Gather(const py::list& lists, const std::vector<double>& weights, doubl
     cos.units = static_cast<const float*>(mat.data());
   }
   Gathered g;
-  ThrowIfError(chitta::recall::GatherCandidates(ranked, weights, rrf_k, static_cast<size_t>(limit), mem, idx, cos, &g));
+  chitta::Status st;
+  {
+    // Raw pointers into arrays the caller's arguments keep alive; the dot is BLAS's sdot.
+    py::gil_scoped_release release;
+    st = chitta::recall::GatherCandidates(ranked, weights, rrf_k, static_cast<size_t>(limit), mem, idx, cos, &g);
+  }
+  ThrowIfError(std::move(st));
   return g;
 }
 

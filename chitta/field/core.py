@@ -41,6 +41,7 @@ from chitta.errors import (
     LostWritesError,
     NotFound,
 )
+from chitta.field.field_lock import FieldLock
 from chitta.field.recent_recalls import RecentRecalls
 from chitta.ops import Op, OpType
 from chitta.ops import checks as v
@@ -188,7 +189,7 @@ class FieldCore:
         self.read_only = read_only
         self.instance = int(self.log.instance_id)
         self.clock: Callable[[], float] = clock or time.time
-        self.lock = threading.RLock()
+        self.lock = FieldLock()  # exclusive for changes, shared for recalls (field_lock.py)
         self.recall_settings = recall_settings
         self.fresh_organs()
         # remember()'s plain path is one native call (chitta/field/write.py): it appends

@@ -23,9 +23,11 @@ from chitta.field import learned_rerank
 from chitta.field import provenance as prov
 from chitta.field import puts as putops
 from chitta.field.core import FieldCore
+from chitta.field.field_lock import EXCLUSIVE
 from chitta.field.learning import learned_engine
 from chitta.ops import checks as v
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS
+from chitta.organs.shared_reads import SharedReadNeedsWrite
 from chitta.policies import curation
 from chitta.recall import seed_rerank
 from chitta.recall.blas import one_thread
@@ -212,17 +214,26 @@ def _recall(
     if wants_posting and qvec is not None and encoder is not None and encoder.dim == qvec.shape[0]:
         code = encoder.encode(qvec[None, :]).features[0]
 
-    with core.lock:
-        allowed = core.index.allowed(**filters)
-        if tag_set is not None:  # inside the lanes, like every other filter
-            tagged = core.memories.ids_with_tags(tag_set)
-            allowed = tagged if allowed is None else np.intersect1d(allowed, tagged)
-        if prov_set is not None:  # inside the lanes too
-            written = prov.allowed_ids(core, prov_set)
-            allowed = written if allowed is None else np.intersect1d(allowed, written)
+    # Run beside other reads (the field's lock shared) unless a lane would change state
+    # first or the learned scorer reranks (chitta/field/field_lock.py).
+    posting = code is not None and engine.settings.lane_weights.get("posting", 0.0) > 0
+    dense = qvec is not None and engine.settings.lane_weights.get("dense", 0.0) > 0
+    # (the neighbour lane reads the graph organ's edges, which only writers change; the
+    # PPR graph lane builds its native graph lazily: that one runs alone)
+    plain = not seed004 and engine.settings.lane_weights.get("graph", 0.0) <= 0
+    got: dict[str, Any] = {}
+
+    def prepare(may_work: bool) -> str:
+        got["allowed"] = _allowed(core, filters, tag_set, prov_set)
         # learned factors (or the caller's mood): 1.5x candidates of the same lanes, reranked
-        learning = mood is not None or learned_rerank.active(core)
-        now = core.now_ms()
+        got["learning"] = learning = mood is not None or learned_rerank.active(core)
+        got["now"] = core.now_ms()
+        if learning or not plain:
+            return EXCLUSIVE
+        return core.index.shared_read_verdict(may_work, posting, dense)
+
+    def ranked() -> list[Hit]:
+        allowed, learning, now = got["allowed"], got["learning"], got["now"]
         want = min(MAX_K, learned_rerank.pool(k)) if learning else k
         depth = k if learning and want > k else None  # the reranked pool: the lanes of a plain k
         if seed004:
@@ -250,6 +261,19 @@ def _recall(
             hits = learned_rerank.rerank(core, hits if learning else hits[:k], k, explain, mood)
         hits = hits[:k]
         relevance(core, hits, qvec)
+        return hits
+
+    found: list[Hit] | None = None
+    with core.lock.reading(prepare):
+        try:
+            found = ranked()
+        except SharedReadNeedsWrite:  # a lane had work after all: run alone instead
+            found = None
+    if found is None:
+        with core.lock:
+            prepare(True)
+            found = ranked()
+    hits = found
     if min_score is not None:  # hits without a relevance (no vector yet) are kept
         hits = [h for h in hits if h.relevance is None or h.relevance >= min_score]
     if budget_bytes is not None:
@@ -260,6 +284,23 @@ def _recall(
     if touch and hits and not core.read_only:
         _touch(core, hits)
     return hits
+
+
+def _allowed(
+    core: FieldCore,
+    filters: dict[str, Any],
+    tag_set: frozenset[str] | None,
+    prov_set: frozenset[str] | None,
+) -> Any:
+    """The ids every filter lets through, sorted (None: no filter)."""
+    allowed = core.index.allowed(**filters)
+    if tag_set is not None:  # inside the lanes, like every other filter
+        tagged = core.memories.ids_with_tags(tag_set)
+        allowed = tagged if allowed is None else np.intersect1d(allowed, tagged)
+    if prov_set is not None:  # inside the lanes too
+        written = prov.allowed_ids(core, prov_set)
+        allowed = written if allowed is None else np.intersect1d(allowed, written)
+    return allowed
 
 
 def _expired(hit: Hit, now_ms: int) -> bool:

@@ -28,7 +28,7 @@ from chitta.errors import CorruptionError
 from chitta.ops import Op, OpType
 from chitta.ops.code_columns import CodeColumns
 from chitta.ops.put_columns import PutColumns
-from chitta.organs import recall_index_checkpoint
+from chitta.organs import recall_index_checkpoint, shared_reads
 from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
 from chitta.organs.dense_ann import DENSE_INDEX_KINDS, DenseANN
 from chitta.organs.index.bm25 import BM25
@@ -291,6 +291,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
                 raise CorruptionError(
                     "the checkpoint's posting index could not be read earlier; reopen the field"
                 )
+            shared_reads.refuse_work("the posting index to read")
             held, self._posting_file = self._posting_file, None  # one read attempt per open
             index = self._posting_now = held.read()
         return index
@@ -305,6 +306,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
     # ---- keeping native indexes current -----------------------------------------
     def _flush_text(self) -> None:
         if self._text_pending:
+            shared_reads.refuse_work("texts to index")
             ids, docs = self._text_pending.take()
             if len(ids):
                 self._bm25.add(ids, docs)
@@ -323,6 +325,7 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
     def _flush_codes(self) -> None:
         if not self._code_pending:
             return
+        shared_reads.refuse_work("codes to index")
         ids, feats, acts = self._code_pending.take(self._posting.active)
         if len(ids):
             # the index wants sorted rows: sorted in place, in slices (no int64 order array
@@ -396,6 +399,39 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
 
     def coded_ids(self) -> list[int]:
         return self._code_version.keys()
+
+    def ready_for_reads(self) -> None:
+        """Do now what the next recall would do first (index pending texts, quantize new
+        rows), so that recalls find nothing due and run beside each other: a server's
+        writer calls it after each group it commits."""
+        self._flush_text()
+        if self._dense_scans_exactly():
+            self._quant_rows()
+
+    def shared_read_verdict(self, may_work: bool, posting: bool, dense: bool) -> str:
+        """Whether a recall using these lanes (keyword always; ``posting``, ``dense`` as
+        given) may run beside other reads (chitta/field/field_lock.py): "ready" when its
+        lanes will change nothing; "work" when texts, codes or rows are due to be indexed
+        first (done here when ``may_work``, the caller then being alone); "exclusive" when
+        a lane it uses builds or reads an index lazily (a graph, binary codes, a checkpoint's
+        posting file)."""
+        dense_exact = dense and self._dense_scans_exactly()
+        due = (
+            bool(self._text_pending)
+            or (posting and bool(self._code_pending))
+            or (dense_exact and self._quant_due())
+        )
+        if due:
+            if not may_work:
+                return "work"
+            self._flush_text()
+            if posting:
+                self._flush_codes()
+            if dense_exact:
+                self._quant_rows()
+        if (dense and not dense_exact) or (posting and self._posting_now is None):
+            return "exclusive"
+        return "ready"
 
     def allowed(
         self,

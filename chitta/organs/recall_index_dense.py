@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from chitta import _core
 from chitta.errors import CheckpointIgnored, ChittaError
+from chitta.organs import shared_reads
 from chitta.organs.dense_ann import (
     AUTO_ANN_MIN,
     AUTO_BUILD_SECONDS,
@@ -215,12 +216,28 @@ class DenseLane:
         self._quant = None
         self._quant_dirty = set()
 
+    def _quant_due(self) -> bool:
+        """``_quant_rows`` has rows to quantize."""
+        n = len(self._row_ids)
+        if n < QUANT_FROM or self.dim is None:
+            return False
+        quant = self._quant
+        return quant is None or bool(self._quant_dirty) or quant.size < n
+
+    def _dense_scans_exactly(self) -> bool:
+        """An unfiltered dense search is the exact scan (no graph, no binary codes)."""
+        return self._dense_kind == "exact" or (
+            not self._uses_auto_ann() and len(self._row) <= self.exact_limit
+        )
+
     def _quant_rows(self) -> Any:
         """The int8 form of the matrix's rows in use, brought up to date; None below
         QUANT_FROM rows (the f32 scan alone is as cheap there)."""
         n = len(self._row_ids)
         if n < QUANT_FROM or self.dim is None:
             return None
+        if self._quant_due():
+            shared_reads.refuse_work("dense rows to quantize")
         quant = self._quant
         if quant is None:
             quant = self._quant = _core._DenseQuant(int(self.dim))
@@ -234,6 +251,8 @@ class DenseLane:
         return quant
 
     def _ensure_hamming(self) -> HammingRescoreRows:
+        if self._hamming is None or self._hamming_pending:
+            shared_reads.refuse_work("binary codes to build")
         if self._hamming is None:
             mean = (
                 self._mean if self._mean is not None and self._mean.shape[0] == self.dim else None

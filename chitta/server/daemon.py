@@ -26,6 +26,7 @@ flight finish, closes the field (everything flushed) and removes the socket.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import queue
@@ -57,6 +58,9 @@ MAX_SOCKET_PATH = 107  # sun_path minus the NUL
 MAX_CONNECTIONS = 256
 #: seconds within which a frame, once its first byte arrived, must arrive whole
 FRAME_TIMEOUT_S = 10.0
+#: reads the I/O loop serves itself when the query embedder is cheap (Daemon._read_here)
+INLINE_READS = frozenset({"recall", "get", "stats", "__len__", "__contains__"})
+LONG_HOLD_S = 0.005
 #: threads that run reads and touching recalls (the writer is one more)
 READERS = 2
 #: recalls a reader takes at once with a model (their queries: one embedding batch)
@@ -131,6 +135,7 @@ class Daemon:
         frame_timeout_s: float = FRAME_TIMEOUT_S,
         group_commit: bool = True,
         readers: int = READERS,
+        inline_reads: bool = True,
     ) -> None:
         if (
             isinstance(max_connections, bool)
@@ -162,6 +167,7 @@ class Daemon:
         self.group = GroupCommit(
             field, self._writer, hold=self._lock.shared, max_jobs=MAX_JOBS if group_commit else 1
         )
+        cheap_queries = not deferred.wanted(field.core.encoding.embedder)  # (before any wrapping)
         if group_commit:
             # a group's sparse codes leave the writer's thread (chitta/field/deferred_codes.py)
             field.core.defer_codes = True
@@ -175,6 +181,8 @@ class Daemon:
         self._listener: socket.socket | None = None
         self._loop: ConnectionLoop | None = None
         self._calls: queue.SimpleQueue[Call | None] = queue.SimpleQueue()
+        # reads served on the I/O loop (_read_here): only where a query costs no model call
+        self._inline = inline_reads and cheap_queries
         self._readers = readers
         self._reader_threads: list[threading.Thread] = []
         self.requests = 0
@@ -301,8 +309,11 @@ class Daemon:
             self._reply_to(conn, rid, is_json, None, _internal(exc))
             return
         call = Call(conn, rid, method, checked, len(body), is_json)
-        if methods.only_reads(method, checked) or (self.group_commit and method.name == "recall"):
-            self._calls.put(call)  # a reader runs it (a touching recall's touches: the writer)
+        if methods.only_reads(method, checked):
+            if not self._read_here(call):
+                self._calls.put(call)  # a reader runs it
+        elif self.group_commit and method.name == "recall":
+            self._calls.put(call)  # a reader runs it; a touching recall's touches: the writer
         elif self.group_commit and method.name == "remember" and mergeable(self.field, checked):
             self.group.post(
                 Job(REMEMBER, params=checked, size=len(body), reply=self._job_reply(call))
@@ -340,10 +351,26 @@ class Daemon:
                 except BaseException as exc:  # noqa: BLE001  a bug costs its call, not the thread
                     self._reply_to(call.conn, call.rid, call.json, None, _internal(exc))
 
-    def _read_call(self, call: Call) -> None:
+    def _read_here(self, call: Call) -> bool:
+        """Run a cheap read on the I/O loop itself: no hand-off to a reader thread and back
+        (D-085). Only where the query embedder is cheap (no model: a model call would hold
+        every socket), for the reads of INLINE_READS, and not while maintenance holds the
+        daemon or a writer has held the field for over LONG_HOLD_S (a checkpoint, say):
+        then a reader waits instead of the loop. A commit's short hold the loop waits out."""
+        if not self._inline or call.method.name not in INLINE_READS:
+            return False
+        if self.field.core.lock.held_longer_than(LONG_HOLD_S) or not self._lock.shared.try_enter():
+            return False
+        try:
+            self._read_call(call, held=True)
+        finally:
+            self._lock.shared.__exit__(None, None, None)
+        return True
+
+    def _read_call(self, call: Call, held: bool = False) -> None:
         method, params = call.method, call.params
         try:
-            with self._lock.shared:
+            with contextlib.nullcontext() if held else self._lock.shared:
                 self._refresh()
                 if methods.only_reads(method, params):
                     result = method.invoke(self.field, params)

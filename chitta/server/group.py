@@ -184,6 +184,10 @@ class GroupCommit:
         try:
             with self._hold, self._writer:
                 self._run(group)
+                core = self.field.core
+                with core.lock:  # the readers then find nothing due: they run side by side
+                    if not core.closed:
+                        core.index.ready_for_reads()
         except BaseException as exc:  # noqa: BLE001  every job of the group gets an answer
             for job in group:
                 if not job.answered:

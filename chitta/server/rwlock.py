@@ -23,6 +23,16 @@ class _Shared:
     def __init__(self, lock: RWLock) -> None:
         self._l = lock
 
+    def try_enter(self) -> bool:
+        """Enter now if no exclusive holder holds or waits for the lock; False otherwise
+        (then nothing is held). A True is left with ``__exit__``."""
+        lk = self._l
+        with lk._cond:
+            if lk._writer or lk._waiting_writers:
+                return False
+            lk._readers += 1
+            return True
+
     def __enter__(self) -> None:
         lk = self._l
         with lk._cond:

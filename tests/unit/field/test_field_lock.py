@@ -107,9 +107,8 @@ def test_lazy_work_runs_only_while_no_read_runs() -> None:
 
 def test_reentry_and_misuse() -> None:
     lock = FieldLock()
-    with lock, lock:  # reentrant, as the RLock it replaces
-        with lock.reading(_ready) as shared:
-            assert not shared  # inside an exclusive hold: stays exclusive
+    with lock, lock, lock.reading(_ready) as shared:  # reentrant, as the RLock it replaced
+        assert not shared  # inside an exclusive hold: stays exclusive
     with lock.reading(lambda may_work: EXCLUSIVE) as shared:
         assert not shared
         assert not shared_reads.active()

@@ -317,8 +317,11 @@ def relevance(core: FieldCore, hits: list[Hit], qvec: Any) -> None:
     ``score`` is relative to the other hits). None without both vectors."""
     if not hits or qvec is None:
         return
-    cos = core.index.cosine_array(qvec, [h.id for h in hits])
-    for h, c in zip(hits, cos.tolist()):
+    todo = [h for h in hits if h.relevance is None]  # the native tail sets it where it can
+    if not todo:
+        return
+    cos = core.index.cosine_array(qvec, [h.id for h in todo])
+    for h, c in zip(todo, cos.tolist()):
         if not math.isnan(c):  # the memory has a vector
             refine(h, relevance=float(c))
 

@@ -27,6 +27,7 @@ returned only.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -195,7 +196,14 @@ def rank_native(
         k,
     )
     memories = engine.memories.memories(top_ids)
-    # Hit(id=, text=, score=, memory=, lanes=, fused=, factors=(), relevance=None,
+    # The relevance (the query's cosine with the memory's unit vector) where the gather
+    # computed it: numpy's sdot on the same rows, the value Field.recall's relevance() gives.
+    gathered = cands.cosine if native_cos else None
+    relevances: list[float | None] = [None] * len(top_ids)
+    if gathered is not None:
+        at = dict(zip(kept_ids.tolist(), gathered.tolist()))
+        relevances = [None if math.isnan(c := at[mid]) else c for mid in top_ids]
+    # Hit(id=, text=, score=, memory=, lanes=, fused=, factors=(), relevance=,
     # recall_id=None, graph_path=None)
     # without the frozen __init__
     new_hit, slots, no_factors = _core._new_slotted, _HIT_SLOTS, ()
@@ -211,11 +219,13 @@ def rank_native(
                 {name: r for name, r in zip(names, rk) if r > 0},
                 f,
                 no_factors,
-                None,
+                rel,
                 None,
                 None,
             ),
         )
-        for mid, memory, score, f, rk in zip(top_ids, memories, top_scores, top_fused, top_ranks)
+        for mid, memory, score, f, rk, rel in zip(
+            top_ids, memories, top_scores, top_fused, top_ranks, relevances
+        )
         if memory is not None
     ]

@@ -116,6 +116,20 @@ def test_relevance_is_the_query_cosine(tmp_path):
                 f.recall(q, min_score=bad)  # type: ignore[arg-type]
 
 
+def test_relevance_equals_the_dense_lanes_cosine_bit_for_bit(tmp_path):
+    """The native tail takes each hit's relevance from the gather's cosines: the same value,
+    bit for bit, as ``cosine_array`` (one dot per row) gives for those ids."""
+    with _field(tmp_path) as f:
+        f.remember_many([f"service {i % 9} restarted after outage {i % 4}" for i in range(300)])
+        for q in ("why did service 3 restart", "outage 2", "lunch"):
+            hits = f.recall(q, k=10, touch=False)
+            assert hits and all(h.relevance is not None for h in hits)
+            qv = f.core.encoding.embed_query([q])[0]
+            qv = qv / float(np.sqrt(qv.dot(qv)))  # as recall normalises it
+            want = f.core.index.cosine_array(qv, [h.id for h in hits]).tolist()
+            assert [h.relevance for h in hits] == want
+
+
 def test_relevance_is_none_without_vectors(tmp_path):
     with chitta.open(tmp_path / "f", embedder=None) as f:
         f.remember("plain words only")

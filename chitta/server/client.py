@@ -28,6 +28,8 @@ from chitta.server.sockets import connect_unix
 
 __all__ = ["RemoteField", "connect"]
 
+READ_CHUNK = 1 << 16  # bytes a reply's first recv asks for
+
 
 class RemoteField:
     """A connection to a daemon; use :func:`connect`. Has Field's methods (see module doc)."""
@@ -62,13 +64,7 @@ class RemoteField:
         with self._lock:
             try:
                 self._sock.sendall(data)
-                header = _recv_exact(self._sock, HEADER.size)
-                if header is None:
-                    raise ChittaIOError("the daemon closed the connection")
-                (size,) = HEADER.unpack(header)
-                if size > protocol.MAX_FRAME:
-                    raise ProtocolError(f"the daemon sent a frame of {size} bytes, over the limit")
-                body = _recv_exact(self._sock, size) if size else b""
+                body = _read_frame(self._sock)
             except OSError as exc:
                 self._closed = True
                 self._sock.close()
@@ -127,16 +123,60 @@ class RemoteField:
         return f"<chitta.RemoteField {str(self.socket_path)!r}{' closed' if self._closed else ''}>"
 
 
+def _read_frame(sock: Any) -> bytes | None:
+    """One reply frame's body (None: the daemon closed the connection first), read with as
+    few ``recv`` calls as it takes: a reply that fits comes in one, header and body."""
+    buf = bytearray(sock.recv(READ_CHUNK))
+    if not buf:
+        return None
+    while len(buf) < HEADER.size:
+        more = sock.recv(READ_CHUNK)
+        if not more:
+            raise ChittaIOError("the daemon closed the connection mid-frame")
+        buf += more
+    (size,) = HEADER.unpack_from(buf)
+    if size > protocol.MAX_FRAME:
+        raise ProtocolError(f"the daemon sent a frame of {size} bytes, over the limit")
+    end = HEADER.size + size
+    if len(buf) > end:
+        raise ProtocolError("the daemon sent more than one reply to one request")
+    if len(buf) < end:
+        rest = _recv_exact(sock, end - len(buf))
+        if rest is None:
+            raise ChittaIOError("the daemon closed the connection mid-frame")
+        buf += rest
+    return bytes(buf[HEADER.size :])
+
+
 def _remote_method(method: Method) -> Callable[..., Any]:
     from chitta.field import Field
 
     sig = method.signature()
     post = method.result
+    params_of = list(sig.parameters.values())[1:]  # without self
+    plain = all(
+        p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        for p in params_of
+    )
+    positional = [p.name for p in params_of if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    names = frozenset(p.name for p in params_of)
+    required = frozenset(p.name for p in params_of if p.default is inspect.Parameter.empty)
 
     def call(self: RemoteField, *args: Any, **kwargs: Any) -> Any:
-        bound = sig.bind(self, *args, **kwargs)  # TypeError for a wrong call, as Field gives
-        params = dict(bound.arguments)
-        params.pop(next(iter(sig.parameters)))  # self
+        if (
+            plain
+            and len(args) <= len(positional)
+            and names.issuperset(kwargs)
+            and not any(n in kwargs for n in positional[: len(args)])
+        ):  # what sig.bind would accept, bound without it (the common case)
+            params = dict(zip(positional, args))
+            params.update(kwargs)
+            if not required.issubset(params):
+                sig.bind(self, *args, **kwargs)  # raises the TypeError Field gives
+        else:
+            bound = sig.bind(self, *args, **kwargs)  # TypeError for a wrong call, as Field gives
+            params = dict(bound.arguments)
+            params.pop(next(iter(sig.parameters)))  # self
         result = self._call(method.name, params)
         return result if post is None else post(result)
 

@@ -32,21 +32,13 @@ void DenseExactTopK(const QuantRows* quant, const float* rows, const uint64_t* i
       if (skip[i] >= 0 && static_cast<size_t>(skip[i]) < n) upper[skip[i]] = kNone;
     }
   }
-  // A heap of the best k offered whose top is the worst kept.
   out->reserve(k);
+  BestK<DenseHit, Better> best{k, out};
   for (size_t r = 0; r < n; ++r) {
     if (upper[r] == kNone || upper[r] < floor) continue;
-    const DenseHit h{ids[r], dot(q, rows + r * dim, dim)};
-    if (out->size() < k) {
-      out->push_back(h);
-      std::push_heap(out->begin(), out->end(), Better);
-    } else if (Better(h, out->front())) {
-      std::pop_heap(out->begin(), out->end(), Better);
-      out->back() = h;
-      std::push_heap(out->begin(), out->end(), Better);
-    }
+    best.Offer({ids[r], dot(q, rows + r * dim, dim)});
   }
-  std::sort_heap(out->begin(), out->end(), Better);
+  best.Finish();
 }
 
 }  // namespace chitta::recall

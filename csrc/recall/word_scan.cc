@@ -17,23 +17,7 @@ bool Better(const WordHit& a, const WordHit& b) {
   return a.cosine > b.cosine || (a.cosine == b.cosine && a.row < b.row);
 }
 
-// Keeps the best k hits offered (in ascending row order) in a heap whose top
-// is the worst kept: a tie never displaces an earlier row.
-struct TopK {
-  size_t k;
-  std::vector<WordHit>* out;
-  void Offer(const WordHit& h) {
-    if (out->size() < k) {
-      out->push_back(h);
-      std::push_heap(out->begin(), out->end(), Better);
-    } else if (Better(h, out->front())) {
-      std::pop_heap(out->begin(), out->end(), Better);
-      out->back() = h;
-      std::push_heap(out->begin(), out->end(), Better);
-    }
-  }
-  void Finish() { std::sort_heap(out->begin(), out->end(), Better); }
-};
+using TopK = BestK<WordHit, Better>;
 
 }  // namespace
 

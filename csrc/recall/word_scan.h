@@ -22,6 +22,7 @@
 // same sums).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -49,6 +50,27 @@ Dot8RowsFn Dot8RowsFor(cpu::Level cap);
 // Dot8RowsFor(cpu::Cap()), fixed after the first call.
 Dot8RowsFn ChosenDot8Rows();
 const char* Dot8RowsName(Dot8RowsFn fn);  // "avx512_vnni" or "generic"
+
+// Keeps the best k hits offered in a heap whose top is the worst kept (`better`:
+// a strict order); Finish() leaves them best first. A hit equal to the worst kept
+// never displaces it, so with hits offered in ascending row order ties keep the
+// earlier row.
+template <typename Hit, bool (*better)(const Hit&, const Hit&)>
+struct BestK {
+  size_t k;
+  std::vector<Hit>* out;
+  void Offer(const Hit& h) {
+    if (out->size() < k) {
+      out->push_back(h);
+      std::push_heap(out->begin(), out->end(), better);
+    } else if (better(h, out->front())) {
+      std::pop_heap(out->begin(), out->end(), better);
+      out->back() = h;
+      std::push_heap(out->begin(), out->end(), better);
+    }
+  }
+  void Finish() { std::sort_heap(out->begin(), out->end(), better); }
+};
 
 // The int8 form of the rows, appended as they are added (or one made anew: Set).
 struct QuantRows {

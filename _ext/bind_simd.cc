@@ -32,7 +32,9 @@ std::vector<std::pair<std::string, cpu::Level>> Kernels() {
                                    : dot == &chitta::hnsw::DotAvx2 ? cpu::Level::kAvx2
                                                                    : cpu::Level::kGeneric},
       {chitta::recall::Dot8RowsName(dot8),
-       dot8 == &chitta::recall::Dot8RowsVnni ? cpu::Level::kAvx512 : cpu::Level::kGeneric},
+       dot8 == &chitta::recall::Dot8RowsVnni   ? cpu::Level::kAvx512
+       : dot8 == &chitta::recall::Dot8RowsAvx2 ? cpu::Level::kAvx2
+                                               : cpu::Level::kGeneric},
       {crc == &chitta::crc32c::ExtendSse42 ? "sse4.2" : "portable",
        crc == &chitta::crc32c::ExtendSse42 ? cpu::Level::kSse42 : cpu::Level::kGeneric},
   };

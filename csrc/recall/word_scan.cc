@@ -33,8 +33,14 @@ void Dot8RowsGeneric(const uint8_t* qu, const int8_t* codes, size_t stride, size
 
 bool HasAvx512Vnni() { return cpu::Supports(kDot8VnniFeatures); }
 
+bool HasDot8Avx2() { return cpu::Supports(kDot8Avx2Features); }
+
 Dot8RowsFn Dot8RowsFor(cpu::Level cap) {
-  return cap == cpu::Level::kAvx512 && HasAvx512Vnni() ? &Dot8RowsVnni : &Dot8RowsGeneric;
+  if (cap == cpu::Level::kAvx512 && HasAvx512Vnni()) return &Dot8RowsVnni;
+  if (static_cast<int>(cap) >= static_cast<int>(cpu::Level::kAvx2) && HasDot8Avx2()) {
+    return &Dot8RowsAvx2;
+  }
+  return &Dot8RowsGeneric;
 }
 
 Dot8RowsFn ChosenDot8Rows() {
@@ -43,7 +49,7 @@ Dot8RowsFn ChosenDot8Rows() {
 }
 
 const char* Dot8RowsName(Dot8RowsFn fn) {
-  return fn == &Dot8RowsVnni ? "avx512_vnni" : "generic";
+  return fn == &Dot8RowsVnni ? "avx512_vnni" : fn == &Dot8RowsAvx2 ? "avx2" : "generic";
 }
 
 // One row's codes and bounds into slot `row` (which exists).

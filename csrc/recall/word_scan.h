@@ -16,10 +16,10 @@
 // codes take a quarter of the f32 rows' bytes, and the first pass is what
 // streams through memory.
 //
-// Dot8RowsVnni (word_scan_avx512.cc, AVX-512 VNNI) is chosen at run time when
-// util/cpu.h allows it (CPU features, env CHITTA_SIMD's cap: level avx512);
-// Dot8RowsGeneric is the reference (exact integer arithmetic: both give the
-// same sums).
+// Dot8RowsVnni (word_scan_avx512.cc, AVX-512 VNNI) or else Dot8RowsAvx2
+// (word_scan_avx2.cc) is chosen at run time when util/cpu.h allows it (CPU
+// features, env CHITTA_SIMD's cap: level avx512, avx2); Dot8RowsGeneric is the
+// reference (exact integer arithmetic: all give the same sums).
 #pragma once
 
 #include <algorithm>
@@ -41,15 +41,20 @@ using Dot8RowsFn = void (*)(const uint8_t* qu, const int8_t* codes, size_t strid
 void Dot8RowsGeneric(const uint8_t* qu, const int8_t* codes, size_t stride, size_t n, int32_t* out);
 void Dot8RowsVnni(const uint8_t* qu, const int8_t* codes, size_t stride, size_t n,
                   int32_t* out);  // needs HasAvx512Vnni()
+void Dot8RowsAvx2(const uint8_t* qu, const int8_t* codes, size_t stride, size_t n,
+                  int32_t* out);  // needs HasDot8Avx2()
 // The features word_scan_avx512.cc is built with (CMakeLists.txt; the file
 // static_asserts it) and so needs: -mavx512f -mavx512bw -mavx512vnni -mpopcnt.
 inline constexpr uint32_t kDot8VnniFeatures = cpu::kAvx512Base | cpu::kAvx512bw | cpu::kAvx512vnni;
 bool HasAvx512Vnni();  // the CPU can run Dot8RowsVnni (ignores CHITTA_SIMD)
+// The features word_scan_avx2.cc is built with: -mavx2 -mpopcnt.
+inline constexpr uint32_t kDot8Avx2Features = cpu::kAvx2Base;
+bool HasDot8Avx2();  // the CPU can run Dot8RowsAvx2 (ignores CHITTA_SIMD)
 // The best kernel this CPU runs at or below level `cap`.
 Dot8RowsFn Dot8RowsFor(cpu::Level cap);
 // Dot8RowsFor(cpu::Cap()), fixed after the first call.
 Dot8RowsFn ChosenDot8Rows();
-const char* Dot8RowsName(Dot8RowsFn fn);  // "avx512_vnni" or "generic"
+const char* Dot8RowsName(Dot8RowsFn fn);  // "avx512_vnni", "avx2" or "generic"
 
 // Keeps the best k hits offered in a heap whose top is the worst kept (`better`:
 // a strict order); Finish() leaves them best first. A hit equal to the worst kept

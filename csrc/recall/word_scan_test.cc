@@ -88,21 +88,37 @@ TEST(WordScan, NonUnitAndLowDimensionalRowsGiveThePlainScansAnswer) {
   ExpectSameAsScan(Gaussian(900, 3, 11, false), 3, Gaussian(20, 3, 12, false));
 }
 
-TEST(WordScan, TheVnniKernelEqualsTheGenericOne) {
-  if (!HasAvx512Vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+// Each SIMD kernel against the generic one, on every stride the lanes use and
+// the extremes of both operands (255 x -127 sums, the widest).
+void ExpectKernelEqualsGeneric(Dot8RowsFn kernel) {
   std::mt19937_64 rng(13);
-  for (size_t stride : {size_t{64}, size_t{128}, size_t{384}, size_t{448}}) {
+  for (size_t stride : {size_t{64}, size_t{128}, size_t{384}, size_t{448}, size_t{1024}}) {
     for (size_t n : {size_t{1}, size_t{4}, size_t{7}, size_t{30}}) {
-      std::vector<uint8_t> qu(stride);
-      std::vector<int8_t> c(stride * n);
-      for (auto& x : qu) x = static_cast<uint8_t>(rng() % 256);
-      for (auto& x : c) x = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
-      std::vector<int32_t> a(n), b(n);
-      Dot8RowsVnni(qu.data(), c.data(), stride, n, a.data());
-      Dot8RowsGeneric(qu.data(), c.data(), stride, n, b.data());
-      EXPECT_EQ(a, b);
+      for (int fill = 0; fill < 3; ++fill) {
+        std::vector<uint8_t> qu(stride);
+        std::vector<int8_t> c(stride * n);
+        for (auto& x : qu) x = fill == 0 ? static_cast<uint8_t>(rng() % 256) : 255;
+        for (auto& x : c) {
+          x = fill == 0 ? static_cast<int8_t>(static_cast<int>(rng() % 255) - 127)
+                        : static_cast<int8_t>(fill == 1 ? -127 : 127);
+        }
+        std::vector<int32_t> a(n), b(n);
+        kernel(qu.data(), c.data(), stride, n, a.data());
+        Dot8RowsGeneric(qu.data(), c.data(), stride, n, b.data());
+        EXPECT_EQ(a, b) << "stride " << stride << " n " << n << " fill " << fill;
+      }
     }
   }
+}
+
+TEST(WordScan, TheVnniKernelEqualsTheGenericOne) {
+  if (!HasAvx512Vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  ExpectKernelEqualsGeneric(&Dot8RowsVnni);
+}
+
+TEST(WordScan, TheAvx2KernelEqualsTheGenericOne) {
+  if (!HasDot8Avx2()) GTEST_SKIP() << "no AVX2 on this CPU";
+  ExpectKernelEqualsGeneric(&Dot8RowsAvx2);
 }
 
 }  // namespace

@@ -86,8 +86,9 @@ TEST(SimdLevels, WordScanDot8PicksTheBestAllowedAndMatchesGeneric) {
   for (Level cap : kLevels) {
     const recall::Dot8RowsFn fn = recall::Dot8RowsFor(cap);
     const recall::Dot8RowsFn want =
-        cap == Level::kAvx512 && recall::HasAvx512Vnni() ? &recall::Dot8RowsVnni
-                                                         : &recall::Dot8RowsGeneric;
+        cap == Level::kAvx512 && recall::HasAvx512Vnni()           ? &recall::Dot8RowsVnni
+        : Rank(cap) >= Rank(Level::kAvx2) && recall::HasDot8Avx2() ? &recall::Dot8RowsAvx2
+                                                                   : &recall::Dot8RowsGeneric;
     EXPECT_EQ(want, fn) << cpu::LevelName(cap);
     for (size_t stride : {64, 128, 384}) {
       for (size_t n : {0, 1, 3, 4, 5, 17}) {

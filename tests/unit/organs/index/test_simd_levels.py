@@ -73,7 +73,12 @@ def expected_kernels(level: str) -> dict[str, str]:
         hnsw = "avx2"
     else:
         hnsw = "generic"
-    word = "avx512_vnni" if r >= 3 and has(AVX512_BASE | {"avx512bw", "avx512_vnni"}) else "generic"
+    if r >= 3 and has(AVX512_BASE | {"avx512bw", "avx512_vnni"}):
+        word = "avx512_vnni"
+    elif r >= 2 and has(AVX2_BASE):
+        word = "avx2"
+    else:
+        word = "generic"
     crc = "sse4.2" if r >= 1 and has({"sse4_2", "popcnt"}) else "portable"
     return {"hamming": hamming, "hnsw": hnsw, "word_scan": word, "crc32c": crc}
 

@@ -107,15 +107,16 @@ void ScanTopK(const float* rows, size_t n, size_t dim, hnsw::DotFn dot, const fl
 float FirstPass(const QuantRows& quant, size_t n, const float* q, size_t k, const int64_t* skip,
                 size_t n_skip, std::vector<float>* upper) {
   const size_t dim = quant.dim, stride = quant.stride;
-  // The query's codes (unsigned: code + 128), its rounding error and L1 norm.
+  // The query's codes (unsigned: code + kQueryOffset), its rounding error and L2 norm.
   float top = 0.0f;
   for (size_t i = 0; i < dim; ++i) top = std::max(top, std::fabs(q[i]));
-  const float sq = top / 127.0f;
-  std::vector<uint8_t> qu(stride, 128);
+  const float sq = top / static_cast<float>(kQueryLevel);
+  std::vector<uint8_t> qu(stride, kQueryOffset);
   double e2 = 0.0, n2 = 0.0;
   for (size_t i = 0; i < dim; ++i) {
-    const int v = sq > 0.0f ? std::max(-127, std::min(127, static_cast<int>(std::lrintf(q[i] / sq)))) : 0;
-    qu[i] = static_cast<uint8_t>(v + 128);
+    const int v = sq > 0.0f ? std::max(-kQueryLevel, std::min(kQueryLevel, static_cast<int>(std::lrintf(q[i] / sq))))
+                            : 0;
+    qu[i] = static_cast<uint8_t>(v + kQueryOffset);
     const double back = static_cast<double>(sq) * v;
     e2 += (q[i] - back) * (q[i] - back);
     n2 += back * back;
@@ -130,7 +131,7 @@ float FirstPass(const QuantRows& quant, size_t n, const float* q, size_t k, cons
   std::vector<float> lower(n);
   for (size_t r = 0; r < n; ++r) {  // (vectorizes)
     // a = sq * scale * (qc . c); the estimate's float rounding is in the margin below
-    const float est = quant.scale[r] * sq * static_cast<float>(raw[r] - 128 * quant.csum[r]);
+    const float est = quant.scale[r] * sq * static_cast<float>(raw[r] - kQueryOffset * quant.csum[r]);
     const float bound = nq * quant.err[r] + eq * quant.norm[r] + eq * quant.err[r];
     (*upper)[r] = est + bound;
     lower[r] = est - bound;

@@ -4,8 +4,8 @@
 //
 // Each row is also kept as int8 codes (x = x^ + dx with x^ = scale * code,
 // per-row scale = max|x| / 127) with the L2 norms of x^ and of its rounding
-// error dx. A query is quantized the same way (as unsigned bytes, code + 128,
-// for the u8 x s8 dot product). For a row, the int8 dot gives an estimate
+// error dx. A query is quantized likewise but to 7 bits (codes in [-63, 63],
+// stored unsigned as code + 64, for the u8 x s8 dot product: see kQueryLevel). For a row, the int8 dot gives an estimate
 // a = q^.x^ of its cosine with a bound from Cauchy-Schwarz:
 //   |q.x - a| = |q^.dx + dq.x^ + dq.dx| <= |q^||dx| + |dq||x^| + |dq||dx| = b.
 // With L the k-th largest a - b, no row whose a + b lies
@@ -34,8 +34,14 @@ namespace chitta::recall {
 
 struct WordHit;
 
+// The query's codes lie in [-kQueryLevel, kQueryLevel] and are passed as
+// code + kQueryOffset: at most 127, so that a pair of products (2 * 127 * 127)
+// fits the 16-bit sums of AVX2's vpmaddubsw without saturating.
+inline constexpr int kQueryLevel = 63;
+inline constexpr int kQueryOffset = 64;
+
 // out[r] = sum_i qu[i] * codes[r * stride + i] for the n rows; `stride` is a
-// multiple of 64.
+// multiple of 64; every qu[i] <= 127 (kQueryOffset + kQueryLevel).
 using Dot8RowsFn = void (*)(const uint8_t* qu, const int8_t* codes, size_t stride, size_t n,
                             int32_t* out);
 void Dot8RowsGeneric(const uint8_t* qu, const int8_t* codes, size_t stride, size_t n, int32_t* out);

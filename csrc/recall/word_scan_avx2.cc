@@ -4,12 +4,11 @@
 // util/cpu.h allows kDot8Avx2Features.
 //
 // Exact integer arithmetic, equal to Dot8RowsGeneric (word_scan_test.cc checks):
-// both operands are widened to 16 bits (the query's bytes with zeros, the codes
-// with their sign) and multiplied by vpmaddwd, whose pair sums (at most
-// 2 * 255 * 128) fit its 32-bit lanes. vpmaddubsw would take the bytes directly
-// but saturates its 16-bit pair sums, so it is not used. No STL in this file: an
-// inline template instantiated here would carry AVX2 code into the rest of the
-// program.
+// vpmaddubsw multiplies the query's bytes (unsigned, at most 127: kQueryOffset +
+// kQueryLevel) by the codes (signed, |c| <= 127) and adds pairs into 16 bits, where
+// a pair (at most 2 * 127 * 127 = 32,258) cannot saturate; vpmaddwd by ones widens
+// those to 32 bits. No STL in this file: an inline template instantiated here would
+// carry AVX2 code into the rest of the program.
 #include <immintrin.h>
 
 #include "recall/word_scan.h"
@@ -22,13 +21,11 @@ namespace chitta::recall {
 
 namespace {
 
-// s + the products of 32 bytes of the query (widened: q_lo, q_hi) with 32 codes.
-inline __m256i Acc(__m256i s, __m256i q_lo, __m256i q_hi, const int8_t* c) {
-  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c));
-  const __m256i c_lo = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(raw));
-  const __m256i c_hi = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(raw, 1));
-  s = _mm256_add_epi32(s, _mm256_madd_epi16(q_lo, c_lo));
-  return _mm256_add_epi32(s, _mm256_madd_epi16(q_hi, c_hi));
+// s + the products of 32 query bytes `q` with the 32 codes at c.
+inline __m256i Acc(__m256i s, __m256i q, const int8_t* c, __m256i ones) {
+  const __m256i pairs =
+      _mm256_maddubs_epi16(q, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c)));
+  return _mm256_add_epi32(s, _mm256_madd_epi16(pairs, ones));
 }
 
 inline int32_t Sum(__m256i v) {
@@ -40,20 +37,19 @@ inline int32_t Sum(__m256i v) {
 }  // namespace
 
 void Dot8RowsAvx2(const uint8_t* qu, const int8_t* codes, size_t stride, size_t n, int32_t* out) {
-  // The query widened once per 32 bytes, reused by four rows at a time (four
-  // independent accumulator chains).
+  // Four rows at a time: four independent accumulator chains sharing each load
+  // of the query.
+  const __m256i ones = _mm256_set1_epi16(1);
   size_t r = 0;
   for (; r + 4 <= n; r += 4) {
     const int8_t* c = codes + r * stride;
     __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
     for (size_t i = 0; i < stride; i += 32) {
-      const __m128i* qp = reinterpret_cast<const __m128i*>(qu + i);
-      const __m256i q_lo = _mm256_cvtepu8_epi16(_mm_loadu_si128(qp));
-      const __m256i q_hi = _mm256_cvtepu8_epi16(_mm_loadu_si128(qp + 1));
-      s0 = Acc(s0, q_lo, q_hi, c + i);
-      s1 = Acc(s1, q_lo, q_hi, c + stride + i);
-      s2 = Acc(s2, q_lo, q_hi, c + 2 * stride + i);
-      s3 = Acc(s3, q_lo, q_hi, c + 3 * stride + i);
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qu + i));
+      s0 = Acc(s0, q, c + i, ones);
+      s1 = Acc(s1, q, c + stride + i, ones);
+      s2 = Acc(s2, q, c + 2 * stride + i, ones);
+      s3 = Acc(s3, q, c + 3 * stride + i, ones);
     }
     out[r] = Sum(s0);
     out[r + 1] = Sum(s1);
@@ -64,9 +60,7 @@ void Dot8RowsAvx2(const uint8_t* qu, const int8_t* codes, size_t stride, size_t 
     const int8_t* c = codes + r * stride;
     __m256i s0 = _mm256_setzero_si256();
     for (size_t i = 0; i < stride; i += 32) {
-      const __m128i* qp = reinterpret_cast<const __m128i*>(qu + i);
-      s0 = Acc(s0, _mm256_cvtepu8_epi16(_mm_loadu_si128(qp)),
-               _mm256_cvtepu8_epi16(_mm_loadu_si128(qp + 1)), c + i);
+      s0 = Acc(s0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qu + i)), c + i, ones);
     }
     out[r] = Sum(s0);
   }

@@ -94,7 +94,7 @@ TEST(SimdLevels, WordScanDot8PicksTheBestAllowedAndMatchesGeneric) {
       for (size_t n : {0, 1, 3, 4, 5, 17}) {
         std::vector<uint8_t> qu(stride);
         std::vector<int8_t> codes(n * stride);
-        for (auto& v : qu) v = static_cast<uint8_t>(rng());
+        for (auto& v : qu) v = static_cast<uint8_t>(rng() % (recall::kQueryOffset + recall::kQueryLevel + 1));
         for (auto& v : codes) v = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
         std::vector<int32_t> g(n), k(n);
         recall::Dot8RowsGeneric(qu.data(), codes.data(), stride, n, g.data());

@@ -164,10 +164,18 @@ class Daemon:
         self.group_commit = group_commit
         # Writing calls run on one writer thread: in groups (chitta/server/group.py), or
         # with --no-group-commit one at a time, each alone (the old path, for comparison).
-        self.group = GroupCommit(
-            field, self._writer, hold=self._lock.shared, max_jobs=MAX_JOBS if group_commit else 1
-        )
         cheap_queries = not deferred.wanted(field.core.encoding.embedder)  # (before any wrapping)
+        # reads served on the I/O loop (_read_here): only where a query costs no model call
+        self._inline = inline_reads and cheap_queries
+        self.group = GroupCommit(
+            field,
+            self._writer,
+            hold=self._lock.shared,
+            max_jobs=MAX_JOBS if group_commit else 1,
+            # woken by the loop that serves reads, the writer waits for its slice instead
+            # of preempting it (D-086); with a model it must preempt the background embedder
+            batch_thread=self._inline,
+        )
         if group_commit:
             # a group's sparse codes leave the writer's thread (chitta/field/deferred_codes.py)
             field.core.defer_codes = True
@@ -181,8 +189,6 @@ class Daemon:
         self._listener: socket.socket | None = None
         self._loop: ConnectionLoop | None = None
         self._calls: queue.SimpleQueue[Call | None] = queue.SimpleQueue()
-        # reads served on the I/O loop (_read_here): only where a query costs no model call
-        self._inline = inline_reads and cheap_queries
         self._readers = readers
         self._reader_threads: list[threading.Thread] = []
         self.requests = 0

@@ -39,6 +39,7 @@ from typing import Any
 from chitta import ops
 from chitta.errors import ChittaError, InvalidArgument
 from chitta.field import Field
+from chitta.field.background_priority import yield_on_wakeup
 from chitta.ops import Op
 
 MAX_JOBS = 64  # jobs one group takes at most (the model's batch and BLAS gain little past it)
@@ -121,8 +122,12 @@ class GroupCommit:
         max_jobs: int = MAX_JOBS,
         max_bytes: int = MAX_BYTES,
         hold: AbstractContextManager[Any] | None = None,
+        batch_thread: bool = False,
     ) -> None:
         self.field = field
+        # the writer thread SCHED_BATCH (background_priority.yield_on_wakeup): for a poster
+        # that holds the GIL while it goes on (the daemon's loop serving reads itself)
+        self.batch_thread = batch_thread
         self._writer = writer
         self._hold = hold if hold is not None else contextlib.nullcontext()
         self.max_jobs = max_jobs
@@ -158,6 +163,8 @@ class GroupCommit:
                 self._cv.notify()
 
     def _serve(self) -> None:
+        if self.batch_thread:
+            yield_on_wakeup()  # woken, it waits for the poster's slice (background_priority.py)
         while True:
             with self._cv:
                 while not self._queue:

@@ -93,6 +93,14 @@ class PyLog {
 
   void CommitRead() { log_->CommitRead(); }
 
+  // Kept under the GIL: a directory listing and a stat or two, shorter than the
+  // wait to take the GIL back on a busy daemon.
+  bool MayHaveNew() const {
+    bool out = true;
+    ThrowIfError(log_->MayHaveNew(&out));
+    return out;
+  }
+
   void Flush() {
     chitta::Status st;
     {
@@ -274,6 +282,8 @@ CHITTA_BIND(wal) {
       .def("read_new", &PyLog::ReadNew, py::arg("commit") = true,
            "Records not read before. commit=False: positions advance only on commit_read().")
       .def("commit_read", &PyLog::CommitRead)
+      .def("may_have_new", &PyLog::MayHaveNew,
+           "False only when read_new() would find nothing now (no new segment, none grown).")
       .def("positions", [](const PyLog& l) {
         py::list out;
         for (const auto& p : l.log().Positions()) {

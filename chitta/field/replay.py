@@ -70,6 +70,10 @@ def refresh(core: FieldCore) -> int:
     core.check_open()
     if core.remote is not None:  # other machines' new chunks first (chitta/remote)
         core.remote.pull_quietly()
+    elif not core.pending_puts and not core.log.may_have_new():
+        # nothing of this handle's waiting and no segment grew: no lock, nothing to replay
+        vocab.sync_words(core)
+        return 0
     with core.lock:
         n = core.replay()
         if n:  # other writers' memories: session contexts are seeded again (field/sessions.py)

@@ -372,6 +372,42 @@ Status Log::ReadNew(ReadBatch* out, bool commit) {
   return Status::OK();
 }
 
+Status Log::MayHaveNew(bool* out) const {
+  *out = true;
+  if (closed_) return Status::Closed("log is closed");
+  std::lock_guard<std::mutex> l(read_mu_);
+  if (!read_started_ || !pending_.empty()) return Status::OK();  // (a read not yet committed)
+  std::vector<std::string> names;
+  CHITTA_RETURN_IF_ERROR(file::ListDir(seg_dir_, &names));
+  std::set<std::string> own;
+  if (writer_) {
+    for (auto& n : writer_->created()) own.insert(n);
+  }
+  std::map<uint32_t, uint64_t> last_first;  // per instance: its last segment's first seqno
+  for (const auto& name : names) {
+    uint32_t inst;
+    uint64_t first;
+    if (!ParseSegmentName(name, &inst, &first)) continue;
+    auto [it, fresh] = last_first.emplace(inst, first);
+    if (!fresh) it->second = std::max(it->second, first);
+    if (!own.count(name) && !cursors_.count(name)) return Status::OK();  // a new segment
+  }
+  // As ReadNew decides which segments to scan: a live segment that is not its
+  // instance's last (a successor appeared) is scanned to its end, so it counts.
+  for (const auto& [name, c] : cursors_) {
+    if (c.state.dead || c.state.sealed) continue;
+    const auto lf = last_first.find(c.instance_id);
+    const bool last = name == continued_ || lf == last_first.end() || lf->second == c.first_seqno;
+    if (!last) return Status::OK();
+    uint64_t size = 0;
+    CHITTA_RETURN_IF_ERROR(file::FileSize(seg_dir_ + "/" + name, &size));
+    const uint64_t limit = std::min(size, c.limit);
+    if (c.state.header_ok ? limit > c.state.offset : limit >= kHeaderSize) return Status::OK();
+  }
+  *out = false;
+  return Status::OK();
+}
+
 Status Log::Append(uint8_t op_type, const uint8_t* data, size_t n, uint64_t* seqno) {
   if (closed_) return Status::Closed("log is closed");
   if (!writer_) return Status::InvalidArgument("the field was opened read-only");

@@ -88,6 +88,10 @@ class Log {
   // caller that fails to apply the batch gets the same records next time.
   Status ReadNew(ReadBatch* out, bool commit = true);
   void CommitRead();
+  // Whether ReadNew could return anything (or damage) now: false only when no
+  // segment appeared and none that ReadNew would read grew past its committed
+  // position. Reads nothing and moves nothing; true may still read nothing.
+  Status MayHaveNew(bool* out) const;
 
   // The committed read positions of every segment this Log has read (never
   // its own writer's segments): with the records applied so far they form a

@@ -123,6 +123,58 @@ TEST(Log, RotatesAtConfiguredSize) {
   EXPECT_EQ(200u, b.records.size());
 }
 
+bool MayHaveNew(const Log& log) {
+  bool out = true;
+  EXPECT_TRUE(log.MayHaveNew(&out).ok());
+  return out;
+}
+
+// MayHaveNew is false only where ReadNew finds nothing: checked against ReadNew
+// itself after every step (another instance's appends, a rotation into a new
+// segment, the reader's own appends, a read not yet committed).
+TEST(Log, MayHaveNewIsFalseOnlyWhenReadNewWouldFindNothing) {
+  auto root = TempRoot();
+  LogOptions small;
+  small.segment_bytes = 4096;  // the writer rotates every few records
+  auto writer = OpenLog(root, small);
+  auto reader = OpenLog(root);
+  EXPECT_TRUE(MayHaveNew(*reader));  // nothing read yet
+  ReadBatch b;
+  ASSERT_TRUE(reader->ReadNew(&b).ok());
+  EXPECT_TRUE(b.records.empty());
+  EXPECT_FALSE(MayHaveNew(*reader));
+
+  Put(reader.get(), 1, "its own record");  // never read back by its own log
+  EXPECT_FALSE(MayHaveNew(*reader));
+
+  Put(writer.get(), 1, "one");
+  EXPECT_TRUE(MayHaveNew(*reader));
+  ASSERT_TRUE(reader->ReadNew(&b, /*commit=*/false).ok());
+  EXPECT_EQ(1u, b.records.size());
+  EXPECT_TRUE(MayHaveNew(*reader));  // read, not committed: the next ReadNew returns it again
+  reader->CommitRead();
+  EXPECT_FALSE(MayHaveNew(*reader));
+  ASSERT_TRUE(reader->ReadNew(&b).ok());
+  EXPECT_TRUE(b.records.empty());
+
+  const std::string big(1500, 'x');
+  size_t seen = 1, written = 1;
+  for (int round = 0; round < 12; ++round) {  // each round crosses into a new segment or grows one
+    for (int i = 0; i < round % 3 + 1; ++i, ++written) Put(writer.get(), 2, big);
+    EXPECT_TRUE(MayHaveNew(*reader)) << round;
+    ASSERT_TRUE(reader->ReadNew(&b).ok());
+    seen += b.records.size();
+    EXPECT_FALSE(MayHaveNew(*reader)) << round;
+    ReadBatch none;
+    ASSERT_TRUE(reader->ReadNew(&none).ok());
+    EXPECT_TRUE(none.records.empty()) << round;
+  }
+  EXPECT_EQ(written, seen);
+  std::vector<std::string> names;
+  ASSERT_TRUE(file::ListDir(root + "/segments", &names).ok());
+  EXPECT_GT(names.size(), 4u);  // the writer did rotate
+}
+
 TEST(Log, MergesInstancesBySeqnoAndLamportOrdersCausalOps) {
   auto root = TempRoot();
   auto a = OpenLog(root);

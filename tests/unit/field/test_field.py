@@ -127,6 +127,36 @@ def test_refresh_sees_other_instances(root: Path) -> None:
         assert a.refresh() == 1 and y in a
 
 
+def test_a_refresh_with_nothing_new_takes_no_lock_and_misses_nothing(root: Path) -> None:
+    """The fast path (SegmentLog.may_have_new false): no exclusive lock, yet every record
+    another handle appends is seen by the next refresh, across segment rotations."""
+    with chitta.open(root, segment_bytes=4096) as a, chitta.open(root) as b:
+        b.refresh()
+        taken = 0
+        real = type(b.core.lock).__enter__
+
+        def counted(lock: object) -> None:
+            nonlocal taken
+            taken += 1
+            real(lock)  # type: ignore[arg-type]
+
+        type(b.core.lock).__enter__ = counted  # type: ignore[method-assign]
+        try:
+            assert b.refresh() == 0 and taken == 0  # nothing new: the lock was not taken
+            written: list[int] = []
+            for i in range(40):  # 4 KiB segments: a rotates several times
+                written.append(a.remember(f"memory {i} " + "x" * 300))
+                if i % 7 == 0:
+                    assert b.refresh() >= 1
+            b.refresh()
+            assert all(x in b for x in written)
+            taken = 0
+            assert b.refresh() == 0 and taken == 0
+        finally:
+            type(b.core.lock).__enter__ = real  # type: ignore[method-assign]
+        assert len(segment_files(root)) > 3
+
+
 def test_named_instance_continues_its_segment(root: Path) -> None:
     with chitta.open(root, instance_id=7) as f:
         first = f.remember("first")

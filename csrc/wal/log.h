@@ -90,7 +90,8 @@ class Log {
   void CommitRead();
   // Whether ReadNew could return anything (or damage) now: false only when no
   // segment appeared and none that ReadNew would read grew past its committed
-  // position. Reads nothing and moves nothing; true may still read nothing.
+  // position. Reads nothing and moves nothing; true may still read nothing
+  // (also where a listing or a size could not be taken: ReadNew reports that).
   Status MayHaveNew(bool* out) const;
 
   // The committed read positions of every segment this Log has read (never

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -173,6 +174,15 @@ TEST(Log, MayHaveNewIsFalseOnlyWhenReadNewWouldFindNothing) {
   std::vector<std::string> names;
   ASSERT_TRUE(file::ListDir(root + "/segments", &names).ok());
   EXPECT_GT(names.size(), 4u);  // the writer did rotate
+
+  // A segment it reads that has gone: "maybe" (ReadNew reports what happened).
+  Put(writer.get(), 2, big);
+  ASSERT_TRUE(reader->ReadNew(&b).ok());
+  ASSERT_FALSE(MayHaveNew(*reader));
+  names.clear();
+  ASSERT_TRUE(file::ListDir(root + "/segments", &names).ok());
+  for (const auto& n : names) std::remove((root + "/segments/" + n).c_str());  // writer still open
+  EXPECT_TRUE(MayHaveNew(*reader));
 }
 
 TEST(Log, MergesInstancesBySeqnoAndLamportOrdersCausalOps) {

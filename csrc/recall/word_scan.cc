@@ -114,8 +114,8 @@ float FirstPass(const QuantRows& quant, size_t n, const float* q, size_t k, cons
   std::vector<uint8_t> qu(stride, kQueryOffset);
   double e2 = 0.0, n2 = 0.0;
   for (size_t i = 0; i < dim; ++i) {
-    const int v = sq > 0.0f ? std::max(-kQueryLevel, std::min(kQueryLevel, static_cast<int>(std::lrintf(q[i] / sq))))
-                            : 0;
+    const int raw_code = sq > 0.0f ? static_cast<int>(std::lrintf(q[i] / sq)) : 0;
+    const int v = std::max(-kQueryLevel, std::min(kQueryLevel, raw_code));
     qu[i] = static_cast<uint8_t>(v + kQueryOffset);
     const double back = static_cast<double>(sq) * v;
     e2 += (q[i] - back) * (q[i] - back);

@@ -5,8 +5,9 @@
 // Each row is also kept as int8 codes (x = x^ + dx with x^ = scale * code,
 // per-row scale = max|x| / 127) with the L2 norms of x^ and of its rounding
 // error dx. A query is quantized likewise but to 7 bits (codes in [-63, 63],
-// stored unsigned as code + 64, for the u8 x s8 dot product: see kQueryLevel). For a row, the int8 dot gives an estimate
-// a = q^.x^ of its cosine with a bound from Cauchy-Schwarz:
+// stored unsigned as code + 64, for the u8 x s8 dot product: see kQueryLevel).
+// For a row, the int8 dot gives an estimate a = q^.x^ of its cosine with a
+// bound from Cauchy-Schwarz:
 //   |q.x - a| = |q^.dx + dq.x^ + dq.dx| <= |q^||dx| + |dq||x^| + |dq||dx| = b.
 // With L the k-th largest a - b, no row whose a + b lies
 // below L (less a margin for the float kernel's own rounding) can be among

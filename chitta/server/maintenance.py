@@ -14,6 +14,7 @@ from chitta.errors import ChittaError, LockedError
 from chitta.field import Field
 from chitta.field.background_priority import lower_this_thread
 from chitta.field.checkpoint import CheckpointPolicy, store
+from chitta.field.checkpoint.policy import saved_graph_lacks
 
 
 class Maintainer:
@@ -32,6 +33,7 @@ class Maintainer:
         self.runs = 0
         self.last: dict[str, Any] = {}
         self.checkpoints = 0
+        self._graph_lacks: tuple[str, int | None] | None = None  # (checkpoint read, its lack)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="chitta-maintenance", daemon=True)
 
@@ -70,7 +72,9 @@ class Maintainer:
             )
         live = store.current(self.field.path) if stats.checkpoint else None
         age = store.age_seconds(live) if live is not None else None
-        reason = self.policy.due(stats.records_since_checkpoint, stats.bytes_since_checkpoint, age)
+        reason = self.policy.due(
+            stats.records_since_checkpoint, stats.bytes_since_checkpoint, age, self._lacks(live)
+        )
         if reason is not None:
             try:
                 info = self.field.checkpoint()
@@ -87,3 +91,12 @@ class Maintainer:
         result["seconds"] = round(time.perf_counter() - t0, 3)
         self.last = result
         return result
+
+    def _lacks(self, live: Any) -> int | None:
+        """What the live checkpoint's dense graph lacks (read once per checkpoint)."""
+        if live is None:
+            return None
+        key = str(live)
+        if self._graph_lacks is None or self._graph_lacks[0] != key:
+            self._graph_lacks = (key, saved_graph_lacks(live))
+        return self._graph_lacks[1]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from chitta.field.checkpoint import store
-from chitta.field.checkpoint.policy import CheckpointPolicy
+from chitta.field.checkpoint.policy import CheckpointPolicy, saved_graph_lacks
 from chitta.field.checkpoint.snapshot import CheckpointInfo, write
 
 
@@ -38,8 +38,11 @@ def write_checkpoint(
                 stats = view.stats()
                 live = store.current(root) if view.checkpoint_loaded else None
                 age = store.age_seconds(live) if live is not None else None
+                lacks = saved_graph_lacks(live) if live is not None else None
                 if (
-                    policy.due(stats.records_since_checkpoint, stats.bytes_since_checkpoint, age)
+                    policy.due(
+                        stats.records_since_checkpoint, stats.bytes_since_checkpoint, age, lacks
+                    )
                     is None
                 ):
                     return None

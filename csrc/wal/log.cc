@@ -249,30 +249,41 @@ Status Log::SeedPositions(const std::vector<SegmentPosition>& positions, uint64_
   return Status::OK();
 }
 
-Status Log::ReadNew(ReadBatch* out, bool commit) {
-  out->Clear();
-  if (closed_) return Status::Closed("log is closed");
-  std::lock_guard<std::mutex> l(read_mu_);
-  read_started_ = true;
-  pending_.clear();
+Status Log::ListLocked(Listing* out) const {
   std::vector<std::string> names;
   CHITTA_RETURN_IF_ERROR(file::ListDir(seg_dir_, &names));
   std::set<std::string> own;
   if (writer_) {
     for (auto& n : writer_->created()) own.insert(n);
   }
-  std::map<uint32_t, uint64_t> last_first;  // per instance: its last segment's first seqno
   for (const auto& name : names) {
     uint32_t inst;
     uint64_t first;
     if (!ParseSegmentName(name, &inst, &first)) continue;
-    auto [it, fresh] = last_first.emplace(inst, first);
+    auto [it, fresh] = out->last_first.emplace(inst, first);
     if (!fresh) it->second = std::max(it->second, first);
     if (own.count(name) || cursors_.count(name)) continue;
     Cursor c{name, inst, first, std::numeric_limits<uint64_t>::max(), ScanState{}};
     if (name == continued_) c.limit = continued_limit_;
-    cursors_.emplace(name, c);
+    out->uncursored.push_back(std::move(c));
   }
+  return Status::OK();
+}
+
+bool Log::IsLastLocked(const Cursor& c, const Listing& listing) const {
+  const auto lf = listing.last_first.find(c.instance_id);
+  return c.name == continued_ || lf == listing.last_first.end() || lf->second == c.first_seqno;
+}
+
+Status Log::ReadNew(ReadBatch* out, bool commit) {
+  out->Clear();
+  if (closed_) return Status::Closed("log is closed");
+  std::lock_guard<std::mutex> l(read_mu_);
+  read_started_ = true;
+  pending_.clear();
+  Listing listing;
+  CHITTA_RETURN_IF_ERROR(ListLocked(&listing));
+  for (auto& c : listing.uncursored) cursors_.emplace(c.name, std::move(c));
   std::vector<Cursor*> order;
   for (auto& [name, c] : cursors_) order.push_back(&c);
   std::sort(order.begin(), order.end(), [](const Cursor* a, const Cursor* b) {
@@ -286,8 +297,7 @@ Status Log::ReadNew(ReadBatch* out, bool commit) {
     Cursor* c = order[i];
     if (c->state.dead || c->state.sealed) continue;
     // Own continued segment: read only its part from before this open.
-    const auto lf = last_first.find(c->instance_id);
-    last[i] = c->name == continued_ || lf == last_first.end() || lf->second == c->first_seqno;
+    last[i] = IsLastLocked(*c, listing);
     CHITTA_RETURN_IF_ERROR(file::FileSize(seg_dir_ + "/" + c->name, &sizes[i]));
   }
 
@@ -378,28 +388,13 @@ Status Log::MayHaveNew(bool* out) const {
   std::lock_guard<std::mutex> l(read_mu_);
   if (!read_started_ || !pending_.empty()) return Status::OK();  // (a read not yet committed)
   // A listing or a size it cannot take says "maybe": ReadNew then reports the error.
-  std::vector<std::string> names;
-  if (!file::ListDir(seg_dir_, &names).ok()) return Status::OK();
-  std::set<std::string> own;
-  if (writer_) {
-    for (auto& n : writer_->created()) own.insert(n);
-  }
-  std::map<uint32_t, uint64_t> last_first;  // per instance: its last segment's first seqno
-  for (const auto& name : names) {
-    uint32_t inst;
-    uint64_t first;
-    if (!ParseSegmentName(name, &inst, &first)) continue;
-    auto [it, fresh] = last_first.emplace(inst, first);
-    if (!fresh) it->second = std::max(it->second, first);
-    if (!own.count(name) && !cursors_.count(name)) return Status::OK();  // a new segment
-  }
+  Listing listing;
+  if (!ListLocked(&listing).ok() || !listing.uncursored.empty()) return Status::OK();
   // As ReadNew decides which segments to scan: a live segment that is not its
   // instance's last (a successor appeared) is scanned to its end, so it counts.
   for (const auto& [name, c] : cursors_) {
     if (c.state.dead || c.state.sealed) continue;
-    const auto lf = last_first.find(c.instance_id);
-    const bool last = name == continued_ || lf == last_first.end() || lf->second == c.first_seqno;
-    if (!last) return Status::OK();
+    if (!IsLastLocked(c, listing)) return Status::OK();
     uint64_t size = 0;
     if (!file::FileSize(seg_dir_ + "/" + name, &size).ok()) return Status::OK();
     const uint64_t limit = std::min(size, c.limit);

@@ -133,6 +133,17 @@ class Log {
     ScanState state;
   };
 
+  // The segment directory as ReadNew and MayHaveNew see it (read_mu_ held):
+  // per instance its last segment's first seqno, and the segments of others
+  // (not this Log's writer's) that have no cursor yet.
+  struct Listing {
+    std::map<uint32_t, uint64_t> last_first;
+    std::vector<Cursor> uncursored;
+  };
+  Status ListLocked(Listing* out) const;
+  // Whether `c` is its instance's last segment (or this Log's continued one).
+  bool IsLastLocked(const Cursor& c, const Listing& listing) const;
+
   Log(std::string root, LogOptions options);
   Status Init();
   Status ChooseInstance(const std::map<uint32_t, std::vector<std::pair<uint64_t, std::string>>>& by_instance);

@@ -80,6 +80,23 @@ class PyLog {
     return seq;
   }
 
+  // Append, and say where the payload went: (seqno, segment file name, byte
+  // offset of the payload in it).
+  py::tuple AppendPlaced(uint8_t op_type, py::buffer payload) {
+    py::buffer_info info = payload.request();
+    if (info.ndim != 1 || info.itemsize != 1) ThrowInvalid("payload must be a bytes-like object");
+    uint64_t seq = 0;
+    chitta::wal::RecordPlace where;
+    chitta::Status st;
+    {
+      py::gil_scoped_release release;
+      st = log_->Append(op_type, static_cast<const uint8_t*>(info.ptr),
+                        static_cast<size_t>(info.size), &seq, &where);
+    }
+    ThrowIfError(std::move(st));
+    return py::make_tuple(seq, where.segment, where.payload_at);
+  }
+
   std::shared_ptr<ReadBatch> ReadNew(bool commit) {
     auto batch = std::make_shared<ReadBatch>();
     chitta::Status st;
@@ -279,6 +296,8 @@ CHITTA_BIND(wal) {
            py::arg("read_only") = false, py::arg("salvage") = false)
       .def("append", &PyLog::Append, py::arg("op_type"), py::arg("payload"),
            "Append one record; returns its seqno once it is as durable as the mode promises.")
+      .def("append_placed", &PyLog::AppendPlaced, py::arg("op_type"), py::arg("payload"),
+           "append(), also saying where the payload lies: (seqno, segment, payload offset).")
       .def("read_new", &PyLog::ReadNew, py::arg("commit") = true,
            "Records not read before. commit=False: positions advance only on commit_read().")
       .def("commit_read", &PyLog::CommitRead)

@@ -48,7 +48,7 @@ from chitta.ops import checks as v
 from chitta.ops.code_columns import CodeColumns
 from chitta.ops.code_pack import logged_columns, packed_columns
 from chitta.ops.put_columns import LABELS, LabelColumn, PutColumns
-from chitta.organs import Organ, registry
+from chitta.organs import Organ, log_place, registry
 from chitta.organs.encoder import EncoderOrgan
 from chitta.organs.graph import GraphOrgan
 from chitta.organs.memories import MemoriesOrgan
@@ -414,8 +414,21 @@ class FieldCore:
             raise InvalidArgument(
                 f"the change encodes to {len(payload)} bytes; split it (limit {_core.MAX_PAYLOAD})"
             )
+        # Vectors this record carries are kept by the memories organ as references to
+        # where the log holds them (D-088): the record's place is asked for. Not in
+        # buffered mode, where the bytes reach the file only at the next flush.
+        blobs = (
+            []
+            if codes is not None or self.buffered
+            else log_place.embeddings([op] if code != _BATCH else inner or ())
+        )
+        place: log_place.LogPlace | None = None
         try:
-            seqno: int = self.log.append(code, payload)
+            if blobs:
+                seqno, segment, payload_at = self.log.append_placed(code, payload)
+                place = log_place.place(self.path, segment, payload_at, payload, blobs)
+            else:
+                seqno = self.log.append(code, payload)
         except ChittaIOError as exc:
             lost = self.lost_error(exc)
             if lost is not None:
@@ -428,10 +441,15 @@ class FieldCore:
                 for organ in self.code_organs:
                     organ.apply_code_columns(codes)
                 self.applied += len(codes)
-            elif code == _BATCH:
-                self.route_runs(op.unpack() if inner is None else inner)  # type: ignore[attr-defined]
-            else:
-                self.route(op)
+                return seqno
+            self.memories.placing = place
+            try:
+                if code == _BATCH:
+                    self.route_runs(op.unpack() if inner is None else inner, place)  # type: ignore[attr-defined]
+                else:
+                    self.route(op)
+            finally:
+                self.memories.placing = None
         return seqno
 
     def _codes_as_columns(self) -> bool:
@@ -450,9 +468,10 @@ class FieldCore:
         elif group:
             self.commit(ops.Batch.of(*group), group, applied)
 
-    def route_runs(self, group: Sequence[Op]) -> None:
+    def route_runs(self, group: Sequence[Op], place: log_place.LogPlace | None = None) -> None:
         """A Batch's ops, in order, as runs of one op type (what replay does with the same
-        record): a long run of puts becomes one PutColumns for the column organs."""
+        record): a long run of puts becomes one PutColumns for the column organs.
+        ``place``: where the log holds the record's vectors, when this handle appended it."""
         i, n = 0, len(group)
         while i < n:
             t = type(group[i])
@@ -488,6 +507,7 @@ class FieldCore:
                         continue
                 if code == _PUT and j - i >= PUT_COLUMNS_AT:
                     cols = PutColumns.from_puts(run)  # type: ignore[arg-type]
+                    cols = log_place.columns_at(cols, run, place)
                     for organ in self.column_organs:
                         organ.apply_columns(cols)
                     for op_organ in self.op_organs:

@@ -23,9 +23,10 @@ from chitta import _core, ops
 from chitta.field.checkpoint.mapped_vectors import MappedVectors
 from chitta.model import _MEMORY_SLOTS, Memory, memory_of
 from chitta.ops import Op, OpType
-from chitta.ops.put_columns import PutColumns
-from chitta.organs import memories_checkpoint
+from chitta.ops.put_columns import NO_OFFSET, PutColumns
+from chitta.organs import log_place, memories_checkpoint
 from chitta.organs.contract import Maintenance, Operation, RestoreContext, SnapshotContext
+from chitta.organs.log_place import LogPlace
 from chitta.organs.memories_store import LABELS, MemoryColumns
 
 MAX_TRACE = 32  # access times kept per memory for ACT-R base-level activation
@@ -98,6 +99,9 @@ class MemoriesOrgan:
         self._claim_mark: tuple[int, int | None] | None = (
             None  # the vector matrix before a replay's claims
         )
+        # While this handle applies a record it appended itself: where the log holds the
+        # record's vectors, so they are kept as references, not copies (log_place.py, D-088).
+        self.placing: LogPlace | None = None
 
     # ---- applying ---------------------------------------------------------------
     def apply(self, op: Op) -> None:
@@ -115,7 +119,8 @@ class MemoriesOrgan:
 
     def apply_run(self, op_type: OpType, run: list[Op]) -> None:
         if op_type == OpType.PutPayload and len(run) > 8:
-            self.apply_columns(PutColumns.from_puts(run))  # type: ignore[arg-type]
+            cols = PutColumns.from_puts(run)  # type: ignore[arg-type]
+            self.apply_columns(log_place.columns_at(cols, run, self.placing))
         else:
             for op in run:
                 self.apply(op)
@@ -246,13 +251,31 @@ class MemoriesOrgan:
         if s.dim is None:
             s.dim = int(mat.shape[1])
             s.vecs = np.zeros((0, s.dim), np.float32)
+        placed = self._placed_rows(cols, vrows if at is None else None, mat)
         if at is not None:
             s.c["vec"][rows] = at
+        elif placed is not None:
+            s.c["vec"][rows] = -2 - (placed + np.arange(len(rows), dtype=np.int64))
         elif mat.shape[1] == s.dim:
             s.c["vec"][rows] = s.add_vectors(mat) + np.arange(len(rows), dtype=np.int64)
         else:
             for row, vec in zip(rows.tolist(), mat):
                 s.odd[row] = vec.astype("<f4").tobytes()
+
+    def _placed_rows(
+        self, cols: PutColumns, vrows: npt.NDArray[np.int64] | None, mat: npt.NDArray[np.float32]
+    ) -> int | None:
+        """The first base row of the run's vectors (``vrows``, in run order) added as
+        references into the log, when this handle appended them and every one's place is
+        known; None: they are copied (D-088)."""
+        place, at = self.placing, cols.vector_at
+        if place is None or at is None or vrows is None or not len(vrows):
+            return None
+        full = cols.vector_rows
+        rows_at = at if len(vrows) == len(full) else at[np.searchsorted(full, vrows)]
+        if bool(np.any(rows_at == NO_OFFSET)):
+            return None
+        return self._s.add_refs(place, np.ascontiguousarray(rows_at, np.uint64), int(mat.shape[1]))
 
     def _extras(self, row: int, op: ops.PutPayload, *, in_matrix: bool) -> None:
         s = self._s
@@ -268,7 +291,7 @@ class MemoriesOrgan:
             and int(s.c["vec"][row]) == -1
             and row not in s.odd
         ):
-            s.set_vector(row, op.embedding)
+            s.set_vector(row, op.embedding, self.placing)
 
     def _put(self, op: ops.PutPayload) -> None:
         s = self._s
@@ -300,7 +323,7 @@ class MemoriesOrgan:
         if op.embedding is not None:
             if self.embedding_dim is None:
                 self.embedding_dim = len(op.embedding) // 4
-            s.set_vector(row, op.embedding)
+            s.set_vector(row, op.embedding, self.placing)
         if op.tags or op.meta is not None or op.artifacts:
             self._extras(row, op, in_matrix=True)
 
@@ -343,7 +366,7 @@ class MemoriesOrgan:
         if op.text is not None:
             s.texts[row] = op.text
         if op.embedding is not None:
-            s.set_vector(row, op.embedding)
+            s.set_vector(row, op.embedding, self.placing)
             if self.embedding_dim is None:
                 self.embedding_dim = len(op.embedding) // 4
         if op.tags is not None:

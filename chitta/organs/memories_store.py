@@ -17,6 +17,8 @@ import numpy as np
 import numpy.typing as npt
 
 from chitta import _core
+from chitta.field.checkpoint.mapped_vectors import MappedVectors
+from chitta.organs.log_place import LogPlace
 
 # Per-row columns: name -> dtype. Row r of each belongs to the memory with row r.
 COLUMNS: dict[str, Any] = {
@@ -206,14 +208,40 @@ class MemoryColumns:
         self.nvec = first + m
         return first
 
-    def set_vector(self, row: int, blob: bytes) -> None:
-        """Row ``row``'s vector is now ``blob`` (little-endian float32 bytes)."""
+    def add_refs(self, place: LogPlace, offsets: npt.NDArray[np.uint64], dim: int) -> int | None:
+        """Rows of width ``dim`` whose bytes lie in the log where ``place`` and ``offsets``
+        say (this handle's own appends), added to ``base`` as references instead of
+        copies (D-088); returns the first one's base row, or None (then copy them): another
+        width, a checkpoint's sidecar matrix as base, or a segment that cannot be mapped."""
+        if self.dim is None:
+            self.dim = dim
+            self.vecs = np.zeros((0, dim), np.float32)
+        if dim != self.dim:
+            return None
+        if not isinstance(self.base, MappedVectors):
+            if len(self.base):
+                return None
+            self.base = MappedVectors.empty(place.root, dim)
+        return self.base.extend(place.root, place.segment, offsets)
+
+    def set_vector(self, row: int, blob: bytes, place: LogPlace | None = None) -> None:
+        """Row ``row``'s vector is now ``blob`` (little-endian float32 bytes); ``place``:
+        where the log holds those bytes, if this handle just appended them."""
         width = len(blob)
         if self.dim is None and width and not width % 4:
             self.dim = width // 4
             self.vecs = np.zeros((0, self.dim), np.float32)
         if self.dim is not None and width == 4 * self.dim:
-            self.c["vec"][row] = self.add_vectors(np.frombuffer(blob, "<f4").reshape(1, self.dim))
+            at = None if place is None else place.at.get(id(blob))
+            first = (
+                None if at is None else self.add_refs(place, np.array([at], np.uint64), self.dim)  # type: ignore[arg-type]
+            )
+            if first is not None:
+                self.c["vec"][row] = -2 - first
+            else:
+                self.c["vec"][row] = self.add_vectors(
+                    np.frombuffer(blob, "<f4").reshape(1, self.dim)
+                )
             self.odd.pop(row, None)
         else:
             self.c["vec"][row] = -1

@@ -404,14 +404,15 @@ Status Log::MayHaveNew(bool* out) const {
   return Status::OK();
 }
 
-Status Log::Append(uint8_t op_type, const uint8_t* data, size_t n, uint64_t* seqno) {
+Status Log::Append(uint8_t op_type, const uint8_t* data, size_t n, uint64_t* seqno,
+                   RecordPlace* where) {
   if (closed_) return Status::Closed("log is closed");
   if (!writer_) return Status::InvalidArgument("the field was opened read-only");
   if (n > kMaxPayload) {
     return Status::InvalidArgument("payload of " + std::to_string(n) +
                                    " bytes exceeds the maximum of " + std::to_string(kMaxPayload));
   }
-  return writer_->Append(&clock_, op_type, data, static_cast<uint32_t>(n), seqno);
+  return writer_->Append(&clock_, op_type, data, static_cast<uint32_t>(n), seqno, where);
 }
 
 Status Log::Flush() {

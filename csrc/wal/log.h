@@ -104,7 +104,8 @@ class Log {
   // segment); otherwise Corruption and nothing changes. The clock moves past
   // `clock` (the highest seqno the checkpoint saw).
   Status SeedPositions(const std::vector<SegmentPosition>& positions, uint64_t clock);
-  Status Append(uint8_t op_type, const uint8_t* data, size_t n, uint64_t* seqno);
+  Status Append(uint8_t op_type, const uint8_t* data, size_t n, uint64_t* seqno,
+                RecordPlace* where = nullptr);
   Status Flush();
   Status Sync();
   Status Close();

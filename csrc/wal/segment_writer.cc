@@ -173,7 +173,7 @@ std::vector<LostRecord> SegmentWriter::lost_records() const {
 }
 
 Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, const uint8_t* data,
-                             uint32_t n, uint64_t* seqno) {
+                             uint32_t n, uint64_t* seqno, RecordPlace* where) {
   if (n > kMaxPayload) {
     return Status::InvalidArgument("payload of " + std::to_string(n) +
                                    " bytes exceeds the maximum of " + std::to_string(kMaxPayload));
@@ -205,6 +205,10 @@ Status SegmentWriter::Append(std::atomic<uint64_t>* clock, uint8_t op_type, cons
       p = scratch_.data();
     }
     EncodeRecordV2(p, seq, op_type, data, n);
+    if (where != nullptr) {
+      where->segment = current_name_;
+      where->payload_at = size_ + kRecordHeaderSizeV2;
+    }
     if (gather) {
       size_ += rec;
     } else {

@@ -34,6 +34,12 @@ namespace chitta::wal {
 
 enum class Durability { kFlush = 0, kFsync = 1, kBuffered = 2 };
 
+// Where an appended record's payload lies: segment file name and byte offset.
+struct RecordPlace {
+  std::string segment;
+  uint64_t payload_at = 0;
+};
+
 // A record a failed kBuffered flush lost: it had been acknowledged (its Append
 // returned OK) but never reached the file.
 struct LostRecord {
@@ -83,8 +89,10 @@ class SegmentWriter {
                   uint64_t records, uint64_t last_seqno);
 
   // Takes the next seqno from *clock (Lamport: clock only grows) and appends.
+  // `where` (optional): the segment the record went into and the file offset of
+  // its payload's first byte (in the file once Append returns, except kBuffered).
   Status Append(std::atomic<uint64_t>* clock, uint8_t op_type, const uint8_t* data, uint32_t n,
-                uint64_t* seqno);
+                uint64_t* seqno, RecordPlace* where = nullptr);
   Status Flush();  // buffered bytes -> OS
   Status Sync();   // everything written so far -> disk
   Status Close();

@@ -8,6 +8,8 @@ each map keeps a file descriptor), the rows of the others copied, and the refere
 is read when it is asked for (``get``, a recall hit, the next checkpoint); the recall
 index normalises all of them straight from the mapping into its unit matrix.
 
+The rows a handle writes itself join the same object (``extend``, D-088): its own
+segment is mapped again when a row lies past the end of its map, as the file grows.
 Segments are never rewritten under a reference (vector_refs.py), so the mapped bytes
 stay valid for as long as the handle lives. The bulk passes give the pages they read
 back to the page cache afterwards (``MADV_DONTNEED``): they do not stay in this
@@ -29,7 +31,7 @@ from chitta.errors import CorruptionError
 
 F32 = npt.NDArray[np.float32]
 
-_BULK = 4096  # a take of at least this many rows gives the pages it read back afterwards
+_BULK = 4096  # after reading this many rows (one take or several) the pages are given back
 MAX_MAPS = 64  # segments kept mapped (each map holds a file descriptor); the rest are copied
 MIN_MAPPED_ROWS = 1024  # a segment with fewer referenced rows is copied, not mapped
 
@@ -76,7 +78,6 @@ class MappedVectors:
         CorruptionError when a segment is missing, is not a segment name, or is too short
         for a row it holds."""
         self.dim = int(dim)
-        self.shape = (len(offsets), self.dim)
         width = self.dim * 4
         used: npt.NDArray[np.uint32] = np.zeros(0, np.uint32)
         counts: npt.NDArray[np.int64] = np.zeros(0, np.int64)
@@ -87,6 +88,7 @@ class MappedVectors:
         by_rows = sorted(zip(used.tolist(), counts.tolist()), key=lambda kc: (-kc[1], kc[0]))
         mapped = {k for k, c in by_rows[:MAX_MAPS] if c >= MIN_MAPPED_ROWS}
         maps: list[Any] = []
+        names: dict[str, int] = {}  # segment name -> its index in maps (the mapped ones)
         at = np.ascontiguousarray(offsets, np.uint64).copy()
         local = np.zeros(len(seg), np.uint32)  # each row's buffer: an index into maps
         copied: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]] = []
@@ -97,6 +99,7 @@ class MappedVectors:
             data = _open_segment(root, segments[k], int(at[rows].max()) + width)
             if k in mapped:
                 local[rows] = len(maps)
+                names[segments[k]] = len(maps)
                 maps.append(data)
             else:  # few rows: copied out, the file closed again
                 part = np.empty((len(rows), width), np.uint8)
@@ -112,9 +115,68 @@ class MappedVectors:
                 at[rows] = start + np.arange(len(rows), dtype=np.uint64) * width
                 start += part.size
             maps.append(blob)
+        self._root = root
         self._maps = tuple(maps)
-        self._seg = local
-        self._at = at
+        self._names = names  # copied rows live in a blob, under no name
+        self._n = len(offsets)
+        self._segbuf = local
+        self._atbuf = at
+        self._unreleased = 0  # rows read since the pages were last given back
+
+    @classmethod
+    def empty(cls, root: Path, dim: int) -> MappedVectors:
+        """No rows yet: ``extend`` adds them (the rows a handle writes itself, D-088)."""
+        return cls(root, [], np.zeros(0, np.uint32), np.zeros(0, np.uint64), dim)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self._n, self.dim)
+
+    @property
+    def _seg(self) -> npt.NDArray[np.uint32]:
+        return self._segbuf[: self._n]
+
+    @property
+    def _at(self) -> npt.NDArray[np.uint64]:
+        return self._atbuf[: self._n]
+
+    def extend(self, root: Path, segment: str, offsets: npt.NDArray[np.uint64]) -> int | None:
+        """Add rows whose bytes lie in ``segment`` of the log at ``root`` at ``offsets``
+        (records this handle appended; the bytes are in the file). Returns the first new
+        row, or None (nothing added) when the rows cannot be referenced here: another
+        log, no map left (``MAX_MAPS``), or the segment cannot be read that far."""
+        m = len(offsets)
+        if not m or self.dim <= 0 or Path(root) != Path(self._root):
+            return None
+        need = int(offsets.max()) + self.dim * 4
+        k = self._names.get(segment)
+        maps = list(self._maps)
+        if k is None or need > len(maps[k]):
+            if k is None and sum(isinstance(d, mmap.mmap) for d in maps) >= MAX_MAPS:
+                return None
+            try:
+                data = _open_segment(Path(root), segment, need)
+            except CorruptionError:
+                return None
+            if k is None:
+                k = len(maps)
+                maps.append(data)
+            else:  # the segment grew past its map: map it again (the old map goes with its users)
+                maps[k] = data
+            self._maps = tuple(maps)
+            self._names[segment] = k
+        first = self._n
+        if first + m > len(self._atbuf):
+            cap = max(first + m, 2 * len(self._atbuf), 1024)
+            seg = np.zeros(cap, np.uint32)
+            seg[:first] = self._segbuf[:first]
+            at = np.zeros(cap, np.uint64)
+            at[:first] = self._atbuf[:first]
+            self._segbuf, self._atbuf = seg, at
+        self._segbuf[first : first + m] = k
+        self._atbuf[first : first + m] = offsets
+        self._n = first + m
+        return first
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -124,7 +186,7 @@ class MappedVectors:
         """Bytes this process holds for the rows: the references, and the rows copied out
         of segments that hold few (the mapped rows stay in the log)."""
         held = sum(b.nbytes for b in self._maps if isinstance(b, np.ndarray))
-        return int(self._seg.nbytes + self._at.nbytes + held)
+        return int(self._segbuf.nbytes + self._atbuf.nbytes + held)
 
     def __getitem__(self, key: Any) -> F32:
         if isinstance(key, (int, np.integer)):
@@ -144,7 +206,8 @@ class MappedVectors:
         rows = rows % max(len(self), 1)
         out = np.empty((len(rows), self.dim), np.float32)
         self._copy_into(rows, out)
-        if len(rows) >= _BULK:
+        self._unreleased += len(rows)
+        if self._unreleased >= _BULK:  # many small reads (a coder's blocks) add up too
             self.release()
         return out
 
@@ -191,6 +254,7 @@ class MappedVectors:
 
     def release(self) -> None:
         """Give the pages read so far back to the page cache (they are read again on use)."""
+        self._unreleased = 0
         for data in self._maps:
             if isinstance(data, mmap.mmap):
                 data.madvise(mmap.MADV_DONTNEED)

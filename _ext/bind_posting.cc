@@ -62,6 +62,18 @@ void Add(PostingIndex& self, const py::handle& ids_obj, const py::handle& feats_
   CallReleased([&] { return self.Add(ids.data(), n, feats.data(), acts_ptr); });
 }
 
+void Reserve(PostingIndex& self, int64_t rows, const py::handle& counts_obj, bool activations) {
+  if (rows < 0) ThrowInvalid("rows must be >= 0");
+  auto counts = Require<uint32_t>(counts_obj, "feature_counts", 1);
+  if (static_cast<size_t>(counts.shape(0)) != self.n_features()) {
+    ThrowInvalid("feature_counts must have n_features (" + std::to_string(self.n_features()) +
+                 ") entries");
+  }
+  const uint32_t* c = counts.data();
+  py::gil_scoped_release release;
+  self.Reserve(static_cast<size_t>(rows), c, activations);
+}
+
 void Remove(PostingIndex& self, const py::handle& ids_obj) {
   auto ids = Require<uint64_t>(ids_obj, "ids", 1);
   CallReleased([&] { return self.Remove(ids.data(), static_cast<size_t>(ids.shape(0))); });
@@ -119,6 +131,8 @@ CHITTA_BIND(posting) {
       .def(py::init(&Make), py::arg("n_features"), py::arg("active"),
            py::arg("compact_fraction") = chitta::posting::kDefaultCompactFraction)
       .def("add", &Add, py::arg("ids"), py::arg("features"), py::arg("activations"))
+      .def("reserve", &Reserve, py::arg("rows"), py::arg("feature_counts"),
+           py::arg("activations"))
       .def("remove", &Remove, py::arg("ids"))
       .def("search", &Search, py::arg("features"), py::arg("k"), py::arg("allowed"),
            py::arg("num_threads") = 0u)

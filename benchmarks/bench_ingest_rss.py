@@ -5,8 +5,8 @@ of 1,000, ``embedder=None``), in this process, with RSS sampled every 5 ms in tw
 the ingest itself (what ``bench_peers.py``'s peak column measures, right after the last
 batch) and until the background sparse codes are logged (``wait_embedded``), then the first
 posting query's move of the pending codes into the posting index. Reports the peak of each
-phase, CPU seconds, and the shapes of the two vector matrices (the memories organ's raw rows
-and the dense lane's unit rows).
+phase, CPU seconds, and the shapes of the vector stores (the memories organ's copied rows and
+its references into the log, D-088; the dense lane's unit rows).
 
     python benchmarks/bench_ingest_rss.py [N]    # default 100000
 """
@@ -74,6 +74,7 @@ def main() -> None:
             name = type(obj).__name__
             if name == "MemoryColumns":
                 shapes["memories raw matrix"] = (obj.vecs.shape, obj.nvec)
+                shapes["memories references into the log"] = ((len(obj.base),), len(obj.base))
             elif name == "RecallIndexOrgan":
                 shapes["dense unit matrix"] = (obj._vecs.shape, len(obj._row_ids))
         f.close()

@@ -30,6 +30,7 @@ from collections import deque
 
 import numpy as np
 
+from chitta import free_memory
 from chitta.encode.field_encoding import code_columns
 from chitta.errors import ChittaError
 from chitta.field.background_priority import lower_this_thread
@@ -135,7 +136,9 @@ def _run(core: FieldCore, backlog: CodeBacklog) -> None:
             if not backlog.ids or core.closed:
                 backlog.thread = None
                 break
-        if not step(core) and backlog.error is not None:
+        taken = step(core)
+        free_memory.give_back()  # the step's projection blocks and partial sorts
+        if not taken and backlog.error is not None:
             with backlog.lock:
                 backlog.thread = None
             print(f"chitta: background sparse coding failed: {backlog.error}", file=sys.stderr)

@@ -17,12 +17,13 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from chitta import _core, ops
+from chitta import _core, free_memory, ops
 from chitta.errors import ChittaError, CorruptionError, InvalidArgument
 from chitta.field import sessions, vocab
 from chitta.field.core import FieldCore
 from chitta.ops import Op, OpType
 from chitta.ops.code_columns import decode_code_run, decode_packed_run
+from chitta.organs.log_place import LogPlace
 
 _PUT, _CODE, _BATCH = int(OpType.PutPayload), int(OpType.UpdateSparseCode), int(OpType.Batch)
 _CODE8 = int(OpType.UpdateSparseCodeU8)
@@ -89,11 +90,14 @@ def replay(core: FieldCore) -> int:
     # generation passes would rescan them all (~15% of open at 1M ops).
     gc_was_on = gc.isenabled()
     gc.disable()
+    before = core.applied
     try:
         return _replay_all(core)
     finally:
         if gc_was_on:
             gc.enable()
+        if core.applied - before >= free_memory.BULK:
+            free_memory.give_back()  # the decoded runs (vectors, containers) are gone now
 
 
 def _replay_all(core: FieldCore) -> int:
@@ -111,8 +115,12 @@ def _replay_all(core: FieldCore) -> int:
         else:
             units.append((op_type, start, end, None))
     puts = sum(_count_puts(unit) for unit in units)
-    sink_organ = core.vector_sink_organ if puts else None
+    # Vectors read from the files stay there: the memories organ keeps references (D-088)
+    # and claims no matrix rows; otherwise the decoder writes them into its matrix.
+    place = LogPlace(core.path, "", {}) if puts and core.memories.references_replay() else None
+    sink_organ = core.vector_sink_organ if puts and place is None else None
     core.sink = sink_organ.vector_sink(puts) if sink_organ is not None else None
+    core.memories.placing = place
     applied = False
     try:
         decoded: list[Decoded] = []
@@ -128,6 +136,7 @@ def _replay_all(core: FieldCore) -> int:
             _apply_decoded(core, op_type, run)
     finally:
         core.sink = None
+        core.memories.placing = None
         if sink_organ is not None:
             sink_organ.end_vector_sink(applied=applied)
     core.log.commit_read()

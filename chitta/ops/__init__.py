@@ -363,6 +363,7 @@ def decode_put_columns(result: Any, start: int, end: int, sink: Any = None) -> A
         extras=extras,
         vector_seg=vector_seg,
         vector_at=vector_at,
+        vector_segments=tuple(result.segments),
     )
 
 

@@ -66,6 +66,8 @@ class PutColumns:
     # its float32 bytes in that file, NO_OFFSET for a row the fallback decoder read.
     vector_seg: npt.NDArray[np.uint32] | None = None
     vector_at: npt.NDArray[np.uint64] | None = None
+    # The names ``vector_seg`` indexes (the read result's segments; None when built from ops).
+    vector_segments: tuple[str, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -30,6 +30,7 @@ from chitta.organs.log_place import LogPlace
 from chitta.organs.memories_store import LABELS, MemoryColumns
 
 MAX_TRACE = 32  # access times kept per memory for ACT-R base-level activation
+REPLAY_MAP_MIN = 64  # a replayed run maps a new segment for at least this many of its vectors
 _LOCAL = np.uint64(0xFFFFFFFF)
 _BUILD_COLUMNS = (
     "created",
@@ -131,8 +132,13 @@ class MemoriesOrgan:
         s = self._s
         s.grow(puts)
         s.map.reserve(len(s.map) + puts)
-        if vectors and dim:
+        if vectors and dim and self.placing is None:  # referenced vectors need no matrix rows
             s.reserve_vectors(vectors, dim)
+
+    def references_replay(self) -> bool:
+        """Whether a replay's vectors can be kept as references into the files it reads
+        (then the replay gives this organ no vector sink: D-088)."""
+        return self._s.can_reference()
 
     def vector_sink(self, expect: int) -> Callable[[int, int], npt.NDArray[np.float32] | None]:
         """For replay's put decoder: ``sink(m, dim)`` gives matrix rows to decode a
@@ -266,16 +272,28 @@ class MemoriesOrgan:
         self, cols: PutColumns, vrows: npt.NDArray[np.int64] | None, mat: npt.NDArray[np.float32]
     ) -> int | None:
         """The first base row of the run's vectors (``vrows``, in run order) added as
-        references into the log, when this handle appended them and every one's place is
-        known; None: they are copied (D-088)."""
+        references into the log, when ``placing`` is set (this handle appended the record,
+        or replays records read from the files) and every one's place is known; None:
+        they are copied (D-088)."""
         place, at = self.placing, cols.vector_at
         if place is None or at is None or vrows is None or not len(vrows):
             return None
         full = cols.vector_rows
-        rows_at = at if len(vrows) == len(full) else at[np.searchsorted(full, vrows)]
+        pick = None if len(vrows) == len(full) else np.searchsorted(full, vrows)
+        rows_at = at if pick is None else at[pick]
         if bool(np.any(rows_at == NO_OFFSET)):
             return None
-        return self._s.add_refs(place, np.ascontiguousarray(rows_at, np.uint64), int(mat.shape[1]))
+        dim = int(mat.shape[1])
+        offsets = np.ascontiguousarray(rows_at, np.uint64)
+        if cols.vector_segments is None:  # this handle's own record: one segment
+            seg = np.zeros(len(offsets), np.uint32)
+            return self._s.add_refs(place.root, (place.segment,), seg, offsets, dim)
+        assert cols.vector_seg is not None  # the native decoder sets both
+        seg = cols.vector_seg if pick is None else cols.vector_seg[pick]
+        # a replayed segment is mapped for a run that brings enough of its rows (MAX_MAPS)
+        return self._s.add_refs(
+            place.root, cols.vector_segments, seg, offsets, dim, min_new=REPLAY_MAP_MIN
+        )
 
     def _extras(self, row: int, op: ops.PutPayload, *, in_matrix: bool) -> None:
         s = self._s

@@ -11,6 +11,7 @@ No logic about ops: ``chitta/organs/memories.py`` applies them.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,8 @@ import numpy.typing as npt
 from chitta import _core
 from chitta.field.checkpoint.mapped_vectors import MappedVectors
 from chitta.organs.log_place import LogPlace
+
+_ONE_SEG = np.zeros(1, np.uint32)
 
 # Per-row columns: name -> dtype. Row r of each belongs to the memory with row r.
 COLUMNS: dict[str, Any] = {
@@ -208,21 +211,32 @@ class MemoryColumns:
         self.nvec = first + m
         return first
 
-    def add_refs(self, place: LogPlace, offsets: npt.NDArray[np.uint64], dim: int) -> int | None:
-        """Rows of width ``dim`` whose bytes lie in the log where ``place`` and ``offsets``
-        say (this handle's own appends), added to ``base`` as references instead of
-        copies (D-088); returns the first one's base row, or None (then copy them): another
-        width, a checkpoint's sidecar matrix as base, or a segment that cannot be mapped."""
+    def can_reference(self) -> bool:
+        """Whether vectors can be added as references (not with a state-9 sidecar matrix as base)."""
+        return isinstance(self.base, MappedVectors) or not len(self.base)
+
+    def add_refs(
+        self,
+        root: Path,
+        segments: list[str] | tuple[str, ...],
+        seg: npt.NDArray[np.uint32],
+        offsets: npt.NDArray[np.uint64],
+        dim: int,
+        min_new: int = 1,
+    ) -> int | None:
+        """Rows of width ``dim`` whose bytes lie in the log at ``root`` (row i in segment
+        ``segments[seg[i]]`` at byte ``offsets[i]``), added to ``base`` as references
+        instead of copies (D-088); returns the first one's base row, or None (then copy
+        them): another width, a state-9 sidecar matrix as base, or a segment that cannot
+        be mapped (``MappedVectors.extend``)."""
         if self.dim is None:
             self.dim = dim
             self.vecs = np.zeros((0, dim), np.float32)
-        if dim != self.dim:
+        if dim != self.dim or not self.can_reference():
             return None
         if not isinstance(self.base, MappedVectors):
-            if len(self.base):
-                return None
-            self.base = MappedVectors.empty(place.root, dim)
-        return self.base.extend(place.root, place.segment, offsets)
+            self.base = MappedVectors.empty(root, dim)
+        return self.base.extend(root, segments, seg, offsets, min_new=min_new)
 
     def set_vector(self, row: int, blob: bytes, place: LogPlace | None = None) -> None:
         """Row ``row``'s vector is now ``blob`` (little-endian float32 bytes); ``place``:
@@ -233,9 +247,10 @@ class MemoryColumns:
             self.vecs = np.zeros((0, self.dim), np.float32)
         if self.dim is not None and width == 4 * self.dim:
             at = None if place is None else place.at.get(id(blob))
-            first = (
-                None if at is None else self.add_refs(place, np.array([at], np.uint64), self.dim)  # type: ignore[arg-type]
-            )
+            first = None
+            if place is not None and at is not None:
+                one = np.array([at], np.uint64)
+                first = self.add_refs(place.root, (place.segment,), _ONE_SEG, one, self.dim)
             if first is not None:
                 self.c["vec"][row] = -2 - first
             else:

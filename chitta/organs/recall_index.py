@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from chitta import ops
+from chitta import free_memory, ops
 from chitta.errors import CorruptionError
 from chitta.ops import Op, OpType
 from chitta.ops.code_columns import CodeColumns
@@ -312,6 +312,8 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
                 self._bm25.add(ids, docs)
                 if self.vocabulary_sink is not None:
                     self.vocabulary_sink(docs)
+                if len(ids) >= free_memory.BULK:
+                    free_memory.give_back()
 
     def keyword_flush(self) -> None:
         """Index the pending keyword documents now (and feed them to ``vocabulary_sink``): what the
@@ -326,8 +328,14 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
         if not self._code_pending:
             return
         shared_reads.refuse_work("codes to index")
-        ids, feats, acts = self._code_pending.take(self._posting.active)
-        if len(ids):
+        posting = self._posting
+        rows, counts = self._code_pending.feature_counts(posting.active, posting.n_features)
+        if rows >= free_memory.BULK:  # lists sized once, not grown by doubling copies (D-089)
+            posting.reserve(rows, counts)
+        moved = 0
+        # chunk by chunk, each let go once in the index: no copy of all the codes (D-089)
+        for ids, feats, acts in self._code_pending.drain(posting.active):
+            moved += len(ids)
             # the index wants sorted rows: sorted in place, in slices (no int64 order array
             # and no sorted copies of all the codes at once: D-075)
             feats = np.ascontiguousarray(feats, np.uint32)
@@ -343,7 +351,10 @@ class RecallIndexOrgan(DenseLane, SpeakerIndex, IndexSnapshot):
                 order = np.argsort(feats[block], axis=1, kind="stable")
                 feats[block] = np.take_along_axis(feats[block], order, 1)
                 acts[block] = np.take_along_axis(acts[block], order, 1)
-                self._posting.add(ids[block], feats[block], acts[block])
+                posting.add(ids[block], feats[block], acts[block])
+            del ids, feats, acts
+        if moved >= free_memory.BULK:
+            free_memory.give_back()
 
     # ---- queries --------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ class FeatureRows {
       u32_.insert(u32_.end(), rows, rows + n * a_);
     }
   }
+  void ReserveRows(size_t n) { narrow_ ? u16_.reserve(n * a_) : u32_.reserve(n * a_); }
   void ResizeRows(size_t n) { narrow_ ? u16_.resize(n * a_) : u32_.resize(n * a_); }
   void SetRow(size_t row, const uint32_t* in) {
     if (narrow_) {

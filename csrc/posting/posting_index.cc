@@ -132,6 +132,21 @@ Status PostingIndex::Add(const uint64_t* ids, size_t n, const uint32_t* features
   return Status::OK();
 }
 
+void PostingIndex::Reserve(size_t rows, const uint32_t* feature_counts, bool activations) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  const size_t total = ids_.size() + rows;
+  ids_.reserve(total);
+  live_.reserve(total);
+  features_.ReserveRows(total);
+  if (activations || !activations_.empty()) activations_.reserve(total * options_.active);
+  id_to_ordinal_.Reserve(id_to_ordinal_.size() + rows);
+  if (feature_counts != nullptr) {
+    for (uint32_t f = 0; f < options_.n_features; ++f) {
+      if (feature_counts[f] != 0) postings_[f].reserve(postings_[f].size() + feature_counts[f]);
+    }
+  }
+}
+
 Status PostingIndex::Remove(const uint64_t* ids, size_t n) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   IdMap seen;

@@ -88,6 +88,13 @@ class PostingIndex {
   [[nodiscard]] Status Add(const uint64_t* ids, size_t n, const uint32_t* features,
                            const float* activations);
 
+  // Room for `rows` more memories before a bulk Add: the columns, and each
+  // feature's posting list for `feature_counts[f]` more ordinals (n_features
+  // entries, or nullptr). Adds nothing and changes no result; it only keeps
+  // the lists from growing by doubling (copies that, at 100K memories, held
+  // the index's largest parts twice at once).
+  void Reserve(size_t rows, const uint32_t* feature_counts, bool activations);
+
   // Tombstones n ids. Unknown (or already removed) id: NotFound; a duplicate
   // within the batch: InvalidArgument. Either way nothing is removed.
   [[nodiscard]] Status Remove(const uint64_t* ids, size_t n);

@@ -88,6 +88,34 @@ TEST(PostingIndex, UnitActivationsMatchBruteForce) {
   }
 }
 
+// Reserve sizes the lists for what comes (counts exact, short or long of it) and
+// changes no result: the brute-force model still agrees after the adds.
+TEST(PostingIndex, ReserveBeforeAddsChangesNoResult) {
+  std::mt19937_64 rng(9);
+  for (int variant = 0; variant < 3; ++variant) {
+    auto index = MakeIndex(48, 8);
+    Model model;
+    std::vector<std::vector<uint32_t>> codes;
+    std::vector<uint32_t> counts(48, 0);
+    for (int i = 0; i < 400; ++i) {
+      codes.push_back(RandomCode(rng, 48, 8));
+      for (uint32_t f : codes.back()) ++counts[f];
+    }
+    if (variant == 1) for (auto& c : counts) c /= 2;  // short of what comes
+    if (variant == 2) for (auto& c : counts) c *= 3;  // more than comes
+    index->Reserve(variant == 1 ? 200 : 400, counts.data(), /*activations=*/variant != 0);
+    index->Reserve(0, nullptr, false);  // nothing: harmless
+    for (uint64_t id = 0; id < codes.size(); ++id) {
+      auto act = RandomActivations(rng, 8);
+      AddBoth(*index, model, id + 1, codes[id], variant == 0 ? nullptr : &act);
+    }
+    EXPECT_EQ(400u, index->size());
+    for (int t = 0; t < 30; ++t) {
+      ExpectSameAsModel(*index, model, RandomCode(rng, 48, 8), 1 + rng() % 60, nullptr);
+    }
+  }
+}
+
 TEST(PostingIndex, ActivationTieBreakMatchesBruteForce) {
   std::mt19937_64 rng(2);
   auto index = MakeIndex(48, 8);

@@ -140,40 +140,59 @@ class MappedVectors:
     def _at(self) -> npt.NDArray[np.uint64]:
         return self._atbuf[: self._n]
 
-    def extend(self, root: Path, segment: str, offsets: npt.NDArray[np.uint64]) -> int | None:
-        """Add rows whose bytes lie in ``segment`` of the log at ``root`` at ``offsets``
-        (records this handle appended; the bytes are in the file). Returns the first new
-        row, or None (nothing added) when the rows cannot be referenced here: another
-        log, no map left (``MAX_MAPS``), or the segment cannot be read that far."""
+    def extend(
+        self,
+        root: Path,
+        segments: list[str] | tuple[str, ...],
+        seg: npt.NDArray[np.uint32],
+        offsets: npt.NDArray[np.uint64],
+        *,
+        min_new: int = 1,
+    ) -> int | None:
+        """Add rows whose bytes lie in the log at ``root``: row i in ``segments[seg[i]]``
+        at byte ``offsets[i]`` (records in the files). Returns the first new row, or None
+        and nothing added when some row cannot be referenced here: another log, no map
+        left (``MAX_MAPS``), a segment not mapped yet that would hold fewer than
+        ``min_new`` of these rows, or one that cannot be read that far."""
         m = len(offsets)
-        if not m or self.dim <= 0 or Path(root) != Path(self._root):
+        if not m or self.dim <= 0 or Path(root) != Path(self._root) or len(seg) != m:
             return None
-        need = int(offsets.max()) + self.dim * 4
-        k = self._names.get(segment)
-        maps = list(self._maps)
-        if k is None or need > len(maps[k]):
-            if k is None and sum(isinstance(d, mmap.mmap) for d in maps) >= MAX_MAPS:
-                return None
-            try:
-                data = _open_segment(Path(root), segment, need)
-            except CorruptionError:
-                return None
-            if k is None:
-                k = len(maps)
-                maps.append(data)
-            else:  # the segment grew past its map: map it again (the old map goes with its users)
-                maps[k] = data
-            self._maps = tuple(maps)
-            self._names[segment] = k
+        width = self.dim * 4
+        used, counts = np.unique(seg, return_counts=True)
+        if int(used[-1]) >= len(segments):
+            return None
+        maps, names = list(self._maps), dict(self._names)
+        local = np.empty(len(segments), np.uint32)
+        for k, count in zip(used.tolist(), counts.tolist()):
+            name = segments[k]
+            need = int(offsets[seg == k].max()) + width
+            slot = names.get(name)
+            if slot is None or need > len(maps[slot]):
+                if slot is None and (
+                    count < min_new or sum(isinstance(d, mmap.mmap) for d in maps) >= MAX_MAPS
+                ):
+                    return None
+                try:
+                    data = _open_segment(Path(root), name, need)
+                except CorruptionError:
+                    return None
+                if slot is None:
+                    slot = len(maps)
+                    maps.append(data)
+                else:  # the segment grew past its map: mapped again (the old map goes with its users)
+                    maps[slot] = data
+                names[name] = slot
+            local[k] = slot
+        self._maps, self._names = tuple(maps), names
         first = self._n
         if first + m > len(self._atbuf):
             cap = max(first + m, 2 * len(self._atbuf), 1024)
-            seg = np.zeros(cap, np.uint32)
-            seg[:first] = self._segbuf[:first]
-            at = np.zeros(cap, np.uint64)
-            at[:first] = self._atbuf[:first]
-            self._segbuf, self._atbuf = seg, at
-        self._segbuf[first : first + m] = k
+            grown_seg = np.zeros(cap, np.uint32)
+            grown_seg[:first] = self._segbuf[:first]
+            grown_at = np.zeros(cap, np.uint64)
+            grown_at[:first] = self._atbuf[:first]
+            self._segbuf, self._atbuf = grown_seg, grown_at
+        self._segbuf[first : first + m] = local[seg]
         self._atbuf[first : first + m] = offsets
         self._n = first + m
         return first

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from chitta import free_memory
 from chitta.field.checkpoint import store
 from chitta.field.checkpoint.policy import CheckpointPolicy, saved_graph_lacks
 from chitta.field.checkpoint.snapshot import CheckpointInfo, write
@@ -50,3 +51,5 @@ def write_checkpoint(
             return write(view, root, vocabulary)
         finally:
             view.close()
+            del view
+            free_memory.give_back()  # the view's organs and the sidecars' buffers (D-089)

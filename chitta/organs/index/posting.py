@@ -129,6 +129,14 @@ class PostingIndex:
             acts_a = _as_array(activations, np.float32, "activations", (2,))
         self._impl.add(ids_a, feats_a, acts_a)
 
+    def reserve(self, rows: int, feature_counts: npt.ArrayLike, activations: bool = True) -> None:
+        """Room for ``rows`` more memories whose codes hold feature ``f``
+        ``feature_counts[f]`` times (uint32[n_features]), before adding them: the
+        posting lists are sized once instead of growing by doubling. Changes no
+        result. ``activations``: the rows to come carry activations."""
+        counts = _as_array(feature_counts, np.uint32, "feature_counts", (1,))
+        self._impl.reserve(int(rows), counts, bool(activations))
+
     def remove(self, ids: npt.ArrayLike) -> None:
         """Remove memories by id (uint64[n]).
 

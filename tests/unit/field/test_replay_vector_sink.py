@@ -1,8 +1,9 @@
-"""Replay decodes put runs' vectors straight into the memories organ's matrix
-(``MemoriesOrgan.vector_sink``): a field replayed that way holds exactly what the
-same field replayed without it holds, one matrix row per vector, with
-duplicate puts (first wins) and per-op vector updates between the runs; a
-replay that fails gives the rows it claimed back."""
+"""Where the memories organ cannot keep replayed vectors as references into the log
+(D-088: a state-9 base matrix), replay decodes put runs' vectors straight into its
+matrix (``MemoriesOrgan.vector_sink``): a field replayed that way holds exactly what the
+same field replayed without it holds (and what the default replay holds), one matrix row
+per vector, with duplicate puts (first wins) and per-op vector updates between the runs;
+a replay that fails gives the rows it claimed back."""
 
 from __future__ import annotations
 
@@ -56,9 +57,18 @@ def _state(f: chitta.Field) -> dict[int, tuple]:
     }
 
 
+def _copying(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replay as where references are not possible: the sink path."""
+    monkeypatch.setattr(MemoriesOrgan, "references_replay", lambda self: False)
+
+
 def test_sink_changes_nothing_but_copies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "f"
     n = _write_raw(root)
+    with chitta.open(root, embedder=None, read_only=True, load_checkpoint=False) as d:
+        default = _state(d)  # references where a run is long enough, copies otherwise
+        default_hits = [h.id for h in d.recall(vector=np.ones(DIM, np.float32), k=20, touch=False)]
+    _copying(monkeypatch)
     with chitta.open(root, embedder=None, read_only=True, load_checkpoint=False) as f:
         with_sink = _state(f)
         s = f.core.memories._s
@@ -72,11 +82,15 @@ def test_sink_changes_nothing_but_copies(tmp_path: Path, monkeypatch: pytest.Mon
         assert g.core.vector_sink_organ is None
         assert _state(g) == with_sink
         assert [h.id for h in g.recall(vector=np.ones(DIM, np.float32), k=20, touch=False)] == hits
+    assert default == with_sink and default_hits == hits
     assert len(with_sink) == n
     assert with_sink[(INST << 32) | 4][0] == "memory 3"  # the first put of an id wins
 
 
-def test_a_failed_replay_gives_its_claims_back(tmp_path: Path) -> None:
+def test_a_failed_replay_gives_its_claims_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _copying(monkeypatch)
     root = tmp_path / "f"
     rng = np.random.default_rng(2)
     with chitta.open(root, embedder=None) as w:

@@ -160,21 +160,68 @@ def test_background_embedded_vectors_are_referenced(tmp_path: Path) -> None:
         assert {i: _vectors(g)[i] for i in ids} == {i: got[i] for i in ids}
 
 
+def _one(at: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(1, np.uint32), np.array([at], np.uint64)
+
+
 def test_mapped_vectors_extend_refuses_what_it_cannot_reference(tmp_path: Path) -> None:
     seg_dir = tmp_path / "segments"
     seg_dir.mkdir()
     rows = _vecs(4, 7)
     (seg_dir / "a.seg").write_bytes(b"x" * 10 + rows.tobytes())
+    (seg_dir / "b.seg").write_bytes(rows[3:].tobytes())
     mv = MappedVectors.empty(tmp_path, DIM)
-    assert mv.extend(tmp_path, "a.seg", np.array([10, 10 + 4 * DIM], np.uint64)) == 0
-    assert mv.extend(tmp_path / "other", "a.seg", np.array([10], np.uint64)) is None  # another log
-    assert mv.extend(tmp_path, "missing.seg", np.array([0], np.uint64)) is None
+    two = np.array([10, 10 + 4 * DIM], np.uint64)
+    assert mv.extend(tmp_path, ["a.seg"], np.zeros(2, np.uint32), two) == 0
+    assert mv.extend(tmp_path / "other", ["a.seg"], *_one(10)) is None  # another log
+    assert mv.extend(tmp_path, ["missing.seg"], *_one(0)) is None
     past = 10 + 4 * 4 * DIM  # one row past the file's end
-    assert mv.extend(tmp_path, "a.seg", np.array([past], np.uint64)) is None
+    assert mv.extend(tmp_path, ["a.seg"], *_one(past)) is None
+    # all or nothing: a good row in b.seg beside a row past a.seg's end adds neither
+    both = np.array([0, past], np.uint64)
+    assert mv.extend(tmp_path, ["b.seg", "a.seg"], np.array([0, 1], np.uint32), both) is None
+    # a segment not mapped yet is mapped only for enough rows
+    assert mv.extend(tmp_path, ["b.seg"], *_one(0), min_new=2) is None
     assert len(mv) == 2
     # the file grows: the map is taken again and the new row is read
     with open(seg_dir / "a.seg", "ab") as fh:
         fh.write(rows[:1].tobytes())
-    assert mv.extend(tmp_path, "a.seg", np.array([past], np.uint64)) == 2
-    assert mv[np.arange(3)].tobytes() == rows[:2].tobytes() + rows[:1].tobytes()
+    assert mv.extend(tmp_path, ["a.seg"], *_one(past)) == 2
+    assert mv.extend(tmp_path, ["b.seg", "a.seg"], np.array([0, 1], np.uint32), both) == 3
+    want = rows[:2].tobytes() + rows[:1].tobytes() + rows[3:].tobytes() + rows[:1].tobytes()
+    assert mv[np.arange(5)].tobytes() == want
     assert mv[2].tobytes() == rows[0].tobytes()
+
+
+def test_a_replayed_log_is_referenced_not_copied(tmp_path: Path) -> None:
+    """Reopened without a checkpoint, and a second handle's writes read by refresh: the
+    vectors replayed from the files are referenced where they lie (runs of at least
+    REPLAY_MAP_MIN vectors map their segment; a short run of a new segment is copied)."""
+    root = tmp_path / "f"
+    with _open(root) as f:
+        want = _write_every_kind(f)
+    with _open(root) as f:  # a replay of the whole log
+        s = f.core.memories._s
+        assert _vectors(f) == want
+        assert isinstance(s.base, MappedVectors) and len(s.base) >= 300
+        refs = _refs_on_disk(f, root)
+        assert len(refs) >= 300 and all(refs[k] == want[k] for k in refs)
+        with _open(root) as other:  # another writer (its own instance and segment)
+            vecs = _vecs(200, 9)
+            ids = other.remember_many(
+                [{"text": f"other {i}", "embedding": v} for i, v in enumerate(vecs)]
+            )
+            with _open(root) as third:  # and a third, with a short run in a segment of its own
+                few = _vecs(3, 10)
+                ids += third.remember_many(
+                    [{"text": f"few {i}", "embedding": v} for i, v in enumerate(few)]
+                )
+        before, copies = len(s.base), s.nvec
+        f.refresh()
+        want.update(zip(ids, (v.tobytes() for v in np.concatenate([vecs, few]))))
+        assert _vectors(f) == want
+        assert len(s.base) == before + 200  # the run of 200 referenced; the 3 copied
+        assert s.nvec == copies + 3
+        refs = _refs_on_disk(f, root)
+        assert all(refs[i] == want[i] for i in ids[:200])
+        assert not any(i in refs for i in ids[200:])

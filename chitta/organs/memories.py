@@ -100,8 +100,9 @@ class MemoriesOrgan:
         self._claim_mark: tuple[int, int | None] | None = (
             None  # the vector matrix before a replay's claims
         )
-        # While this handle applies a record it appended itself: where the log holds the
-        # record's vectors, so they are kept as references, not copies (log_place.py, D-088).
+        # While this handle applies a record it appended itself, or replays records read
+        # from the files: where the log holds their vectors, so they are kept as references,
+        # not copies (log_place.py, D-088).
         self.placing: LogPlace | None = None
 
     # ---- applying ---------------------------------------------------------------

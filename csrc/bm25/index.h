@@ -149,7 +149,9 @@ class Index {
   static constexpr size_t kMaxOrdinals = 0xFFFFFFFEu;
 
   [[nodiscard]] Status CheckNewIdsLocked(const uint64_t* ids, size_t n) const;
-  void InsertLocked(uint64_t id, const std::vector<std::string>& tokens);
+  struct PackedTokens;
+  // Inserts a document of the given term ids (one per token, in any order; sorted here).
+  void InsertTermsLocked(uint64_t id, std::vector<uint32_t>* term_seq);
   void InsertCountedLocked(uint64_t id, std::vector<std::pair<uint32_t, uint32_t>> term_tfs,
                            uint32_t length);
   uint32_t TermIdLocked(const std::string& term);
